@@ -1,0 +1,7 @@
+"""Time-to-accuracy harness: MLPerf reference models to their quality targets, with MLPerf logs.
+
+    python -m harness.train model=ncf seed=1     train one run (conf/config.yaml lists the options)
+    python -m harness.report outputs/            time-to-train, epochs and MLPerf scores
+    python -m harness.check outputs/             the official MLPerf compliance checker
+"""
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+import sys
+
+from harness.train import main
+
+sys.exit(main())

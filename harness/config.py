@@ -1,0 +1,235 @@
+"""The harness's configuration: the typed schema of conf/config.yaml and one-line config errors.
+
+Hydra composes conf/ (found next to this package, whatever the working directory); this module
+checks the command-line overrides before Hydra runs anything, so that a typo gives one line that
+names the choices instead of a stack of composition errors.
+
+    python -c "from harness.config import compose; print(compose(['model=ncf']))"
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from hydra import compose as hydra_compose
+from hydra import initialize_config_dir
+from hydra.core.config_store import ConfigStore
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import ConfigCompositionException, MissingConfigException
+from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+
+
+class ConfigError(ValueError):
+    """A bad option or value; the message is one line that says how to fix it."""
+
+
+# The allowed values of the string options, checked by check() with a one-line error.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "device": ("auto", "cpu", "cuda"),
+    "precision": ("fp32", "tf32", "amp", "bf16"),  # amp: fp16 autocast with a gradient scaler
+    "mode": ("train",),
+    "mlperf.division": ("closed", "open"),
+    "mlperf.status": ("onprem", "cloud", "preview", "research"),
+}
+
+
+@dataclass
+class MLPerfFields:
+    """The submission_* keys of the MLPerf log."""
+
+    org: str = "harness"
+    division: str = "closed"
+    status: str = "research"
+    platform: Optional[str] = None  # None: "<ranks>x<device name>", e.g. "1xNVIDIA H200"
+
+
+@dataclass
+class HarnessConfig:
+    model: Any = MISSING
+    dataset: Any = MISSING
+    seed: Optional[int] = None  # None: drawn from the OS and recorded
+    gpus: int = 1  # ranks on this host (CPU ranks with device=cpu)
+    device: str = "auto"
+    precision: str = "fp32"
+    mode: str = "train"
+    max_epochs: int = MISSING
+    eval_every: int = 1  # epochs per MLPerf block; evaluation closes each block
+    warmup_steps: int = 20  # training steps left out of the throughput figure
+    clear_caches: bool = False  # drop the OS page cache before the run (needs root), as MLPerf submissions do
+    progress: bool = True
+    output_root: str = "outputs"
+    data_root: str = MISSING
+    mlperf: MLPerfFields = field(default_factory=MLPerfFields)
+
+
+ConfigStore.instance().store(name="harness_schema", node=HarnessConfig)
+
+# Options that belong to Hydra itself or select a group, checked by Hydra or below.
+_GROUPS = ("model", "dataset")
+
+
+def compose(overrides: list[str]) -> DictConfig:
+    """The composed config for these overrides (no sweeps), or ConfigError."""
+    try:
+        cfg = compose_unchecked(overrides)
+    except MissingConfigException as err:
+        raise ConfigError(_missing_group_message(err)) from None
+    except ConfigCompositionException as err:
+        raise ConfigError(_composition_message(err)) from None
+    except OmegaConfBaseException as err:
+        raise ConfigError(_omegaconf_message(err)) from None
+    check(cfg)
+    return cfg
+
+
+def check(cfg: DictConfig) -> None:
+    """Allowed values and cross-field rules that no type can express."""
+    for key, allowed in CHOICES.items():
+        value = OmegaConf.select(cfg, key)
+        if value not in allowed:
+            raise ConfigError(f"{key}={value} is not an option; choose one of: {', '.join(allowed)}")
+    if cfg.dataset.model != cfg.model.name:
+        raise ConfigError(
+            f"dataset={cfg.dataset.name} is a {cfg.dataset.model} dataset, not for model={cfg.model.name}; "
+            f"choose one of: {', '.join(datasets_for(cfg.model.name))}"
+        )
+    if cfg.gpus < 1:
+        raise ConfigError(f"gpus={cfg.gpus}: need at least 1")
+    if cfg.max_epochs < 1:
+        raise ConfigError(f"max_epochs={cfg.max_epochs}: need at least 1")
+    if cfg.eval_every < 1:
+        raise ConfigError(f"eval_every={cfg.eval_every}: need at least 1")
+    if cfg.warmup_steps < 0:
+        raise ConfigError(f"warmup_steps={cfg.warmup_steps}: cannot be negative")
+
+
+def check_cli(args: list[str], check_run: Optional[Callable[[DictConfig], None]] = None) -> None:
+    """Compose every value that a command line sweeps over, so that no job of a sweep starts with a
+    bad option; `check_run` adds checks of the host (enough GPUs) on each composed config.
+
+    Hydra's own flags (-m, --cfg, ...) and hydra.* overrides are left to Hydra.
+    """
+    overrides = [a for a in args if not a.startswith("-") and not a.startswith(("hydra.", "hydra/", "+hydra"))]
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except Exception as err:  # Hydra's grammar errors carry a multi-line caret diagram
+        raise ConfigError(f"cannot parse the command line: {str(err).splitlines()[0]}") from None
+    base = [_first_value(o) for o in parsed]
+    trials = [base]
+    for i, override in enumerate(parsed):
+        if override.is_sweep_override():
+            for value in override.sweep_string_iterator():
+                trial = list(base)
+                trial[i] = f"{override.get_key_element()}={value}"
+                trials.append(trial)
+    for trial in trials:
+        cfg = compose(trial)
+        _check_value_types(cfg, trial)
+        if check_run is not None:
+            check_run(cfg)
+
+
+def _check_value_types(cfg: DictConfig, overrides: list[str]) -> None:
+    """A model's or dataset's hyperparameters are untyped in the schema: hold each overridden value
+    to the type of the value it replaces (an integer stays an integer, a float takes an integer)."""
+    groups = [o for o in overrides if o.split("=", 1)[0] in _GROUPS]
+    defaults = compose_unchecked(groups)
+    for override in overrides:
+        key = override.split("=", 1)[0].lstrip("+~")
+        if key in _GROUPS or not key.startswith(_GROUPS):
+            continue
+        old, new = OmegaConf.select(defaults, key), OmegaConf.select(cfg, key)
+        if old is None or new is None:
+            continue
+        if isinstance(old, bool) != isinstance(new, bool) or not _same_kind(old, new):
+            raise ConfigError(f"{override}: expected {_kind(old)} like the default {old!r}")
+
+
+def _same_kind(old: Any, new: Any) -> bool:
+    if isinstance(old, float):
+        return isinstance(new, (int, float))
+    if isinstance(old, int):
+        return isinstance(new, int)
+    if isinstance(old, str):
+        return isinstance(new, str)
+    if OmegaConf.is_list(old):
+        return OmegaConf.is_list(new)
+    if OmegaConf.is_dict(old):
+        return OmegaConf.is_dict(new)
+    return True
+
+
+def _kind(value: Any) -> str:
+    return {bool: "true or false", int: "an integer", float: "a number", str: "a string"}.get(
+        type(value), "a list" if OmegaConf.is_list(value) else "a mapping")
+
+
+def compose_unchecked(overrides: list[str]) -> DictConfig:
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return hydra_compose("config", overrides=list(overrides))
+
+
+def choices(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+
+
+def datasets_for(model: str) -> list[str]:
+    found = []
+    for name in choices("dataset"):
+        text = (CONF_DIR / "dataset" / f"{name}.yaml").read_text()
+        if f"model: {model}\n" in text:
+            found.append(name)
+    return found
+
+
+def _first_value(override: Any) -> str:
+    if not override.is_sweep_override():
+        return override.input_line
+    first = next(iter(override.sweep_string_iterator()))
+    return f"{override.get_key_element()}={first}"
+
+
+def _missing_group_message(err: MissingConfigException) -> str:
+    group, _, name = (err.missing_cfg_file or "").rpartition("/")
+    options = ", ".join(err.options or choices(group))
+    if group:
+        return f"unknown {group} '{name}'; choose one of: {options}"
+    return str(err).splitlines()[0]
+
+
+def _composition_message(err: ConfigCompositionException) -> str:
+    cause = err.__cause__
+    first = str(err).splitlines()[0]
+    if first.startswith("Could not override '"):
+        key = first.split("'")[1]
+        if cause is not None and ("not in struct" in str(cause) or "not in 'HarnessConfig'" in str(cause)):
+            return f"unknown option '{key}'; {_known_options(key)}"
+        if cause is not None:
+            return f"bad value for '{key}': {_omegaconf_message(cause)}"
+    if cause is not None:
+        return _omegaconf_message(cause)
+    return first
+
+
+def _omegaconf_message(err: BaseException) -> str:
+    msg = str(err).splitlines()[0] if str(err) else type(err).__name__
+    key = getattr(err, "full_key", None)
+    return f"{key}: {msg}" if key and key not in msg else msg
+
+
+def _known_options(key: str) -> str:
+    parent, _, _ = key.rpartition(".")
+    try:
+        cfg = compose([])
+    except ConfigError:
+        return "run with --cfg job to list the options"
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    if isinstance(node, DictConfig):
+        names = ", ".join(str(k) for k in node.keys())
+        where = f"'{parent}' has" if parent else "options are"
+        return f"{where}: {names}"
+    return "run with --cfg job to list the options"

@@ -1,0 +1,80 @@
+"""The narrow interface between the harness and a reference model.
+
+The harness owns the loop (harness/loop.py): epochs, precision, backward, optimizer and scheduler
+steps, evaluation cadence, MLPerf events, timing. A model supplies only what differs between
+models: its data, its loss on a batch, its quality metric and the hyperparameters MLPerf logs.
+A new model is a package under reference_models/ with a `SPEC` added to harness/registry.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Protocol
+
+import torch
+from omegaconf import DictConfig
+
+
+class DataError(RuntimeError):
+    """The dataset is missing or malformed; the message says how to fix it, in one line."""
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a model needs to know about the run it is built for."""
+
+    cfg: DictConfig  # the whole resolved config; the model reads cfg.model and cfg.dataset
+    data_dir: Path  # the dataset folder, already generated or checked by ModelSpec.prepare
+    device: torch.device
+    rank: int
+    world_size: int
+    seed: int  # this rank's seed; data order shared by all ranks uses `shared_seed`
+    shared_seed: int  # the same on every rank
+
+
+class Benchmark(Protocol):
+    """A reference model built for one run.
+
+    `loss` must call `self.model`: on several ranks the harness replaces `model` with its
+    DistributedDataParallel wrapper after `build`, and the optimizer keeps the same parameters.
+    """
+
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    lr_scheduler: Optional[Any]  # stepped once per training step, after the optimizer; or None
+    grad_clip_norm: Optional[float]  # max global gradient norm, or None
+
+    def hyperparameters(self) -> dict[str, Any]:
+        """MLPerf keys logged between init_start and init_stop (global_batch_size, opt_*, ...)."""
+
+    def train_samples(self) -> int:
+        """Training samples per epoch, as MLPerf's train_samples key counts them."""
+
+    def eval_samples(self) -> int:
+        """Evaluation samples, as MLPerf's eval_samples key counts them."""
+
+    def steps_per_epoch(self) -> int:
+        """Training steps per epoch on each rank (for the progress display)."""
+
+    def train_batches(self, epoch: int) -> Iterable[Any]:
+        """This rank's batches for one epoch (1-based), already on the device."""
+
+    def loss(self, batch: Any) -> tuple[torch.Tensor, int]:
+        """The training loss of a batch and the samples it counts for the throughput meter."""
+
+    def evaluate(self, epoch: int) -> float:
+        """The quality metric over the whole evaluation set, identical on every rank."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A registry entry: how the harness finds, prepares and builds a reference model."""
+
+    name: str  # the config name: model=<name>
+    benchmark: str  # MLPerf's submission_benchmark value
+    quality_metric: str  # what eval_accuracy measures, e.g. "HR@10"
+    sample_unit: str  # what the throughput meter counts, e.g. "samples"
+    ruleset: str  # MLPerf logging ruleset its logs follow, e.g. "0.7.0"
+    rules_file: Optional[Path]  # harness rules file when MLPerf ships none for this benchmark
+    prepare: Callable[[DictConfig], Path]  # find or generate the dataset; returns its folder
+    build: Callable[[RunContext], Benchmark]

@@ -1,0 +1,128 @@
+"""The one train-to-target loop: every model trains through it, top to bottom.
+
+Between run_start and run_stop: blocks of `eval_every` epochs, each closed by an evaluation; stop
+at the first evaluation that reaches the target (status success) or at max_epochs (aborted). The
+MLPerf events follow the 0.7.0 rules: block_start/epoch_start/epoch_stop/eval_start/eval_accuracy/
+eval_stop/block_stop, each carrying the 1-based epoch number.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+
+from harness.interface import Benchmark
+from harness.meter import ThroughputMeter
+from harness.mlperf_log import TRACKED_STATS, C, MLPerfLog
+from harness.precision import PrecisionPolicy
+from harness.progress import Progress
+
+log = logging.getLogger("harness.loop")
+
+
+@dataclass
+class EpochRecord:
+    epoch: int
+    train_loss: float
+    train_seconds: float
+    throughput: Optional[float]  # samples/s over the epoch's counted steps, summed over ranks
+    quality: Optional[float] = None  # set on the epochs that end a block
+
+
+@dataclass
+class LoopResult:
+    status: str  # "success" or "aborted"
+    epochs: list[EpochRecord] = field(default_factory=list)
+
+    @property
+    def epochs_to_converge(self) -> Optional[int]:
+        """MLPerf's reading: the epoch of the last evaluation, if the run succeeded."""
+        if self.status != C.SUCCESS:
+            return None
+        return max(e.epoch for e in self.epochs if e.quality is not None)
+
+
+def train_to_target(
+    bench: Benchmark,
+    *,
+    target: float,
+    max_epochs: int,
+    eval_every: int,
+    precision: PrecisionPolicy,
+    meter: ThroughputMeter,
+    progress: Progress,
+    mlperf: MLPerfLog,
+    quality_name: str,
+    result: LoopResult,
+) -> LoopResult:
+    """Train until the target or the epoch cap. `result` is filled as epochs finish, so a caller
+    that sees an exception still has every finished epoch."""
+    model, optimizer = bench.model, bench.optimizer
+    scaler = precision.scaler
+    params = [p for p in model.parameters() if p.requires_grad]
+    steps_per_epoch = bench.steps_per_epoch()
+
+    for block_first in range(1, max_epochs + 1, eval_every):
+        block_last = min(block_first + eval_every - 1, max_epochs)
+        mlperf.start(C.BLOCK_START, metadata={"first_epoch_num": block_first, "epoch_count": block_last - block_first + 1})
+        for epoch in range(block_first, block_last + 1):
+            mlperf.start(C.EPOCH_START, metadata={"epoch_num": epoch})
+            model.train()
+            progress.begin_epoch(epoch, steps_per_epoch)
+            meter.begin_epoch()
+            loss_sum = torch.zeros((), device=precision.device)  # summed on the device: no per-step sync
+            steps = 0
+            for batch in bench.train_batches(epoch):
+                with precision.autocast():
+                    loss, samples = bench.loss(batch)
+                if scaler is not None:
+                    scaler.scale(loss).backward()
+                else:
+                    loss.backward()
+                if bench.grad_clip_norm is not None:
+                    if scaler is not None:
+                        scaler.unscale_(optimizer)
+                    torch.nn.utils.clip_grad_norm_(params, bench.grad_clip_norm)
+                if scaler is not None:
+                    scaler.step(optimizer)
+                    scaler.update()
+                else:
+                    optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+                if bench.lr_scheduler is not None:
+                    bench.lr_scheduler.step()
+                loss_sum += loss.detach()
+                steps += 1
+                meter.step(samples)
+                progress.step(steps, meter.epoch_samples_all * meter.world_size, lambda: loss.item())
+            counted = meter.end_epoch()  # sync point: the epoch's work is finished
+            progress.end_epoch()
+            mean_loss = (loss_sum / max(steps, 1)).item()
+            mlperf.end(C.EPOCH_STOP, metadata={"epoch_num": epoch})
+            result.epochs.append(EpochRecord(epoch, mean_loss, meter.epoch_seconds, counted.throughput))
+            # samples and seconds let a reader of the log alone total the run's throughput
+            mlperf.event(TRACKED_STATS, metadata={"epoch_num": epoch}, value={
+                "throughput": counted.throughput, "samples": counted.samples,
+                "seconds": counted.seconds, "train_loss": mean_loss})
+
+        mlperf.start(C.EVAL_START, metadata={"epoch_num": block_last})
+        model.eval()
+        with precision.autocast():
+            quality = bench.evaluate(block_last)
+        mlperf.event(C.EVAL_ACCURACY, value=quality, metadata={"epoch_num": block_last})
+        mlperf.end(C.EVAL_STOP, metadata={"epoch_num": block_last})
+        mlperf.end(C.BLOCK_STOP, metadata={"first_epoch_num": block_first})
+        result.epochs[-1].quality = quality
+        reached = quality >= target
+        log.info(
+            "epoch %d/%d  %s %.4f (target %.4f%s)  loss %.4f  %.1f s training",
+            block_last, max_epochs, quality_name, quality, target, ", reached" if reached else "",
+            result.epochs[-1].train_loss, result.epochs[-1].train_seconds,
+        )
+        if reached:
+            result.status = C.SUCCESS
+            return result
+    result.status = C.ABORTED
+    return result

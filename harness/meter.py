@@ -1,0 +1,78 @@
+"""Throughput over training time only: evaluation and the first warm-up steps are left out."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+
+@dataclass(frozen=True)
+class EpochCount:
+    """One epoch's counted training, summed over ranks: samples, and seconds (mean over ranks)."""
+
+    samples: float
+    seconds: float
+
+    @property
+    def throughput(self) -> Optional[float]:
+        return self.samples / self.seconds if self.seconds > 0 and self.samples > 0 else None
+
+
+class ThroughputMeter:
+    """Samples per second while training, summed over ranks, after `warmup_steps` steps.
+
+    `sync` waits for queued device work (torch.cuda.synchronize on a GPU) so that clock readings
+    measure finished work: it runs at epoch boundaries and once when warm-up ends, never per step.
+    `all_ranks_sum` adds a list of numbers over ranks (the identity on one rank), once per epoch.
+    """
+
+    def __init__(
+        self,
+        warmup_steps: int,
+        sync: Callable[[], None],
+        all_ranks_sum: Callable[[list[float]], list[float]] = lambda v: v,
+        world_size: int = 1,
+    ):
+        self.warmup_steps = warmup_steps
+        self.sync = sync
+        self.all_ranks_sum = all_ranks_sum
+        self.world_size = world_size
+        self.steps = 0
+        self.samples = 0.0  # counted samples over the run, all ranks
+        self.seconds = 0.0  # counted training seconds over the run
+        self.epoch_seconds = 0.0  # the last epoch's training time, warm-up included
+        self.epoch_samples_all = 0  # this rank's samples in the current epoch, warm-up included
+        self._t0 = 0.0
+        self._epoch_t0 = 0.0
+        self._epoch_samples = 0
+
+    def begin_epoch(self) -> None:
+        self.sync()
+        self._t0 = self._epoch_t0 = time.perf_counter()
+        self._epoch_samples = 0
+        self.epoch_samples_all = 0
+
+    def step(self, samples: int) -> None:
+        self.steps += 1
+        self.epoch_samples_all += samples
+        if self.steps > self.warmup_steps:
+            self._epoch_samples += samples
+        elif self.steps == self.warmup_steps:
+            self.sync()  # once per run: warm-up ends when its last step has really finished
+            self._t0 = time.perf_counter()
+
+    def end_epoch(self) -> EpochCount:
+        self.sync()
+        now = time.perf_counter()
+        self.epoch_seconds = now - self._epoch_t0
+        counted = self.steps > self.warmup_steps and self._epoch_samples > 0
+        local = [float(self._epoch_samples), now - self._t0] if counted else [0.0, 0.0]
+        samples, seconds = self.all_ranks_sum(local)
+        epoch = EpochCount(samples, seconds / self.world_size)
+        self.samples += epoch.samples
+        self.seconds += epoch.seconds
+        return epoch
+
+    def throughput(self) -> Optional[float]:
+        """Samples/s over every counted step of the run, or None if the run never left warm-up."""
+        return self.samples / self.seconds if self.seconds > 0 else None

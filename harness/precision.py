@@ -1,0 +1,39 @@
+"""Numeric precision of a run: fp32, tf32, amp (fp16 autocast with a gradient scaler) or bf16."""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import ContextManager, Optional
+
+import torch
+
+from harness.config import ConfigError
+
+
+@dataclass
+class PrecisionPolicy:
+    name: str
+    device: torch.device
+    dtype: Optional[torch.dtype]  # autocast dtype, None for full precision
+    scaler: Optional[torch.amp.GradScaler]
+
+    def autocast(self) -> ContextManager:
+        if self.dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=self.dtype)
+
+
+def policy(name: str, device: torch.device) -> PrecisionPolicy:
+    cuda = device.type == "cuda"
+    if name in ("tf32", "amp") and not cuda:
+        raise ConfigError(f"precision={name} needs a CUDA device; on CPU use precision=fp32 or precision=bf16")
+    if cuda:
+        # TF32 tensor-core matmuls only where asked for: fp32 means IEEE fp32 on every device.
+        allow = name == "tf32"
+        torch.backends.cuda.matmul.allow_tf32 = allow
+        torch.backends.cudnn.allow_tf32 = allow
+    if name == "amp":
+        return PrecisionPolicy(name, device, torch.float16, torch.amp.GradScaler("cuda"))
+    if name == "bf16":
+        return PrecisionPolicy(name, device, torch.bfloat16, None)
+    return PrecisionPolicy(name, device, None, None)

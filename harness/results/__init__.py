@@ -1,0 +1,1 @@
+"""Results: one run's result.json, MLPerf log parsing, and scoring across runs."""

@@ -1,0 +1,177 @@
+"""One rank of a run: device, seeds, the model, the MLPerf init phase, the loop, and the result.
+
+Rank 0 writes mlperf.log; every rank runs the same code. The caller owns the run directory and
+result.json: run_rank fills the RunRecord it is given as the run progresses, so that whatever
+happens (target reached, epoch cap, crash, Ctrl-C) the caller can still write what was done.
+"""
+from __future__ import annotations
+
+import logging
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import torch
+import torch.distributed as dist
+from omegaconf import DictConfig
+
+from harness.config import ConfigError
+from harness.interface import ModelSpec, RunContext
+from harness.loop import LoopResult, train_to_target
+from harness.meter import ThroughputMeter
+from harness.mlperf_log import C, MLPerfLog
+from harness.precision import policy
+from harness.progress import Progress
+from harness.results.record import ABORTED, RunRecord
+from harness import seeding
+
+log = logging.getLogger("harness.worker")
+
+
+@dataclass(frozen=True)
+class RankJob:
+    cfg: DictConfig  # resolved; cfg.seed is the master seed, already drawn
+    spec: ModelSpec
+    run_dir: Path
+    data_dir: Path
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+
+
+def pick_device(cfg: DictConfig, local_rank: int) -> torch.device:
+    want = str(cfg.device)
+    if want == "cpu" or (want == "auto" and not torch.cuda.is_available()):
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise ConfigError("device=cuda but PyTorch sees no CUDA device; use device=cpu")
+    torch.cuda.set_device(local_rank)
+    return torch.device("cuda", local_rank)
+
+
+def platform_name(device: torch.device, world_size: int) -> str:
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    return f"{world_size}x{name}"
+
+
+def clear_page_cache() -> bool:
+    """Drop the OS page cache as MLPerf submissions must; True only if it really happened."""
+    try:
+        subprocess.run(["sync"], check=False, timeout=120)
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError as err:
+        log.warning("clear_caches=true but the page cache could not be dropped (%s); logging cache_clear false", err)
+        return False
+
+
+def _sync(device: torch.device):
+    if device.type == "cuda":
+        return lambda: torch.cuda.synchronize(device)
+    return lambda: None
+
+
+def _sum_over_ranks(device: torch.device):
+    if not (dist.is_available() and dist.is_initialized()):
+        return lambda values: values
+
+    def all_ranks_sum(values: list[float]) -> list[float]:
+        t = torch.tensor(values, dtype=torch.float64, device=device)
+        dist.all_reduce(t)
+        return t.tolist()
+
+    return all_ranks_sum
+
+
+def run_rank(job: RankJob, record: RunRecord) -> None:
+    cfg, spec, rank, world = job.cfg, job.spec, job.rank, job.world_size
+    mlperf = MLPerfLog(job.run_dir / "mlperf.log" if rank == 0 else None)
+    record.mlperf_log = str(mlperf.path) if mlperf.enabled else None
+    run_start: Optional[int] = None
+    loop_result = LoopResult(status=ABORTED)
+    try:
+        mlperf.event(C.CACHE_CLEAR, value=clear_page_cache() if cfg.clear_caches and rank == 0 else False)
+        init_start = mlperf.start(C.INIT_START)
+        device = pick_device(cfg, job.local_rank)
+        record.device = str(device)
+        record.platform = cfg.mlperf.platform or platform_name(device, world)
+        mlperf.event(C.SUBMISSION_BENCHMARK, value=spec.benchmark)
+        mlperf.event(C.SUBMISSION_ORG, value=cfg.mlperf.org)
+        mlperf.event(C.SUBMISSION_DIVISION, value=str(cfg.mlperf.division))
+        mlperf.event(C.SUBMISSION_STATUS, value=str(cfg.mlperf.status))
+        mlperf.event(C.SUBMISSION_PLATFORM, value=record.platform)
+        mlperf.event("number_of_nodes", value=1)
+        # ranks per node: GPUs, or CPU processes with device=cpu (docs/results.md)
+        mlperf.event("accelerators_per_node", value=world)
+        mlperf.event("precision", value=str(cfg.precision))  # a harness key, for grouping runs
+
+        seeds = seeding.derive(int(cfg.seed), rank, world)
+        seeding.seed_everything(seeds.rank)
+        mlperf.event(C.SEED, value=seeds.master)
+        precision = policy(str(cfg.precision), device)
+
+        ctx = RunContext(
+            cfg=cfg, data_dir=job.data_dir, device=device, rank=rank, world_size=world,
+            seed=seeds.rank, shared_seed=seeds.shared,
+        )
+        bench = spec.build(ctx)
+        if world > 1:
+            bench.model = torch.nn.parallel.DistributedDataParallel(
+                bench.model, device_ids=[device.index] if device.type == "cuda" else None
+            )
+        hyper = bench.hyperparameters()
+        for key, value in hyper.items():
+            mlperf.event(key, value=value)
+        mlperf.event(C.TRAIN_SAMPLES, value=bench.train_samples())
+        mlperf.event(C.EVAL_SAMPLES, value=bench.eval_samples())
+        record.hyperparameters = hyper
+        record.global_batch_size = hyper.get("global_batch_size")
+        init_stop = mlperf.end(C.INIT_STOP)
+        record.init_time_s = (init_stop - init_start) / 1000.0
+        log.info("initialised in %.1f s on %s: %s", record.init_time_s, record.platform,
+                 ", ".join(f"{k}={v}" for k, v in hyper.items()))
+
+        if world > 1:
+            dist.barrier()  # every rank starts the clock together
+        meter = ThroughputMeter(cfg.warmup_steps, _sync(device), _sum_over_ranks(device), world)
+        progress = Progress(enabled=cfg.progress and rank == 0, max_epochs=cfg.max_epochs, unit=spec.sample_unit)
+        run_start = mlperf.start(C.RUN_START)
+        try:
+            train_to_target(
+                bench, target=cfg.model.target, max_epochs=cfg.max_epochs, eval_every=cfg.eval_every,
+                precision=precision, meter=meter, progress=progress, mlperf=mlperf,
+                quality_name=spec.quality_metric, result=loop_result,
+            )
+        finally:
+            progress.clear()
+            _fill_from_loop(record, loop_result)
+        record.throughput = meter.throughput()
+        run_stop = mlperf.end(C.RUN_STOP, metadata={"status": loop_result.status})
+        record.set_time_to_train(run_start, run_stop)
+        record.status = loop_result.status
+        if loop_result.status == ABORTED:
+            record.reason = f"{spec.quality_metric} target {cfg.model.target} not reached in {cfg.max_epochs} epochs"
+    except BaseException as err:
+        if run_start is not None:
+            # The log must still end: an interrupted or crashed run is an aborted run to MLPerf.
+            why = "interrupted" if isinstance(err, KeyboardInterrupt) else type(err).__name__
+            stop = mlperf.end(C.RUN_STOP, metadata={"status": C.ABORTED, "reason": why})
+            record.set_time_to_train(run_start, stop)
+        raise
+    finally:
+        mlperf.close()
+
+
+def _fill_from_loop(record: RunRecord, result: LoopResult) -> None:
+    record.epochs_run = len(result.epochs)
+    record.epochs = [
+        {"epoch": e.epoch, "train_loss": e.train_loss, "train_seconds": e.train_seconds,
+         "throughput": e.throughput, "quality": e.quality}
+        for e in result.epochs
+    ]
+    record.evals = [{"epoch": e.epoch, "quality": e.quality} for e in result.epochs if e.quality is not None]
+    record.final_quality = record.evals[-1]["quality"] if record.evals else None
+    record.epochs_to_converge = result.epochs_to_converge
+

@@ -1,0 +1,134 @@
+"""NCF plugged into the harness: data on the device, fresh negatives per epoch, HR@10 evaluation.
+
+    python -m harness.train model=ncf seed=1
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+import torch.distributed as dist
+from omegaconf import DictConfig
+from torch.nn.functional import binary_cross_entropy_with_logits
+
+from harness.interface import RunContext
+from reference_models.ncf import data as ncf_data
+from reference_models.ncf.generate import GeneratorSpec, ensure
+from reference_models.ncf.model import NeuMF
+
+Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+def prepare(cfg: DictConfig) -> Path:
+    """Generate the embedded dataset if it is missing; check that a real one is where it should be."""
+    path = Path(cfg.dataset.path)
+    if cfg.dataset.get("generator"):
+        ensure(GeneratorSpec(**cfg.dataset.generator), path)
+    ncf_data.ratings_path(path)
+    return path
+
+
+class NCFBenchmark:
+    def __init__(self, ctx: RunContext):
+        hp = ctx.cfg.model
+        self.hp = hp
+        self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
+        self.data = ncf_data.load(ctx.data_dir)
+        d, dev = self.data, ctx.device
+
+        # The whole dataset lives on the device, as MLPerf's GPU implementations keep it: an epoch
+        # is built with a few tensor ops instead of a DataLoader's per-sample Python work.
+        self.train_users = torch.from_numpy(d.train_users).to(dev)
+        self.train_items = torch.from_numpy(d.train_items).to(dev)
+        self.positive_keys = torch.sort(self.train_users * d.n_items + self.train_items).values
+        self.test_items = torch.from_numpy(d.test_items).to(dev)
+        self.test_negatives = torch.from_numpy(d.test_negatives).to(dev)
+        # Every rank draws the same negatives and order from the shared seed, then takes its shard.
+        self.generator = torch.Generator(device=dev).manual_seed(ctx.shared_seed)
+
+        self.model = NeuMF(d.n_users, d.n_items, hp.factors, list(hp.layers), hp.dropout).to(dev)
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(),
+            lr=hp.learning_rate,
+            betas=(hp.adam_beta1, hp.adam_beta2),
+            eps=hp.adam_eps,
+        )
+        self.lr_scheduler = None
+        self.grad_clip_norm = None
+
+    def hyperparameters(self) -> dict[str, Any]:
+        hp = self.hp
+        return {
+            "global_batch_size": hp.batch_size * self.world_size,
+            "opt_name": "adam",
+            "opt_base_learning_rate": hp.learning_rate,
+            "opt_adam_beta_1": hp.adam_beta1,
+            "opt_adam_beta_2": hp.adam_beta2,
+            "opt_adam_epsilon": hp.adam_eps,
+            # NCF's own keys, named as in MLPerf's v0.5 NCF reference logs
+            "model_hp_mf_dim": hp.factors,
+            "model_hp_mlp_layer_sizes": list(hp.layers),
+            "input_hp_num_neg": hp.train_negatives,
+            "eval_hp_num_neg": int(self.test_negatives.shape[1]),
+            "eval_hp_num_users": self.data.n_users,
+        }
+
+    def train_samples(self) -> int:
+        return self.data.n_train * (1 + self.hp.train_negatives)
+
+    def eval_samples(self) -> int:
+        return self.data.n_users * (1 + int(self.test_negatives.shape[1]))
+
+    def steps_per_epoch(self) -> int:
+        return -(-self.train_samples() // (self.hp.batch_size * self.world_size))
+
+    def train_batches(self, epoch: int) -> Iterator[Batch]:
+        n_pos, n_neg = self.data.n_train, self.hp.train_negatives
+        neg_users = self.train_users.repeat(n_neg)
+        neg_items = ncf_data.sample_train_negatives(
+            neg_users, self.positive_keys, self.data.n_items, self.generator
+        )
+        users = torch.cat((self.train_users, neg_users))
+        items = torch.cat((self.train_items, neg_items))
+        labels = torch.zeros(users.numel(), device=self.device)
+        labels[:n_pos] = 1.0
+        order = torch.randperm(users.numel(), generator=self.generator, device=self.device)
+
+        global_batch = self.hp.batch_size * self.world_size
+        for start in range(0, users.numel(), global_batch):
+            idx = order[start : start + global_batch]
+            if idx.numel() < self.world_size:
+                break  # a tail too short to give every rank a sample
+            mine = torch.tensor_split(idx, self.world_size)[self.rank]
+            yield users[mine], items[mine], labels[mine]
+
+    def loss(self, batch: Batch) -> tuple[torch.Tensor, int]:
+        users, items, labels = batch
+        logits = self.model(users, items)
+        return binary_cross_entropy_with_logits(logits.float(), labels), users.numel()
+
+    @torch.no_grad()
+    def evaluate(self, epoch: int) -> float:
+        """HR@K over each user's held-out item and its 999 negatives.
+
+        A negative that scores exactly as high as the positive counts against it, so a model
+        that scores everything alike gets no hits rather than all of them.
+        """
+        model = getattr(self.model, "module", self.model)  # score without DDP's hooks
+        n_users = self.data.n_users
+        mine = torch.arange(self.rank, n_users, self.world_size, device=self.device)
+        hits = torch.zeros((), dtype=torch.int64, device=self.device)
+        for chunk in torch.split(mine, self.hp.eval_batch_users):
+            cand = torch.cat((self.test_items[chunk, None], self.test_negatives[chunk]), dim=1)
+            users = chunk[:, None].expand_as(cand)
+            scores = model(users.reshape(-1), cand.reshape(-1)).view(cand.shape).float()
+            beaten_by = (scores[:, 1:] >= scores[:, :1]).sum(dim=1)
+            hits += (beaten_by < self.hp.topk).sum()
+        if self.world_size > 1:
+            dist.all_reduce(hits)  # integer hit counts: the same result as one rank gets
+        return hits.item() / n_users  # sync point: the quality decides whether to stop
+
+
+def build(ctx: RunContext) -> NCFBenchmark:
+    return NCFBenchmark(ctx)

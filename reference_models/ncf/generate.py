@@ -1,0 +1,133 @@
+"""Write a synthetic MovieLens-format ratings.csv that NCF can learn.
+
+    python -m reference_models.ncf.generate OUT_DIR                  # the embedded default
+    python -m reference_models.ncf.generate OUT_DIR --users 138493 --items 26744 --mean-ratings 144
+
+Users and movies get latent taste vectors; a movie's appeal to a user is their scaled dot product
+plus a Zipf-like popularity term. Each user rates 20 or more movies drawn without replacement in
+proportion to exp(appeal) (Gumbel top-k), at random times, so the held-out latest rating is a
+fresh draw from the same preferences. Ranking by popularity alone recovers only part of that
+signal; a model has to learn the tastes to pass the calibrated HR@10 target (docs/ncf.md).
+The file has MovieLens' header, sparse movie ids, half-star ratings and Unix timestamps, so the
+loader that reads real ml-20m reads it unchanged.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from reference_models.ncf.data import RATINGS_FILE
+
+
+@dataclass(frozen=True)
+class GeneratorSpec:
+    # the embedded default (conf/dataset/ncf_embedded.yaml repeats these; a test keeps them equal)
+    users: int = 4000
+    items: int = 3000
+    dim: int = 8  # rank of the taste structure
+    taste: float = 5.0  # weight of taste against popularity
+    popularity: float = 2.5  # Zipf exponent of the popularity term
+    mean_ratings: float = 30.0  # mean ratings per user; every user has at least 20
+    seed: int = 0
+
+
+def latent_factors(spec: GeneratorSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """User tastes, movie tastes and movie popularity: the truth the data is drawn from.
+    User u has userId u + 1; movie i has movieId movie_ids(spec)[i]."""
+    rng = np.random.default_rng([spec.seed, 0])
+    user_vecs = rng.standard_normal((spec.users, spec.dim)).astype(np.float32)
+    item_vecs = rng.standard_normal((spec.items, spec.dim)).astype(np.float32)
+    popularity = -spec.popularity * np.log(1 + rng.permutation(spec.items)).astype(np.float32)
+    return user_vecs, item_vecs, popularity
+
+
+def movie_ids(spec: GeneratorSpec) -> np.ndarray:
+    """Sparse, increasing movie ids, as MovieLens numbers its movies."""
+    rng = np.random.default_rng([spec.seed, 1])
+    return np.sort(rng.choice(np.arange(1, 40 * spec.items), spec.items, replace=False))
+
+
+def generate(spec: GeneratorSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(userId, movieId, rating, timestamp) columns, sorted like ml-20m by userId then movieId."""
+    user_vecs, item_vecs, popularity = latent_factors(spec)
+    rng = np.random.default_rng([spec.seed, 2])
+    extra = rng.geometric(1.0 / max(1.0, spec.mean_ratings - 19.0), size=spec.users) - 1
+    counts = np.minimum(20 + extra, spec.items // 2)
+
+    scale = spec.taste / np.sqrt(spec.dim)
+    cols_u, cols_i, cols_a = [], [], []
+    chunk = 2048
+    for start in range(0, spec.users, chunk):
+        stop = min(start + chunk, spec.users)
+        appeal = scale * (user_vecs[start:stop] @ item_vecs.T) + popularity
+        # Gumbel top-k: the k largest perturbed logits are a draw without replacement
+        perturbed = appeal + rng.gumbel(size=appeal.shape).astype(np.float32)
+        ranked = np.argsort(-perturbed, axis=1)
+        for row, user in enumerate(range(start, stop)):
+            chosen = ranked[row, : counts[user]]
+            cols_u.append(np.full(len(chosen), user))
+            cols_i.append(chosen)
+            cols_a.append(appeal[row, chosen])
+    users = np.concatenate(cols_u)
+    items = np.concatenate(cols_i)
+    appeal = np.concatenate(cols_a)
+
+    # Half-star ratings from the appeal quantile, as a rough stand-in for explicit scores.
+    quantile = appeal.argsort().argsort() / max(1, len(appeal) - 1)
+    rating = np.round(1 + 8 * quantile) / 2.0 + 0.5
+    start_time = 1_104_537_600  # 2005-01-01, inside ml-20m's span
+    timestamps = start_time + rng.integers(0, 10 * 365 * 86400, size=len(users))
+    movies = movie_ids(spec)[items]
+    order = np.lexsort((movies, users))
+    return users[order] + 1, movies[order], rating[order], timestamps[order]
+
+
+def write(spec: GeneratorSpec, out_dir: str | Path) -> Path:
+    """Write OUT_DIR/ratings.csv atomically (a concurrent reader never sees half a file)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    users, movies, ratings, timestamps = generate(spec)
+    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=".ratings-", suffix=".csv")
+    with os.fdopen(fd, "w") as f:
+        f.write("userId,movieId,rating,timestamp\n")
+        lines = [f"{u},{m},{r:.1f},{t}" for u, m, r, t in zip(users, movies, ratings, timestamps)]
+        f.write("\n".join(lines))
+        f.write("\n")
+    target = out_dir / RATINGS_FILE
+    os.replace(tmp, target)
+    (out_dir / "GENERATOR.txt").write_text(
+        "Synthetic MovieLens-format data written by reference_models.ncf.generate\n"
+        + "".join(f"{k}={v}\n" for k, v in asdict(spec).items())
+    )
+    return target
+
+
+def ensure(spec: GeneratorSpec, out_dir: str | Path) -> Path:
+    """The generated ratings.csv in out_dir, written first if it is missing or from another spec."""
+    out_dir = Path(out_dir)
+    stamp = out_dir / "GENERATOR.txt"
+    wanted = "".join(f"{k}={v}\n" for k, v in asdict(spec).items())
+    if (out_dir / RATINGS_FILE).is_file() and stamp.is_file() and stamp.read_text().endswith(wanted):
+        return out_dir / RATINGS_FILE
+    return write(spec, out_dir)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out_dir")
+    defaults = GeneratorSpec()
+    for field, value in asdict(defaults).items():
+        parser.add_argument(f"--{field.replace('_', '-')}", type=type(value), default=value)
+    args = vars(parser.parse_args())
+    out_dir = args.pop("out_dir")
+    path = write(GeneratorSpec(**args), out_dir)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""NCF preprocessing as MLPerf defines it, on the generated data and on hand-made ratings."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from reference_models.ncf import data as ncf_data
+from reference_models.ncf.generate import GeneratorSpec, generate, write
+
+SMALL = GeneratorSpec(users=300, items=1500, popularity=1.0, mean_ratings=25.0, seed=3)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ncf")
+    write(SMALL, out)
+    return out, ncf_data.load(out)
+
+
+def test_generator_writes_movielens_format(small):
+    out, _ = small
+    frame = pd.read_csv(out / "ratings.csv")
+    assert list(frame.columns) == ["userId", "movieId", "rating", "timestamp"]
+    assert set(np.unique(frame["rating"])) <= set(np.arange(0.5, 5.01, 0.5))
+    assert frame.groupby("userId").size().min() >= 20
+    assert (frame.sort_values(["userId", "movieId"]).index == frame.index).all()  # ml-20m's order
+    assert frame["movieId"].max() > len(np.unique(frame["movieId"]))  # sparse ids, as in MovieLens
+
+
+def test_generator_is_deterministic():
+    a, b = generate(SMALL), generate(SMALL)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_held_out_item_is_the_latest_and_never_in_training(small):
+    out, d = small
+    frame = pd.read_csv(out / "ratings.csv")
+    latest = frame.sort_values(["timestamp", "movieId"]).groupby("userId").tail(1).set_index("userId")["movieId"]
+    assert np.array_equal(d.item_ids[d.test_items], latest.loc[d.user_ids].to_numpy())
+    train = set(zip(d.train_users.tolist(), d.train_items.tolist()))
+    assert not any((u, int(i)) in train for u, i in enumerate(d.test_items))
+    assert d.n_train + d.n_users == len(frame)
+
+
+def test_eval_negatives_are_999_distinct_non_positives(small):
+    _, d = small
+    assert d.test_negatives.shape == (d.n_users, 999)
+    positives = {}
+    for u, i in zip(d.train_users.tolist(), d.train_items.tolist()):
+        positives.setdefault(u, set()).add(i)
+    for u in range(d.n_users):
+        row = d.test_negatives[u].tolist()
+        assert len(set(row)) == 999
+        assert not set(row) & (positives[u] | {int(d.test_items[u])})
+
+
+def test_train_negatives_are_never_training_positives(small):
+    _, d = small
+    users = torch.from_numpy(d.train_users).repeat(4)
+    keys = torch.sort(torch.from_numpy(d.train_users * d.n_items + d.train_items)).values
+    items = ncf_data.sample_train_negatives(users, keys, d.n_items, torch.Generator().manual_seed(0))
+    drawn = set(zip(users.tolist(), items.tolist()))
+    assert not drawn & set(zip(d.train_users.tolist(), d.train_items.tolist()))
+    assert len(set(items.tolist())) > 0.5 * d.n_items  # spread over the catalogue, not a few items
+
+
+def test_repeated_ratings_collapse_and_small_users_are_dropped():
+    users = np.array([1] * 21 + [2] * 19 + [1])
+    items = np.array(list(range(21)) + list(range(19)) + [5])  # user 1 rates movie 5 twice
+    times = np.arange(len(users))
+    with pytest.raises(ncf_data.DatasetError, match="too few"):
+        ncf_data.preprocess(users, items, times)  # 21 items cannot hold 999 negatives
+    d = ncf_data.preprocess(users, items + 0, times, eval_negatives=0)
+    assert d.n_users == 1 and d.user_ids.tolist() == [1]  # user 2 has only 19 ratings
+    assert d.test_items.tolist() == [int(np.where(d.item_ids == 5)[0][0])]  # the re-rating is the latest
+    assert d.n_train == 20
+
+
+def test_missing_or_malformed_ratings_give_clear_errors(tmp_path):
+    with pytest.raises(ncf_data.DatasetError, match="no ratings.csv in"):
+        ncf_data.load(tmp_path)
+    (tmp_path / "ratings.csv").write_text("user,item\n1,2\n")
+    with pytest.raises(ncf_data.DatasetError, match="not a MovieLens ratings.csv"):
+        ncf_data.load(tmp_path)

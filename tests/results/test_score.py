@@ -1,0 +1,44 @@
+"""MLPerf's olympic scoring and run counts, checked against the official scores of real logs."""
+from __future__ import annotations
+
+import pytest
+
+from harness.results.parse import RunSummary, parse_file
+from harness.results.score import olympic_score, required_runs
+
+OFFICIAL_SCORES = {"gnmt": 18.501885416666664, "transformer": 18.811895833333335}
+
+
+@pytest.mark.parametrize("benchmark", ["gnmt", "transformer"])
+def test_fixture_scores_equal_the_official_ones(fixtures_dir, benchmark):
+    runs = [parse_file(p) for p in (fixtures_dir / "nvidia_dgx1" / benchmark).glob("result_*.txt")]
+    score = olympic_score(benchmark, runs)
+    assert score.minutes == pytest.approx(OFFICIAL_SCORES[benchmark], abs=1e-9)
+    assert score.count_ok and score.required == 10 and score.converged == 10
+
+
+def _runs(minutes, failed=0):
+    runs = [RunSummary(path=f"r{i}", benchmark="gnmt", status="success", time_to_train_min=m)
+            for i, m in enumerate(minutes)]
+    runs += [RunSummary(path=f"f{i}", benchmark="gnmt", status="aborted", time_to_train_min=99.0)
+             for i in range(failed)]
+    return runs
+
+
+def test_olympic_mean_drops_the_fastest_and_the_slowest():
+    assert olympic_score("gnmt", _runs([1, 2, 3, 4, 100])).minutes == pytest.approx(3.0)
+
+
+def test_one_failed_run_counts_as_the_slowest():
+    # the failure is dropped as the slowest: only the fastest converged run goes
+    assert olympic_score("gnmt", _runs([1, 2, 3, 4], failed=1)).minutes == pytest.approx(3.0)
+
+
+def test_two_failed_runs_void_the_score():
+    score = olympic_score("gnmt", _runs([1, 2, 3, 4], failed=2))
+    assert score.minutes is None and "void" in score.note
+
+
+def test_required_counts_are_mlperfs():
+    assert required_runs("gnmt") == 10 and required_runs("resnet") == 5 and required_runs("ncf") == 10
+    assert not olympic_score("gnmt", _runs([1, 2, 3, 4, 5])).count_ok

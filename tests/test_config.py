@@ -1,0 +1,76 @@
+"""Every option of conf/ composes, and every bad option gives one line that names the choices."""
+from __future__ import annotations
+
+import pytest
+from omegaconf import OmegaConf
+
+from harness.config import CHOICES, ConfigError, check_cli, choices, compose, datasets_for
+
+
+def test_defaults_compose_to_ncf_on_its_embedded_data():
+    cfg = compose([])
+    assert cfg.model.name == "ncf" and cfg.dataset.name == "ncf_embedded"
+    assert cfg.seed is None and cfg.gpus == 1 and cfg.precision == "fp32"
+    assert cfg.max_epochs == cfg.model.max_epochs
+    assert cfg.data_root == "outputs/datasets"
+    assert cfg.model.factors == 16  # the embedded dataset scales the real-scale model down
+
+
+@pytest.mark.parametrize("dataset", choices("dataset"))
+def test_every_dataset_composes_with_its_model(dataset):
+    model = compose([f"dataset={dataset}"]).dataset.model
+    cfg = compose([f"model={model}", f"dataset={dataset}"])
+    OmegaConf.resolve(cfg)
+    assert cfg.model.name == model and dataset in datasets_for(model)
+
+
+def test_real_scale_ncf_keeps_the_mlperf_reference_hyperparameters():
+    m = compose(["model=ncf", "dataset=ml20m"]).model
+    assert (m.factors, list(m.layers), m.batch_size, m.learning_rate) == (64, [256, 256, 128, 64], 2048, 0.0005)
+    assert (m.adam_beta1, m.adam_beta2, m.adam_eps, m.train_negatives, m.target) == (0.9, 0.999, 1e-8, 4, 0.635)
+
+
+@pytest.mark.parametrize("key,values", sorted(CHOICES.items()))
+def test_every_choice_of_every_option_composes(key, values):
+    for value in values:
+        assert OmegaConf.select(compose([f"{key}={value}"]), key) == value
+
+
+@pytest.mark.parametrize("override", [
+    "seed=5", "gpus=2", "max_epochs=3", "eval_every=2", "warmup_steps=0", "clear_caches=true",
+    "progress=false", "output_root=/tmp/x", "data_root=/data", "mlperf.org=acme", "mlperf.platform=box",
+    "model.batch_size=4096", "model.learning_rate=1e-3", "model.layers=[8,4]", "dataset.generator.users=500",
+])
+def test_scalar_options_compose(override):
+    key, value = override.split("=", 1)
+    got = str(OmegaConf.select(compose([override]), key)).replace(" ", "").lower()
+    assert got == value.replace("1e-3", "0.001")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["model=foo"], "unknown model 'foo'; choose one of: ncf"),
+    (["dataset=nope"], "unknown dataset 'nope'; choose one of: ml20m, ncf_embedded"),
+    (["foo=1"], "unknown option 'foo'; options are: model, dataset, seed"),
+    (["model.zz=1"], "unknown option 'model.zz'; 'model' has: name, factors"),
+    (["gpus=abc"], "gpus: Value 'abc' of type 'str' could not be converted to Integer"),
+    (["precision=fp64"], "precision=fp64 is not an option; choose one of: fp32, tf32, amp, bf16"),
+    (["device=tpu"], "device=tpu is not an option; choose one of: auto, cpu, cuda"),
+    (["mlperf.division=semi"], "mlperf.division=semi is not an option; choose one of: closed, open"),
+    (["model.batch_size=abc"], "model.batch_size=abc: expected an integer like the default 2048"),
+    (["model.layers=3"], "model.layers=3: expected a list like the default [64, 32, 16]"),
+    (["max_epochs=0"], "max_epochs=0: need at least 1"),
+    (["gpus=0"], "gpus=0: need at least 1"),
+    (["seed=1,x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),
+    (["model=ncf,foo"], "unknown model 'foo'"),
+])
+def test_bad_options_give_one_line(args, message):
+    with pytest.raises(ConfigError) as err:
+        check_cli(args)
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_sweeps_are_checked_value_by_value():
+    checked = []
+    check_cli(["seed=range(1,4)", "model=ncf"], check_run=lambda cfg: checked.append(cfg.seed))
+    assert sorted(checked) == [1, 1, 2, 3]  # the base composition, then each swept value
