@@ -31,7 +31,7 @@ class ConfigError(ValueError):
 CHOICES: dict[str, tuple[str, ...]] = {
     "device": ("auto", "cpu", "cuda"),
     "precision": ("fp32", "tf32", "amp", "bf16"),  # amp: fp16 autocast with a gradient scaler
-    "mode": ("train",),
+    "mode": ("train", "throughput"),
     "mlperf.division": ("closed", "open"),
     "mlperf.status": ("onprem", "cloud", "preview", "research"),
 }
@@ -59,6 +59,8 @@ class HarnessConfig:
     max_epochs: int = MISSING
     eval_every: int = 1  # epochs per MLPerf block; evaluation closes each block
     warmup_steps: int = 20  # training steps left out of the throughput figure
+    throughput_steps: int = 200  # mode=throughput: counted steps per window, after warm-up
+    throughput_repeats: int = 5  # mode=throughput: windows measured; the result is their median
     clear_caches: bool = False  # drop the OS page cache before the run (needs root), as MLPerf submissions do
     progress: bool = True
     output_root: str = "outputs"
@@ -105,6 +107,9 @@ def check(cfg: DictConfig) -> None:
         raise ConfigError(f"eval_every={cfg.eval_every}: need at least 1")
     if cfg.warmup_steps < 0:
         raise ConfigError(f"warmup_steps={cfg.warmup_steps}: cannot be negative")
+    if cfg.throughput_steps < 1 or cfg.throughput_repeats < 1:
+        raise ConfigError(f"throughput_steps={cfg.throughput_steps}, throughput_repeats={cfg.throughput_repeats}: "
+                          "need at least 1 each")
 
 
 def check_cli(args: list[str], check_run: Optional[Callable[[DictConfig], None]] = None) -> None:

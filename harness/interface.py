@@ -20,11 +20,20 @@ class DataError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Logged:
+    """A hyperparameter value logged with MLPerf metadata, e.g. max_sequence_length's method."""
+
+    value: Any
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class RunContext:
     """What a model needs to know about the run it is built for."""
 
     cfg: DictConfig  # the whole resolved config; the model reads cfg.model and cfg.dataset
-    data_dir: Path  # the dataset folder, already generated or checked by ModelSpec.prepare
+    data_dir: Optional[Path]  # the dataset folder from ModelSpec.prepare; None when synthetic
+    synthetic: bool  # mode=throughput: no dataset; train_batches yields random batches of realistic shape
     device: torch.device
     rank: int
     world_size: int
@@ -45,7 +54,8 @@ class Benchmark(Protocol):
     grad_clip_norm: Optional[float]  # max global gradient norm, or None
 
     def hyperparameters(self) -> dict[str, Any]:
-        """MLPerf keys logged between init_start and init_stop (global_batch_size, opt_*, ...)."""
+        """MLPerf keys logged between init_start and init_stop (global_batch_size, opt_*, ...);
+        a value may be a Logged to carry metadata."""
 
     def train_samples(self) -> int:
         """Training samples per epoch, as MLPerf's train_samples key counts them."""
@@ -54,10 +64,12 @@ class Benchmark(Protocol):
         """Evaluation samples, as MLPerf's eval_samples key counts them."""
 
     def steps_per_epoch(self) -> int:
-        """Training steps per epoch on each rank (for the progress display)."""
+        """Training steps per epoch on each rank (for the progress display); cfg.throughput_steps
+        when synthetic."""
 
     def train_batches(self, epoch: int) -> Iterable[Any]:
-        """This rank's batches for one epoch (1-based), already on the device."""
+        """This rank's batches for one epoch (1-based), already on the device. When synthetic,
+        random batches shaped like real ones, without end: the harness stops when it has enough."""
 
     def loss(self, batch: Any) -> tuple[torch.Tensor, int]:
         """The training loss of a batch and the samples it counts for the throughput meter."""
@@ -72,6 +84,7 @@ class ModelSpec:
 
     name: str  # the config name: model=<name>
     benchmark: str  # MLPerf's submission_benchmark value
+    real_dataset: str  # the dataset config of the real-scale preset (the MLPerf hyperparameters)
     quality_metric: str  # what eval_accuracy measures, e.g. "HR@10"
     sample_unit: str  # what the throughput meter counts, e.g. "samples"
     ruleset: str  # MLPerf logging ruleset its logs follow, e.g. "0.7.0"

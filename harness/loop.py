@@ -3,10 +3,12 @@
 Between run_start and run_stop: blocks of `eval_every` epochs, each closed by an evaluation; stop
 at the first evaluation that reaches the target (status success) or at max_epochs (aborted). The
 MLPerf events follow the 0.7.0 rules: block_start/epoch_start/epoch_stop/eval_start/eval_accuracy/
-eval_stop/block_stop, each carrying the 1-based epoch number.
+eval_stop/block_stop, each carrying the 1-based epoch number. mode=throughput runs the same
+training steps on synthetic batches, with no evaluation and no MLPerf events.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 from dataclasses import dataclass, field
 from typing import Optional
@@ -14,7 +16,7 @@ from typing import Optional
 import torch
 
 from harness.interface import Benchmark
-from harness.meter import ThroughputMeter
+from harness.meter import EpochCount, ThroughputMeter
 from harness.mlperf_log import TRACKED_STATS, C, MLPerfLog
 from harness.precision import PrecisionPolicy
 from harness.progress import Progress
@@ -39,9 +41,49 @@ class LoopResult:
     @property
     def epochs_to_converge(self) -> Optional[int]:
         """MLPerf's reading: the epoch of the last evaluation, if the run succeeded."""
-        if self.status != C.SUCCESS:
-            return None
-        return max(e.epoch for e in self.epochs if e.quality is not None)
+        evaluated = [e.epoch for e in self.epochs if e.quality is not None]
+        return evaluated[-1] if self.status == C.SUCCESS and evaluated else None
+
+
+def train_epoch(
+    bench: Benchmark, epoch: int, precision: PrecisionPolicy, meter: ThroughputMeter, progress: Progress,
+    max_steps: Optional[int] = None,
+) -> tuple[float, EpochCount]:
+    """One pass over the epoch's batches (at most max_steps); returns the mean training loss and
+    the counted throughput."""
+    model, optimizer, scaler = bench.model, bench.optimizer, precision.scaler
+    params = [p for p in model.parameters() if p.requires_grad]
+    model.train()
+    progress.begin_epoch(epoch, bench.steps_per_epoch())
+    meter.begin_epoch()
+    loss_sum = torch.zeros((), device=precision.device)  # summed on the device: no per-step sync
+    steps = 0
+    for batch in itertools.islice(bench.train_batches(epoch), max_steps):
+        with precision.autocast():
+            loss, samples = bench.loss(batch)
+        if scaler is not None:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if bench.grad_clip_norm is not None:
+            if scaler is not None:
+                scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(params, bench.grad_clip_norm)
+        if scaler is not None:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        if bench.lr_scheduler is not None:
+            bench.lr_scheduler.step()
+        loss_sum += loss.detach()
+        steps += 1
+        meter.step(samples)
+        progress.step(steps, meter.epoch_samples_all * meter.world_size, lambda: loss.item())
+    counted = meter.end_epoch()  # sync point: the epoch's work is finished
+    progress.end_epoch()
+    return (loss_sum / max(steps, 1)).item(), counted
 
 
 def train_to_target(
@@ -59,47 +101,12 @@ def train_to_target(
 ) -> LoopResult:
     """Train until the target or the epoch cap. `result` is filled as epochs finish, so a caller
     that sees an exception still has every finished epoch."""
-    model, optimizer = bench.model, bench.optimizer
-    scaler = precision.scaler
-    params = [p for p in model.parameters() if p.requires_grad]
-    steps_per_epoch = bench.steps_per_epoch()
-
     for block_first in range(1, max_epochs + 1, eval_every):
         block_last = min(block_first + eval_every - 1, max_epochs)
         mlperf.start(C.BLOCK_START, metadata={"first_epoch_num": block_first, "epoch_count": block_last - block_first + 1})
         for epoch in range(block_first, block_last + 1):
             mlperf.start(C.EPOCH_START, metadata={"epoch_num": epoch})
-            model.train()
-            progress.begin_epoch(epoch, steps_per_epoch)
-            meter.begin_epoch()
-            loss_sum = torch.zeros((), device=precision.device)  # summed on the device: no per-step sync
-            steps = 0
-            for batch in bench.train_batches(epoch):
-                with precision.autocast():
-                    loss, samples = bench.loss(batch)
-                if scaler is not None:
-                    scaler.scale(loss).backward()
-                else:
-                    loss.backward()
-                if bench.grad_clip_norm is not None:
-                    if scaler is not None:
-                        scaler.unscale_(optimizer)
-                    torch.nn.utils.clip_grad_norm_(params, bench.grad_clip_norm)
-                if scaler is not None:
-                    scaler.step(optimizer)
-                    scaler.update()
-                else:
-                    optimizer.step()
-                optimizer.zero_grad(set_to_none=True)
-                if bench.lr_scheduler is not None:
-                    bench.lr_scheduler.step()
-                loss_sum += loss.detach()
-                steps += 1
-                meter.step(samples)
-                progress.step(steps, meter.epoch_samples_all * meter.world_size, lambda: loss.item())
-            counted = meter.end_epoch()  # sync point: the epoch's work is finished
-            progress.end_epoch()
-            mean_loss = (loss_sum / max(steps, 1)).item()
+            mean_loss, counted = train_epoch(bench, epoch, precision, meter, progress)
             mlperf.end(C.EPOCH_STOP, metadata={"epoch_num": epoch})
             result.epochs.append(EpochRecord(epoch, mean_loss, meter.epoch_seconds, counted.throughput))
             # samples and seconds let a reader of the log alone total the run's throughput
@@ -108,7 +115,7 @@ def train_to_target(
                 "seconds": counted.seconds, "train_loss": mean_loss})
 
         mlperf.start(C.EVAL_START, metadata={"epoch_num": block_last})
-        model.eval()
+        bench.model.eval()
         with precision.autocast():
             quality = bench.evaluate(block_last)
         mlperf.event(C.EVAL_ACCURACY, value=quality, metadata={"epoch_num": block_last})
@@ -125,4 +132,19 @@ def train_to_target(
             result.status = C.SUCCESS
             return result
     result.status = C.ABORTED
+    return result
+
+
+def measure_throughput(
+    bench: Benchmark, *, warmup_steps: int, steps: int, repeats: int, precision: PrecisionPolicy,
+    meter: ThroughputMeter, progress: Progress, result: LoopResult,
+) -> LoopResult:
+    """mode=throughput: `warmup_steps` steps whose count is dropped, then `repeats` windows of `steps`
+    steps on synthetic batches; each window is one epoch record, so the spread is visible."""
+    if warmup_steps:
+        train_epoch(bench, 0, precision, meter, progress, max_steps=warmup_steps)
+    for window in range(1, repeats + 1):
+        mean_loss, counted = train_epoch(bench, window, precision, meter, progress, max_steps=steps)
+        result.epochs.append(EpochRecord(window, mean_loss, meter.epoch_seconds, counted.throughput))
+    result.status = C.SUCCESS
     return result

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from harness.config import ConfigError
 from harness.interface import ModelSpec
-from reference_models import ncf
+from reference_models import gnmt, ncf
 
-MODELS: list[ModelSpec] = [ncf.SPEC]
+MODELS: list[ModelSpec] = [ncf.SPEC, gnmt.SPEC]
 
 
 def get(name: str) -> ModelSpec:

@@ -74,13 +74,20 @@ def _run(cfg: DictConfig, run_dir: Path, record: rec.RunRecord) -> None:
     record.precision, record.throughput_unit = str(cfg.precision), f"{spec.sample_unit}/s"
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     log.info("%s on %s, seed %d -> %s", spec.name, cfg.dataset.name, cfg.seed, run_dir)
-    data_dir = spec.prepare(cfg)
+    record.mode, record.warmup_steps = str(cfg.mode), cfg.warmup_steps
+    data_dir = None if cfg.mode == "throughput" else spec.prepare(cfg)  # synthetic batches need no data
     launch(cfg, spec, run_dir, data_dir, record)
 
 
 def _summarise(r: rec.RunRecord) -> None:
     if r.status == rec.FAILED:
         log.error("error: %s", r.reason)
+        log.info("run dir: %s", r.run_dir)
+        return
+    if r.mode == "throughput":
+        tput = f"{r.throughput:,.0f} {r.throughput_unit}" if r.throughput else "n/a"
+        log.info("THROUGHPUT: %s (%s warm-up steps left out), %s, %s, global batch %s",
+                 tput, r.warmup_steps, r.platform, r.precision, r.global_batch_size)
         log.info("run dir: %s", r.run_dir)
         return
     quality = f"{r.quality_metric} {r.final_quality:.4f}" if r.final_quality is not None else "no evaluation"

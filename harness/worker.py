@@ -7,6 +7,7 @@ happens (target reached, epoch cap, crash, Ctrl-C) the caller can still write wh
 from __future__ import annotations
 
 import logging
+import statistics
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +18,8 @@ import torch.distributed as dist
 from omegaconf import DictConfig
 
 from harness.config import ConfigError
-from harness.interface import ModelSpec, RunContext
-from harness.loop import LoopResult, train_to_target
+from harness.interface import Logged, ModelSpec, RunContext
+from harness.loop import LoopResult, measure_throughput, train_to_target
 from harness.meter import ThroughputMeter
 from harness.mlperf_log import C, MLPerfLog
 from harness.precision import policy
@@ -87,7 +88,9 @@ def _sum_over_ranks(device: torch.device):
 
 def run_rank(job: RankJob, record: RunRecord) -> None:
     cfg, spec, rank, world = job.cfg, job.spec, job.rank, job.world_size
-    mlperf = MLPerfLog(job.run_dir / "mlperf.log" if rank == 0 else None)
+    throughput_mode = cfg.mode == "throughput"
+    # a throughput measurement is not an MLPerf run: it writes no MLPerf log
+    mlperf = MLPerfLog(job.run_dir / "mlperf.log" if rank == 0 and not throughput_mode else None)
     record.mlperf_log = str(mlperf.path) if mlperf.enabled else None
     run_start: Optional[int] = None
     loop_result = LoopResult(status=ABORTED)
@@ -115,6 +118,7 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
         ctx = RunContext(
             cfg=cfg, data_dir=job.data_dir, device=device, rank=rank, world_size=world,
             seed=seeds.rank, shared_seed=seeds.shared,
+            synthetic=throughput_mode,
         )
         bench = spec.build(ctx)
         if world > 1:
@@ -123,20 +127,40 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
             )
         hyper = bench.hyperparameters()
         for key, value in hyper.items():
-            mlperf.event(key, value=value)
+            if isinstance(value, Logged):
+                mlperf.event(key, value=value.value, metadata=value.metadata)
+            else:
+                mlperf.event(key, value=value)
         mlperf.event(C.TRAIN_SAMPLES, value=bench.train_samples())
         mlperf.event(C.EVAL_SAMPLES, value=bench.eval_samples())
-        record.hyperparameters = hyper
-        record.global_batch_size = hyper.get("global_batch_size")
+        record.hyperparameters = {k: v.value if isinstance(v, Logged) else v for k, v in hyper.items()}
+        record.global_batch_size = record.hyperparameters.get("global_batch_size")
         init_stop = mlperf.end(C.INIT_STOP)
         record.init_time_s = (init_stop - init_start) / 1000.0
         log.info("initialised in %.1f s on %s: %s", record.init_time_s, record.platform,
-                 ", ".join(f"{k}={v}" for k, v in hyper.items()))
+                 ", ".join(f"{k}={v}" for k, v in record.hyperparameters.items()))
 
         if world > 1:
             dist.barrier()  # every rank starts the clock together
-        meter = ThroughputMeter(cfg.warmup_steps, _sync(device), _sum_over_ranks(device), world)
-        progress = Progress(enabled=cfg.progress and rank == 0, max_epochs=cfg.max_epochs, unit=spec.sample_unit)
+        sync, all_ranks_sum = _sync(device), _sum_over_ranks(device)
+        progress = Progress(enabled=cfg.progress and rank == 0,
+                            max_epochs=cfg.throughput_repeats if throughput_mode else cfg.max_epochs,
+                            unit=spec.sample_unit)
+        if throughput_mode:
+            meter = ThroughputMeter(0, sync, all_ranks_sum, world)  # warm-up is a window of its own
+            try:
+                measure_throughput(
+                    bench, warmup_steps=cfg.warmup_steps, steps=cfg.throughput_steps,
+                    repeats=cfg.throughput_repeats, precision=precision, meter=meter, progress=progress,
+                    result=loop_result)
+            finally:
+                progress.clear()
+                _fill_from_loop(record, loop_result)
+            windows = [e.throughput for e in loop_result.epochs if e.throughput]
+            record.throughput = statistics.median(windows) if windows else None
+            record.status = loop_result.status
+            return
+        meter = ThroughputMeter(cfg.warmup_steps, sync, all_ranks_sum, world)
         run_start = mlperf.start(C.RUN_START)
         try:
             train_to_target(

@@ -16,12 +16,23 @@ def test_defaults_compose_to_ncf_on_its_embedded_data():
     assert cfg.model.factors == 16  # the embedded dataset scales the real-scale model down
 
 
-@pytest.mark.parametrize("dataset", choices("dataset"))
-def test_every_dataset_composes_with_its_model(dataset):
-    model = compose([f"dataset={dataset}"]).dataset.model
+@pytest.mark.parametrize("model,dataset", [(m, d) for m in choices("model") for d in datasets_for(m)])
+def test_every_dataset_composes_with_its_model(model, dataset):
     cfg = compose([f"model={model}", f"dataset={dataset}"])
     OmegaConf.resolve(cfg)
-    assert cfg.model.name == model and dataset in datasets_for(model)
+    assert cfg.model.name == model and cfg.dataset.name == dataset
+
+
+def test_every_dataset_belongs_to_a_model_and_each_model_has_its_embedded_one():
+    owned = [d for m in choices("model") for d in datasets_for(m)]
+    assert sorted(owned) == choices("dataset")
+    for model in choices("model"):
+        assert compose([f"model={model}"]).dataset.name == f"{model}_embedded"
+
+
+def test_a_dataset_of_another_model_is_refused():
+    with pytest.raises(ConfigError, match="dataset=wmt16 is a gnmt dataset, not for model=ncf; choose one of: ml20m, ncf_embedded"):
+        compose(["model=ncf", "dataset=wmt16"])
 
 
 def test_real_scale_ncf_keeps_the_mlperf_reference_hyperparameters():
@@ -48,8 +59,8 @@ def test_scalar_options_compose(override):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["model=foo"], "unknown model 'foo'; choose one of: ncf"),
-    (["dataset=nope"], "unknown dataset 'nope'; choose one of: ml20m, ncf_embedded"),
+    (["model=foo"], "unknown model 'foo'; choose one of: gnmt, ncf"),
+    (["dataset=nope"], "unknown dataset 'nope'; choose one of: gnmt_embedded, ml20m, ncf_embedded, wmt16"),
     (["foo=1"], "unknown option 'foo'; options are: model, dataset, seed"),
     (["model.zz=1"], "unknown option 'model.zz'; 'model' has: name, factors"),
     (["gpus=abc"], "gpus: Value 'abc' of type 'str' could not be converted to Integer"),

@@ -20,6 +20,7 @@ SUCCESS, ABORTED, FAILED = "success", "aborted", "failed"
 @dataclass
 class RunRecord:
     status: str = FAILED  # success | aborted (target not reached, or interrupted) | failed (crashed)
+    mode: str = "train"  # train | throughput (synthetic batches, no target, no MLPerf log)
     model: str = ""
     benchmark: str = ""
     dataset: str = ""
@@ -39,6 +40,7 @@ class RunRecord:
     final_quality: Optional[float] = None
     throughput: Optional[float] = None  # summed over ranks, training time only, after warm-up
     throughput_unit: str = ""
+    warmup_steps: Optional[int] = None  # steps left out of the throughput figure
     evals: list[dict[str, Any]] = field(default_factory=list)  # {"epoch", "quality"}
     epochs: list[dict[str, Any]] = field(default_factory=list)  # per-epoch loss, seconds, throughput
     hyperparameters: dict[str, Any] = field(default_factory=dict)

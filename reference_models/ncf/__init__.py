@@ -11,6 +11,7 @@ from reference_models.ncf.benchmark import build, prepare
 SPEC = ModelSpec(
     name="ncf",
     benchmark="ncf",
+    real_dataset="ml20m",
     quality_metric="HR@10",
     sample_unit="samples",
     ruleset="0.7.0",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
 import torch
 import torch.distributed as dist
 from omegaconf import DictConfig
@@ -34,7 +35,12 @@ class NCFBenchmark:
         hp = ctx.cfg.model
         self.hp = hp
         self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
-        self.data = ncf_data.load(ctx.data_dir)
+        self.synthetic = ctx.synthetic
+        self.throughput_steps = ctx.cfg.throughput_steps
+        if self.synthetic:
+            self.data = synthetic_data(hp.synthetic.n_users, hp.synthetic.n_items)
+        else:
+            self.data = ncf_data.load(ctx.data_dir)
         d, dev = self.data, ctx.device
 
         # The whole dataset lives on the device, as MLPerf's GPU implementations keep it: an epoch
@@ -81,9 +87,14 @@ class NCFBenchmark:
         return self.data.n_users * (1 + int(self.test_negatives.shape[1]))
 
     def steps_per_epoch(self) -> int:
+        if self.synthetic:
+            return self.throughput_steps
         return -(-self.train_samples() // (self.hp.batch_size * self.world_size))
 
     def train_batches(self, epoch: int) -> Iterator[Batch]:
+        if self.synthetic:
+            yield from self._synthetic_batches()
+            return
         n_pos, n_neg = self.data.n_train, self.hp.train_negatives
         neg_users = self.train_users.repeat(n_neg)
         neg_items = ncf_data.sample_train_negatives(
@@ -102,6 +113,16 @@ class NCFBenchmark:
                 break  # a tail too short to give every rank a sample
             mine = torch.tensor_split(idx, self.world_size)[self.rank]
             yield users[mine], items[mine], labels[mine]
+
+    def _synthetic_batches(self) -> Iterator[Batch]:
+        """Uniform random (user, item) pairs at the configured sizes, one positive in five as in
+        real epochs; drawn once on the device and reused, so the measurement is of training alone."""
+        b, d = self.hp.batch_size, self.data
+        users = torch.randint(0, d.n_users, (b,), generator=self.generator, device=self.device)
+        items = torch.randint(0, d.n_items, (b,), generator=self.generator, device=self.device)
+        labels = (torch.arange(b, device=self.device) % (1 + self.hp.train_negatives) == 0).float()
+        while True:
+            yield users, items, labels
 
     def loss(self, batch: Batch) -> tuple[torch.Tensor, int]:
         users, items, labels = batch
@@ -128,6 +149,14 @@ class NCFBenchmark:
         if self.world_size > 1:
             dist.all_reduce(hits)  # integer hit counts: the same result as one rank gets
         return hits.item() / n_users  # sync point: the quality decides whether to stop
+
+
+def synthetic_data(n_users: int, n_items: int) -> ncf_data.NCFData:
+    """A stand-in with real-scale counts for mode=throughput: one positive per user, no evaluation set."""
+    users = np.arange(n_users, dtype=np.int64)
+    empty = np.empty((n_users, 0), dtype=np.int64)
+    return ncf_data.NCFData(n_users, n_items, users, users % n_items, users % n_items, empty,
+                            users + 1, np.arange(1, n_items + 1))
 
 
 def build(ctx: RunContext) -> NCFBenchmark:

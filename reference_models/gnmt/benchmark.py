@@ -1,0 +1,144 @@
+"""GNMT plugged into the harness: bucketed WMT16 batches, label-smoothed loss, beam search, BLEU.
+
+    python -m harness.train model=gnmt seed=1
+"""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+import torch.distributed as dist
+from omegaconf import DictConfig
+from torch.nn.functional import cross_entropy
+
+from harness.interface import Logged, RunContext
+from reference_models.gnmt import data as wmt
+from reference_models.gnmt.beam import beam_search
+from reference_models.gnmt.generate import LanguageSpec, ensure
+from reference_models.gnmt.metric import bleu
+from reference_models.gnmt.model import GNMT
+from reference_models.gnmt.schedule import Schedule
+from reference_models.gnmt.tokenizer import BOS_ID, EOS_ID, PAD_ID, Detokenizer, join_bpe
+
+
+def prepare(cfg: DictConfig) -> Path:
+    """Generate the embedded corpus if it is missing; check that a real one has every file."""
+    path = Path(cfg.dataset.path)
+    if cfg.dataset.get("generator"):
+        ensure(LanguageSpec(**cfg.dataset.generator), path)
+    wmt.check_layout(path)
+    return path
+
+
+class GNMTBenchmark:
+    def __init__(self, ctx: RunContext):
+        hp = self.hp = ctx.cfg.model
+        self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
+        self.global_batch = hp.batch_size * ctx.world_size
+        self.synthetic = ctx.synthetic
+        self.shared_seed = ctx.shared_seed
+        if self.synthetic:
+            self.data = None
+            vocab_size = hp.vocab_size
+            self._steps = ctx.cfg.throughput_steps
+        else:
+            self.data = wmt.load(ctx.data_dir, hp.min_length, hp.max_length)
+            vocab_size = len(self.data.vocab)
+            self.buckets = wmt.bucket_of(self.data.train_src.lengths, self.data.train_tgt.lengths, hp.max_length)
+            self._steps = wmt.steps_per_epoch(self.buckets, self.global_batch)
+            if self._steps == 0:
+                raise wmt.DatasetError(
+                    f"{len(self.data.train_src)} training pairs cannot fill one global batch of {self.global_batch}")
+            self.detokenize = Detokenizer()
+
+        self.model = GNMT(vocab_size, hp.hidden_size, hp.num_layers, hp.dropout, PAD_ID).to(ctx.device)
+        fused = ctx.device.type == "cuda"  # one kernel for all parameters; the CPU has no fused Adam
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(), lr=hp.learning_rate, betas=(hp.adam_beta1, hp.adam_beta2), eps=hp.adam_eps,
+            fused=fused)
+        self.schedule = Schedule.for_run(
+            hp.learning_rate, self._steps * ctx.cfg.max_epochs, hp.warmup_steps, hp.remain_steps,
+            hp.decay_interval, hp.decay_steps, hp.decay_factor)
+        self.lr_scheduler = self.schedule.scheduler(self.optimizer)
+        self.grad_clip_norm = hp.grad_clip
+
+    def hyperparameters(self) -> dict[str, Any]:
+        hp = self.hp
+        return {
+            "global_batch_size": self.global_batch,
+            "opt_name": "adam",
+            "opt_base_learning_rate": hp.learning_rate,
+            "opt_adam_beta_1": hp.adam_beta1,
+            "opt_adam_beta_2": hp.adam_beta2,
+            "opt_adam_epsilon": hp.adam_eps,
+            **self.schedule.mlperf_keys(),
+            "max_sequence_length": Logged(hp.max_length, {"method": "discard"}),
+        }
+
+    def steps_per_epoch(self) -> int:
+        return self._steps
+
+    def train_samples(self) -> int:
+        return self._steps * self.global_batch  # the pairs an epoch trains on, after bucket trimming
+
+    def eval_samples(self) -> int:
+        return 0 if self.data is None else len(self.data.test_src)
+
+    def train_batches(self, epoch: int) -> Iterator[wmt.Batch]:
+        if self.synthetic:
+            yield from self._synthetic_batches()
+            return
+        # one order per epoch, the same on every rank, from the run's shared seed
+        order = wmt.epoch_order(self.buckets, self.global_batch, self.shared_seed + epoch)
+        pin = self.device.type == "cuda"
+        for global_idx in order:
+            mine = global_idx[self.rank:: self.world_size]
+            yield wmt.collate(self.data.train_src, self.data.train_tgt, mine, pin).to(self.device)
+
+    def _synthetic_batches(self) -> Iterator[wmt.Batch]:
+        """Random tokens at fixed lengths (model.synthetic), made on the device once and reused so
+        that the measurement is of training alone."""
+        syn, b = self.hp.synthetic, self.hp.batch_size
+        gen = torch.Generator(device=self.device).manual_seed(self.shared_seed)
+        vocab = self.hp.vocab_size
+
+        def sentences(length: int) -> torch.Tensor:
+            body = torch.randint(EOS_ID + 1, vocab, (length - 2, b), generator=gen, device=self.device)
+            ends = [torch.full((1, b), t, device=self.device, dtype=torch.long) for t in (BOS_ID, EOS_ID)]
+            return torch.cat((ends[0], body, ends[1]))
+
+        src, tgt = sentences(syn.src_len), sentences(syn.tgt_len)
+        batch = wmt.Batch(src, torch.full((b,), syn.src_len, dtype=torch.long), tgt[:-1], tgt[1:],
+                          b * (syn.src_len + syn.tgt_len - 1))
+        return itertools.repeat(batch)
+
+    def loss(self, batch: wmt.Batch) -> tuple[torch.Tensor, int]:
+        logits = self.model(batch.src, batch.src_len, batch.tgt_in)
+        # label smoothing 0.1 over non-pad tokens, summed, per sentence: the reference's normalisation
+        loss = cross_entropy(logits.flatten(0, 1).float(), batch.tgt_out.flatten(), ignore_index=PAD_ID,
+                             label_smoothing=self.hp.label_smoothing, reduction="sum")
+        return loss / batch.src.shape[1], batch.tokens
+
+    @torch.no_grad()
+    def evaluate(self, epoch: int) -> float:
+        """BLEU of beam-search translations of the whole test set; every rank returns the same value."""
+        model = getattr(self.model, "module", self.model)
+        hp, vocab = self.hp, self.data.vocab
+        mine: list[tuple[int, str]] = []
+        for idx, src, src_len in wmt.test_batches(self.data.test_src, hp.eval_batch_size, self.rank, self.world_size):
+            hyps = beam_search(model, src.to(self.device), src_len, beam=hp.beam_size, max_len=hp.max_length_test,
+                               len_norm_factor=hp.len_norm_factor, len_norm_const=hp.len_norm_const,
+                               cov_penalty_factor=hp.cov_penalty_factor)
+            mine.extend((int(i), self.detokenize(join_bpe(vocab.units(h)))) for i, h in zip(idx, hyps))
+        if self.world_size > 1:
+            gathered: list[list[tuple[int, str]]] = [[] for _ in range(self.world_size)]
+            dist.all_gather_object(gathered, mine)
+            mine = [pair for part in gathered for pair in part]
+        hypotheses = [text for _, text in sorted(mine)]
+        return bleu(hypotheses, self.data.test_refs)
+
+
+def build(ctx: RunContext) -> GNMTBenchmark:
+    return GNMTBenchmark(ctx)

@@ -1,0 +1,192 @@
+"""MLPerf's preprocessed WMT16 En-De layout -> token id arrays, bucketed training batches, test batches.
+
+Files (as the reference's download_dataset.sh leaves them; reference_models/gnmt/generate.py writes
+the same names): vocab.bpe.32000; train.tok.clean.bpe.32000.{en,de} for training;
+newstest2014.tok.bpe.32000.en as the test input and the raw newstest2014.de as BLEU's reference.
+
+Training pairs outside [min_len, max_len] tokens (BOS and EOS counted) on either side are discarded,
+the method MLPerf logs with max_sequence_length. Batches are bucketed as NVIDIA's MLPerf v0.7 GNMT
+samples them: five buckets by max(source, target) length, each shuffled per epoch and trimmed to
+whole global batches, the global batches shuffled, every rank taking rows rank::world of each.
+
+    python -m reference_models.gnmt.data DATA_DIR      # counts of a dataset folder
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import torch
+
+from harness.interface import DataError
+from reference_models.gnmt.tokenizer import PAD_ID, VOCAB_FILE, Vocab
+
+TRAIN = ("train.tok.clean.bpe.32000.en", "train.tok.clean.bpe.32000.de")
+TEST_SRC, TEST_REF = "newstest2014.tok.bpe.32000.en", "newstest2014.de"
+NUM_BUCKETS = 5
+
+
+class DatasetError(DataError):
+    pass
+
+
+@dataclass
+class Corpus:
+    """Sentences of token ids, stored flat: sentence i is tokens[offsets[i]:offsets[i + 1]]."""
+
+    tokens: np.ndarray  # int32
+    offsets: np.ndarray  # int64, len n + 1
+
+    @classmethod
+    def from_lists(cls, seqs: list[list[int]]) -> "Corpus":
+        lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+        offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        tokens = np.fromiter((t for s in seqs for t in s), dtype=np.int32, count=int(offsets[-1]))
+        return cls(tokens, offsets)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return self.tokens[self.offsets[i]: self.offsets[i + 1]]
+
+    def subset(self, keep: np.ndarray) -> "Corpus":
+        return Corpus.from_lists([self[int(i)].tolist() for i in np.flatnonzero(keep)])
+
+
+@dataclass
+class WMTData:
+    vocab: Vocab
+    train_src: Corpus
+    train_tgt: Corpus
+    test_src: Corpus
+    test_refs: list[str]
+    discarded: int  # training pairs outside the length limits
+
+
+def _need(data_dir: Path, name: str) -> Path:
+    path = data_dir / name
+    if not path.is_file():
+        raise DatasetError(
+            f"no {name} in {data_dir}: point dataset.path at MLPerf's preprocessed WMT16 folder "
+            "(scripts/download_wmt16.sh makes it) or use dataset=gnmt_embedded"
+        )
+    return path
+
+
+def _read(path: Path) -> list[str]:
+    with open(path, encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+def check_layout(data_dir: str | Path) -> None:
+    for name in (VOCAB_FILE, *TRAIN, TEST_SRC, TEST_REF):
+        _need(Path(data_dir), name)
+
+
+def load(data_dir: str | Path, min_len: int, max_len: int, pad_multiple: int = 8) -> WMTData:
+    data_dir = Path(data_dir)
+    vocab = Vocab.from_file(_need(data_dir, VOCAB_FILE), pad_multiple)
+    src_lines, tgt_lines = _read(_need(data_dir, TRAIN[0])), _read(_need(data_dir, TRAIN[1]))
+    if len(src_lines) != len(tgt_lines):
+        raise DatasetError(f"{TRAIN[0]} has {len(src_lines)} lines but {TRAIN[1]} has {len(tgt_lines)}")
+    src = Corpus.from_lists([vocab.encode(line) for line in src_lines])
+    tgt = Corpus.from_lists([vocab.encode(line) for line in tgt_lines])
+    keep = (src.lengths >= min_len) & (src.lengths <= max_len) & (tgt.lengths >= min_len) & (tgt.lengths <= max_len)
+    if not keep.all():
+        src, tgt = src.subset(keep), tgt.subset(keep)
+    test_in, refs = _read(_need(data_dir, TEST_SRC)), _read(_need(data_dir, TEST_REF))
+    if len(test_in) != len(refs):
+        raise DatasetError(f"{TEST_SRC} has {len(test_in)} lines but {TEST_REF} has {len(refs)}")
+    return WMTData(vocab, src, tgt, Corpus.from_lists([vocab.encode(l) for l in test_in]), refs,
+                   int((~keep).sum()))
+
+
+def bucket_of(src_len: np.ndarray, tgt_len: np.ndarray, max_len: int) -> np.ndarray:
+    width = (max_len + NUM_BUCKETS - 1) // NUM_BUCKETS
+    return np.minimum(np.maximum(src_len, tgt_len) // width, NUM_BUCKETS - 1)
+
+
+def steps_per_epoch(buckets: np.ndarray, global_batch: int) -> int:
+    return int(sum(np.count_nonzero(buckets == b) // global_batch for b in range(NUM_BUCKETS)))
+
+
+def epoch_order(buckets: np.ndarray, global_batch: int, seed: int) -> np.ndarray:
+    """(steps, global_batch) sample indices of one epoch; the same on every rank for one seed."""
+    rng = np.random.default_rng(seed)
+    groups = []
+    for b in range(NUM_BUCKETS):
+        idx = np.flatnonzero(buckets == b)
+        rng.shuffle(idx)
+        whole = len(idx) // global_batch * global_batch
+        groups.append(idx[:whole].reshape(-1, global_batch))
+    batches = np.concatenate(groups) if groups else np.empty((0, global_batch), dtype=np.int64)
+    return batches[rng.permutation(len(batches))]
+
+
+@dataclass
+class Batch:
+    src: torch.Tensor  # (T_src, B), sorted by decreasing source length
+    src_len: torch.Tensor  # (B,) on the CPU, as pack_padded_sequence wants it
+    tgt_in: torch.Tensor  # (T_tgt - 1, B): BOS ... last token
+    tgt_out: torch.Tensor  # (T_tgt - 1, B): first token ... EOS
+    tokens: int  # source tokens + target tokens, as NVIDIA's GNMT counts throughput
+
+    def to(self, device: torch.device) -> "Batch":
+        nb = device.type == "cuda"
+        return Batch(self.src.to(device, non_blocking=nb), self.src_len,
+                     self.tgt_in.to(device, non_blocking=nb), self.tgt_out.to(device, non_blocking=nb), self.tokens)
+
+
+def _pad(seqs: list[np.ndarray]) -> torch.Tensor:
+    out = np.full((max(len(s) for s in seqs), len(seqs)), PAD_ID, dtype=np.int64)
+    for j, s in enumerate(seqs):
+        out[: len(s), j] = s
+    return torch.from_numpy(out)
+
+
+def sort_by_source(src: Corpus, idx: np.ndarray) -> np.ndarray:
+    """Longest source first, as pack_padded_sequence wants a batch."""
+    return idx[np.argsort(-src.lengths[idx], kind="stable")]
+
+
+def collate(src: Corpus, tgt: Corpus, idx: np.ndarray, pin: bool = False) -> Batch:
+    idx = sort_by_source(src, idx)
+    src_t, tgt_t = _pad([src[int(i)] for i in idx]), _pad([tgt[int(i)] for i in idx])
+    src_len = torch.from_numpy(src.lengths[idx].copy())
+    tokens = int(src.lengths[idx].sum() + (tgt.lengths[idx] - 1).sum())
+    tgt_in, tgt_out = tgt_t[:-1], tgt_t[1:]
+    if pin:  # page-locked host memory lets the copy to the GPU overlap with compute
+        src_t, tgt_in, tgt_out = src_t.pin_memory(), tgt_in.pin_memory(), tgt_out.pin_memory()
+    return Batch(src_t, src_len, tgt_in, tgt_out, tokens)
+
+
+def test_batches(test: Corpus, batch_size: int, rank: int, world: int) -> Iterator[tuple[np.ndarray, torch.Tensor, torch.Tensor]]:
+    """This rank's share of the test set as (original indices, source (T, B), source lengths),
+    longest sentences first so that each batch pads little."""
+    order = sort_by_source(test, np.arange(len(test)))
+    chunks = [order[i: i + batch_size] for i in range(0, len(order), batch_size)]
+    for chunk in chunks[rank::world]:
+        yield chunk, _pad([test[int(i)] for i in chunk]), torch.from_numpy(test.lengths[chunk].copy())
+
+
+def describe(data: WMTData) -> str:
+    return (f"vocabulary {len(data.vocab)}, {len(data.train_src)} training pairs "
+            f"({data.discarded} discarded by length), {len(data.test_src)} test sentences")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m reference_models.gnmt.data DATA_DIR")
+    try:
+        print(describe(load(sys.argv[1], 0, 75)))
+    except DataError as err:
+        sys.exit(f"error: {err}")

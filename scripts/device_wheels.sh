@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Put, in .whl/, the pure-Python wheels that the H200 machines' image lacks (it has torch, numpy,
+# pandas, scipy, pyyaml, sacrebleu, tensorboard, nvidia-ml-py): hydra-core, omegaconf,
+# antlr4-python3-runtime 4.9.3 (hydra's parser generator; PyPI has only its source), mlperf-logging
+# and sacremoses. Run it here, where pip reaches PyPI; .whl/ is git-ignored and carried to the device:
+#
+#   scripts/device_wheels.sh
+#   device run, carry [".whl"], command: "source scripts/device_env.sh && python3 -m harness.train ..."
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .whl
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation py \
+  -d .whl hydra-core==1.3.2 omegaconf==2.3.0 mlperf-logging==4.1.68 sacremoses==0.2.0
+python3 -m pip wheel -q --no-deps -w .whl antlr4-python3-runtime==4.9.3
+ls -1 .whl
