@@ -8,6 +8,8 @@ names the choices instead of a stack of composition errors.
 """
 from __future__ import annotations
 
+import datetime
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -52,7 +54,10 @@ class HarnessConfig:
     model: Any = MISSING
     dataset: Any = MISSING
     seed: Optional[int] = None  # None: drawn from the OS and recorded
-    gpus: int = 1  # ranks on this host (CPU ranks with device=cpu)
+    gpus: int = 1  # ranks per node (CPU ranks with device=cpu)
+    nodes: int = 1  # nodes of a multi-node run, each started with the same command
+    rdzv_endpoint: Optional[str] = None  # HOST:PORT of the rendezvous, needed when nodes > 1
+    run_id: Optional[str] = None  # names a multi-node run: the same on every node, a fresh one per run
     device: str = "auto"
     precision: str = "fp32"
     mode: str = "train"
@@ -69,6 +74,31 @@ class HarnessConfig:
 
 
 ConfigStore.instance().store(name="harness_schema", node=HarnessConfig)
+
+
+def _run_stamp(run_id: Optional[str] = None) -> str:
+    """The run directory's name stem, the same in every process of one distributed run."""
+    env = os.environ
+    if run_id:
+        return f"run-{run_id}"
+    if env.get("TORCHELASTIC_RUN_ID") not in (None, "", "none") and "RANK" in env:
+        return f"torchrun-{env['TORCHELASTIC_RUN_ID']}"
+    if "SLURM_PROCID" in env and int(env.get("SLURM_NTASKS", "1")) > 1 and "SLURM_STEP_ID" in env:
+        array = f"_{env['SLURM_ARRAY_TASK_ID']}" if "SLURM_ARRAY_TASK_ID" in env else ""
+        return f"slurm-{env.get('SLURM_JOB_ID', 'job')}.{env['SLURM_STEP_ID']}{array}"
+    return datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S.%f")
+
+
+def _main_rank_only(value: str) -> Optional[str]:
+    """Hydra's .hydra/ record is written by rank 0 alone when several processes share a run dir."""
+    env = os.environ
+    rank = env.get("RANK", env.get("SLURM_PROCID", "0") if int(env.get("SLURM_NTASKS", "1")) > 1 else "0")
+    return value if rank == "0" else None
+
+
+# cached: evaluated once per process, so a run's directory name never changes under it
+OmegaConf.register_new_resolver("harness_run_stamp", _run_stamp, use_cache=True, replace=True)
+OmegaConf.register_new_resolver("harness_main_rank_only", _main_rank_only, use_cache=True, replace=True)
 
 # Options that belong to Hydra itself or select a group, checked by Hydra or below.
 _GROUPS = ("model", "dataset")
@@ -99,8 +129,8 @@ def check(cfg: DictConfig) -> None:
             f"dataset={cfg.dataset.name} is a {cfg.dataset.model} dataset, not for model={cfg.model.name}; "
             f"choose one of: {', '.join(datasets_for(cfg.model.name))}"
         )
-    if cfg.gpus < 1:
-        raise ConfigError(f"gpus={cfg.gpus}: need at least 1")
+    if cfg.gpus < 1 or cfg.nodes < 1:
+        raise ConfigError(f"gpus={cfg.gpus}, nodes={cfg.nodes}: need at least 1 each")
     if cfg.max_epochs < 1:
         raise ConfigError(f"max_epochs={cfg.max_epochs}: need at least 1")
     if cfg.eval_every < 1:
@@ -173,9 +203,10 @@ def _kind(value: Any) -> str:
         type(value), "a list" if OmegaConf.is_list(value) else "a mapping")
 
 
-def compose_unchecked(overrides: list[str]) -> DictConfig:
+def compose_unchecked(overrides: list[str], hydra: bool = False) -> DictConfig:
+    """Hydra's composition alone; with hydra=True the result holds Hydra's own node too."""
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return hydra_compose("config", overrides=list(overrides))
+        return hydra_compose("config", overrides=list(overrides), return_hydra_config=hydra)
 
 
 def choices(group: str) -> list[str]:

@@ -7,12 +7,26 @@ A new model is a package under reference_models/ with a `SPEC` added to harness/
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Protocol
 
 import torch
 from omegaconf import DictConfig
+
+
+def scaled_learning_rate(lr: float, rule: str, global_batch: int, reference_batch: int) -> float:
+    """A preset's learning rate at another global batch than the one it was tuned at (the batch
+    policy: the per-rank batch stays fixed, so more ranks make a larger global batch)."""
+    ratio = global_batch / reference_batch
+    if rule == "none":
+        return lr
+    if rule == "linear":
+        return lr * ratio
+    if rule == "sqrt":
+        return lr * math.sqrt(ratio)
+    raise ValueError(f"lr_scaling={rule}: choose one of none, linear, sqrt")
 
 
 class DataError(RuntimeError):

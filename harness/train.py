@@ -15,15 +15,17 @@ import sys
 import traceback
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Optional
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from harness import registry, seeding
+from harness import console, distributed, registry, seeding
 from harness.config import CONF_DIR, ConfigError, check, check_cli
+from harness.distributed import World
 from harness.interface import DataError
-from harness.launch import check_resources, launch
+from harness.launch import RankFailed, check_resources, launch
 from harness.results import record as rec
 
 log = logging.getLogger("harness.train")
@@ -32,8 +34,13 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def run_job(cfg: DictConfig) -> rec.RunRecord:
-    """One run in the run directory Hydra made for it; always leaves a result.json behind."""
+    """One run in the run directory Hydra made for it; always leaves a result.json behind.
+    Under torchrun or srun this is one rank of the run: only rank 0 writes the run's files."""
     run_dir = Path(HydraConfig.get().runtime.output_dir)
+    world = distributed.from_environment()
+    main_rank = world is None or world.is_main
+    if not main_rank:
+        console.setup_rank_logging(world.rank, run_dir)
     record = rec.RunRecord(
         run_dir=str(run_dir),
         started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -42,10 +49,15 @@ def run_job(cfg: DictConfig) -> rec.RunRecord:
     )
     try:
         try:
-            _run(cfg, run_dir, record)
+            _run(cfg, run_dir, record, world)
         except KeyboardInterrupt:
             record.status, record.reason = rec.ABORTED, "interrupted (Ctrl-C)"
             raise
+        except RankFailed as err:
+            record.status, record.reason = rec.FAILED, str(err)
+            record.error = {"type": "RankFailed", "message": str(err), "rank": err.rank,
+                            "traceback": err.child_traceback}
+            log.error("run failed on rank %d:\n%s", err.rank, err.child_traceback or str(err))
         except (ConfigError, DataError) as err:
             record.status, record.reason = rec.FAILED, str(err)
             record.error = {"type": type(err).__name__, "message": str(err), "rank": 0, "traceback": None}
@@ -59,12 +71,13 @@ def run_job(cfg: DictConfig) -> rec.RunRecord:
             log.error("run failed:\n%s", record.error["traceback"])
     finally:
         record.finished_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        rec.write(record, run_dir / "result.json")
-        _summarise(record)
+        if main_rank:
+            rec.write(record, run_dir / "result.json")
+            _summarise(record)
     return record
 
 
-def _run(cfg: DictConfig, run_dir: Path, record: rec.RunRecord) -> None:
+def _run(cfg: DictConfig, run_dir: Path, record: rec.RunRecord, world: Optional[World]) -> None:
     check(cfg)
     spec = registry.get(cfg.model.name)
     if cfg.seed is None:
@@ -72,11 +85,12 @@ def _run(cfg: DictConfig, run_dir: Path, record: rec.RunRecord) -> None:
     record.model, record.benchmark, record.dataset = spec.name, spec.benchmark, cfg.dataset.name
     record.quality_metric, record.target, record.seed = spec.quality_metric, cfg.model.target, cfg.seed
     record.precision, record.throughput_unit = str(cfg.precision), f"{spec.sample_unit}/s"
-    OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
+    if world is None or world.is_main:
+        OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     log.info("%s on %s, seed %d -> %s", spec.name, cfg.dataset.name, cfg.seed, run_dir)
     record.mode, record.warmup_steps = str(cfg.mode), cfg.warmup_steps
     data_dir = None if cfg.mode == "throughput" else spec.prepare(cfg)  # synthetic batches need no data
-    launch(cfg, spec, run_dir, data_dir, record)
+    launch(cfg, spec.name, run_dir, data_dir, record, world)
 
 
 def _summarise(r: rec.RunRecord) -> None:
@@ -103,8 +117,10 @@ def _summarise(r: rec.RunRecord) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    # with a launcher that runs the jobs elsewhere (SLURM), this host's GPUs are not the jobs' GPUs
+    remote = any(a.startswith("hydra/launcher=") and a != "hydra/launcher=basic" for a in args)
     try:
-        check_cli(args, check_run=check_resources)
+        check_cli(args, check_run=None if remote else check_resources)
     except ConfigError as err:
         print(f"harness.train: error: {err}", file=sys.stderr)
         return EXIT_USAGE

@@ -17,7 +17,9 @@ import torch
 import torch.distributed as dist
 from omegaconf import DictConfig
 
+from harness import distributed, seeding
 from harness.config import ConfigError
+from harness.distributed import SINGLE, World
 from harness.interface import Logged, ModelSpec, RunContext
 from harness.loop import LoopResult, measure_throughput, train_to_target
 from harness.meter import ThroughputMeter
@@ -25,20 +27,17 @@ from harness.mlperf_log import C, MLPerfLog
 from harness.precision import policy
 from harness.progress import Progress
 from harness.results.record import ABORTED, RunRecord
-from harness import seeding
 
 log = logging.getLogger("harness.worker")
 
 
 @dataclass(frozen=True)
 class RankJob:
-    cfg: DictConfig  # resolved; cfg.seed is the master seed, already drawn
+    cfg: DictConfig  # resolved; cfg.seed is the master seed, already drawn (on rank 0 at least)
     spec: ModelSpec
     run_dir: Path
-    data_dir: Path
-    rank: int = 0
-    world_size: int = 1
-    local_rank: int = 0
+    data_dir: Optional[Path]
+    world: World = SINGLE
 
 
 def pick_device(cfg: DictConfig, local_rank: int) -> torch.device:
@@ -87,7 +86,7 @@ def _sum_over_ranks(device: torch.device):
 
 
 def run_rank(job: RankJob, record: RunRecord) -> None:
-    cfg, spec, rank, world = job.cfg, job.spec, job.rank, job.world_size
+    cfg, spec, rank, world = job.cfg, job.spec, job.world.rank, job.world.world_size
     throughput_mode = cfg.mode == "throughput"
     # a throughput measurement is not an MLPerf run: it writes no MLPerf log
     mlperf = MLPerfLog(job.run_dir / "mlperf.log" if rank == 0 and not throughput_mode else None)
@@ -97,7 +96,8 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
     try:
         mlperf.event(C.CACHE_CLEAR, value=clear_page_cache() if cfg.clear_caches and rank == 0 else False)
         init_start = mlperf.start(C.INIT_START)
-        device = pick_device(cfg, job.local_rank)
+        device = pick_device(cfg, job.world.local_rank)
+        distributed.init_process_group(job.world, device)
         record.device = str(device)
         record.platform = cfg.mlperf.platform or platform_name(device, world)
         mlperf.event(C.SUBMISSION_BENCHMARK, value=spec.benchmark)
@@ -105,12 +105,15 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
         mlperf.event(C.SUBMISSION_DIVISION, value=str(cfg.mlperf.division))
         mlperf.event(C.SUBMISSION_STATUS, value=str(cfg.mlperf.status))
         mlperf.event(C.SUBMISSION_PLATFORM, value=record.platform)
-        mlperf.event("number_of_nodes", value=1)
+        mlperf.event("number_of_nodes", value=job.world.nodes)
         # ranks per node: GPUs, or CPU processes with device=cpu (docs/results.md)
-        mlperf.event("accelerators_per_node", value=world)
+        mlperf.event("accelerators_per_node", value=job.world.local_world_size)
         mlperf.event("precision", value=str(cfg.precision))  # a harness key, for grouping runs
 
-        seeds = seeding.derive(int(cfg.seed), rank, world)
+        # every rank takes rank 0's master seed: under torchrun each process drew its own
+        master = distributed.broadcast_int(int(cfg.seed), device)
+        record.seed = master
+        seeds = seeding.derive(master, rank, world)
         seeding.seed_everything(seeds.rank)
         mlperf.event(C.SEED, value=seeds.master)
         precision = policy(str(cfg.precision), device)
@@ -122,8 +125,11 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
         )
         bench = spec.build(ctx)
         if world > 1:
+            # device_ids=None: batches are already on the device, and DDP must not move the CPU
+            # tensors a model keeps on purpose (GNMT's sequence lengths, for cuDNN's packing);
+            # gradients live in DDP's all-reduce buckets, so no copy in or out of them each step
             bench.model = torch.nn.parallel.DistributedDataParallel(
-                bench.model, device_ids=[device.index] if device.type == "cuda" else None
+                bench.model, device_ids=None, gradient_as_bucket_view=True,
             )
         hyper = bench.hyperparameters()
         for key, value in hyper.items():

@@ -70,7 +70,7 @@ def test_scalar_options_compose(override):
     (["model.batch_size=abc"], "model.batch_size=abc: expected an integer like the default 2048"),
     (["model.layers=3"], "model.layers=3: expected a list like the default [64, 32, 16]"),
     (["max_epochs=0"], "max_epochs=0: need at least 1"),
-    (["gpus=0"], "gpus=0: need at least 1"),
+    (["gpus=0"], "gpus=0, nodes=1: need at least 1 each"),
     (["seed=1,x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),
     (["model=ncf,foo"], "unknown model 'foo'"),
 ])

@@ -66,6 +66,7 @@ def write(record: RunRecord, path: Path) -> None:
     with os.fdopen(fd, "w") as f:
         json.dump(asdict(record), f, indent=2, default=str)
         f.write("\n")
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)
 
 

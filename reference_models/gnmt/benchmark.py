@@ -13,7 +13,7 @@ import torch.distributed as dist
 from omegaconf import DictConfig
 from torch.nn.functional import cross_entropy
 
-from harness.interface import Logged, RunContext
+from harness.interface import Logged, RunContext, scaled_learning_rate
 from reference_models.gnmt import data as wmt
 from reference_models.gnmt.beam import beam_search
 from reference_models.gnmt.generate import LanguageSpec, ensure
@@ -53,13 +53,14 @@ class GNMTBenchmark:
                     f"{len(self.data.train_src)} training pairs cannot fill one global batch of {self.global_batch}")
             self.detokenize = Detokenizer()
 
+        self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
         self.model = GNMT(vocab_size, hp.hidden_size, hp.num_layers, hp.dropout, PAD_ID).to(ctx.device)
         fused = ctx.device.type == "cuda"  # one kernel for all parameters; the CPU has no fused Adam
         self.optimizer = torch.optim.Adam(
-            self.model.parameters(), lr=hp.learning_rate, betas=(hp.adam_beta1, hp.adam_beta2), eps=hp.adam_eps,
+            self.model.parameters(), lr=self.lr, betas=(hp.adam_beta1, hp.adam_beta2), eps=hp.adam_eps,
             fused=fused)
         self.schedule = Schedule.for_run(
-            hp.learning_rate, self._steps * ctx.cfg.max_epochs, hp.warmup_steps, hp.remain_steps,
+            self.lr, self._steps * ctx.cfg.max_epochs, hp.warmup_steps, hp.remain_steps,
             hp.decay_interval, hp.decay_steps, hp.decay_factor)
         self.lr_scheduler = self.schedule.scheduler(self.optimizer)
         self.grad_clip_norm = hp.grad_clip
@@ -69,7 +70,7 @@ class GNMTBenchmark:
         return {
             "global_batch_size": self.global_batch,
             "opt_name": "adam",
-            "opt_base_learning_rate": hp.learning_rate,
+            "opt_base_learning_rate": self.lr,
             "opt_adam_beta_1": hp.adam_beta1,
             "opt_adam_beta_2": hp.adam_beta2,
             "opt_adam_epsilon": hp.adam_eps,

@@ -13,7 +13,7 @@ import torch.distributed as dist
 from omegaconf import DictConfig
 from torch.nn.functional import binary_cross_entropy_with_logits
 
-from harness.interface import RunContext
+from harness.interface import RunContext, scaled_learning_rate
 from reference_models.ncf import data as ncf_data
 from reference_models.ncf.generate import GeneratorSpec, ensure
 from reference_models.ncf.model import NeuMF
@@ -53,10 +53,12 @@ class NCFBenchmark:
         # Every rank draws the same negatives and order from the shared seed, then takes its shard.
         self.generator = torch.Generator(device=dev).manual_seed(ctx.shared_seed)
 
+        self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, hp.batch_size * ctx.world_size,
+                                       hp.lr_reference_batch)
         self.model = NeuMF(d.n_users, d.n_items, hp.factors, list(hp.layers), hp.dropout).to(dev)
         self.optimizer = torch.optim.Adam(
             self.model.parameters(),
-            lr=hp.learning_rate,
+            lr=self.lr,
             betas=(hp.adam_beta1, hp.adam_beta2),
             eps=hp.adam_eps,
         )
@@ -68,7 +70,7 @@ class NCFBenchmark:
         return {
             "global_batch_size": hp.batch_size * self.world_size,
             "opt_name": "adam",
-            "opt_base_learning_rate": hp.learning_rate,
+            "opt_base_learning_rate": self.lr,
             "opt_adam_beta_1": hp.adam_beta1,
             "opt_adam_beta_2": hp.adam_beta2,
             "opt_adam_epsilon": hp.adam_eps,

@@ -1,0 +1,163 @@
+"""Several ranks on CPU (gloo): one run directory, rank 0's files, identical evaluations for the same
+seed, distributed evaluation equal to a single rank's, and a failed or interrupted rank reported."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from omegaconf import OmegaConf
+
+from harness.config import compose
+from harness.interface import RunContext
+from tests.helpers import run_cli
+
+pytestmark = pytest.mark.e2e
+NCF2 = ["model=ncf", "device=cpu", "gpus=2", "progress=false"]
+
+
+def _result(root: Path) -> tuple[Path, dict]:
+    (path,) = root.rglob("result.json")
+    return path.parent, json.loads(path.read_text())
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    work = tmp_path_factory.mktemp("two")
+    out = run_cli("harness.train", *NCF2, "seed=1", "output_root=out", cwd=work)
+    return work, out
+
+
+def test_two_cpu_ranks_reach_the_target_in_one_run_directory(two_ranks):
+    work, out = two_ranks
+    assert out.returncode == 0, out.stderr
+    run_dir, result = _result(work / "out")
+    assert result["status"] == "success" and result["world_size"] == 2
+    assert result["global_batch_size"] == 2 * 2048
+    assert result["hyperparameters"]["opt_base_learning_rate"] == pytest.approx(0.003 * 2 ** 0.5)  # sqrt rule
+    names = {p.name for p in run_dir.iterdir()}
+    assert names == {".hydra", "config.yaml", "mlperf.log", "result.json", "train.log", "rank_1.log"}
+    assert "rank 1/2" in (run_dir / "rank_1.log").read_text()
+    # the console shows rank 0 only: every epoch line once
+    epochs = [l for l in out.stdout.splitlines() if l.startswith("epoch ")]
+    assert len(epochs) == result["epochs_run"] and "world: 2 rank(s)" in out.stdout
+    log = (run_dir / "mlperf.log").read_text()
+    assert '"key": "global_batch_size", "value": 4096' in log and '"accelerators_per_node", "value": 2' in log
+    assert run_cli("harness.check", str(run_dir)).returncode == 0
+
+
+def test_same_seed_and_world_give_the_same_evaluations(tmp_path):
+    evals = {}
+    for name, seed in (("a", 5), ("b", 5), ("c", 6)):
+        out = run_cli("harness.train", *NCF2, f"seed={seed}", "max_epochs=2", "model.target=0.99",
+                      f"output_root={name}", cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        evals[name] = [e["quality"] for e in _result(tmp_path / name)[1]["evals"]]
+    assert evals["a"] == evals["b"]
+    assert evals["a"] != evals["c"]
+
+
+def _eval_rank(rank: int, world: int, init_file: str, state_path: str, data_dir: str, out: str):
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    cfg = compose(["model=ncf", f"data_root={Path(data_dir).parent}"])
+    OmegaConf.resolve(cfg)
+    from reference_models.ncf.benchmark import build
+
+    bench = build(RunContext(cfg=cfg, data_dir=Path(data_dir), synthetic=False, device=torch.device("cpu"),
+                             rank=rank, world_size=world, seed=1, shared_seed=2))
+    bench.model.load_state_dict(torch.load(state_path))
+    bench.model.eval()
+    quality = bench.evaluate(1)
+    if rank == 0:
+        Path(out).write_text(repr(quality))
+    dist.destroy_process_group()
+
+
+def test_distributed_evaluation_equals_a_single_ranks(two_ranks, tmp_path):
+    work, _ = two_ranks
+    data_dir = work / "out" / "datasets" / "ncf_embedded"
+    cfg = compose(["model=ncf", f"data_root={data_dir.parent}"])
+    OmegaConf.resolve(cfg)
+    from reference_models.ncf.benchmark import build
+
+    torch.manual_seed(0)
+    single = build(RunContext(cfg=cfg, data_dir=data_dir, synthetic=False, device=torch.device("cpu"),
+                              rank=0, world_size=1, seed=1, shared_seed=2))
+    for p in single.model.parameters():  # weights that rank the items in some definite order
+        torch.nn.init.normal_(p, 0, 0.5)
+    torch.save(single.model.state_dict(), tmp_path / "w.pt")
+    single.model.eval()
+    expected = single.evaluate(1)
+    mp.spawn(_eval_rank, args=(2, str(tmp_path / "init"), str(tmp_path / "w.pt"), str(data_dir),
+                               str(tmp_path / "q")), nprocs=2)
+    assert float((tmp_path / "q").read_text()) == expected
+
+
+def _wait_for(path_glob_root: Path, pattern: str, needle: str, timeout: float = 120) -> Path:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for p in path_glob_root.rglob(pattern):
+            if needle in p.read_text(errors="replace"):
+                return p
+        time.sleep(0.2)
+    raise AssertionError(f"{needle!r} never appeared in {pattern} under {path_glob_root}")
+
+
+def _start(tmp_path: Path, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "-m", "harness.train", *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def test_a_killed_rank_fails_the_run_within_60_s_naming_the_rank(tmp_path):
+    proc = _start(tmp_path, *NCF2, "seed=1", "model.target=0.99", "output_root=out")
+    _wait_for(tmp_path / "out", "mlperf.log", '"key": "run_start"')
+    rank1_log = _wait_for(tmp_path / "out", "rank_1.log", "pid ")
+    pid = int(re.search(r"pid (\d+)", rank1_log.read_text()).group(1))
+    time.sleep(1.0)
+    killed_at = time.time()
+    os.kill(pid, signal.SIGKILL)
+    _, err = proc.communicate(timeout=90)
+    assert time.time() - killed_at < 60
+    assert proc.returncode == 1
+    _, result = _result(tmp_path / "out")
+    assert result["status"] == "failed" and result["error"]["rank"] == 1
+    assert "SIGKILL" in result["reason"] and "rank 1" in err
+
+
+def test_ctrl_c_stops_every_rank_and_marks_the_run_aborted(tmp_path):
+    proc = _start(tmp_path, *NCF2, "seed=1", "model.target=0.99", "output_root=out")
+    log = _wait_for(tmp_path / "out", "mlperf.log", '"key": "run_start"')
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+    _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, err
+    _, result = _result(tmp_path / "out")
+    assert result["status"] == "aborted" and "interrupted" in result["reason"]
+    last = json.loads(log.read_text().splitlines()[-1][9:])
+    assert last["key"] == "run_stop" and last["metadata"]["status"] == "aborted"
+
+
+def test_a_run_started_by_torchrun_is_joined_not_respawned(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+         "-m", "harness.train", "model=ncf", "device=cpu", "seed=3", "progress=false", "output_root=out"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"},
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    run_dir, result = _result(tmp_path / "out")
+    assert run_dir.name.startswith("torchrun-")
+    assert result["status"] == "success" and result["world_size"] == 2 and result["seed"] == 3
+    assert {p.name for p in run_dir.iterdir()} == {".hydra", "config.yaml", "mlperf.log", "result.json",
+                                                  "train.log", "rank_1.log"}
+    assert len(list((tmp_path / "out").rglob("mlperf.log"))) == 1

@@ -1,0 +1,80 @@
+"""The world a rank belongs to, its seeds, and the batch policy's learning-rate rule."""
+from __future__ import annotations
+
+import pytest
+
+from harness import seeding
+from harness.config import ConfigError, _run_stamp, compose, compose_unchecked
+from harness.launch import check_resources
+from harness.distributed import from_environment, slurm_rendezvous
+from harness.interface import scaled_learning_rate
+
+
+def test_a_plain_process_is_not_distributed():
+    assert from_environment({}) is None
+    assert from_environment({"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_STEP_ID": "0"}) is None
+
+
+def test_torchrun_layout():
+    env = {"RANK": "5", "LOCAL_RANK": "1", "WORLD_SIZE": "8", "LOCAL_WORLD_SIZE": "4", "GROUP_RANK": "1"}
+    w = from_environment(env)
+    assert (w.rank, w.local_rank, w.world_size, w.local_world_size, w.node_rank, w.nodes, w.source) == (
+        5, 1, 8, 4, 1, 2, "torchrun")
+    assert not w.is_main
+
+
+def test_srun_layout_and_torchrun_inside_slurm():
+    env = {"SLURM_PROCID": "3", "SLURM_LOCALID": "1", "SLURM_NTASKS": "4", "SLURM_STEP_ID": "0",
+           "SLURM_NNODES": "2", "SLURM_NODEID": "1"}
+    w = from_environment(env)
+    assert (w.rank, w.local_rank, w.world_size, w.local_world_size, w.node_rank, w.nodes, w.source) == (
+        3, 1, 4, 2, 1, 2, "slurm")
+    both = {**env, "RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0"}
+    assert from_environment(both).source == "torchrun"
+
+
+def test_slurm_rendezvous_is_the_same_for_every_task():
+    env = {"SLURM_JOB_NODELIST": "gpu-a,gpu-b", "SLURM_JOB_ID": "123456"}
+    assert slurm_rendezvous(env) == {"MASTER_ADDR": "gpu-a", "MASTER_PORT": str(20000 + 123456 % 20000)}
+
+
+def test_run_directory_stamp_is_shared_by_the_ranks_of_one_run(monkeypatch):
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "abc123")
+    monkeypatch.setenv("RANK", "1")
+    assert _run_stamp() == "torchrun-abc123"
+    assert _run_stamp("nightly-7") == "run-nightly-7"
+    monkeypatch.delenv("RANK")
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID")
+    assert _run_stamp() != _run_stamp()  # a plain run: a timestamp to the microsecond
+
+
+def test_rank_seeds_are_derived_from_the_master_seed():
+    a = [seeding.derive(42, r, 4) for r in range(4)]
+    assert len({s.rank for s in a}) == 4  # each rank its own stream
+    assert len({s.shared for s in a}) == 1  # one shared stream for data order
+    assert a == [seeding.derive(42, r, 4) for r in range(4)]
+    assert a[0].rank != seeding.derive(43, 0, 4).rank
+
+
+def test_batch_policy_learning_rate_rules():
+    assert scaled_learning_rate(1e-3, "none", 4096, 1024) == 1e-3
+    assert scaled_learning_rate(1e-3, "linear", 4096, 1024) == pytest.approx(4e-3)
+    assert scaled_learning_rate(1e-3, "sqrt", 4096, 1024) == pytest.approx(2e-3)
+
+
+def test_multi_node_needs_a_rendezvous_and_a_run_id():
+    with pytest.raises(ConfigError, match="nodes=2 needs rdzv_endpoint=HOST:PORT and run_id=NAME"):
+        check_resources(compose(["nodes=2", "device=cpu"]))
+    check_resources(compose(["nodes=2", "device=cpu", "rdzv_endpoint=node0:29400", "run_id=r1"]))
+
+
+def test_more_gpus_than_the_host_has_is_refused_before_anything_starts():
+    with pytest.raises(ConfigError, match=r"device=cuda but PyTorch sees no CUDA device|ask for at most"):
+        check_resources(compose(["device=cuda", "gpus=64"]))
+
+
+def test_slurm_preset_places_one_rank_per_task():
+    cfg = compose_unchecked(["hydra/launcher=slurm", "gpus=4", "nodes=2"], hydra=True)
+    launcher = cfg.hydra.launcher
+    assert launcher._target_.endswith("SlurmLauncher")
+    assert (launcher.nodes, launcher.tasks_per_node, launcher.gpus_per_node) == (2, 4, 4)
