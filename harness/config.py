@@ -68,6 +68,9 @@ class HarnessConfig:
     throughput_repeats: int = 5  # mode=throughput: windows measured; the result is their median
     clear_caches: bool = False  # drop the OS page cache before the run (needs root), as MLPerf submissions do
     progress: bool = True
+    tensorboard: bool = True  # RUN_DIR/tb, written by rank 0
+    telemetry: bool = True  # NVML on GPUs (the process itself on CPU) into telemetry.jsonl and result.json
+    telemetry_interval_s: float = 1.0
     output_root: str = "outputs"
     data_root: str = MISSING
     mlperf: MLPerfFields = field(default_factory=MLPerfFields)

@@ -27,6 +27,7 @@ from omegaconf import DictConfig, OmegaConf
 from harness import console, distributed, registry
 from harness.config import ConfigError
 from harness.distributed import World
+from harness.interrupts import shielded
 from harness.results import record as rec
 from harness.worker import RankJob, run_rank
 
@@ -207,6 +208,9 @@ def _rank_main(payload: _Payload) -> Optional[dict]:
         raise Terminated(f"signal {signum}")
 
     signal.signal(signal.SIGTERM, _terminate)
+    if "OMP_NUM_THREADS" not in os.environ:
+        # As torchrun does: ranks sharing a host share its cores, or CPU ranks oversubscribe them.
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // world.local_world_size))
     cfg = OmegaConf.create(payload.config_yaml)
     record = rec.RunRecord(**payload.record)
     job = RankJob(cfg=cfg, spec=registry.get(payload.spec_name), run_dir=run_dir,
@@ -218,6 +222,7 @@ def _rank_main(payload: _Payload) -> Optional[dict]:
         raise
     finally:
         if world.is_main:
-            rec.write(record, run_dir / RANK0_RECORD)
+            with shielded():
+                rec.write(record, run_dir / RANK0_RECORD)
         distributed.destroy_process_group()
     return asdict(record) if world.is_main else None

@@ -20,6 +20,7 @@ from harness.meter import EpochCount, ThroughputMeter
 from harness.mlperf_log import TRACKED_STATS, C, MLPerfLog
 from harness.precision import PrecisionPolicy
 from harness.progress import Progress
+from harness.tensorboard_log import Board
 
 log = logging.getLogger("harness.loop")
 
@@ -98,6 +99,7 @@ def train_to_target(
     mlperf: MLPerfLog,
     quality_name: str,
     result: LoopResult,
+    board: Optional[Board] = None,
 ) -> LoopResult:
     """Train until the target or the epoch cap. `result` is filled as epochs finish, so a caller
     that sees an exception still has every finished epoch."""
@@ -109,6 +111,9 @@ def train_to_target(
             mean_loss, counted = train_epoch(bench, epoch, precision, meter, progress)
             mlperf.end(C.EPOCH_STOP, metadata={"epoch_num": epoch})
             result.epochs.append(EpochRecord(epoch, mean_loss, meter.epoch_seconds, counted.throughput))
+            if board is not None:
+                board.epoch(epoch, loss=mean_loss, lr=_lr(bench), throughput=counted.throughput, quality=None,
+                            quality_name=quality_name)
             # samples and seconds let a reader of the log alone total the run's throughput
             mlperf.event(TRACKED_STATS, metadata={"epoch_num": epoch}, value={
                 "throughput": counted.throughput, "samples": counted.samples,
@@ -122,6 +127,8 @@ def train_to_target(
         mlperf.end(C.EVAL_STOP, metadata={"epoch_num": block_last})
         mlperf.end(C.BLOCK_STOP, metadata={"first_epoch_num": block_first})
         result.epochs[-1].quality = quality
+        if board is not None:
+            board.epoch(block_last, loss=None, lr=None, throughput=None, quality=quality, quality_name=quality_name)
         reached = quality >= target
         log.info(
             "epoch %d/%d  %s %.4f (target %.4f%s)  loss %.4f  %.1f s training",
@@ -137,7 +144,7 @@ def train_to_target(
 
 def measure_throughput(
     bench: Benchmark, *, warmup_steps: int, steps: int, repeats: int, precision: PrecisionPolicy,
-    meter: ThroughputMeter, progress: Progress, result: LoopResult,
+    meter: ThroughputMeter, progress: Progress, result: LoopResult, board: Optional[Board] = None,
 ) -> LoopResult:
     """mode=throughput: `warmup_steps` steps whose count is dropped, then `repeats` windows of `steps`
     steps on synthetic batches; each window is one epoch record, so the spread is visible."""
@@ -146,5 +153,14 @@ def measure_throughput(
     for window in range(1, repeats + 1):
         mean_loss, counted = train_epoch(bench, window, precision, meter, progress, max_steps=steps)
         result.epochs.append(EpochRecord(window, mean_loss, meter.epoch_seconds, counted.throughput))
+        if board is not None:
+            board.epoch(window, loss=mean_loss, lr=_lr(bench), throughput=counted.throughput, quality=None,
+                        quality_name="")
     result.status = C.SUCCESS
     return result
+
+
+def _lr(bench: Benchmark) -> Optional[float]:
+    """The learning rate now (a Python number, or a tensor read once per epoch)."""
+    groups = bench.optimizer.param_groups
+    return float(groups[0]["lr"]) if groups else None

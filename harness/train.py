@@ -25,6 +25,7 @@ from harness import console, distributed, registry, seeding
 from harness.config import CONF_DIR, ConfigError, check, check_cli
 from harness.distributed import World
 from harness.interface import DataError
+from harness.interrupts import shielded
 from harness.launch import RankFailed, check_resources, launch
 from harness.results import record as rec
 
@@ -72,7 +73,8 @@ def run_job(cfg: DictConfig) -> rec.RunRecord:
     finally:
         record.finished_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         if main_rank:
-            rec.write(record, run_dir / "result.json")
+            with shielded():  # a second Ctrl-C must not leave a half-written result.json
+                rec.write(record, run_dir / "result.json")
             _summarise(record)
     return record
 

@@ -18,12 +18,14 @@ import torch.distributed as dist
 from omegaconf import DictConfig
 
 from harness import distributed, seeding
+from harness.interrupts import shielded
 from harness.config import ConfigError
 from harness.distributed import SINGLE, World
 from harness.interface import Logged, ModelSpec, RunContext
 from harness.loop import LoopResult, measure_throughput, train_to_target
 from harness.meter import ThroughputMeter
 from harness.mlperf_log import C, MLPerfLog
+from harness.observe import Observers, open_observers
 from harness.precision import policy
 from harness.progress import Progress
 from harness.results.record import ABORTED, RunRecord
@@ -48,11 +50,6 @@ def pick_device(cfg: DictConfig, local_rank: int) -> torch.device:
         raise ConfigError("device=cuda but PyTorch sees no CUDA device; use device=cpu")
     torch.cuda.set_device(local_rank)
     return torch.device("cuda", local_rank)
-
-
-def platform_name(device: torch.device, world_size: int) -> str:
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
-    return f"{world_size}x{name}"
 
 
 def clear_page_cache() -> bool:
@@ -93,13 +90,15 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
     record.mlperf_log = str(mlperf.path) if mlperf.enabled else None
     run_start: Optional[int] = None
     loop_result = LoopResult(status=ABORTED)
+    watch: Optional[Observers] = None
+    ended_normally = False
     try:
         mlperf.event(C.CACHE_CLEAR, value=clear_page_cache() if cfg.clear_caches and rank == 0 else False)
         init_start = mlperf.start(C.INIT_START)
         device = pick_device(cfg, job.world.local_rank)
         distributed.init_process_group(job.world, device)
         record.device = str(device)
-        record.platform = cfg.mlperf.platform or platform_name(device, world)
+        watch = open_observers(cfg, job, device, record)  # system.json, platform name, TensorBoard, telemetry
         mlperf.event(C.SUBMISSION_BENCHMARK, value=spec.benchmark)
         mlperf.event(C.SUBMISSION_ORG, value=cfg.mlperf.org)
         mlperf.event(C.SUBMISSION_DIVISION, value=str(cfg.mlperf.division))
@@ -154,27 +153,32 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
                             unit=spec.sample_unit)
         if throughput_mode:
             meter = ThroughputMeter(0, sync, all_ranks_sum, world)  # warm-up is a window of its own
+            watch.begin()
             try:
                 measure_throughput(
                     bench, warmup_steps=cfg.warmup_steps, steps=cfg.throughput_steps,
                     repeats=cfg.throughput_repeats, precision=precision, meter=meter, progress=progress,
-                    result=loop_result)
+                    result=loop_result, board=watch.board)
             finally:
+                watch.end()
                 progress.clear()
                 _fill_from_loop(record, loop_result)
             windows = [e.throughput for e in loop_result.epochs if e.throughput]
             record.throughput = statistics.median(windows) if windows else None
             record.status = loop_result.status
+            ended_normally = True
             return
         meter = ThroughputMeter(cfg.warmup_steps, sync, all_ranks_sum, world)
         run_start = mlperf.start(C.RUN_START)
+        watch.begin()  # energy to train counts from run_start to run_stop
         try:
             train_to_target(
                 bench, target=cfg.model.target, max_epochs=cfg.max_epochs, eval_every=cfg.eval_every,
                 precision=precision, meter=meter, progress=progress, mlperf=mlperf,
-                quality_name=spec.quality_metric, result=loop_result,
+                quality_name=spec.quality_metric, result=loop_result, board=watch.board,
             )
         finally:
+            watch.end()
             progress.clear()
             _fill_from_loop(record, loop_result)
         record.throughput = meter.throughput()
@@ -183,15 +187,27 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
         record.status = loop_result.status
         if loop_result.status == ABORTED:
             record.reason = f"{spec.quality_metric} target {cfg.model.target} not reached in {cfg.max_epochs} epochs"
+        ended_normally = True
     except BaseException as err:
         if run_start is not None:
             # The log must still end: an interrupted or crashed run is an aborted run to MLPerf.
             why = "interrupted" if isinstance(err, KeyboardInterrupt) else type(err).__name__
-            stop = mlperf.end(C.RUN_STOP, metadata={"status": C.ABORTED, "reason": why})
-            record.set_time_to_train(run_start, stop)
+            with shielded():  # the launcher's forwarded signal must not cut the last line off
+                stop = mlperf.end(C.RUN_STOP, metadata={"status": C.ABORTED, "reason": why})
+                record.set_time_to_train(run_start, stop)
         raise
     finally:
-        mlperf.close()
+        with shielded():
+            mlperf.close()
+        if watch is not None:
+            _finish(watch, record, ended_normally)
+
+
+def _finish(watch: Observers, record: RunRecord, ended_normally: bool) -> None:
+    try:
+        watch.finish(record, ended_normally=ended_normally)
+    except Exception as err:  # telemetry and TensorBoard must not turn a finished run into a failed one
+        log.warning("telemetry/TensorBoard summary failed: %s", err)
 
 
 def _fill_from_loop(record: RunRecord, result: LoopResult) -> None:

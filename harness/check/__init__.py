@@ -39,6 +39,27 @@ class CheckResult:
         return " | ".join(firsts) if firsts else "failed"
 
 
+def quality_target(benchmark: str, ruleset: Optional[str] = None) -> Optional[float]:
+    """The quality target the rules hold a benchmark's eval_accuracy to (their ATLEAST_ONE_CHECK)."""
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    version, _, rules = pick_rules(benchmark, ruleset)
+    base = Path(mlp_compliance.__file__).parent
+    candidates = [Path(rules)] if Path(rules).is_absolute() else [base / f"training_{version}" / f"closed_{benchmark}.yaml"]
+    for path in candidates:
+        if not path.is_file():
+            continue
+        for rule in yaml.safe_load(path.read_text()) or []:
+            check = rule.get("KEY", {}).get("ATLEAST_ONE_CHECK", "") if isinstance(rule, dict) else ""
+            found = re.search(r">=\s*([0-9.]+)", str(check))
+            if rule.get("KEY", {}).get("NAME") == "eval_accuracy" and found:
+                return float(found.group(1))
+    return None
+
+
 def training_rulesets() -> list[str]:
     return sorted(mlp_compliance.rule_choices(), key=lambda v: tuple(int(x) for x in v.split(".")))
 

@@ -46,6 +46,10 @@ class RunSummary:
     throughput: Optional[float] = None  # from tracked_stats samples and seconds, when logged
     timestamp_unit: str = "ms"
     problems: list[str] = field(default_factory=list)  # why this run cannot be scored as it is
+    # from the harness's files beside the log (result.json, system.json); absent from official logs
+    accelerator: Optional[str] = None  # the GPU model, or CPU
+    energy_j: Optional[float] = None  # energy to train: run_start..run_stop, all GPUs of the run
+    power_w: Optional[float] = None  # mean power over that window, all GPUs of the run
 
     @property
     def scorable(self) -> bool:
@@ -74,7 +78,29 @@ def parse_file(path: str | Path) -> RunSummary:
             lines = f.readlines()
     except OSError as err:
         raise LogError(f"cannot read: {err.strerror or err}") from None
-    return parse_lines(lines, str(path))
+    run = parse_lines(lines, str(path))
+    if path.name == "mlperf.log":
+        add_run_files(run, path.parent)
+    return run
+
+
+def add_run_files(run: RunSummary, run_dir: Path) -> None:
+    """GPU model, energy and power from a harness run's result.json (system.json for the model when
+    result.json is missing); nothing changes when they are absent or unreadable."""
+    try:
+        result = json.loads((run_dir / "result.json").read_text())
+    except (OSError, ValueError):
+        result = {}
+    if not isinstance(result, dict):
+        result = {}
+    tele = result.get("telemetry") if isinstance(result.get("telemetry"), dict) else {}
+    run.energy_j, run.power_w = tele.get("energy_j"), tele.get("power_mean_w")
+    run.accelerator = result.get("accelerator") or None
+    if run.accelerator is None:
+        try:
+            run.accelerator = json.loads((run_dir / "system.json").read_text()).get("accelerator_model_name")
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 def parse_lines(lines: list[str], path: str = "<log>") -> RunSummary:
@@ -196,6 +222,25 @@ def _read_keys(run: RunSummary, records: list[tuple[int, dict[str, Any]]]) -> No
             run.epochs_to_converge = epochs[-1]
         else:
             run.problems.append("status success but no eval_accuracy with an epoch_num")
+
+
+def from_result_json(path: str | Path) -> Optional[RunSummary]:
+    """A harness run that failed before its MLPerf log began (bad data, a crash at start): its
+    result.json is all there is. None for throughput measurements, which are not MLPerf runs."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return RunSummary(path=str(path), problems=["result.json cannot be read"])
+    if not isinstance(data, dict) or data.get("mode") == "throughput":
+        return None
+    reason = data.get("reason") or "no MLPerf log"
+    return RunSummary(
+        path=str(path), benchmark=data.get("benchmark") or None, status=str(data.get("status", "failed")),
+        platform=data.get("platform") or None, seed=data.get("seed"), world_size=data.get("world_size"),
+        precision=data.get("precision") or None, global_batch_size=data.get("global_batch_size"),
+        problems=[f"no mlperf.log: the run ended before its log began ({reason})"],
+        accelerator=data.get("accelerator") or None,
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -30,6 +30,7 @@ class RunRecord:
     world_size: int = 1
     device: str = ""
     platform: str = ""
+    accelerator: str = ""  # system.json's accelerator_model_name: the GPU model, or CPU
     precision: str = ""
     global_batch_size: Optional[int] = None
     time_to_train_s: Optional[float] = None  # run_stop - run_start, from the logged times
@@ -52,6 +53,7 @@ class RunRecord:
     finished_at: Optional[str] = None
     command: list[str] = field(default_factory=list)
     versions: dict[str, Optional[str]] = field(default_factory=dict)
+    telemetry: Optional[dict[str, Any]] = None  # the sampler's summary over run_start..run_stop (docs/results.md)
     schema: str = SCHEMA
 
     def set_time_to_train(self, run_start_ms: int, run_stop_ms: int) -> None:

@@ -45,7 +45,11 @@ def test_two_cpu_ranks_reach_the_target_in_one_run_directory(two_ranks):
     assert result["global_batch_size"] == 2 * 2048
     assert result["hyperparameters"]["opt_base_learning_rate"] == pytest.approx(0.003 * 2 ** 0.5)  # sqrt rule
     names = {p.name for p in run_dir.iterdir()}
-    assert names == {".hydra", "config.yaml", "mlperf.log", "result.json", "train.log", "rank_1.log"}
+    assert names == {".hydra", "config.yaml", "mlperf.log", "result.json", "train.log", "rank_1.log",
+                     "system.json", "tb", "telemetry.jsonl"}
+    # both ranks' processes are in the telemetry summary: CPU time adds up, the peak is the larger one
+    assert result["telemetry"]["source"] == "process" and result["telemetry"]["processes"] == 2
+    assert result["telemetry"]["cpu_seconds"] > 0 and result["platform"] == "2xCPU"
     assert "rank 1/2" in (run_dir / "rank_1.log").read_text()
     # the console shows rank 0 only: every epoch line once
     epochs = [l for l in out.stdout.splitlines() if l.startswith("epoch ")]
@@ -159,5 +163,6 @@ def test_a_run_started_by_torchrun_is_joined_not_respawned(tmp_path):
     assert run_dir.name.startswith("torchrun-")
     assert result["status"] == "success" and result["world_size"] == 2 and result["seed"] == 3
     assert {p.name for p in run_dir.iterdir()} == {".hydra", "config.yaml", "mlperf.log", "result.json",
-                                                  "train.log", "rank_1.log"}
+                                                  "train.log", "rank_1.log", "system.json", "tb", "telemetry.jsonl"}
+    assert result["telemetry"]["processes"] == 2  # the joined ranks' summaries were gathered too
     assert len(list((tmp_path / "out").rglob("mlperf.log"))) == 1

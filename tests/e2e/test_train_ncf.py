@@ -45,7 +45,8 @@ def test_embedded_ncf_reaches_its_target(ncf_run):
 def test_run_directory_holds_what_users_rely_on(ncf_run):
     work, run_dir, _ = ncf_run
     names = {p.name for p in run_dir.iterdir()}
-    assert {"config.yaml", "mlperf.log", "result.json", "train.log", ".hydra"} <= names
+    assert {"config.yaml", "mlperf.log", "result.json", "train.log", ".hydra", "system.json", "tb",
+            "telemetry.jsonl"} <= names
     assert "seed: 1" in (run_dir / "config.yaml").read_text()
     assert "HR@10" in (run_dir / "train.log").read_text()
     assert {p.name for p in work.iterdir()} == {"out"}  # nothing outside the output root
@@ -71,6 +72,39 @@ def test_its_log_passes_harness_check_and_the_official_checker(ncf_run, tmp_path
     )
     assert official.returncode == 0, official.stdout + official.stderr
     assert "SUCCESS" in (tmp_path / "checker.log").read_text()
+
+
+def test_tensorboard_holds_the_run_in_its_own_folder(ncf_run):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    _, run_dir, _ = ncf_run
+    tb = run_dir / "tb"
+    assert [p.is_file() for p in tb.iterdir()] == [True]  # one event file, no timestamped subfolder
+    events = EventAccumulator(str(tb))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert {"train/loss", "train/lr", "train/samples_per_s", "eval/HR@10", "process/rss_mib",
+            "result/time_to_train_min", "result/epochs_to_converge", "result/status"} <= tags
+    result = json.loads((run_dir / "result.json").read_text())
+    quality = [(e.step, e.value) for e in events.Scalars("eval/HR@10")]
+    assert quality == [(e["epoch"], pytest.approx(e["quality"], abs=1e-6)) for e in result["evals"]]  # float32
+    assert [e.value for e in events.Scalars("result/status")] == [1.0]  # success
+    assert set(events.PluginTagToContent("hparams")) == {
+        "_hparams_/experiment", "_hparams_/session_start_info", "_hparams_/session_end_info"}
+
+
+def test_a_cpu_run_records_its_process_and_system(ncf_run, tmp_path):
+    _, run_dir, _ = ncf_run
+    telemetry = json.loads((run_dir / "result.json").read_text())["telemetry"]
+    assert telemetry["source"] == "process" and telemetry["samples"] >= 1
+    assert telemetry["rss_peak_mib"] > 50 and telemetry["cpu_seconds"] > 0
+    samples = [json.loads(l) for l in (run_dir / "telemetry.jsonl").read_text().splitlines()]
+    assert samples and all(s["process"]["rss_mib"] > 0 for s in samples)
+    system = json.loads((run_dir / "system.json").read_text())
+    assert system["accelerator_model_name"] == "CPU" and system["system_name"] == "1xCPU"
+    official = run_cli("mlperf_logging.system_desc_checker", str(run_dir / "system.json"), "training", "0.7.0",
+                       "--log_output", str(tmp_path / "desc.log"), cwd=tmp_path)
+    assert official.returncode == 0 and "passed" in (tmp_path / "desc.log").read_text(), official.stderr
 
 
 def test_report_reads_the_run(ncf_run):
@@ -116,11 +150,12 @@ def test_sweep_of_runs_that_miss_the_target(tmp_path):
     """Two runs in one process: each its own directory and log; missing the target exits 0, and
     the official checker fails such a log, as it should."""
     out = run_cli("harness.train", "-m", "seed=1,2", "max_epochs=1", "output_root=out", "progress=false",
-                  cwd=tmp_path)
+                  "tensorboard=false", "telemetry=false", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     dirs = _run_dirs(tmp_path / "out")
     assert len(dirs) == 2
     for d, seed in zip(dirs, (1, 2)):
+        assert not (d / "tb").exists() and not (d / "telemetry.jsonl").exists()  # both switched off
         result = json.loads((d / "result.json").read_text())
         assert (result["status"], result["seed"], result["epochs_run"]) == ("aborted", seed, 1)
         log = (d / "mlperf.log").read_text()

@@ -1,0 +1,124 @@
+"""The report's tables as plain text (the terminal) or Markdown, from one set of rows."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+from harness.results.compare import PrecisionRatio, Speedup
+from harness.results.parse import RunSummary
+from harness.results.score import Score
+from harness.results.stats import GroupStats
+
+
+def fmt(value: Optional[float], spec: str = ".4g") -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def rel(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def run_rows(runs: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
+    # the hardware columns appear once any run has them: official logs carry none
+    gpu = any(r.accelerator for r in runs)
+    energy = any(r.energy_j is not None or r.power_w is not None for r in runs)
+    header = ["benchmark", "status", "ttt_s", "ttt_min", "epochs", "throughput/s", "seed", "world", "precision"]
+    header += ["gpu"] * gpu + ["energy_kJ", "power_W"] * energy + ["log"]
+    rows = []
+    for r in runs:
+        row = [
+            r.benchmark or "?", r.status + ("" if r.scorable else "*"), fmt(r.time_to_train_s, ".1f"),
+            fmt(r.time_to_train_min, ".4f"), fmt(r.epochs_to_converge, "g"), fmt(r.throughput, ",.0f"),
+            "n/a" if r.seed is None else str(r.seed), "n/a" if r.world_size is None else str(r.world_size),
+            r.precision or "n/a",
+        ]
+        if gpu:
+            row.append(r.accelerator or "n/a")
+        if energy:
+            row += [fmt(None if r.energy_j is None else r.energy_j / 1000, ".3g"), fmt(r.power_w, ".0f")]
+        rows.append(row + [rel(r.path)])
+    return header, rows
+
+
+def _key_cells(key) -> list[str]:
+    bench, platform, world, precision, batch = key
+    return [bench, platform, "n/a" if world is None else str(world), precision or "n/a",
+            "n/a" if batch is None else str(batch)]
+
+
+def group_rows(stats: list[GroupStats], scores: dict[Any, Score]) -> tuple[list[str], list[list[str]]]:
+    header = ["benchmark", "platform", "world", "precision", "batch", "runs", "conv", "score_min", "runs/req",
+              "ttt_min mean/median/std/min/max", "epochs mean/olympic/std/min/max", "epochs: runs",
+              "throughput/s mean (std)", "init_s"]
+    energy = any(g.energy_j.n or g.power_w.n for g in stats)
+    header += ["energy_kJ mean (std)", "power_W mean"] * energy
+    rows = []
+    for g in stats:
+        s = scores[g.key]
+        req = f"{s.runs}/{s.required} {'yes' if s.count_ok else 'no'}" if s.required else f"{s.runs}/?"
+        t, e, tp = g.time_to_train_min, g.epochs, g.throughput
+        rows.append(_key_cells(g.key) + [
+            str(g.runs), str(g.converged), fmt(s.minutes, ".4f"), req,
+            "/".join(fmt(x, ".4g") for x in (t.mean, t.median, t.std, t.min, t.max)),
+            "/".join(fmt(x, ".3g") for x in (e.mean, e.olympic_mean, e.std, e.min, e.max)),
+            " ".join(f"{k}:{v}" for k, v in e.counts.items()) or "n/a",
+            f"{fmt(tp.mean, ',.0f')} ({fmt(tp.std, ',.0f')})", fmt(g.init_time_s.mean, ".1f"),
+        ])
+        if energy:
+            kj = [None if x is None else x / 1000 for x in (g.energy_j.mean, g.energy_j.std)]
+            rows[-1] += [f"{fmt(kj[0], '.3g')} ({fmt(kj[1], '.2g')})", fmt(g.power_w.mean, ".0f")]
+    return header, rows
+
+
+def score_notes(stats: list[GroupStats], scores: dict[Any, Score]) -> list[str]:
+    return [f"{' '.join(_key_cells(g.key))}: {scores[g.key].note}" for g in stats]
+
+
+def speedup_rows(speedups: list[Speedup]) -> tuple[list[str], list[list[str]]]:
+    header = ["benchmark", "system", "precision", "GPUs", "ttt speedup", "= throughput", "x epochs", "x rest",
+              "efficiency", "RCP vs baseline"]
+    rows = []
+    for s in speedups:
+        tput = fmt(s.throughput, ".2f") + ("x (implied)" if s.throughput_implied else "x")
+        rows.append([
+            s.benchmark, s.system, s.precision or "n/a", f"{s.world} vs {s.baseline_world}",
+            fmt(s.time_to_train, ".2f") + "x", tput, fmt(s.epochs_ratio, ".2f") + "x",
+            "n/a" if s.rest is None else f"{s.rest:.2f}x", fmt(s.efficiency, ".0%"),
+            "n/a (too few runs)" if s.rcp is None else ("pass" if s.rcp.passed else "FAIL"),
+        ])
+    return header, rows
+
+
+def speedup_notes(speedups: list[Speedup]) -> list[str]:
+    notes = []
+    for s in speedups:
+        where = f"{s.benchmark} {s.system} {s.precision or ''} {s.world} vs {s.baseline_world} GPUs"
+        if s.flag:
+            notes.append(f"{where}: {s.flag}")
+        if s.rcp is not None:
+            notes.append(f"{where}: RCP {s.rcp.describe()}")
+    return notes
+
+
+def precision_rows(ratios: list[PrecisionRatio]) -> tuple[list[str], list[list[str]]]:
+    header = ["benchmark", "system", "world", "precision", "vs", "throughput ratio", "ttt ratio", "epochs ratio"]
+    return header, [[r.benchmark, r.system, "n/a" if r.world is None else str(r.world), r.precision,
+                     r.baseline_precision, fmt(r.throughput, ".2f") + "x", fmt(r.time_to_train, ".2f") + "x",
+                     fmt(r.epochs_ratio, ".2f") + "x"] for r in ratios]
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    esc = lambda c: c.replace("|", "\\|")  # noqa: E731
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)

@@ -1,0 +1,143 @@
+"""Per-group statistics of runs: time to train, epochs to converge as MLPerf's RCP checker reads them,
+throughput, init time; and the RCP checker's test of whether a group converges significantly faster
+than a reference.
+
+The RCP arithmetic is mlperf_logging's rcp_checker (compute_rcp_stats, _find_min_acceptable_mean):
+the reference mean is the olympic mean of its epochs, its stdev numpy's std (ddof=0) over all of them,
+and a group of N runs counts as significantly faster when its olympic mean falls below
+    mean - t(0.95, n_ref + n_sub - 2) * stdev * sqrt(1/n_ref + 1/n_sub)
+with n_ref and n_sub the run counts less the two dropped ones: the closed form of the one-sided
+pooled t-test at 0.05 that the checker's binary search converges to.
+"""
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from harness.results.parse import RunSummary
+
+GroupKey = tuple[str, str, Optional[int], Optional[str], Optional[int]]  # benchmark, platform, world, precision, batch
+
+
+def group_key(run: RunSummary) -> GroupKey:
+    return (run.benchmark or "?", run.platform or "?", run.world_size, run.precision, run.global_batch_size)
+
+
+def platform_kind(platform: str) -> str:
+    """'8xNVIDIA H200' -> 'NVIDIA H200': the system, whatever its count (speedups compare counts)."""
+    return re.sub(r"^\d+\s*x\s*", "", platform or "?")
+
+
+@dataclass(frozen=True)
+class Spread:
+    n: int
+    mean: Optional[float]
+    median: Optional[float]
+    std: Optional[float]  # ddof=0, as MLPerf's RCP checker computes it
+    min: Optional[float]
+    max: Optional[float]
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> "Spread":
+        v = [float(x) for x in values if x is not None]
+        if not v:
+            return cls(0, None, None, None, None, None)
+        return cls(len(v), statistics.fmean(v), statistics.median(v), statistics.pstdev(v), min(v), max(v))
+
+
+@dataclass(frozen=True)
+class EpochStats:
+    n: int
+    mean: Optional[float]
+    olympic_mean: Optional[float]  # drop the fastest and the slowest, as MLPerf's RCP mean
+    std: Optional[float]  # ddof=0 over every converged run, as the RCP checker
+    min: Optional[float]
+    max: Optional[float]
+    counts: dict[str, int] = field(default_factory=dict)  # epochs -> runs
+
+    @classmethod
+    def of(cls, epochs: Sequence[float], dropped: int = 1) -> "EpochStats":
+        e = sorted(float(x) for x in epochs if x is not None)
+        if not e:
+            return cls(0, None, None, None, None, None, {})
+        kept = e[dropped: len(e) - dropped]
+        counts = Counter(_label(x) for x in e)
+        return cls(len(e), statistics.fmean(e), statistics.fmean(kept) if kept else None, statistics.pstdev(e),
+                   e[0], e[-1], dict(sorted(counts.items(), key=lambda kv: float(kv[0]))))
+
+
+def _label(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+@dataclass(frozen=True)
+class GroupStats:
+    key: GroupKey
+    runs: int
+    converged: int
+    time_to_train_min: Spread  # converged runs only: a run that missed the target has no time to train
+    epochs: EpochStats
+    throughput: Spread
+    init_time_s: Spread
+    seeds: list
+    energy_j: Spread = Spread.of([])  # converged runs with telemetry: energy to train
+    power_w: Spread = Spread.of([])
+    accelerators: list = field(default_factory=list)  # GPU models seen in the group
+
+
+def group_stats(key: GroupKey, runs: Sequence[RunSummary]) -> GroupStats:
+    conv = [r for r in runs if r.converged]
+    dropped = 4 if key[0] == "unet3d" else 1
+    return GroupStats(
+        key=key, runs=len(runs), converged=len(conv),
+        time_to_train_min=Spread.of([r.time_to_train_min for r in conv]),
+        epochs=EpochStats.of([r.epochs_to_converge for r in conv], dropped),
+        throughput=Spread.of([r.throughput for r in runs if r.throughput]),
+        init_time_s=Spread.of([r.init_time_s for r in runs if r.init_time_s is not None]),
+        seeds=[r.seed for r in runs],
+        energy_j=Spread.of([r.energy_j for r in conv if r.energy_j is not None]),
+        power_w=Spread.of([r.power_w for r in runs if r.power_w is not None]),
+        accelerators=sorted({r.accelerator for r in runs if r.accelerator}),
+    )
+
+
+@dataclass(frozen=True)
+class RCPVerdict:
+    reference_mean: float  # olympic mean of the reference group's epochs
+    reference_std: float
+    min_acceptable_mean: float  # below this, the group converges significantly faster
+    group_mean: float
+    passed: bool
+
+    def describe(self) -> str:
+        if self.passed:
+            return (f"pass: olympic mean {self.group_mean:.3g} epochs >= {self.min_acceptable_mean:.3g}, "
+                    f"the fastest a group may converge next to the reference's {self.reference_mean:.3g} "
+                    f"(std {self.reference_std:.3g})")
+        return (f"fail: olympic mean {self.group_mean:.3g} epochs < {self.min_acceptable_mean:.3g}: significantly "
+                f"faster than the reference's {self.reference_mean:.3g} (std {self.reference_std:.3g}, one-sided "
+                "t-test at 0.05)")
+
+
+def min_acceptable_mean(mean: float, std: float, n_ref: int, n_sub: int, alpha: float = 0.05) -> float:
+    """The RCP checker's bound, in closed form (see the module docstring)."""
+    from scipy.stats import t
+
+    if std == 0 or n_ref + n_sub <= 2:
+        return mean
+    bound = mean - float(t.ppf(1 - alpha, n_ref + n_sub - 2)) * std * math.sqrt(1 / n_ref + 1 / n_sub)
+    return max(bound, 0.0)  # plain floats: the verdict goes into JSON
+
+
+def rcp_check(reference: GroupStats, group: GroupStats) -> Optional[RCPVerdict]:
+    """None when either group has too few converged runs for an olympic mean."""
+    ref, sub = reference.epochs, group.epochs
+    if ref.olympic_mean is None or sub.olympic_mean is None or ref.std is None:
+        return None
+    dropped = 4 if reference.key[0] == "unet3d" else 1
+    bound = min_acceptable_mean(ref.olympic_mean, ref.std, ref.n - 2 * dropped, group.runs - 2 * dropped)
+    return RCPVerdict(ref.olympic_mean, ref.std, bound, sub.olympic_mean, bool(sub.olympic_mean >= bound))

@@ -1,0 +1,92 @@
+"""Seed sweeps: the summary a sweep writes when it ends, and a shortcut that runs drawn seeds.
+
+    python -m harness.sweep model=ncf                     # MLPerf's required count of drawn seeds (10 for NCF)
+    python -m harness.sweep model=gnmt runs=5 gpus=1,2    # 5 drawn seeds, each at 1 and 2 GPUs
+
+MLPerf's closed division wants seeds drawn, not hand-picked: the shortcut draws them from the OS,
+writes them to seeds.txt in the sweep directory before anything runs, and starts the Hydra multirun
+`python -m harness.train -m seed=S1,S2,... <your overrides>`. Any multirun (this one or one typed by
+hand) ends with SweepSummary writing summary.md, summary.json, summary.csv and plots/ into its sweep
+directory; `python -m harness.report SWEEP_DIR --md ... --plots ...` rebuilds the same at any time.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Optional
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+log = logging.getLogger("harness.sweep")
+
+
+class SweepSummary(Callback):
+    """Hydra callback (conf/config.yaml: hydra.callbacks.sweep_summary): report the whole sweep at its end."""
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        from harness.report import build, render_text, write_outputs
+
+        sweep_dir = Path(config.hydra.sweep.dir)
+        report = build([str(sweep_dir)])
+        written = write_outputs(report, md=str(sweep_dir / "summary.md"), json_out=str(sweep_dir / "summary.json"),
+                                csv_out=str(sweep_dir / "summary.csv"), plots=str(sweep_dir / "plots"))
+        failed = [r for r in report.runs if r.status in ("failed", "incomplete")]
+        print(render_text(report), end="")
+        print(f"sweep: {len(report.runs)} run(s), {sum(r.converged for r in report.runs)} converged, "
+              f"{len(failed)} failed; summary in {sweep_dir}/summary.md and {len(written) - 3} plot(s)")
+
+
+def planned_runs(benchmark: str, runs: Optional[int]) -> int:
+    """runs= when given, else MLPerf's required count for the benchmark (5 when MLPerf names none)."""
+    from harness.results.score import required_runs
+
+    return runs or required_runs(benchmark) or 5
+
+
+def _split_runs(args: list[str]) -> tuple[Optional[int], list[str]]:
+    runs, rest = None, []
+    for a in args:
+        if a.startswith("runs="):
+            runs = int(a.split("=", 1)[1])
+        else:
+            rest.append(a)
+    return runs, rest
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    from harness import registry, seeding, train
+    from harness.config import ConfigError, check_cli, compose
+    from harness.results.score import required_runs
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        runs, overrides = _split_runs(args)
+        if any(a.startswith(("seed=", "-m", "--multirun")) for a in overrides):
+            raise ConfigError("harness.sweep draws the seeds itself: leave out seed= and -m")
+        check_cli(overrides)
+        first = compose([o.split(",")[0] if "," in o and "=" in o else o for o in overrides if not o.startswith("hydra")])
+        spec = registry.get(first.model.name)
+    except (ConfigError, ValueError) as err:
+        print(f"harness.sweep: error: {err}", file=sys.stderr)
+        return 2
+    n = planned_runs(spec.benchmark, runs)
+    seeds: list[int] = []
+    while len(seeds) < n:  # distinct seeds, drawn from the OS
+        s = seeding.draw_seed()
+        if s not in seeds:
+            seeds.append(s)
+    stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    sweep_dir = Path(first.output_root) / "sweeps" / f"{stamp}_{spec.name}_{n}seeds"
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    (sweep_dir / "seeds.txt").write_text(
+        f"# {n} seeds drawn from the OS for {spec.benchmark} (MLPerf requires {required_runs(spec.benchmark)})\n"
+        + "".join(f"{s}\n" for s in seeds))
+    print(f"harness.sweep: {n} drawn seeds -> {sweep_dir}/seeds.txt")
+    return train.main(["-m", f"seed={','.join(map(str, seeds))}", f"hydra.sweep.dir={sweep_dir}", *overrides])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

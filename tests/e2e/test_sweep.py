@@ -1,0 +1,45 @@
+"""Sweeps: drawn seeds recorded before the runs, one directory per job, a summary at the end, and
+a failed job counted rather than ending the sweep."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.sweep import planned_runs
+from tests.helpers import run_cli
+
+pytestmark = pytest.mark.e2e
+
+
+def test_drawn_seed_sweep_records_its_seeds_and_writes_its_summary(tmp_path):
+    out = run_cli("harness.sweep", "model=ncf", "runs=2", "max_epochs=1", "output_root=out", "progress=false",
+                  cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    (sweep,) = (tmp_path / "out" / "sweeps").iterdir()
+    seeds = [int(l) for l in (sweep / "seeds.txt").read_text().splitlines() if not l.startswith("#")]
+    assert len(seeds) == 2 and len(set(seeds)) == 2
+    ran = sorted(json.loads(p.read_text())["seed"] for p in sweep.rglob("result.json"))
+    assert ran == sorted(seeds)
+    assert {p.name for p in sweep.iterdir()} >= {"seeds.txt", "summary.md", "summary.json", "summary.csv", "plots"}
+    assert sorted(p.name for p in (sweep / "plots").iterdir()) == ["epochs.png", "quality.png", "time_to_train.png"]
+    summary = json.loads((sweep / "summary.json").read_text())
+    assert len(summary["runs"]) == 2 and summary["groups"][0]["runs"] == 2
+    assert "sweep: 2 run(s)" in out.stdout
+
+
+def test_a_failed_job_is_counted_and_the_sweep_goes_on(tmp_path):
+    out = run_cli("harness.train", "-m", "dataset=ml20m,ncf_embedded", "max_epochs=1", "output_root=out",
+                  "progress=false", cwd=tmp_path)
+    assert out.returncode == 1  # a job failed: the sweep says so, after running every job
+    statuses = sorted(json.loads(p.read_text())["status"] for p in (tmp_path / "out").rglob("result.json"))
+    assert statuses == ["aborted", "failed"]
+    (summary,) = (tmp_path / "out").rglob("summary.json")
+    runs = json.loads(summary.read_text())["runs"]
+    assert sorted(r["status"] for r in runs) == ["aborted", "failed"]
+    assert "1 failed" in out.stdout
+
+
+def test_seed_count_defaults_to_mlperfs_requirement():
+    assert planned_runs("gnmt", None) == 10 and planned_runs("ncf", None) == 10
+    assert planned_runs("resnet", None) == 5 and planned_runs("gnmt", 3) == 3
