@@ -114,6 +114,9 @@ def _summarise(r: rec.RunRecord) -> None:
     if r.reason:
         line += f" [{r.reason}]"
     log.info(line)
+    if r.overhead_s is not None:
+        log.info("harness overhead: %.2f s, %.2f%% of time to train (outside training steps and evaluation)",
+                 r.overhead_s, 100 * r.overhead_fraction)
     log.info("run dir: %s", r.run_dir)
 
 

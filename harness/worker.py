@@ -184,6 +184,7 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
         record.throughput = meter.throughput()
         run_stop = mlperf.end(C.RUN_STOP, metadata={"status": loop_result.status})
         record.set_time_to_train(run_start, run_stop)
+        record.account_overhead()
         record.status = loop_result.status
         if loop_result.status == ABORTED:
             record.reason = f"{spec.quality_metric} target {cfg.model.target} not reached in {cfg.max_epochs} epochs"
@@ -214,7 +215,7 @@ def _fill_from_loop(record: RunRecord, result: LoopResult) -> None:
     record.epochs_run = len(result.epochs)
     record.epochs = [
         {"epoch": e.epoch, "train_loss": e.train_loss, "train_seconds": e.train_seconds,
-         "throughput": e.throughput, "quality": e.quality}
+         "eval_seconds": e.eval_seconds, "throughput": e.throughput, "quality": e.quality}
         for e in result.epochs
     ]
     record.evals = [{"epoch": e.epoch, "quality": e.quality} for e in result.epochs if e.quality is not None]

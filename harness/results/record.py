@@ -36,6 +36,9 @@ class RunRecord:
     time_to_train_s: Optional[float] = None  # run_stop - run_start, from the logged times
     time_to_train_min: Optional[float] = None
     init_time_s: Optional[float] = None  # init_stop - init_start
+    # time to train outside training epochs and evaluations: logging, telemetry, checks, progress
+    overhead_s: Optional[float] = None
+    overhead_fraction: Optional[float] = None
     epochs_to_converge: Optional[int] = None  # epoch of the last evaluation of a successful run
     epochs_run: int = 0
     final_quality: Optional[float] = None
@@ -59,6 +62,16 @@ class RunRecord:
     def set_time_to_train(self, run_start_ms: int, run_stop_ms: int) -> None:
         self.time_to_train_s = (run_stop_ms - run_start_ms) / 1000.0
         self.time_to_train_min = (run_stop_ms - run_start_ms) / 60 / 1000
+
+    def account_overhead(self) -> None:
+        """What the harness itself costs: time to train less the epochs' training and evaluation
+        time (each measured after the device finished). The log's millisecond clock can put the
+        difference a hair below zero: that reads as none."""
+        if not self.time_to_train_s or not self.epochs:
+            return
+        busy = sum(e["train_seconds"] + (e.get("eval_seconds") or 0.0) for e in self.epochs)
+        self.overhead_s = round(max(0.0, self.time_to_train_s - busy), 4)
+        self.overhead_fraction = round(self.overhead_s / self.time_to_train_s, 5)
 
 
 def write(record: RunRecord, path: Path) -> None:

@@ -38,6 +38,9 @@ def test_embedded_ncf_reaches_its_target(ncf_run):
     assert result["seed"] == 1 and result["world_size"] == 1 and result["global_batch_size"] == 2048
     assert 1 <= result["epochs_to_converge"] <= 10
     assert result["time_to_train_s"] > 0 and result["throughput"] > 0
+    # the harness's own share of time to train is accounted for, and small
+    assert all(e["eval_seconds"] > 0 for e in result["epochs"])
+    assert 0 <= result["overhead_fraction"] < 0.05 and "harness overhead" in out.stdout
     assert result["versions"]["torch"] and result["versions"]["mlperf_logging"] == "4.1.68"
     assert "SUCCESS: HR@10" in out.stdout and "run dir:" in out.stdout
 
