@@ -143,6 +143,8 @@ def check(cfg: DictConfig) -> None:
     if cfg.throughput_steps < 1 or cfg.throughput_repeats < 1:
         raise ConfigError(f"throughput_steps={cfg.throughput_steps}, throughput_repeats={cfg.throughput_repeats}: "
                           "need at least 1 each")
+    if cfg.telemetry_interval_s <= 0:
+        raise ConfigError(f"telemetry_interval_s={cfg.telemetry_interval_s}: must be above 0 (telemetry=false turns it off)")
 
 
 def check_cli(args: list[str], check_run: Optional[Callable[[DictConfig], None]] = None) -> None:

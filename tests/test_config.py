@@ -49,7 +49,7 @@ def test_every_choice_of_every_option_composes(key, values):
 
 @pytest.mark.parametrize("override", [
     "seed=5", "gpus=2", "max_epochs=3", "eval_every=2", "warmup_steps=0", "clear_caches=true",
-    "progress=false", "output_root=/tmp/x", "data_root=/data", "mlperf.org=acme", "mlperf.platform=box",
+    "progress=false", "tensorboard=false", "telemetry=false", "output_root=/tmp/x", "data_root=/data", "mlperf.org=acme", "mlperf.platform=box",
     "model.batch_size=4096", "model.learning_rate=1e-3", "model.layers=[8,4]", "dataset.generator.users=500",
 ])
 def test_scalar_options_compose(override):
@@ -71,6 +71,7 @@ def test_scalar_options_compose(override):
     (["model.layers=3"], "model.layers=3: expected a list like the default [64, 32, 16]"),
     (["max_epochs=0"], "max_epochs=0: need at least 1"),
     (["gpus=0"], "gpus=0, nodes=1: need at least 1 each"),
+    (["telemetry_interval_s=0"], "telemetry_interval_s=0.0: must be above 0 (telemetry=false turns it off)"),
     (["seed=1,x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),
     (["model=ncf,foo"], "unknown model 'foo'"),
 ])

@@ -22,11 +22,11 @@ def rel(path: str) -> str:
 
 
 def run_rows(runs: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
-    # the hardware columns appear once any run has them: official logs carry none
-    gpu = any(r.accelerator for r in runs)
-    energy = any(r.energy_j is not None or r.power_w is not None for r in runs)
+    # the hardware columns appear once any run comes from the harness (official logs carry none);
+    # a run without telemetry (no NVML, a CPU run) shows n/a there
+    hardware = any(r.accelerator or r.energy_j is not None or r.power_w is not None for r in runs)
     header = ["benchmark", "status", "ttt_s", "ttt_min", "epochs", "throughput/s", "seed", "world", "precision"]
-    header += ["gpu"] * gpu + ["energy_kJ", "power_W"] * energy + ["log"]
+    header += ["gpu", "energy_kJ", "power_W"] * hardware + ["log"]
     rows = []
     for r in runs:
         row = [
@@ -35,10 +35,9 @@ def run_rows(runs: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
             "n/a" if r.seed is None else str(r.seed), "n/a" if r.world_size is None else str(r.world_size),
             r.precision or "n/a",
         ]
-        if gpu:
-            row.append(r.accelerator or "n/a")
-        if energy:
-            row += [fmt(None if r.energy_j is None else r.energy_j / 1000, ".3g"), fmt(r.power_w, ".0f")]
+        if hardware:
+            row += [r.accelerator or "n/a", fmt(None if r.energy_j is None else r.energy_j / 1000, ".3g"),
+                    fmt(r.power_w, ".0f")]
         rows.append(row + [rel(r.path)])
     return header, rows
 
@@ -53,7 +52,7 @@ def group_rows(stats: list[GroupStats], scores: dict[Any, Score]) -> tuple[list[
     header = ["benchmark", "platform", "world", "precision", "batch", "runs", "conv", "score_min", "runs/req",
               "ttt_min mean/median/std/min/max", "epochs mean/olympic/std/min/max", "epochs: runs",
               "throughput/s mean (std)", "init_s"]
-    energy = any(g.energy_j.n or g.power_w.n for g in stats)
+    energy = any(g.accelerators or g.energy_j.n or g.power_w.n for g in stats)
     header += ["energy_kJ mean (std)", "power_W mean"] * energy
     rows = []
     for g in stats:
@@ -69,7 +68,8 @@ def group_rows(stats: list[GroupStats], scores: dict[Any, Score]) -> tuple[list[
         ])
         if energy:
             kj = [None if x is None else x / 1000 for x in (g.energy_j.mean, g.energy_j.std)]
-            rows[-1] += [f"{fmt(kj[0], '.3g')} ({fmt(kj[1], '.2g')})", fmt(g.power_w.mean, ".0f")]
+            rows[-1] += ["n/a" if kj[0] is None else f"{fmt(kj[0], '.3g')} ({fmt(kj[1], '.2g')})",
+                         fmt(g.power_w.mean, ".0f")]
     return header, rows
 
 

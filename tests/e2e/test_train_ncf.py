@@ -120,6 +120,9 @@ def test_report_reads_the_run(ncf_run):
     assert run["time_to_train_s"] == result["time_to_train_s"]
     assert run["epochs_to_converge"] == result["epochs_to_converge"]
     assert run["throughput"] == pytest.approx(result["throughput"])
+    text = run_cli("harness.report", str(run_dir)).stdout.splitlines()
+    # a CPU run has no energy counter: the hardware columns say so rather than vanish
+    assert text[2].split()[9:12] == ["gpu", "energy_kJ", "power_W"] and text[3].split()[9:12] == ["CPU", "n/a", "n/a"]
 
 
 def test_same_seed_gives_the_same_evaluations(ncf_run):
