@@ -16,7 +16,6 @@ from torch.nn.functional import cross_entropy
 from harness.interface import Logged, RunContext, scaled_learning_rate
 from reference_models.gnmt import data as wmt
 from reference_models.gnmt.beam import beam_search
-from reference_models.gnmt.generate import LanguageSpec, ensure
 from reference_models.gnmt.metric import bleu
 from reference_models.gnmt.model import GNMT
 from reference_models.gnmt.schedule import Schedule
@@ -27,6 +26,9 @@ def prepare(cfg: DictConfig) -> Path:
     """Generate the embedded corpus if it is missing; check that a real one has every file."""
     path = Path(cfg.dataset.path)
     if cfg.dataset.get("generator"):
+        # imported here: `python -m reference_models.gnmt.generate` must not find itself already imported
+        from reference_models.gnmt.generate import LanguageSpec, ensure
+
         ensure(LanguageSpec(**cfg.dataset.generator), path)
     wmt.check_layout(path)
     return path

@@ -15,7 +15,6 @@ from torch.nn.functional import binary_cross_entropy_with_logits
 
 from harness.interface import RunContext, scaled_learning_rate
 from reference_models.ncf import data as ncf_data
-from reference_models.ncf.generate import GeneratorSpec, ensure
 from reference_models.ncf.model import NeuMF
 
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
@@ -25,6 +24,9 @@ def prepare(cfg: DictConfig) -> Path:
     """Generate the embedded dataset if it is missing; check that a real one is where it should be."""
     path = Path(cfg.dataset.path)
     if cfg.dataset.get("generator"):
+        # imported here: `python -m reference_models.ncf.generate` must not find itself already imported
+        from reference_models.ncf.generate import GeneratorSpec, ensure
+
         ensure(GeneratorSpec(**cfg.dataset.generator), path)
     ncf_data.ratings_path(path)
     return path
