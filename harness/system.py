@@ -31,7 +31,7 @@ def describe(*, org: str, division: str, status: str, nodes: int, ranks_per_node
     gpu_name = torch.cuda.get_device_name(device) if cuda else "CPU"
     gpu_mem = torch.cuda.get_device_properties(device).total_memory if cuda else None
     driver = nvml_driver() if cuda else None
-    cores = os.cpu_count()
+    cores, memory = os.cpu_count(), host_memory_bytes()
     mlperf_fields = {
         "submitter": org,
         "division": division,
@@ -45,7 +45,7 @@ def describe(*, org: str, division: str, status: str, nodes: int, ranks_per_node
         "host_processor_frequency": "",
         "host_processor_caches": "",
         "host_processor_interconnect": "",
-        "host_memory_capacity": f"{host_memory_bytes() / 2**30:.0f} GiB" if host_memory_bytes() else "",
+        "host_memory_capacity": f"{memory / 2**30:.0f} GiB" if memory else "",
         "host_storage_type": "",
         "host_storage_capacity": "",
         "host_networking": "",
