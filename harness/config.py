@@ -60,6 +60,8 @@ class HarnessConfig:
     run_id: Optional[str] = None  # names a multi-node run: the same on every node, a fresh one per run
     device: str = "auto"
     precision: str = "fp32"
+    master_weights: bool = False  # amp/bf16: weights in fp16/bf16, fp32 copies in the optimizer
+    ddp_bucket_mb: float = 25.0  # DistributedDataParallel's gradient bucket size (its default: 25)
     mode: str = "train"
     max_epochs: int = MISSING
     eval_every: int = 1  # epochs per MLPerf block; evaluation closes each block
@@ -143,6 +145,11 @@ def check(cfg: DictConfig) -> None:
     if cfg.throughput_steps < 1 or cfg.throughput_repeats < 1:
         raise ConfigError(f"throughput_steps={cfg.throughput_steps}, throughput_repeats={cfg.throughput_repeats}: "
                           "need at least 1 each")
+    if cfg.master_weights and cfg.precision not in ("amp", "bf16"):
+        raise ConfigError(f"master_weights=true keeps fp16 or bf16 weights: use it with precision=amp or "
+                          f"precision=bf16, not precision={cfg.precision}")
+    if cfg.ddp_bucket_mb <= 0:
+        raise ConfigError(f"ddp_bucket_mb={cfg.ddp_bucket_mb}: must be above 0")
     if cfg.telemetry_interval_s <= 0:
         raise ConfigError(f"telemetry_interval_s={cfg.telemetry_interval_s}: must be above 0 (telemetry=false turns it off)")
 

@@ -28,6 +28,7 @@ from harness import console, distributed, registry
 from harness.config import ConfigError
 from harness.distributed import World
 from harness.interrupts import shielded
+from harness.precision import precision_name
 from harness.results import record as rec
 from harness.worker import RankJob, run_rank
 
@@ -76,7 +77,7 @@ def launch(cfg: DictConfig, spec_name: str, run_dir: Path, data_dir: Optional[Pa
         _run_in_process(cfg, spec_name, run_dir, data_dir, record, distributed.SINGLE)
         return
     log.info("world: %d rank(s) = %d node(s) x %d, device=%s (%s), precision=%s; per-rank logs in %s",
-             ranks, cfg.nodes, cfg.gpus, cfg.device, "nccl" if _uses_cuda(cfg) else "gloo", cfg.precision, run_dir)
+             ranks, cfg.nodes, cfg.gpus, cfg.device, "nccl" if _uses_cuda(cfg) else "gloo", precision_name(cfg), run_dir)
     _run_elastic(cfg, spec_name, run_dir, data_dir, record)
 
 

@@ -54,8 +54,9 @@ def train_epoch(
 ) -> tuple[float, EpochCount]:
     """One pass over the epoch's batches (at most max_steps); returns the mean training loss and
     the counted throughput."""
-    model, optimizer, scaler = bench.model, bench.optimizer, precision.scaler
-    params = [p for p in model.parameters() if p.requires_grad]
+    model, optimizer, scaler, master = bench.model, bench.optimizer, precision.scaler, precision.master
+    # the optimizer's parameters: the model's own, or their fp32 copies with master_weights=true
+    params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
     model.train()
     progress.begin_epoch(epoch, bench.steps_per_epoch())
     meter.begin_epoch()
@@ -68,6 +69,8 @@ def train_epoch(
             scaler.scale(loss).backward()
         else:
             loss.backward()
+        if master is not None:
+            master.grads_to_master()
         if bench.grad_clip_norm is not None:
             if scaler is not None:
                 scaler.unscale_(optimizer)
@@ -78,6 +81,9 @@ def train_epoch(
         else:
             optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        if master is not None:
+            master.master_to_model()
+            model.zero_grad(set_to_none=True)
         if bench.lr_scheduler is not None:
             bench.lr_scheduler.step()
         loss_sum += loss.detach()

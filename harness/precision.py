@@ -1,4 +1,5 @@
-"""Numeric precision of a run: fp32, tf32, amp (fp16 autocast with a gradient scaler) or bf16."""
+"""Numeric precision of a run: fp32, tf32, amp (fp16 autocast with a gradient scaler) or bf16;
+with master_weights=true, amp and bf16 keep the weights themselves in fp16 or bf16 (harness/master_weights.py)."""
 from __future__ import annotations
 
 import contextlib
@@ -8,6 +9,7 @@ from typing import ContextManager, Optional
 import torch
 
 from harness.config import ConfigError
+from harness.master_weights import MasterWeights
 
 
 @dataclass
@@ -16,6 +18,13 @@ class PrecisionPolicy:
     device: torch.device
     dtype: Optional[torch.dtype]  # autocast dtype, None for full precision
     scaler: Optional[torch.amp.GradScaler]
+    master: Optional[MasterWeights] = None  # set by keep_master_weights
+
+    def keep_master_weights(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
+        """Weights in the autocast dtype, fp32 copies in the optimizer: before DDP wraps the model."""
+        if self.dtype is None:
+            raise ConfigError(f"master_weights=true needs precision=amp or precision=bf16, not {self.name}")
+        self.master = MasterWeights(model, optimizer, self.dtype)
 
     def autocast(self) -> ContextManager:
         if self.dtype is None:
@@ -37,3 +46,8 @@ def policy(name: str, device: torch.device) -> PrecisionPolicy:
     if name == "bf16":
         return PrecisionPolicy(name, device, torch.bfloat16, None)
     return PrecisionPolicy(name, device, None, None)
+
+
+def precision_name(cfg) -> str:
+    """The name runs are grouped by: "amp+master" when the weights themselves are fp16."""
+    return f"{cfg.precision}+master" if cfg.get("master_weights") else str(cfg.precision)

@@ -62,10 +62,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     from harness.results.score import required_runs
 
     args = list(sys.argv[1:] if argv is None else argv)
+    if any(a in ("-h", "--help") for a in args):
+        print(__doc__.split("\n\n")[1].strip("\n"))  # the usage lines of the module docstring
+        return 0
     try:
         runs, overrides = _split_runs(args)
         if any(a.startswith(("seed=", "-m", "--multirun")) for a in overrides):
             raise ConfigError("harness.sweep draws the seeds itself: leave out seed= and -m")
+        if any(a.startswith("-") for a in overrides):
+            raise ConfigError(f"{next(a for a in overrides if a.startswith('-'))} is not an option; "
+                              "pass key=value overrides (python -m harness.sweep --help)")
         check_cli(overrides)
         first = compose([o.split(",")[0] if "," in o and "=" in o else o for o in overrides if not o.startswith("hydra")])
         spec = registry.get(first.model.name)

@@ -27,6 +27,7 @@ from harness.distributed import World
 from harness.interface import DataError
 from harness.interrupts import shielded
 from harness.launch import RankFailed, check_resources, launch
+from harness.precision import precision_name
 from harness.results import record as rec
 
 log = logging.getLogger("harness.train")
@@ -86,7 +87,7 @@ def _run(cfg: DictConfig, run_dir: Path, record: rec.RunRecord, world: Optional[
         cfg.seed = seeding.draw_seed()
     record.model, record.benchmark, record.dataset = spec.name, spec.benchmark, cfg.dataset.name
     record.quality_metric, record.target, record.seed = spec.quality_metric, cfg.model.target, cfg.seed
-    record.precision, record.throughput_unit = str(cfg.precision), f"{spec.sample_unit}/s"
+    record.precision, record.throughput_unit = precision_name(cfg), f"{spec.sample_unit}/s"
     if world is None or world.is_main:
         OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     log.info("%s on %s, seed %d -> %s", spec.name, cfg.dataset.name, cfg.seed, run_dir)

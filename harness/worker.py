@@ -26,7 +26,7 @@ from harness.loop import LoopResult, measure_throughput, train_to_target
 from harness.meter import ThroughputMeter
 from harness.mlperf_log import C, MLPerfLog
 from harness.observe import Observers, open_observers
-from harness.precision import policy
+from harness.precision import policy, precision_name
 from harness.progress import Progress
 from harness.results.record import ABORTED, RunRecord
 
@@ -107,7 +107,7 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
         mlperf.event("number_of_nodes", value=job.world.nodes)
         # ranks per node: GPUs, or CPU processes with device=cpu (docs/results.md)
         mlperf.event("accelerators_per_node", value=job.world.local_world_size)
-        mlperf.event("precision", value=str(cfg.precision))  # a harness key, for grouping runs
+        mlperf.event("precision", value=precision_name(cfg))  # a harness key, for grouping runs
 
         # every rank takes rank 0's master seed: under torchrun each process drew its own
         master = distributed.broadcast_int(int(cfg.seed), device)
@@ -123,12 +123,14 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
             synthetic=throughput_mode,
         )
         bench = spec.build(ctx)
+        if cfg.master_weights:
+            precision.keep_master_weights(bench.model, bench.optimizer)
         if world > 1:
             # device_ids=None: batches are already on the device, and DDP must not move the CPU
             # tensors a model keeps on purpose (GNMT's sequence lengths, for cuDNN's packing);
             # gradients live in DDP's all-reduce buckets, so no copy in or out of them each step
             bench.model = torch.nn.parallel.DistributedDataParallel(
-                bench.model, device_ids=None, gradient_as_bucket_view=True,
+                bench.model, device_ids=None, gradient_as_bucket_view=True, bucket_cap_mb=cfg.ddp_bucket_mb,
             )
         hyper = bench.hyperparameters()
         for key, value in hyper.items():

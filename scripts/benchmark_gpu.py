@@ -3,12 +3,16 @@
     python scripts/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 --out bench.md
     python scripts/benchmark_gpu.py --models gnmt ncf --precisions fp32 tf32 amp bf16 --gpus 1 2 \
         --set model.batch_size=256 --out bench.md
+    python scripts/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 2 \
+        --variants model.batch_size=512 model.batch_size=1024,master_weights=true --out bench.md
 
 Each combination is one `python -m harness.train ... mode=throughput` run: the real-scale preset
 (the model's real dataset config; no data is read), `warmup_steps` uncounted steps, then
 `throughput_repeats` windows of `throughput_steps` steps. The table gives the median window and
 the spread of the windows, with the exact command, the machine, the date and the torch version.
-Runs go under --root; the Markdown table goes to --out (and stdout).
+Each --variants entry (comma-separated overrides) is a row of its own for every model, precision
+and GPU count; the GPU-count ratio compares rows of the same variant. Runs go under --root; the
+Markdown table goes to --out (and stdout), one JSON line per run to --out with .jsonl.
 """
 from __future__ import annotations
 
@@ -39,13 +43,16 @@ def gpu_name() -> str:
     return "no CUDA device"
 
 
-def run_one(model: str, precision: str, gpus: int, root: Path, extra: list[str]) -> dict:
+def run_one(model: str, precision: str, gpus: int, root: Path, extra: list[str], timeout: float) -> dict:
     spec = registry.get(model)
     args = [f"model={model}", f"dataset={spec.real_dataset}", "mode=throughput", f"precision={precision}",
             f"gpus={gpus}", "progress=false", f"output_root={root}", *extra]
     cmd = [sys.executable, "-m", "harness.train", *args]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     shown = "python -m harness.train " + " ".join(shlex.quote(a) for a in args if not a.startswith("output_root="))
+    try:
+        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"command": shown, "error": f"no result within {timeout:.0f} s"}
     results = sorted(root.rglob("result.json"), key=lambda p: p.stat().st_mtime)
     result = json.loads(results[-1].read_text()) if results and proc.returncode == 0 else None
     if result is None:
@@ -61,6 +68,7 @@ def run_one(model: str, precision: str, gpus: int, root: Path, extra: list[str])
         "windows": len(windows),
         "global_batch": result["global_batch_size"],
         "platform": result["platform"],
+        "run_precision": result["precision"],  # "amp+master" with master_weights=true
         "torch": result["versions"]["torch"],
     }
 
@@ -71,6 +79,9 @@ def main() -> int:
     parser.add_argument("--precisions", nargs="+", default=["amp"])
     parser.add_argument("--gpus", nargs="+", type=int, default=[1])
     parser.add_argument("--set", nargs="*", default=[], help="extra key=value overrides for every run")
+    parser.add_argument("--variants", nargs="*", default=[""],
+                        help="comma-separated overrides, one row per entry, e.g. model.batch_size=1024,master_weights=true")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds one run may take")
     parser.add_argument("--root", default="outputs/benchmark")
     parser.add_argument("--out", default="-")
     args = parser.parse_args()
@@ -79,12 +90,17 @@ def main() -> int:
     rows = []
     for model in args.models:
         for precision in args.precisions:
-            for gpus in args.gpus:
-                run_root = root / f"{model}-{precision}-{gpus}gpu"
-                row = run_one(model, precision, gpus, run_root, args.set)
-                row.update(model=model, precision=precision, gpus=gpus)
-                rows.append(row)
-                print(json.dumps(row), file=sys.stderr, flush=True)
+            for v, variant in enumerate(args.variants):
+                overrides = [o for o in variant.split(",") if o]
+                for gpus in args.gpus:
+                    run_root = root / f"{model}-{precision}-v{v}-{gpus}gpu"
+                    row = run_one(model, precision, gpus, run_root, [*args.set, *overrides], args.timeout)
+                    row.update(model=model, precision=precision, gpus=gpus, variant=variant)
+                    rows.append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
+                    if args.out != "-":
+                        with open(Path(args.out).with_suffix(".jsonl"), "a") as f:
+                            f.write(json.dumps(row) + "\n")
 
     import torch
 
@@ -95,19 +111,19 @@ def main() -> int:
         "| model | precision | GPUs | global batch | median | spread (min-max) | command |",
         "|---|---|---|---|---|---|---|",
     ]
-    base: dict[tuple[str, str], float] = {}
+    base: dict[tuple[str, str, str], float] = {}
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['model']} | {r['precision']} | {r['gpus']} | | failed: {r['error']} | | `{r['command']}` |")
             continue
         spread = f"{r['min']:,.0f}-{r['max']:,.0f} ({(r['max'] - r['min']) / r['median']:.1%})"
         ratio = ""
-        key = (r["model"], r["precision"])
+        key = (r["model"], r["precision"], r["variant"])
         if r["gpus"] == min(args.gpus):
             base[key] = r["median"]
         elif key in base:
             ratio = f" ({r['median'] / base[key]:.3f}x {min(args.gpus)} GPU)"
-        lines.append(f"| {r['model']} | {r['precision']} | {r['gpus']} | {r['global_batch']} | "
+        lines.append(f"| {r['model']} | {r['run_precision']} | {r['gpus']} | {r['global_batch']} | "
                      f"{r['median']:,.0f} {r['unit']}{ratio} | {spread}, {r['windows']} windows | `{r['command']}` |")
     table = "\n".join(lines) + "\n"
     if args.out == "-":

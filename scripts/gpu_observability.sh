@@ -9,14 +9,14 @@
 # description checker on each system.json.
 set -euo pipefail
 out=${1:-outputs/observability}
-gpus=$(python -c "import torch; print(torch.cuda.device_count())")
-python -m harness.train model=ncf seed=1 output_root="$out" progress=false
-python -m harness.train model=gnmt seed=1 output_root="$out" progress=false
+gpus=$(python3 -c "import torch; print(torch.cuda.device_count())")
+python3 -m harness.train model=ncf seed=1 output_root="$out" progress=false
+python3 -m harness.train model=gnmt seed=1 output_root="$out" progress=false
 if [ "$gpus" -ge 2 ]; then
-  CUDA_VISIBLE_DEVICES=1 python -m harness.train model=ncf seed=2 output_root="$out" progress=false
-  python -m harness.train model=ncf seed=3 gpus=2 output_root="$out" progress=false
+  CUDA_VISIBLE_DEVICES=1 python3 -m harness.train model=ncf seed=2 output_root="$out" progress=false
+  python3 -m harness.train model=ncf seed=3 gpus=2 output_root="$out" progress=false
 fi
-python - "$out" <<'PY'
+python3 - "$out" <<'PY'
 import json, pathlib, sys
 for path in sorted(pathlib.Path(sys.argv[1]).rglob("result.json")):
     r = json.loads(path.read_text())
@@ -27,8 +27,8 @@ for path in sorted(pathlib.Path(sys.argv[1]).rglob("result.json")):
           f"mean power {t.get('power_mean_w')} W, util {t.get('util_mean_pct')}% (peak {t.get('util_peak_pct')}), "
           f"peak memory {t.get('memory_used_peak_mib')} MiB, throttled {t.get('throttled_fraction')}; gpus {gpus}")
 PY
-python -m harness.report "$out/runs" --md "$out/report.md" || true
+python3 -m harness.report "$out/runs" --md "$out/report.md" || true
 for f in "$out"/runs/*/system.json; do
-  python -m mlperf_logging.system_desc_checker "$f" training 0.7.0 --log_output "$out/system_desc.log" | tail -1
+  python3 -m mlperf_logging.system_desc_checker "$f" training 0.7.0 --log_output "$out/system_desc.log" | tail -1
 done
 grep -h "checker" "$out/system_desc.log" | sort | uniq -c

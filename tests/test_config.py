@@ -31,7 +31,7 @@ def test_every_dataset_belongs_to_a_model_and_each_model_has_its_embedded_one():
 
 
 def test_a_dataset_of_another_model_is_refused():
-    with pytest.raises(ConfigError, match="dataset=wmt16 is a gnmt dataset, not for model=ncf; choose one of: ml20m, ncf_embedded"):
+    with pytest.raises(ConfigError, match="dataset=wmt16 is a gnmt dataset, not for model=ncf; choose one of: ml20m, ml20m_generated, ncf_embedded"):
         compose(["model=ncf", "dataset=wmt16"])
 
 
@@ -60,7 +60,7 @@ def test_scalar_options_compose(override):
 
 @pytest.mark.parametrize("args,message", [
     (["model=foo"], "unknown model 'foo'; choose one of: gnmt, ncf"),
-    (["dataset=nope"], "unknown dataset 'nope'; choose one of: gnmt_embedded, ml20m, ncf_embedded, wmt16"),
+    (["dataset=nope"], "unknown dataset 'nope'; choose one of: gnmt_embedded, ml20m, ml20m_generated, ncf_embedded, wmt16"),
     (["foo=1"], "unknown option 'foo'; options are: model, dataset, seed"),
     (["model.zz=1"], "unknown option 'model.zz'; 'model' has: name, factors"),
     (["gpus=abc"], "gpus: Value 'abc' of type 'str' could not be converted to Integer"),

@@ -13,7 +13,9 @@ Check a dataset by hand:  python -m reference_models.ncf.data PATH/TO/ml-20m
 """
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,22 +96,24 @@ def preprocess(
 ) -> NCFData:
     """Implicit feedback, leave-latest-out split and sampled evaluation negatives."""
     # A user rating the same movie twice is one implicit positive; keep the latest rating.
-    order = np.lexsort((timestamps, item_ids, user_ids))
+    codes_u, _ = _dense(user_ids)
+    codes_i, _ = _dense(item_ids)
+    order = _order(codes_u, codes_i, timestamps)
     user_ids, item_ids, timestamps = user_ids[order], item_ids[order], timestamps[order]
+    codes_u, codes_i = codes_u[order], codes_i[order]
     last_of_pair = np.ones(len(user_ids), dtype=bool)
-    last_of_pair[:-1] = (user_ids[1:] != user_ids[:-1]) | (item_ids[1:] != item_ids[:-1])
+    last_of_pair[:-1] = (codes_u[1:] != codes_u[:-1]) | (codes_i[1:] != codes_i[:-1])
     user_ids, item_ids, timestamps = user_ids[last_of_pair], item_ids[last_of_pair], timestamps[last_of_pair]
+    codes_u = codes_u[last_of_pair]
 
-    uniq_users, user_counts = np.unique(user_ids, return_counts=True)
-    keep_users = uniq_users[user_counts >= min_ratings]
-    keep = np.isin(user_ids, keep_users)
+    keep = np.bincount(codes_u)[codes_u] >= min_ratings
     user_ids, item_ids, timestamps = user_ids[keep], item_ids[keep], timestamps[keep]
-    if len(keep_users) == 0:
+    if not keep.any():
         raise DatasetError(f"no user has {min_ratings} or more ratings")
 
-    user_vocab, users = np.unique(user_ids, return_inverse=True)
-    item_vocab, items = np.unique(item_ids, return_inverse=True)
-    n_users, n_items = len(keep_users), len(item_vocab)
+    users, user_vocab = _dense(user_ids)
+    items, item_vocab = _dense(item_ids)
+    n_users, n_items = len(user_vocab), len(item_vocab)
     if n_items < eval_negatives + min_ratings:
         raise DatasetError(
             f"{n_items} items: too few to sample {eval_negatives} evaluation negatives per user"
@@ -117,7 +121,7 @@ def preprocess(
 
     # Latest rating per user is the test item; equal timestamps resolve to the larger movieId so
     # the split never depends on the order of rows in the file.
-    order = np.lexsort((items, timestamps, users))
+    order = _order(users, timestamps, items)
     users, items = users[order], items[order]
     is_last = np.ones(len(users), dtype=bool)
     is_last[:-1] = users[1:] != users[:-1]
@@ -136,6 +140,31 @@ def preprocess(
         user_ids=user_vocab,
         item_ids=item_vocab,
     )
+
+
+def _dense(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(ids, return_inverse=True) reversed: (codes, vocabulary). For ids of moderate size
+    through a lookup table, 50x faster than unique's sort at ml-20m's 20M ratings."""
+    if len(ids) and 0 <= ids.min() and ids.max() < 64 * len(ids) + 1_000_000:
+        present = np.zeros(int(ids.max()) + 1, dtype=bool)
+        present[ids] = True
+        code_of = np.cumsum(present) - 1
+        return code_of[ids], np.flatnonzero(present)
+    vocab, codes = np.unique(ids, return_inverse=True)
+    return codes, vocab
+
+
+def _order(*keys: np.ndarray) -> np.ndarray:
+    """The stable order by keys[0], then keys[1], ... (non-negative integers): one argsort of a
+    packed int64 key where it fits, np.lexsort's one pass per key otherwise (10x slower at 20M)."""
+    lows = [int(k.min()) if len(k) else 0 for k in keys]
+    spans = [int(k.max()) - low + 1 if len(k) else 1 for k, low in zip(keys, lows)]
+    if np.prod([float(x) for x in spans]) >= 2.0**62:
+        return np.lexsort(keys[::-1])
+    packed = np.zeros(len(keys[0]), dtype=np.int64)
+    for k, low, span in zip(keys, lows, spans):
+        packed = packed * span + (k - low)
+    return np.argsort(packed, kind="stable")
 
 
 def sample_eval_negatives(
@@ -178,9 +207,48 @@ def sample_eval_negatives(
     return out
 
 
+CACHE_VERSION = 1  # bump when preprocess() changes what it returns
+
+
 def load(data_dir: str | Path) -> NCFData:
-    users, items, timestamps = read_ratings(ratings_path(data_dir))
-    return preprocess(users, items, timestamps)
+    """The preprocessed sets of DATA_DIR/ratings.csv; cached beside it after the first load.
+
+    Like the preprocessed tensors MLPerf's NCF implementations keep: at ml-20m's size parsing and
+    preprocessing take about a minute, reading the cache a second. The cache is keyed by the
+    file's size and modification time and by the preprocessing constants, so an edited
+    ratings.csv is preprocessed again; where the folder is read-only, nothing is cached."""
+    path = ratings_path(data_dir)
+    stat = path.stat()
+    key = f"v{CACHE_VERSION}-{stat.st_size}-{stat.st_mtime_ns}-{MIN_RATINGS}-{EVAL_NEGATIVES}-{EVAL_SET_SEED}"
+    cache = path.parent / ".harness-cache" / f"ncf-{key}.npz"
+    if cache.is_file():
+        try:
+            with np.load(cache) as z:
+                return NCFData(int(z["n_users"]), int(z["n_items"]),
+                               *(z[f].astype(np.int64) for f in _CACHED))
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged cache is rebuilt below
+    users, items, timestamps = read_ratings(path)
+    data = preprocess(users, items, timestamps)
+    tmp = None
+    try:
+        cache.parent.mkdir(exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache.parent, suffix=".npz")
+        with os.fdopen(fd, "wb") as f:  # int32 halves the file: ids and counts fit
+            np.savez(f, n_users=data.n_users, n_items=data.n_items,
+                     **{name: getattr(data, name).astype(np.int32) for name in _CACHED})
+        os.replace(tmp, cache)
+        for stale in cache.parent.glob("ncf-*.npz"):  # an earlier version of the file: 700 MB at ml-20m's size
+            if stale != cache:
+                stale.unlink(missing_ok=True)
+    except OSError:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)  # a full disk: no half-written cache left behind
+        # a read-only dataset folder: preprocess on every load
+    return data
+
+
+_CACHED = ("train_users", "train_items", "test_items", "test_negatives", "user_ids", "item_ids")
 
 
 def sample_train_negatives(

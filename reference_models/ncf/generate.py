@@ -14,10 +14,14 @@ loader that reads real ml-20m reads it unchanged.
 from __future__ import annotations
 
 import argparse
+import functools
+import multiprocessing
 import os
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -36,6 +40,7 @@ class GeneratorSpec:
     seed: int = 0
 
 
+@functools.lru_cache(maxsize=2)  # every chunk of a spec needs them; they are small
 def latent_factors(spec: GeneratorSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """User tastes, movie tastes and movie popularity: the truth the data is drawn from.
     User u has userId u + 1; movie i has movieId movie_ids(spec)[i]."""
@@ -46,43 +51,43 @@ def latent_factors(spec: GeneratorSpec) -> tuple[np.ndarray, np.ndarray, np.ndar
     return user_vecs, item_vecs, popularity
 
 
+@functools.lru_cache(maxsize=2)
 def movie_ids(spec: GeneratorSpec) -> np.ndarray:
     """Sparse, increasing movie ids, as MovieLens numbers its movies."""
     rng = np.random.default_rng([spec.seed, 1])
     return np.sort(rng.choice(np.arange(1, 40 * spec.items), spec.items, replace=False))
 
 
-def generate(spec: GeneratorSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(userId, movieId, rating, timestamp) columns, sorted like ml-20m by userId then movieId."""
+CHUNK_USERS = 2048  # users drawn together; each chunk has its own random stream
+
+
+def _draw_chunk(spec: GeneratorSpec, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(userId, movieId, rating, timestamp) of the chunk's users, sorted by userId then movieId.
+
+    Chunks draw from their own seeded streams, so the output is the same whichever process draws
+    which chunk, and at ml-20m's size (68 chunks) the chunks can be drawn in parallel."""
     user_vecs, item_vecs, popularity = latent_factors(spec)
-    rng = np.random.default_rng([spec.seed, 2])
-    extra = rng.geometric(1.0 / max(1.0, spec.mean_ratings - 19.0), size=spec.users) - 1
+    rng = np.random.default_rng([spec.seed, 2, index])
+    start, stop = index * CHUNK_USERS, min((index + 1) * CHUNK_USERS, spec.users)
+    extra = rng.geometric(1.0 / max(1.0, spec.mean_ratings - 19.0), size=stop - start) - 1
     counts = np.minimum(20 + extra, spec.items // 2)
 
-    scale = spec.taste / np.sqrt(spec.dim)
-    cols_u, cols_i, cols_a = [], [], []
-    chunk = 2048
-    for start in range(0, spec.users, chunk):
-        stop = min(start + chunk, spec.users)
-        appeal = scale * (user_vecs[start:stop] @ item_vecs.T) + popularity
-        # Gumbel top-k: the k largest perturbed logits are a draw without replacement
-        perturbed = appeal + rng.gumbel(size=appeal.shape).astype(np.float32)
-        # only the chunk's largest count needs ranking: a partition, then a sort of that slice
-        # (at ml-20m's 26,744 items a full argsort per user is most of the generator's time)
-        k = int(counts[start:stop].max())  # at most items // 2
-        top = np.argpartition(-perturbed, k - 1, axis=1)[:, :k]
-        ranked = np.take_along_axis(top, np.argsort(-np.take_along_axis(perturbed, top, axis=1), axis=1), axis=1)
-        for row, user in enumerate(range(start, stop)):
-            chosen = ranked[row, : counts[user]]
-            cols_u.append(np.full(len(chosen), user))
-            cols_i.append(chosen)
-            cols_a.append(appeal[row, chosen])
-    users = np.concatenate(cols_u)
-    items = np.concatenate(cols_i)
-    appeal = np.concatenate(cols_a)
+    appeal = spec.taste / np.sqrt(spec.dim) * (user_vecs[start:stop] @ item_vecs.T) + popularity
+    # Gumbel top-k: the k largest perturbed logits are a draw without replacement in proportion to
+    # exp(appeal). Gumbel noise as -log(-log(U)) from float32 uniforms: 3x faster than rng.gumbel.
+    with np.errstate(divide="ignore"):  # U = 0 gives -inf: that item is never drawn
+        perturbed = appeal - np.log(-np.log(rng.random(appeal.shape, dtype=np.float32)))
+    # only the chunk's largest count needs ranking: a partition, then a sort of that slice
+    k = int(counts.max())  # at most items // 2
+    top = np.argpartition(-perturbed, k - 1, axis=1)[:, :k]
+    ranked = np.take_along_axis(top, np.argsort(-np.take_along_axis(perturbed, top, axis=1), axis=1), axis=1)
+    taken = np.arange(k)[None, :] < counts[:, None]
+    users = np.broadcast_to(np.arange(start, stop)[:, None], ranked.shape)[taken]
+    items = ranked[taken]
+    chosen_appeal = np.take_along_axis(appeal, ranked, axis=1)[taken]
 
-    # Half-star ratings from the appeal quantile, as a rough stand-in for explicit scores.
-    quantile = appeal.argsort().argsort() / max(1, len(appeal) - 1)
+    # Half-star ratings from the appeal's quantile within the chunk: a rough stand-in for scores.
+    quantile = chosen_appeal.argsort().argsort() / max(1, len(chosen_appeal) - 1)
     rating = np.round(1 + 8 * quantile) / 2.0 + 0.5
     start_time = 1_104_537_600  # 2005-01-01, inside ml-20m's span
     timestamps = start_time + rng.integers(0, 10 * 365 * 86400, size=len(users))
@@ -91,17 +96,41 @@ def generate(spec: GeneratorSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     return users[order] + 1, movies[order], rating[order], timestamps[order]
 
 
-def write(spec: GeneratorSpec, out_dir: str | Path) -> Path:
-    """Write OUT_DIR/ratings.csv atomically (a concurrent reader never sees half a file)."""
+def _csv_chunk(spec: GeneratorSpec, index: int) -> str:
+    users, movies, ratings, timestamps = _draw_chunk(spec, index)
+    return "".join(f"{u},{m},{r:.1f},{t}\n" for u, m, r, t in zip(users.tolist(), movies.tolist(),
+                                                                   ratings.tolist(), timestamps.tolist()))
+
+
+def _chunks(spec: GeneratorSpec, work, workers: Optional[int]):
+    """work(spec, i) for every chunk, in order; over a process pool when there are many chunks."""
+    n = -(-spec.users // CHUNK_USERS)
+    workers = min(n, os.cpu_count() or 1) if workers is None else workers
+    if workers <= 1 or n <= 2:
+        yield from (work(spec, i) for i in range(n))
+        return
+    # spawn, not fork: a forked child of a process whose BLAS threads already ran can hang in BLAS
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield from pool.map(work, [spec] * n, range(n))
+
+
+def generate(spec: GeneratorSpec, workers: Optional[int] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(userId, movieId, rating, timestamp) columns, sorted like ml-20m by userId then movieId."""
+    parts = list(_chunks(spec, _draw_chunk, workers))
+    return tuple(np.concatenate(col) for col in zip(*parts))  # type: ignore[return-value]
+
+
+def write(spec: GeneratorSpec, out_dir: str | Path, workers: Optional[int] = None) -> Path:
+    """Write OUT_DIR/ratings.csv atomically (a concurrent reader never sees half a file); the
+    chunks are drawn and formatted on every core (about 10 s for ml-20m's size on 16 cores)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    users, movies, ratings, timestamps = generate(spec)
     fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=".ratings-", suffix=".csv")
     with os.fdopen(fd, "w") as f:
         f.write("userId,movieId,rating,timestamp\n")
-        lines = [f"{u},{m},{r:.1f},{t}" for u, m, r, t in zip(users, movies, ratings, timestamps)]
-        f.write("\n".join(lines))
-        f.write("\n")
+        for text in _chunks(spec, _csv_chunk, workers):
+            f.write(text)
+    os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the data from other users
     target = out_dir / RATINGS_FILE
     os.replace(tmp, target)
     (out_dir / "GENERATOR.txt").write_text(

@@ -95,5 +95,42 @@ def test_the_embedded_dataset_is_the_one_its_target_was_calibrated_on():
     digest = hashlib.sha256()
     for col in (users, movies, timestamps):
         digest.update(np.ascontiguousarray(col, dtype=np.int64).tobytes())
-    assert len(users) == 119_531
-    assert digest.hexdigest() == "6c6a5631ab1e13d58539d904934ec059913f438f4b1424e700ec9ee186475b90"
+    assert len(users) == 119_451
+    assert digest.hexdigest() == "cba16f420e20d3bdc8ebbe6e0f5b79c9afb2c3dbab306345a89d12130bf5b98c"
+
+
+def test_the_file_does_not_depend_on_how_many_processes_draw_it(tmp_path):
+    """Chunks draw from their own streams: one process or a pool writes the same bytes."""
+    spec = GeneratorSpec(users=5000, items=1200, mean_ratings=22.0, seed=4)  # 3 chunks: a real pool
+    write(spec, tmp_path / "one", workers=1)
+    write(spec, tmp_path / "pool", workers=2)
+    assert (tmp_path / "one" / "ratings.csv").read_bytes() == (tmp_path / "pool" / "ratings.csv").read_bytes()
+    assert oct((tmp_path / "pool" / "ratings.csv").stat().st_mode & 0o777) == "0o644"
+
+
+def test_fast_sorting_gives_exactly_what_lexsort_and_unique_give():
+    rng = np.random.default_rng(0)
+    for ids, times in [(rng.integers(1, 300, 5000) * 7, rng.integers(0, 50, 5000)),
+                       (rng.integers(1, 300, 5000) * 10**12, rng.integers(0, 2**40, 5000))]:  # packing overflows
+        codes, vocab = ncf_data._dense(ids)
+        ref_vocab, ref_codes = np.unique(ids, return_inverse=True)
+        assert np.array_equal(vocab, ref_vocab) and np.array_equal(codes, ref_codes)
+        assert np.array_equal(ncf_data._order(codes, times), np.lexsort((times, codes)))
+
+
+def test_preprocessed_data_is_cached_and_redone_when_the_file_changes(tmp_path):
+    write(SMALL, tmp_path)
+    first = ncf_data.load(tmp_path)
+    caches = list((tmp_path / ".harness-cache").glob("ncf-*.npz"))
+    assert len(caches) == 1
+    again = ncf_data.load(tmp_path)
+    for name in ncf_data._CACHED:
+        assert np.array_equal(getattr(first, name), getattr(again, name))
+    assert (again.n_users, again.n_items) == (first.n_users, first.n_items)
+
+    ratings = tmp_path / "ratings.csv"
+    lines = ratings.read_text().splitlines(keepends=True)
+    ratings.write_text("".join(lines[:-40]))  # the last user loses ratings: a different dataset
+    changed = ncf_data.load(tmp_path)
+    assert changed.n_train != first.n_train
+    assert len(list((tmp_path / ".harness-cache").glob("ncf-*.npz"))) == 1  # the stale one is gone
