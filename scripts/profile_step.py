@@ -2,14 +2,21 @@
 
     python scripts/profile_step.py model=gnmt dataset=wmt16 precision=amp
     python scripts/profile_step.py model=ncf dataset=ml20m precision=amp --steps 30 --rows 25
+    torchrun --standalone --nproc_per_node=2 scripts/profile_step.py model=gnmt dataset=wmt16 \
+        precision=amp master_weights=true model.batch_size=1024 --trace-dir traces
 
 Builds the model exactly as a run does (the same config, the same Benchmark and loop code), runs
 warm-up steps, then profiles --steps steps and prints the operators and kernels that take the most
 device (or, on a CPU, host) time, with the step time and throughput over the profiled window.
+Under torchrun each rank wraps the model in DistributedDataParallel as a run does (NCCL on GPUs,
+gloo on CPUs) and prints its own table, so the ranks' times in the gradient exchange and their
+waits can be set side by side; --trace-dir writes one Chrome trace per rank (chrome://tracing,
+Perfetto).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -36,16 +43,25 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rows", type=int, default=20)
+    parser.add_argument("--trace-dir", help="write each rank's Chrome trace here")
     args = parser.parse_args()
 
     cfg = compose([*args.overrides, "mode=throughput", "seed=1"])
     OmegaConf.resolve(cfg)
     spec = registry.get(cfg.model.name)
-    device = pick_device(cfg, 0)
-    seeding.seed_everything(1)
-    bench = spec.build(RunContext(cfg=cfg, data_dir=None, synthetic=True, device=device, rank=0, world_size=1,
-                                  seed=1, shared_seed=2))
+    rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    device = pick_device(cfg, int(os.environ.get("LOCAL_RANK", 0)))
+    if world > 1:
+        torch.distributed.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    seeding.seed_everything(1 + rank)
+    bench = spec.build(RunContext(cfg=cfg, data_dir=None, synthetic=True, device=device, rank=rank,
+                                  world_size=world, seed=1 + rank, shared_seed=2))
     precision = policy(cfg.precision, device)
+    if cfg.master_weights:  # as harness/worker.py does, before DDP
+        precision.keep_master_weights(bench.model, bench.optimizer)
+    if world > 1:
+        bench.model = torch.nn.parallel.DistributedDataParallel(
+            bench.model, device_ids=None, gradient_as_bucket_view=True, bucket_cap_mb=cfg.ddp_bucket_mb)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
     quiet = Progress(enabled=False, max_epochs=1, unit=spec.sample_unit)
     train_epoch(bench, 0, precision, ThroughputMeter(0, sync), quiet, max_steps=args.warmup)
@@ -59,11 +75,21 @@ def main() -> int:
         train_epoch(bench, 1, precision, meter, quiet, max_steps=args.steps)
     elapsed = time.perf_counter() - t0
     params = sum(p.numel() for p in bench.model.parameters())
-    print(f"{spec.name}, {params:,} parameters, {cfg.precision}, batch {cfg.model.batch_size}, {device}: "
-          f"{elapsed / args.steps * 1e3:.2f} ms/step under the profiler, "
-          f"{meter.throughput() or 0:,.0f} {spec.sample_unit}/s")
     key = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
-    print(prof.key_averages().table(sort_by=key, row_limit=args.rows, max_name_column_width=70))
+    table = prof.key_averages().table(sort_by=key, row_limit=args.rows, max_name_column_width=70)
+    if args.trace_dir:
+        Path(args.trace_dir).mkdir(parents=True, exist_ok=True)
+        prof.export_chrome_trace(str(Path(args.trace_dir) / f"{spec.name}_rank{rank}.json"))
+    for r in range(world):  # one rank at a time, so that the tables do not interleave
+        if r == rank:
+            print(f"[rank {rank}/{world}] {spec.name}, {params:,} parameters, {cfg.precision}"
+                  f"{' + master weights' if cfg.master_weights else ''}, batch {cfg.model.batch_size} per rank, "
+                  f"{device}: {elapsed / args.steps * 1e3:.2f} ms/step under the profiler, "
+                  f"{meter.throughput() or 0:,.0f} {spec.sample_unit}/s on this rank\n{table}", flush=True)
+        if world > 1:
+            torch.distributed.barrier()
+    if world > 1:
+        torch.distributed.destroy_process_group()
     return 0
 
 
