@@ -136,6 +136,9 @@ def check(cfg: DictConfig) -> None:
         )
     if cfg.gpus < 1 or cfg.nodes < 1:
         raise ConfigError(f"gpus={cfg.gpus}, nodes={cfg.nodes}: need at least 1 each")
+    batch = OmegaConf.select(cfg, "model.batch_size", default=1)
+    if isinstance(batch, int) and batch < 1:  # a string is reported by the type check
+        raise ConfigError(f"model.batch_size={cfg.model.batch_size}: need at least 1 sample per rank")
     if cfg.max_epochs < 1:
         raise ConfigError(f"max_epochs={cfg.max_epochs}: need at least 1")
     if cfg.eval_every < 1:

@@ -59,6 +59,8 @@ def run_one(model: str, precision: str, gpus: int, root: Path, extra: list[str],
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         return {"command": shown, "error": tail[0]}
     windows = [e["throughput"] for e in result["epochs"] if e["throughput"]]
+    if not windows:
+        return {"command": shown, "error": "the run measured no window"}
     return {
         "command": shown,
         "unit": result["throughput_unit"],

@@ -70,6 +70,7 @@ def test_scalar_options_compose(override):
     (["model.batch_size=abc"], "model.batch_size=abc: expected an integer like the default 2048"),
     (["model.layers=3"], "model.layers=3: expected a list like the default [64, 32, 16]"),
     (["max_epochs=0"], "max_epochs=0: need at least 1"),
+    (["model.batch_size=0"], "model.batch_size=0: need at least 1 sample per rank"),
     (["gpus=0"], "gpus=0, nodes=1: need at least 1 each"),
     (["telemetry_interval_s=0"], "telemetry_interval_s=0.0: must be above 0 (telemetry=false turns it off)"),
     (["seed=1,x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),

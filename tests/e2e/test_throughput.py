@@ -30,3 +30,29 @@ def test_throughput_mode_measures_windows_without_data(tmp_path, model, extra):
     assert not (tmp_path / "nowhere").exists()  # no dataset generated or read
     assert not list((tmp_path / "out").rglob("mlperf.log"))
     assert "THROUGHPUT:" in out.stdout
+
+
+def test_the_benchmark_script_gives_each_variant_its_row_and_labels_master_weights(tmp_path):
+    """scripts/benchmark_gpu.py: one run per variant, the median and spread of its windows, the
+    precision as the run recorded it, one JSON line per run, and a failed run as a failed row."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    out_md = tmp_path / "bench.md"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "benchmark_gpu.py"), "--models", "ncf", "--precisions", "bf16",
+         "--gpus", "1", "--variants", "", "master_weights=true", "model.batch_size=0",
+         "--set", "device=cpu", "warmup_steps=1", "throughput_steps=2", "throughput_repeats=2",
+         "model.synthetic.n_users=3000", "model.synthetic.n_items=1000",
+         "--root", str(tmp_path / "runs"), "--out", str(out_md)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 1  # the third variant cannot run
+    rows = [json.loads(line) for line in out_md.with_suffix(".jsonl").read_text().splitlines()]
+    assert [r["variant"] for r in rows] == ["", "master_weights=true", "model.batch_size=0"]
+    assert [r.get("run_precision") for r in rows[:2]] == ["bf16", "bf16+master"]
+    assert all(r["windows"] == 2 and r["min"] <= r["median"] <= r["max"] for r in rows[:2])
+    assert "error" in rows[2]
+    table = out_md.read_text()
+    assert "| ncf | bf16+master | 1 |" in table and "failed:" in table
