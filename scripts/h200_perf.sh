@@ -24,7 +24,8 @@ pack() { tar czf "$out/results.tgz" -C "$work" . ; }
 stamp() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$work/stages.log"; }
 train() { python3 -m harness.train progress=false data_root="$data" "$@"; }
 ml20m_gen() {  # the generated ml-20m-size data, written and preprocessed (cached) once
-  python3 - "$data" <<'PY'
+  # a file, not standard input: the generator's worker processes re-import the main script
+  cat > "$work/ml20m_gen.py" <<'PY'
 import sys
 from harness import registry
 from harness.config import compose
@@ -32,6 +33,7 @@ from reference_models.ncf import data
 cfg = compose(["model=ncf", "dataset=ml20m_generated", f"data_root={sys.argv[1]}"])
 print(data.describe(data.load(registry.get("ncf").prepare(cfg))))
 PY
+  PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} python3 "$work/ml20m_gen.py" "$data"
 }
 {
   nvidia-smi --query-gpu=index,name,uuid,driver_version,memory.total,power.limit --format=csv

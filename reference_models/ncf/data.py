@@ -144,7 +144,7 @@ def preprocess(
 
 def _dense(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """np.unique(ids, return_inverse=True) reversed: (codes, vocabulary). For ids of moderate size
-    through a lookup table, 50x faster than unique's sort at ml-20m's 20M ratings."""
+    through a lookup table instead of a sort: 0.5 s against 2.3 s for 20M user ids on 2 cores."""
     if len(ids) and 0 <= ids.min() and ids.max() < 64 * len(ids) + 1_000_000:
         present = np.zeros(int(ids.max()) + 1, dtype=bool)
         present[ids] = True
@@ -156,7 +156,8 @@ def _dense(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _order(*keys: np.ndarray) -> np.ndarray:
     """The stable order by keys[0], then keys[1], ... (non-negative integers): one argsort of a
-    packed int64 key where it fits, np.lexsort's one pass per key otherwise (10x slower at 20M)."""
+    packed int64 key where it fits (0.9-1.9 s for 20M ratings on 2 cores), np.lexsort otherwise
+    (28 s for the same)."""
     lows = [int(k.min()) if len(k) else 0 for k in keys]
     spans = [int(k.max()) - low + 1 if len(k) else 1 for k, low in zip(keys, lows)]
     if np.prod([float(x) for x in spans]) >= 2.0**62:
@@ -214,7 +215,7 @@ def load(data_dir: str | Path) -> NCFData:
     """The preprocessed sets of DATA_DIR/ratings.csv; cached beside it after the first load.
 
     Like the preprocessed tensors MLPerf's NCF implementations keep: at ml-20m's size parsing and
-    preprocessing take about a minute, reading the cache a second. The cache is keyed by the
+    preprocessing take 38 s on 2 cores, reading the cache 2 s. The cache is keyed by the
     file's size and modification time and by the preprocessing constants, so an edited
     ratings.csv is preprocessed again; where the folder is read-only, nothing is cached."""
     path = ratings_path(data_dir)

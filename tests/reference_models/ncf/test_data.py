@@ -134,3 +134,19 @@ def test_preprocessed_data_is_cached_and_redone_when_the_file_changes(tmp_path):
     changed = ncf_data.load(tmp_path)
     assert changed.n_train != first.n_train
     assert len(list((tmp_path / ".harness-cache").glob("ncf-*.npz"))) == 1  # the stale one is gone
+
+
+def test_a_script_read_from_standard_input_can_generate(tmp_path):
+    """`python - <<EOF` has no main file for a spawned worker to re-import: the generator must
+    draw in-process there instead of failing with a broken pool."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    script = (f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
+              "from reference_models.ncf.generate import GeneratorSpec, write\n"
+              f"write(GeneratorSpec(users=5000, items=1200, mean_ratings=22.0, seed=4), {str(tmp_path)!r}, workers=2)\n")
+    proc = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "ratings.csv").stat().st_size > 0
