@@ -116,3 +116,15 @@ def broadcast_int(value: int, device: torch.device) -> int:
     t = torch.tensor([value], dtype=torch.int64, device=device)
     dist.broadcast(t, src=0)
     return int(t.item())
+
+
+def wrap_ddp(model: torch.nn.Module, bucket_mb: float, **options) -> torch.nn.parallel.DistributedDataParallel:
+    """The model as every multi-rank run trains it (and the profiling scripts measure it).
+
+    device_ids=None: batches are already on the device, and DDP must not move the CPU tensors a
+    model keeps on purpose (GNMT's sequence lengths, for cuDNN's packing). gradient_as_bucket_view:
+    gradients live in DDP's all-reduce buckets, so no copy out of them each step. `options` go to
+    DistributedDataParallel as they are (static_graph, for one).
+    """
+    return torch.nn.parallel.DistributedDataParallel(
+        model, device_ids=None, gradient_as_bucket_view=True, bucket_cap_mb=bucket_mb, **options)

@@ -126,12 +126,7 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
         if cfg.master_weights:
             precision.keep_master_weights(bench.model, bench.optimizer)
         if world > 1:
-            # device_ids=None: batches are already on the device, and DDP must not move the CPU
-            # tensors a model keeps on purpose (GNMT's sequence lengths, for cuDNN's packing);
-            # gradients live in DDP's all-reduce buckets, so no copy in or out of them each step
-            bench.model = torch.nn.parallel.DistributedDataParallel(
-                bench.model, device_ids=None, gradient_as_bucket_view=True, bucket_cap_mb=cfg.ddp_bucket_mb,
-            )
+            bench.model = distributed.wrap_ddp(bench.model, cfg.ddp_bucket_mb)
         hyper = bench.hyperparameters()
         for key, value in hyper.items():
             if isinstance(value, Logged):

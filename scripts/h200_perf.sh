@@ -3,6 +3,7 @@
 #
 #   source scripts/device_env.sh && bash scripts/h200_perf.sh "$OUT" obs ncf-tput ncf-calib gnmt-tput
 #   source scripts/device_env.sh && bash scripts/h200_perf.sh "$OUT" ncf-ttt gnmt-ttt
+#   source scripts/device_env.sh && bash scripts/h200_perf.sh "$OUT" gnmt-ddp     # on nvidia-h200-x2
 #
 # Every stage writes under a work folder that is packed into OUT/results.tgz after each stage, so
 # a stage cut off by a time limit still leaves the earlier ones. Generated datasets stay out of
@@ -11,6 +12,8 @@
 #   ncf-tput   NCF throughput at ml-20m's size and batch 2^20, per precision
 #   ncf-calib  NCF on the generated ml-20m-size data, target out of reach: the HR@10 curve per seed
 #   gnmt-tput  GNMT throughput at source and target length 30, per batch and precision, 1 and 2 GPUs
+#   gnmt-ddp   where the 2-GPU GNMT step loses time: scripts/ddp_overhead.py on every GPU at batch
+#              2048, both ranks' profiler traces (OUT/traces.tgz), then 1 and 2 GPUs at batch 4096
 #   ncf-ttt    NCF time to train on the generated ml-20m-size data, 1 and 2 GPUs, several seeds
 #   gnmt-ttt   GNMT time to train on the embedded data, 1 and 2 GPUs, 5 seeds each (a sweep)
 # Options through the environment: NCF_TARGET and NCF_SEEDS (ncf-ttt; default seeds "1 2 3"),
@@ -80,6 +83,18 @@ for stage in "$@"; do
         --variants model.batch_size=1024,master_weights=true \
         --set warmup_steps=10 throughput_steps=30 --root "$work/gnmt-tput2" --out "$work/gnmt-tput2.md" --timeout 150 \
         2> "$work/gnmt-tput2.log" ;;
+    gnmt-ddp)
+      fast="model=gnmt dataset=wmt16 precision=amp master_weights=true model.compile_attention=true"
+      timeout 240 torchrun --standalone --nproc_per_node="$ngpu" scripts/ddp_overhead.py $fast model.batch_size=2048 \
+        --repeats 4 --out "$work/ddp-b2048.json" > "$work/ddp-b2048.log" 2>&1; pack
+      # the traces go into an archive of their own: a large one must not take the results with it
+      timeout 90 torchrun --standalone --nproc_per_node="$ngpu" scripts/profile_step.py $fast model.batch_size=2048 \
+        --warmup 10 --steps 5 --trace-dir /tmp/h200_traces > "$work/profile-b2048.log" 2>&1
+      tar czf "$out/traces.tgz" -C /tmp/h200_traces .; pack
+      python3 scripts/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 2 \
+        --variants model.batch_size=4096,master_weights=true,model.compile_attention=true \
+        --set warmup_steps=10 throughput_steps=20 --root "$work/gnmt-b4096" --out "$work/gnmt-b4096.md" \
+        --timeout 150 2> "$work/gnmt-b4096.log" ;;
     ncf-ttt)
       [ -e "$work/ml20m.done" ] || { ml20m_gen > "$work/ml20m_gen.log" 2>&1; touch "$work/ml20m.done"; }
       for s in ${NCF_SEEDS:-1 2 3}; do

@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 import torch  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
-from harness import registry, seeding  # noqa: E402
+from harness import distributed, registry, seeding  # noqa: E402
 from harness.config import compose  # noqa: E402
 from harness.interface import RunContext  # noqa: E402
 from harness.loop import train_epoch  # noqa: E402
@@ -60,8 +60,7 @@ def main() -> int:
     if cfg.master_weights:  # as harness/worker.py does, before DDP
         precision.keep_master_weights(bench.model, bench.optimizer)
     if world > 1:
-        bench.model = torch.nn.parallel.DistributedDataParallel(
-            bench.model, device_ids=None, gradient_as_bucket_view=True, bucket_cap_mb=cfg.ddp_bucket_mb)
+        bench.model = distributed.wrap_ddp(bench.model, cfg.ddp_bucket_mb)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
     quiet = Progress(enabled=False, max_epochs=1, unit=spec.sample_unit)
     train_epoch(bench, 0, precision, ThroughputMeter(0, sync), quiet, max_steps=args.warmup)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 
 import pytest
@@ -56,3 +57,34 @@ def test_the_benchmark_script_gives_each_variant_its_row_and_labels_master_weigh
     assert "error" in rows[2]
     table = out_md.read_text()
     assert "| ncf | bf16+master | 1 |" in table and "failed:" in table
+
+
+def test_the_ddp_overhead_script_sets_each_variant_beside_plain_steps_on_two_ranks(tmp_path):
+    """scripts/ddp_overhead.py under torchrun (2 gloo ranks): a row per variant with its cost over
+    plain steps, every rank's step times, and the lockstep cost computed from them as documented."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    out_json = tmp_path / "ddp.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+         str(REPO / "scripts" / "ddp_overhead.py"), "model=ncf", "device=cpu",
+         "model.synthetic.n_users=3000", "model.synthetic.n_items=1000",
+         "--variants", "plain", "ddp", "ddp-noop", "ddp:1", "--warmup", "1", "--steps", "3", "--repeats", "2",
+         "--out", str(out_json)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(out_json.read_text())
+    assert report["world_size"] == 2
+    rows = {r["variant"]: r for r in report["rows"]}
+    assert list(rows) == ["plain", "ddp", "ddp-noop", "ddp:1"]
+    assert rows["plain"]["over_plain_ms"] == 0
+    for name, row in rows.items():
+        assert row["min"] <= row["ms_per_step"] <= row["max"] and row["throughput_all_ranks"] > 0
+        per_rank = [rank[name] for rank in report["step_ms_per_rank"]]
+        assert [len(steps) for steps in per_rank] == [6, 6]  # 2 windows of 3 steps on each rank
+        expected = statistics.fmean(max(pair) - statistics.fmean(pair) for pair in zip(*per_rank))
+        assert row["lockstep_cost_ms"] == pytest.approx(expected)
+    assert "| ddp-noop |" in proc.stdout
