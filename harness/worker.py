@@ -21,12 +21,12 @@ from harness import distributed, seeding
 from harness.interrupts import shielded
 from harness.config import ConfigError
 from harness.distributed import SINGLE, World
-from harness.interface import Logged, ModelSpec, RunContext
+from harness.interface import Benchmark, Logged, ModelSpec, RunContext
 from harness.loop import LoopResult, measure_throughput, train_to_target
 from harness.meter import ThroughputMeter
 from harness.mlperf_log import C, MLPerfLog
 from harness.observe import Observers, open_observers
-from harness.precision import policy, precision_name
+from harness.precision import PrecisionPolicy, policy, precision_name
 from harness.progress import Progress
 from harness.results.record import ABORTED, RunRecord
 
@@ -40,6 +40,18 @@ class RankJob:
     run_dir: Path
     data_dir: Optional[Path]
     world: World = SINGLE
+
+
+def build_benchmark(spec: ModelSpec, ctx: RunContext) -> tuple[Benchmark, PrecisionPolicy]:
+    """The model and optimizer as a run trains them, before any DDP wrapper: built by the model,
+    then, with master_weights=true, the weights in 16 bits and fp32 copies in the optimizer (which
+    must happen before DDP takes the parameters). scripts/ build through here too, so that what
+    they measure is what a run trains."""
+    precision = policy(str(ctx.cfg.precision), ctx.device)
+    bench = spec.build(ctx)
+    if ctx.cfg.master_weights:
+        precision.keep_master_weights(bench.model, bench.optimizer)
+    return bench, precision
 
 
 def pick_device(cfg: DictConfig, local_rank: int) -> torch.device:
@@ -115,16 +127,13 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
         seeds = seeding.derive(master, rank, world)
         seeding.seed_everything(seeds.rank)
         mlperf.event(C.SEED, value=seeds.master)
-        precision = policy(str(cfg.precision), device)
 
         ctx = RunContext(
             cfg=cfg, data_dir=job.data_dir, device=device, rank=rank, world_size=world,
             seed=seeds.rank, shared_seed=seeds.shared,
             synthetic=throughput_mode,
         )
-        bench = spec.build(ctx)
-        if cfg.master_weights:
-            precision.keep_master_weights(bench.model, bench.optimizer)
+        bench, precision = build_benchmark(spec, ctx)
         if world > 1:
             bench.model = distributed.wrap_ddp(bench.model, cfg.ddp_bucket_mb)
         hyper = bench.hyperparameters()

@@ -52,9 +52,9 @@ from harness.config import compose  # noqa: E402
 from harness.interface import Benchmark, RunContext  # noqa: E402
 from harness.loop import train_epoch  # noqa: E402
 from harness.meter import ThroughputMeter  # noqa: E402
-from harness.precision import PrecisionPolicy, policy  # noqa: E402
+from harness.precision import PrecisionPolicy  # noqa: E402
 from harness.progress import Progress  # noqa: E402
-from harness.worker import pick_device  # noqa: E402
+from harness.worker import build_benchmark, pick_device  # noqa: E402
 
 VARIANTS = ("plain", "ddp", "ddp-noop", "ddp-static", "ddp-1bucket")
 
@@ -103,11 +103,9 @@ def _variant(name: str) -> str:
 
 def build(cfg, spec, device: torch.device, rank: int, world: int, variant: str) -> tuple[Benchmark, PrecisionPolicy]:
     seeding.seed_everything(1 + rank)
-    bench = spec.build(RunContext(cfg=cfg, data_dir=None, synthetic=True, device=device, rank=rank,
-                                  world_size=world, seed=1 + rank, shared_seed=2))
-    precision = policy(cfg.precision, device)
-    if cfg.master_weights:  # as harness/worker.py does, before DDP
-        precision.keep_master_weights(bench.model, bench.optimizer)
+    bench, precision = build_benchmark(spec, RunContext(
+        cfg=cfg, data_dir=None, synthetic=True, device=device, rank=rank, world_size=world, seed=1 + rank,
+        shared_seed=2))
     if variant != "plain":
         bucket_mb = 1e6 if variant == "ddp-1bucket" else cfg.ddp_bucket_mb
         if variant.startswith("ddp:"):

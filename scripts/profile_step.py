@@ -32,9 +32,8 @@ from harness.config import compose  # noqa: E402
 from harness.interface import RunContext  # noqa: E402
 from harness.loop import train_epoch  # noqa: E402
 from harness.meter import ThroughputMeter  # noqa: E402
-from harness.precision import policy  # noqa: E402
 from harness.progress import Progress  # noqa: E402
-from harness.worker import pick_device  # noqa: E402
+from harness.worker import build_benchmark, pick_device  # noqa: E402
 
 
 def main() -> int:
@@ -52,13 +51,11 @@ def main() -> int:
     rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
     device = pick_device(cfg, int(os.environ.get("LOCAL_RANK", 0)))
     if world > 1:
-        torch.distributed.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        torch.distributed.init_process_group(distributed.backend_for(device))
     seeding.seed_everything(1 + rank)
-    bench = spec.build(RunContext(cfg=cfg, data_dir=None, synthetic=True, device=device, rank=rank,
-                                  world_size=world, seed=1 + rank, shared_seed=2))
-    precision = policy(cfg.precision, device)
-    if cfg.master_weights:  # as harness/worker.py does, before DDP
-        precision.keep_master_weights(bench.model, bench.optimizer)
+    bench, precision = build_benchmark(spec, RunContext(
+        cfg=cfg, data_dir=None, synthetic=True, device=device, rank=rank, world_size=world, seed=1 + rank,
+        shared_seed=2))
     if world > 1:
         bench.model = distributed.wrap_ddp(bench.model, cfg.ddp_bucket_mb)
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
