@@ -11,7 +11,7 @@ import statistics
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 import torch.distributed as dist
@@ -76,7 +76,8 @@ def clear_page_cache() -> bool:
         return False
 
 
-def _sync(device: torch.device):
+def device_sync(device: torch.device) -> Callable[[], None]:
+    """A function that waits for the device's queued work (a no-op on a CPU): the meters' clock."""
     if device.type == "cuda":
         return lambda: torch.cuda.synchronize(device)
     return lambda: None
@@ -153,7 +154,7 @@ def run_rank(job: RankJob, record: RunRecord) -> None:
 
         if world > 1:
             dist.barrier()  # every rank starts the clock together
-        sync, all_ranks_sum = _sync(device), _sum_over_ranks(device)
+        sync, all_ranks_sum = device_sync(device), _sum_over_ranks(device)
         progress = Progress(enabled=cfg.progress and rank == 0,
                             max_epochs=cfg.throughput_repeats if throughput_mode else cfg.max_epochs,
                             unit=spec.sample_unit)

@@ -54,7 +54,7 @@ from harness.loop import train_epoch  # noqa: E402
 from harness.meter import ThroughputMeter  # noqa: E402
 from harness.precision import PrecisionPolicy  # noqa: E402
 from harness.progress import Progress  # noqa: E402
-from harness.worker import build_benchmark, pick_device  # noqa: E402
+from harness.worker import build_benchmark, device_sync, pick_device  # noqa: E402
 
 VARIANTS = ("plain", "ddp", "ddp-noop", "ddp-static", "ddp-1bucket")
 
@@ -138,7 +138,7 @@ def main() -> int:
         dist.init_process_group(backend)
     else:  # a world of one in this process, so that DDP can wrap the model on a single device
         dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)
-    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    sync = device_sync(device)
     quiet = Progress(enabled=False, max_epochs=1, unit=spec.sample_unit)
 
     built = {}
@@ -152,12 +152,11 @@ def main() -> int:
     for _ in range(args.repeats):
         for variant, (bench, precision) in built.items():
             dist.barrier()  # every rank starts the window together
-            sync()
-            t0 = time.perf_counter()
             meter = StepClock(sync, device)
-            train_epoch(bench, 1, precision, meter, quiet, max_steps=args.steps)  # ends with a sync
+            # the meter's window runs from a sync before the first step to one after the last
+            train_epoch(bench, 1, precision, meter, quiet, max_steps=args.steps)
             step_ms[variant].extend(meter.step_ms())
-            took = torch.tensor([time.perf_counter() - t0], dtype=torch.float64, device=device)
+            took = torch.tensor([meter.epoch_seconds], dtype=torch.float64, device=device)
             dist.all_reduce(took, op=dist.ReduceOp.MAX)  # the window lasts as long as its slowest rank
             times[variant].append(took.item() / args.steps * 1e3)
             samples_per_step = meter.samples / max(meter.steps, 1)

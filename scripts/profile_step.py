@@ -33,7 +33,7 @@ from harness.interface import RunContext  # noqa: E402
 from harness.loop import train_epoch  # noqa: E402
 from harness.meter import ThroughputMeter  # noqa: E402
 from harness.progress import Progress  # noqa: E402
-from harness.worker import build_benchmark, pick_device  # noqa: E402
+from harness.worker import build_benchmark, device_sync, pick_device  # noqa: E402
 
 
 def main() -> int:
@@ -58,7 +58,7 @@ def main() -> int:
         shared_seed=2))
     if world > 1:
         bench.model = distributed.wrap_ddp(bench.model, cfg.ddp_bucket_mb)
-    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    sync = device_sync(device)
     quiet = Progress(enabled=False, max_epochs=1, unit=spec.sample_unit)
     train_epoch(bench, 0, precision, ThroughputMeter(0, sync), quiet, max_steps=args.warmup)
 
