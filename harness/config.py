@@ -22,11 +22,13 @@ from hydra.errors import ConfigCompositionException, MissingConfigException
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+import harness.registry  # noqa: F401  (stores each model's options as the schema of its config)
+from harness import registry
+from harness.errors import ConfigError
+from harness.interface import ScheduleError
+from harness.interface.schedule import EvalSchedule
+
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
-
-
-class ConfigError(ValueError):
-    """A bad option or value; the message is one line that says how to fix it."""
 
 
 # The allowed values of the string options, checked by check() with a one-line error.
@@ -44,38 +46,67 @@ class MLPerfFields:
     """The submission_* keys of the MLPerf log."""
 
     org: str = "harness"
+    """submission_org."""
     division: str = "closed"
+    """submission_division: closed or open."""
     status: str = "research"
-    platform: Optional[str] = None  # None: "<ranks>x<device name>", e.g. "1xNVIDIA H200"
+    """submission_status: onprem, cloud, preview or research."""
+    platform: Optional[str] = None
+    """submission_platform; null: "<ranks>x<device name>", e.g. "1xNVIDIA H200"."""
 
 
 @dataclass
 class HarnessConfig:
     model: Any = MISSING
-    dataset: Any = MISSING
-    seed: Optional[int] = None  # None: drawn from the OS and recorded
-    gpus: int = 1  # ranks per node (CPU ranks with device=cpu)
-    nodes: int = 1  # nodes of a multi-node run, each started with the same command
-    rdzv_endpoint: Optional[str] = None  # HOST:PORT of the rendezvous, needed when nodes > 1
-    run_id: Optional[str] = None  # names a multi-node run: the same on every node, a fresh one per run
+    """The model: model=<name> picks conf/model/<name>.yaml (options: --help model=<name>)."""
+    dataset: Any = None
+    """The dataset: dataset=<name> picks conf/dataset/<name>.yaml; default: the model's embedded one."""
+    seed: Optional[int] = None
+    """The run's master seed; null: drawn from the OS and recorded in the log and result.json."""
+    gpus: int = 1
+    """Ranks per node: GPUs, or CPU processes with device=cpu."""
+    nodes: int = 1
+    """Nodes of a multi-node run, each started with the same command."""
+    rdzv_endpoint: Optional[str] = None
+    """HOST:PORT of the c10d rendezvous, needed when nodes > 1."""
+    run_id: Optional[str] = None
+    """Names a multi-node run: the same on every node, a fresh one per run."""
     device: str = "auto"
+    """auto, cpu or cuda."""
     precision: str = "fp32"
-    master_weights: bool = False  # amp/bf16: weights in fp16/bf16, fp32 copies in the optimizer
-    ddp_bucket_mb: float = 25.0  # DistributedDataParallel's gradient bucket size (its default: 25)
+    """fp32, tf32, amp (fp16 autocast with a gradient scaler) or bf16."""
+    master_weights: bool = False
+    """amp/bf16: the weights themselves in fp16/bf16, fp32 copies in the optimizer."""
+    ddp_bucket_mb: float = 25.0
+    """DistributedDataParallel's gradient bucket size; above the gradient size, one all-reduce after backward."""
     mode: str = "train"
+    """train: to the quality target or the epoch cap; throughput: the model on synthetic batches, no data."""
     max_epochs: int = MISSING
-    eval_every: int = 1  # epochs per MLPerf block; evaluation closes each block
-    warmup_steps: int = 20  # training steps left out of the throughput figure
-    throughput_steps: int = 200  # mode=throughput: counted steps per window, after warm-up
-    throughput_repeats: int = 5  # mode=throughput: windows measured; the result is their median
-    clear_caches: bool = False  # drop the OS page cache before the run (needs root), as MLPerf submissions do
+    """The epoch cap; default: the model's max_epochs."""
+    eval_every: int = 1
+    """Epochs between evaluations; default: the model's eval_every."""
+    warmup_steps: int = 20
+    """Training steps left out of the throughput figure."""
+    throughput_steps: int = 200
+    """mode=throughput: counted steps per window, after warm-up."""
+    throughput_repeats: int = 5
+    """mode=throughput: windows measured; result.json has each and their median."""
+    clear_caches: bool = False
+    """Drop the OS page cache before the run (needs root), as MLPerf submissions must."""
     progress: bool = True
-    tensorboard: bool = True  # RUN_DIR/tb, written by rank 0
-    telemetry: bool = True  # NVML on GPUs (the process itself on CPU) into telemetry.jsonl and result.json
+    """A live progress line with ETA on the console."""
+    tensorboard: bool = True
+    """RUN_DIR/tb: losses, quality, throughput, telemetry and hparams, written by rank 0."""
+    telemetry: bool = True
+    """GPUs through NVML (the process on CPU) into telemetry.jsonl, a summary in result.json."""
     telemetry_interval_s: float = 1.0
+    """Seconds between telemetry samples."""
     output_root: str = "outputs"
+    """Every file a run writes goes under here."""
     data_root: str = MISSING
+    """Where embedded datasets are generated; default: <output_root>/datasets."""
     mlperf: MLPerfFields = field(default_factory=MLPerfFields)
+    """The submission_* keys of mlperf.log."""
 
 
 ConfigStore.instance().store(name="harness_schema", node=HarnessConfig)
@@ -111,6 +142,12 @@ _GROUPS = ("model", "dataset")
 
 def compose(overrides: list[str]) -> DictConfig:
     """The composed config for these overrides (no sweeps), or ConfigError."""
+    for override in overrides:
+        group, _, name = override.partition("=")
+        # the dataset default is optional (throughput-only models have none), and Hydra skips an
+        # optional entry it cannot find: a dataset asked for by name must exist
+        if group == "dataset" and name not in choices("dataset"):
+            raise ConfigError(f"unknown dataset '{name}'; choose one of: {', '.join(choices('dataset'))}")
     try:
         cfg = compose_unchecked(overrides)
     except MissingConfigException as err:
@@ -129,25 +166,43 @@ def check(cfg: DictConfig) -> None:
         value = OmegaConf.select(cfg, key)
         if value not in allowed:
             raise ConfigError(f"{key}={value} is not an option; choose one of: {', '.join(allowed)}")
-    if cfg.dataset.model != cfg.model.name:
+    spec = registry.get(str(cfg.model.name))
+    if spec.throughput_only:
+        if cfg.mode != "throughput":
+            raise ConfigError(f"model={spec.name} is throughput-only (no dataset, target or evaluation): "
+                              "run it with mode=throughput")
+    elif cfg.get("dataset") is None:
+        raise ConfigError(f"model={spec.name} needs a dataset; choose one of: {', '.join(datasets_for(spec.name))}")
+    elif cfg.dataset.model != cfg.model.name:
         raise ConfigError(
             f"dataset={cfg.dataset.name} is a {cfg.dataset.model} dataset, not for model={cfg.model.name}; "
             f"choose one of: {', '.join(datasets_for(cfg.model.name))}"
         )
     if cfg.gpus < 1 or cfg.nodes < 1:
         raise ConfigError(f"gpus={cfg.gpus}, nodes={cfg.nodes}: need at least 1 each")
-    batch = OmegaConf.select(cfg, "model.batch_size", default=1)
-    if isinstance(batch, int) and batch < 1:  # a string is reported by the type check
+    if cfg.model.batch_size < 1:
         raise ConfigError(f"model.batch_size={cfg.model.batch_size}: need at least 1 sample per rank")
     if cfg.max_epochs < 1:
         raise ConfigError(f"max_epochs={cfg.max_epochs}: need at least 1")
     if cfg.eval_every < 1:
         raise ConfigError(f"eval_every={cfg.eval_every}: need at least 1")
+    try:
+        EvalSchedule.of(cfg.eval_every, cfg.model.eval_offset, cfg.model.eval_epochs, cfg.model.eval_every_samples)
+    except ScheduleError as err:
+        raise ConfigError(str(err)) from None
+    if not spec.throughput_only and cfg.mode == "train":
+        try:
+            spec.task.quality.value(_plain(cfg.model.target), "model.target")
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
     if cfg.warmup_steps < 0:
         raise ConfigError(f"warmup_steps={cfg.warmup_steps}: cannot be negative")
     if cfg.throughput_steps < 1 or cfg.throughput_repeats < 1:
         raise ConfigError(f"throughput_steps={cfg.throughput_steps}, throughput_repeats={cfg.throughput_repeats}: "
                           "need at least 1 each")
+    if cfg.precision in ("amp", "tf32") and cfg.device == "cpu":
+        raise ConfigError(f"precision={cfg.precision} needs a CUDA device, not device=cpu; "
+                          "on CPU use precision=fp32 or precision=bf16")
     if cfg.master_weights and cfg.precision not in ("amp", "bf16"):
         raise ConfigError(f"master_weights=true keeps fp16 or bf16 weights: use it with precision=amp or "
                           f"precision=bf16, not precision={cfg.precision}")
@@ -155,6 +210,10 @@ def check(cfg: DictConfig) -> None:
         raise ConfigError(f"ddp_bucket_mb={cfg.ddp_bucket_mb}: must be above 0")
     if cfg.telemetry_interval_s <= 0:
         raise ConfigError(f"telemetry_interval_s={cfg.telemetry_interval_s}: must be above 0 (telemetry=false turns it off)")
+
+
+def _plain(value: Any) -> Any:
+    return OmegaConf.to_object(value) if OmegaConf.is_config(value) else value
 
 
 def check_cli(args: list[str], check_run: Optional[Callable[[DictConfig], None]] = None) -> None:
@@ -225,14 +284,26 @@ def compose_unchecked(overrides: list[str], hydra: bool = False) -> DictConfig:
 
 
 def choices(group: str) -> list[str]:
-    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+    """The config names of a group: conf/<group>/*.yaml and what registered models stored."""
+    from hydra.core.config_store import ConfigStore
+
+    stored = ConfigStore.instance().repo.get(group, {})
+    names = {p.stem for p in (CONF_DIR / group).glob("*.yaml")}
+    names |= {n[:-5] for n, node in stored.items() if n.endswith(".yaml") and not isinstance(node, dict)}
+    return sorted(names)
 
 
 def datasets_for(model: str) -> list[str]:
+    from hydra.core.config_store import ConfigStore
+
     found = []
+    stored = ConfigStore.instance().repo.get("dataset", {})
     for name in choices("dataset"):
-        text = (CONF_DIR / "dataset" / f"{name}.yaml").read_text()
-        if f"model: {model}\n" in text:
+        path = CONF_DIR / "dataset" / f"{name}.yaml"
+        if path.is_file():
+            if f"model: {model}\n" in path.read_text():
+                found.append(name)
+        elif OmegaConf.select(OmegaConf.create(stored[f"{name}.yaml"].node), "dataset.model") == model:
             found.append(name)
     return found
 
@@ -257,7 +328,7 @@ def _composition_message(err: ConfigCompositionException) -> str:
     first = str(err).splitlines()[0]
     if first.startswith("Could not override '"):
         key = first.split("'")[1]
-        if cause is not None and ("not in struct" in str(cause) or "not in 'HarnessConfig'" in str(cause)):
+        if cause is not None and ("not in struct" in str(cause) or "not in '" in str(cause)):
             return f"unknown option '{key}'; {_known_options(key)}"
         if cause is not None:
             return f"bad value for '{key}': {_omegaconf_message(cause)}"

@@ -1,7 +1,24 @@
-"""The reference models the harness can run: a plain list, one entry per package under reference_models/."""
+"""The reference models the harness can run: a plain list, one entry per package under reference_models/.
+
+Registering a model (docs/adding_a_model.md) is one line in MODELS; the conformance test
+(tests/test_conformance.py) then trains it at its debug preset. Each model's options dataclass is
+stored as the schema of conf/model/<name>.yaml, so Hydra type-checks every model option.
+
+A model that lives outside this repository (a user's own, or a test's stand-in) joins for one
+command through the environment: HARNESS_MODELS=pkg.module[,pkg.other] imports each module and
+registers its SPEC, with its options' defaults as the model config and its DATASETS, if any:
+
+    HARNESS_MODELS=tests.models.twopart python -m harness.train model=twopart seed=1
+"""
 from __future__ import annotations
 
-from harness.config import ConfigError
+import importlib
+import os
+from typing import Any, Optional
+
+from hydra.core.config_store import ConfigStore
+
+from harness.errors import ConfigError
 from harness.interface import ModelSpec
 from reference_models import gnmt, ncf
 
@@ -16,5 +33,40 @@ def get(name: str) -> ModelSpec:
 
 
 def by_benchmark(benchmark: str) -> ModelSpec | None:
-    """The model whose logs carry this submission_benchmark, if the harness has one."""
-    return next((s for s in MODELS if s.benchmark == benchmark), None)
+    """The time-to-train model whose logs carry this submission_benchmark, if the harness has one."""
+    return next((s for s in MODELS if s.task is not None and s.task.benchmark == benchmark), None)
+
+
+def register(spec: ModelSpec, datasets: Optional[dict[str, dict[str, Any]]] = None) -> None:
+    """Add a model that has no conf/model/<name>.yaml: its options' defaults are its config, and each
+    of `datasets` ({name: {"dataset": {...}, "model": {overrides}}}) a dataset config of its own."""
+    if any(s.name == spec.name for s in MODELS):
+        raise ValueError(f"model {spec.name} is registered already")
+    MODELS.append(spec)
+    store = ConfigStore.instance()
+    store.store(group="model", name=spec.name, node=spec.options(name=spec.name))
+    for name, node in (datasets or {}).items():
+        store.store(group="dataset", name=name, node=node, package="_global_")
+
+
+def _store_schema(spec: ModelSpec) -> None:
+    # conf/model/<name>.yaml starts with `defaults: [/schema/model@_here_: <name>, _self_]`
+    ConfigStore.instance().store(group="schema/model", name=spec.name, node=spec.options)
+
+
+def _load_plugins(names: str) -> None:
+    for module_name in filter(None, (n.strip() for n in names.split(","))):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as err:
+            raise ConfigError(f"HARNESS_MODELS names {module_name}, which cannot be imported: {err}") from None
+        spec = getattr(module, "SPEC", None)
+        if not isinstance(spec, ModelSpec):
+            raise ConfigError(f"HARNESS_MODELS names {module_name}, which has no ModelSpec called SPEC")
+        if all(s.name != spec.name for s in MODELS):
+            register(spec, getattr(module, "DATASETS", None))
+
+
+for _spec in MODELS:
+    _store_schema(_spec)
+_load_plugins(os.environ.get("HARNESS_MODELS", ""))

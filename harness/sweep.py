@@ -57,7 +57,8 @@ def _split_runs(args: list[str]) -> tuple[Optional[int], list[str]]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from harness import registry, seeding, train
+    from harness import registry, train
+    from harness.run import seeding
     from harness.config import ConfigError, check_cli, compose
     from harness.results.score import required_runs
 

@@ -2,8 +2,9 @@
 
     python -m harness.train model=ncf seed=1                  one run, embedded data
     python -m harness.train model=ncf dataset=ml20m seed=1    real data, real-scale preset
-    python -m harness.train -m model=ncf seed=range(1,6)      a sweep: one run directory per job
+    python -m harness.train -m model=ncf 'seed=range(1,6)'    a sweep: one run directory per job
     python -m harness.train --cfg job                         print the composed config
+    python -m harness.train --help model=gnmt                 every option, documented
 
 Exit status: 0 when every run finished (reached its target or not: the status is in mlperf.log
 and result.json), 1 when a run failed, 2 for a bad option, 130 when interrupted.
@@ -21,14 +22,18 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from harness import console, distributed, registry, seeding
-from harness.config import CONF_DIR, ConfigError, check, check_cli
-from harness.distributed import World
+from harness import registry
+from harness.config import CONF_DIR, HarnessConfig, MLPerfFields, check, check_cli, compose, datasets_for
+from harness.errors import ConfigError
 from harness.interface import DataError
-from harness.interrupts import shielded
-from harness.launch import RankFailed, check_resources, launch
-from harness.precision import precision_name
+from harness.observe import console
 from harness.results import record as rec
+from harness.run import distributed, seeding
+from harness.run.distributed import World
+from harness.run.interrupts import shielded
+from harness.run.launch import RankFailed, check_resources, launch
+from harness.run.precision import precision_name
+from harness.run.session import signal_name
 
 log = logging.getLogger("harness.train")
 
@@ -43,36 +48,32 @@ def run_job(cfg: DictConfig) -> rec.RunRecord:
     main_rank = world is None or world.is_main
     if not main_rank:
         console.setup_rank_logging(world.rank, run_dir)
-    record = rec.RunRecord(
-        run_dir=str(run_dir),
-        started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        command=list(HydraConfig.get().overrides.task),
-        versions=rec.versions(),
-    )
+    facts = {"run_dir": str(run_dir), "started_at": _now(), "command": list(HydraConfig.get().overrides.task),
+             "versions": rec.versions(), "mode": str(cfg.mode), "warmup_steps": cfg.warmup_steps,
+             "world_size": cfg.gpus * cfg.nodes if world is None else world.world_size}
+    rank0: Optional[dict] = None
+    failure: Optional[dict] = None
     try:
         try:
-            _run(cfg, run_dir, record, world)
-        except KeyboardInterrupt:
-            record.status, record.reason = rec.ABORTED, "interrupted (Ctrl-C)"
+            rank0 = _run(cfg, run_dir, facts, world)
+        except KeyboardInterrupt as err:
+            failure = {"status": rec.ABORTED, "reason": f"interrupted ({signal_name(err)})"}
             raise
         except RankFailed as err:
-            record.status, record.reason = rec.FAILED, str(err)
-            record.error = {"type": "RankFailed", "message": str(err), "rank": err.rank,
-                            "traceback": err.child_traceback}
+            failure = {"reason": str(err), "error": {"type": "RankFailed", "message": str(err), "rank": err.rank,
+                                                     "traceback": err.child_traceback}}
             log.error("run failed on rank %d:\n%s", err.rank, err.child_traceback or str(err))
         except (ConfigError, DataError) as err:
-            record.status, record.reason = rec.FAILED, str(err)
-            record.error = {"type": type(err).__name__, "message": str(err), "rank": 0, "traceback": None}
+            failure = {"reason": str(err), "error": {"type": type(err).__name__, "message": str(err), "rank": 0,
+                                                     "traceback": None}}
         except Exception as err:  # a crash: the result names it, train.log keeps the traceback
-            record.status = rec.FAILED
-            record.reason = f"{type(err).__name__}: {err}".splitlines()[0]
-            record.error = {
-                "type": type(err).__name__, "message": str(err), "rank": 0,
-                "traceback": traceback.format_exc(),
-            }
-            log.error("run failed:\n%s", record.error["traceback"])
+            failure = {"reason": f"{type(err).__name__}: {err}".splitlines()[0],
+                       "error": {"type": type(err).__name__, "message": str(err), "rank": 0,
+                                 "traceback": traceback.format_exc()}}
+            log.error("run failed:\n%s", failure["error"]["traceback"])
     finally:
-        record.finished_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        facts["finished_at"] = _now()
+        record = rec.assemble(facts, rank0, failure, run_dir / "mlperf.log" if main_rank else None)
         if main_rank:
             with shielded():  # a second Ctrl-C must not leave a half-written result.json
                 rec.write(record, run_dir / "result.json")
@@ -80,20 +81,28 @@ def run_job(cfg: DictConfig) -> rec.RunRecord:
     return record
 
 
-def _run(cfg: DictConfig, run_dir: Path, record: rec.RunRecord, world: Optional[World]) -> None:
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _run(cfg: DictConfig, run_dir: Path, facts: dict, world: Optional[World]) -> Optional[dict]:
     check(cfg)
     spec = registry.get(cfg.model.name)
     if cfg.seed is None:
         cfg.seed = seeding.draw_seed()
-    record.model, record.benchmark, record.dataset = spec.name, spec.benchmark, cfg.dataset.name
-    record.quality_metric, record.target, record.seed = spec.quality_metric, cfg.model.target, cfg.seed
-    record.precision, record.throughput_unit = precision_name(cfg), f"{spec.sample_unit}/s"
+    facts.update(model=spec.name, benchmark=spec.benchmark, seed=cfg.seed, precision=precision_name(cfg),
+                 throughput_unit=f"{spec.sample_unit}/s", dataset=cfg.dataset.name if cfg.get("dataset") else "")
+    if spec.task is not None:
+        target = cfg.model.target
+        facts.update(quality_metric=spec.task.quality.name, quality_direction=spec.task.quality.direction,
+                     target=OmegaConf.to_object(target) if OmegaConf.is_config(target) else target,
+                     epoch_unit="samples" if cfg.model.get("eval_every_samples") else "epochs")
     if world is None or world.is_main:
         OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
-    log.info("%s on %s, seed %d -> %s", spec.name, cfg.dataset.name, cfg.seed, run_dir)
-    record.mode, record.warmup_steps = str(cfg.mode), cfg.warmup_steps
-    data_dir = None if cfg.mode == "throughput" else spec.prepare(cfg)  # synthetic batches need no data
-    launch(cfg, spec.name, run_dir, data_dir, record, world)
+    log.info("%s on %s, seed %d -> %s", spec.name, facts["dataset"] or "synthetic batches", cfg.seed, run_dir)
+    # synthetic batches need no data
+    data_dir = None if cfg.mode == "throughput" or spec.task is None else spec.task.prepare(cfg)
+    return launch(cfg, run_dir, data_dir, world)
 
 
 def _summarise(r: rec.RunRecord) -> None:
@@ -107,11 +116,17 @@ def _summarise(r: rec.RunRecord) -> None:
                  tput, r.warmup_steps, r.platform, r.precision, r.global_batch_size)
         log.info("run dir: %s", r.run_dir)
         return
-    quality = f"{r.quality_metric} {r.final_quality:.4f}" if r.final_quality is not None else "no evaluation"
+    spec = registry.get(r.model) if r.model else None
+    quality = (spec.task.quality.describe(r.final_quality) if r.final_quality is not None and spec and spec.task
+               else "no evaluation")
     ttt = f"{r.time_to_train_s:.1f} s ({r.time_to_train_min:.2f} min)" if r.time_to_train_s is not None else "n/a"
-    epochs = f"{r.epochs_to_converge} epochs to converge" if r.epochs_to_converge else f"{r.epochs_run} epochs"
+    if r.epochs_to_converge is not None:
+        epochs = f"{r.epochs_to_converge:,g} {r.epoch_unit} to converge"
+    else:
+        epochs = f"{r.epochs_run} epochs"
     tput = f"{r.throughput:,.0f} {r.throughput_unit}" if r.throughput else "throughput n/a"
-    line = f"{r.status.upper()}: {quality} (target {r.target}), time to train {ttt}, {epochs}, {tput}"
+    target = spec.task.quality.describe_target(r.target) if spec and spec.task and r.target is not None else r.target
+    line = f"{r.status.upper()}: {quality} (target {target}), time to train {ttt}, {epochs}, {tput}"
     if r.reason:
         line += f" [{r.reason}]"
     log.info(line)
@@ -121,12 +136,58 @@ def _summarise(r: rec.RunRecord) -> None:
     log.info("run dir: %s", r.run_dir)
 
 
+# Hydra's flags that take a value as the next word (`--cfg job`); the value is not an override
+_VALUE_FLAGS = {"--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name", "-cn",
+                "--config-dir", "-cd", "--experimental-rerun"}
+_INFO_TOPICS = {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"}
+
+
+def overrides_of(args: list[str]) -> list[str]:
+    """The key=value overrides of a command line, without Hydra's flags and their values."""
+    out, skip = [], False
+    for i, a in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if a in _VALUE_FLAGS or (a in ("--info", "-i") and i + 1 < len(args) and args[i + 1] in _INFO_TOPICS):
+            skip = True
+        elif not a.startswith("-"):
+            out.append(a)
+    return out
+
+
+def print_help(args: list[str]) -> int:
+    """Every option of the harness and of the model named on the command line, with its documentation."""
+    from harness.interface.options import describe
+
+    try:
+        cfg = compose(overrides_of(args))
+    except ConfigError as err:
+        print(f"harness.train: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    spec = registry.get(str(cfg.model.name))
+    print(__doc__.split("\n\n")[1].rstrip())
+    print("\nOptions (key=value; conf/config.yaml):")
+    print(describe(HarnessConfig, {k: v for k, v in OmegaConf.to_container(cfg).items()
+                                    if k not in ("model", "dataset", "mlperf")}))
+    print(describe(MLPerfFields, OmegaConf.to_container(cfg.mlperf)).replace("  ", "  mlperf.", 1)
+          .replace("\n  ", "\n  mlperf."))
+    print(f"\nmodel={spec.name} ({spec.summary}; model.<option>=...; dataset "
+          f"{cfg.dataset.name if cfg.get('dataset') else 'none: throughput-only'}):")
+    print(describe(spec.options, OmegaConf.to_container(cfg.model)))
+    print(f"\nmodels: {', '.join(s.name for s in registry.MODELS)}; datasets of {spec.name}: "
+          f"{', '.join(datasets_for(spec.name)) or 'none'}; Hydra's own flags: --hydra-help")
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if "--help" in args or "-h" in args:
+        return print_help(args)
     # with a launcher that runs the jobs elsewhere (SLURM), this host's GPUs are not the jobs' GPUs
     remote = any(a.startswith("hydra/launcher=") and a != "hydra/launcher=basic" for a in args)
     try:
-        check_cli(args, check_run=None if remote else check_resources)
+        check_cli(overrides_of(args), check_run=None if remote else check_resources)
     except ConfigError as err:
         print(f"harness.train: error: {err}", file=sys.stderr)
         return EXIT_USAGE

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness import seeding
+from harness.run import seeding
 from harness.config import ConfigError, _run_stamp, compose, compose_unchecked
-from harness.launch import check_resources
-from harness.distributed import from_environment, slurm_rendezvous
+from harness.run.launch import check_resources
+from harness.run.distributed import from_environment, slurm_rendezvous
 from harness.interface import scaled_learning_rate
 
 

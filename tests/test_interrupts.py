@@ -2,7 +2,7 @@ import signal
 
 import pytest
 
-from harness.interrupts import shielded
+from harness.run.interrupts import shielded
 
 
 def test_a_signal_inside_the_block_waits_until_the_block_is_done():

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from harness.config import ConfigError, compose
-from harness.master_weights import MasterWeights
-from harness.precision import policy
+from harness.run.master_weights import MasterWeights
+from harness.run.precision import policy
 
 
 def _model_and_optimizer():

@@ -1,8 +1,8 @@
 """The throughput meter counts training time only, after warm-up, summed over ranks."""
 from __future__ import annotations
 
-from harness import meter as meter_mod
-from harness.meter import ThroughputMeter
+from harness.observe import meter as meter_mod
+from harness.observe.meter import ThroughputMeter
 
 
 class Clock:

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from harness.mlperf_log import MLPerfLog
+from harness.run.mlperf_log import MLPerfLog
 
 
 def _records(path):

@@ -4,10 +4,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 
 from tests.helpers import run_cli
-from tests.results.test_parse import _good_run, _line
+from tests.results.test_parse import _good_run
 
 
 def test_report_on_the_official_fixtures(fixtures_dir):

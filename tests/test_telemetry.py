@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from harness import telemetry
+from harness.observe import telemetry
 
 
 def test_no_nvml_gives_the_null_sampler_and_the_run_goes_on(monkeypatch, tmp_path):

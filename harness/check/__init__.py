@@ -68,9 +68,10 @@ def pick_rules(benchmark: str, ruleset: Optional[str] = None) -> tuple[str, str,
     """(ruleset version for the parser, label, rules file) for a benchmark."""
     spec = registry.by_benchmark(benchmark)
     if ruleset is None and spec is not None:
-        if spec.rules_file is not None:
-            return spec.ruleset, f"harness-{benchmark}-{spec.ruleset}", str(spec.rules_file)
-        ruleset = spec.ruleset
+        task = spec.task
+        if task.rules_file is not None:
+            return task.ruleset, f"harness-{benchmark}-{task.ruleset}", str(task.rules_file)
+        ruleset = task.ruleset
     if ruleset is None:
         having = [v for v in training_rulesets() if benchmark in _allowed(v)]
         ruleset = DEFAULT_RULESET if DEFAULT_RULESET in having else (having[-1] if having else DEFAULT_RULESET)

@@ -4,17 +4,34 @@
     python -m harness.train model=gnmt dataset=wmt16 seed=1                    # real WMT16, reference scale
     python -m harness.train model=gnmt dataset=wmt16 mode=throughput precision=amp
 """
-from harness.interface import ModelSpec
-from reference_models.gnmt.benchmark import build, prepare
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec
+from reference_models.gnmt.options import GNMTOptions
+
+
+def prepare(cfg):
+    from reference_models.gnmt.benchmark import prepare as find_or_generate
+
+    return find_or_generate(cfg)
+
+
+def build(ctx):
+    from reference_models.gnmt.benchmark import GNMTBenchmark
+
+    return GNMTBenchmark(ctx)
+
 
 SPEC = ModelSpec(
     name="gnmt",
-    benchmark="gnmt",
-    real_dataset="wmt16",
-    quality_metric="BLEU",
+    options=GNMTOptions,
     sample_unit="tokens",
-    ruleset="0.7.0",
-    rules_file=None,  # the official training_0.7.0 rules (closed_gnmt.yaml) apply
-    prepare=prepare,
     build=build,
+    summary="GNMT v2 translation on WMT16 En-De, BLEU",
+    task=MLPerfTask(
+        benchmark="gnmt",
+        quality=QualitySpec("BLEU"),
+        ruleset="0.7.0",
+        rules_file=None,  # the official training_0.7.0 rules (closed_gnmt.yaml) apply
+        real_dataset="wmt16",
+        prepare=prepare,
+    ),
 )

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import torch
-import torch.distributed as dist
 from omegaconf import DictConfig
 from torch.nn.functional import cross_entropy
 
 from harness.interface import Logged, RunContext, scaled_learning_rate
+from harness.interface.gather import score_on_main
+from harness.interface.sharding import shard
 from reference_models.gnmt import data as wmt
 from reference_models.gnmt.beam import beam_search
 from reference_models.gnmt.metric import bleu
@@ -101,7 +102,7 @@ class GNMTBenchmark:
         order = wmt.epoch_order(self.buckets, self.global_batch, self.shared_seed + epoch)
         pin = self.device.type == "cuda"
         for global_idx in order:
-            mine = global_idx[self.rank:: self.world_size]
+            mine = shard(global_idx, self.rank, self.world_size)
             yield wmt.collate(self.data.train_src, self.data.train_tgt, mine, pin).to(self.device)
 
     def _synthetic_batches(self) -> Iterator[wmt.Batch]:
@@ -139,13 +140,5 @@ class GNMTBenchmark:
                                len_norm_factor=hp.len_norm_factor, len_norm_const=hp.len_norm_const,
                                cov_penalty_factor=hp.cov_penalty_factor)
             mine.extend((int(i), self.detokenize(join_bpe(vocab.units(h)))) for i, h in zip(idx, hyps))
-        if self.world_size > 1:
-            gathered: list[list[tuple[int, str]]] = [[] for _ in range(self.world_size)]
-            dist.all_gather_object(gathered, mine)
-            mine = [pair for part in gathered for pair in part]
-        hypotheses = [text for _, text in sorted(mine)]
-        return bleu(hypotheses, self.data.test_refs)
-
-
-def build(ctx: RunContext) -> GNMTBenchmark:
-    return GNMTBenchmark(ctx)
+        refs = self.data.test_refs
+        return score_on_main(mine, lambda pairs: bleu([text for _, text in sorted(pairs)], refs))

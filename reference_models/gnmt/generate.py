@@ -23,15 +23,16 @@ phrase and an optional 'because' clause). Their translations obey rules that onl
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from harness.interface import generated
 from reference_models.gnmt.tokenizer import VOCAB_FILE
+
+VERSION = 1  # of what the generator writes for a given spec: a change that alters the files bumps it
 
 TRAIN = ("train.tok.clean.bpe.32000.en", "train.tok.clean.bpe.32000.de")
 DEV = ("newstest_dev.tok.clean.bpe.32000.en", "newstest_dev.tok.clean.bpe.32000.de")
@@ -209,32 +210,20 @@ def generate(spec: LanguageSpec) -> dict[str, list[str]]:
     return files
 
 
-def _stamp(spec: LanguageSpec) -> str:
-    return "".join(f"{k}={v}\n" for k, v in asdict(spec).items())
-
-
 def write(spec: LanguageSpec, out_dir: str | Path) -> Path:
-    """Write every file of the layout; each appears whole or not at all."""
+    """Write every file of the layout into out_dir."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, lines in generate(spec).items():
-        fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}-")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out_dir / name)
-    (out_dir / "GENERATOR.txt").write_text(
-        "Synthetic WMT16-layout data written by reference_models.gnmt.generate\n" + _stamp(spec))
+        (out_dir / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out_dir
 
 
 def ensure(spec: LanguageSpec, out_dir: str | Path) -> Path:
-    """The generated layout in out_dir, written first if missing or made from another spec."""
-    out_dir = Path(out_dir)
-    stamp = out_dir / "GENERATOR.txt"
-    if stamp.is_file() and stamp.read_text().endswith(_stamp(spec)):
-        return out_dir
-    return write(spec, out_dir)
+    """The generated layout in out_dir, written first if it is missing, made from another spec, or
+    no longer what was written (harness.interface.generated checks the stamp's checksums)."""
+    return generated.ensure(out_dir, "reference_models.gnmt.generate", VERSION, asdict(spec),
+                            lambda tmp: write(spec, tmp))
 
 
 def main() -> None:
@@ -244,7 +233,7 @@ def main() -> None:
         parser.add_argument(f"--{field.replace('_', '-')}", type=type(value), default=value)
     args = vars(parser.parse_args())
     out_dir = args.pop("out_dir")
-    print(f"wrote {write(LanguageSpec(**args), out_dir)}")
+    print(f"wrote {ensure(LanguageSpec(**args), out_dir)}")
 
 
 if __name__ == "__main__":

@@ -1,23 +1,40 @@
 """NCF (NeuMF on MovieLens ml-20m) as MLPerf's recommendation benchmark ran it, to HR@10 0.635.
 
-    python -m harness.train model=ncf seed=1                 # embedded generated data, CPU, about a minute
+    python -m harness.train model=ncf seed=1                 # embedded generated data, CPU, seconds
     python -m harness.train model=ncf dataset=ml20m seed=1   # real ml-20m at the reference's scale
 """
 from pathlib import Path
 
-from harness.interface import ModelSpec
-from reference_models.ncf.benchmark import build, prepare
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec
+from reference_models.ncf.options import NCFOptions
+
+
+def prepare(cfg):
+    from reference_models.ncf.benchmark import prepare as find_or_generate
+
+    return find_or_generate(cfg)
+
+
+def build(ctx):
+    from reference_models.ncf.benchmark import NCFBenchmark
+
+    return NCFBenchmark(ctx)
+
 
 SPEC = ModelSpec(
     name="ncf",
-    benchmark="ncf",
-    real_dataset="ml20m",
-    quality_metric="HR@10",
+    options=NCFOptions,
     sample_unit="samples",
-    ruleset="0.7.0",
-    # MLPerf retired NCF before mlperf-logging had rules files for it: the harness ships its own,
-    # the 0.7.0 common rules plus NCF's keys and target, labelled as the harness's ruleset.
-    rules_file=Path(__file__).resolve().parent / "rules_0.7.0.yaml",
-    prepare=prepare,
     build=build,
+    summary="NeuMF recommendation on MovieLens ratings, HR@10",
+    task=MLPerfTask(
+        benchmark="ncf",
+        quality=QualitySpec("HR@10"),
+        ruleset="0.7.0",
+        # MLPerf retired NCF before mlperf-logging had rules files for it: the harness ships its own,
+        # the 0.7.0 common rules plus NCF's keys and target, labelled as the harness's ruleset.
+        rules_file=Path(__file__).resolve().parent / "rules_0.7.0.yaml",
+        real_dataset="ml20m",
+        prepare=prepare,
+    ),
 )

@@ -9,11 +9,12 @@ from typing import Any, Iterator
 
 import numpy as np
 import torch
-import torch.distributed as dist
 from omegaconf import DictConfig
 from torch.nn.functional import binary_cross_entropy_with_logits
 
 from harness.interface import RunContext, scaled_learning_rate
+from harness.interface.gather import sum_over_ranks
+from harness.interface.sharding import bounds, shard
 from reference_models.ncf import data as ncf_data
 from reference_models.ncf.model import NeuMF
 
@@ -116,7 +117,7 @@ class NCFBenchmark:
             idx = order[start : start + global_batch]
             if idx.numel() < self.world_size:
                 break  # a tail too short to give every rank a sample
-            mine = torch.tensor_split(idx, self.world_size)[self.rank]
+            mine = shard(idx, self.rank, self.world_size)
             yield users[mine], items[mine], labels[mine]
 
     def _synthetic_batches(self) -> Iterator[Batch]:
@@ -143,7 +144,7 @@ class NCFBenchmark:
         """
         model = getattr(self.model, "module", self.model)  # score without DDP's hooks
         n_users = self.data.n_users
-        mine = torch.arange(self.rank, n_users, self.world_size, device=self.device)
+        mine = torch.arange(*bounds(n_users, self.rank, self.world_size), device=self.device)
         hits = torch.zeros((), dtype=torch.int64, device=self.device)
         for chunk in torch.split(mine, self.hp.eval_batch_users):
             cand = torch.cat((self.test_items[chunk, None], self.test_negatives[chunk]), dim=1)
@@ -151,8 +152,7 @@ class NCFBenchmark:
             scores = model(users.reshape(-1), cand.reshape(-1)).view(cand.shape).float()
             beaten_by = (scores[:, 1:] >= scores[:, :1]).sum(dim=1)
             hits += (beaten_by < self.hp.topk).sum()
-        if self.world_size > 1:
-            dist.all_reduce(hits)  # integer hit counts: the same result as one rank gets
+        sum_over_ranks(hits)  # integer hit counts: the same result as one rank gets
         return hits.item() / n_users  # sync point: the quality decides whether to stop
 
 
@@ -162,7 +162,3 @@ def synthetic_data(n_users: int, n_items: int) -> ncf_data.NCFData:
     empty = np.empty((n_users, 0), dtype=np.int64)
     return ncf_data.NCFData(n_users, n_items, users, users % n_items, users % n_items, empty,
                             users + 1, np.arange(1, n_items + 1))
-
-
-def build(ctx: RunContext) -> NCFBenchmark:
-    return NCFBenchmark(ctx)

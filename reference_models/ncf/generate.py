@@ -26,7 +26,10 @@ from typing import Optional
 
 import numpy as np
 
+from harness.interface import generated
 from reference_models.ncf.data import RATINGS_FILE
+
+VERSION = 1  # of what the generator writes for a given spec: a change that alters the file bumps it
 
 
 @dataclass(frozen=True)
@@ -142,21 +145,15 @@ def write(spec: GeneratorSpec, out_dir: str | Path, workers: Optional[int] = Non
     os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the data from other users
     target = out_dir / RATINGS_FILE
     os.replace(tmp, target)
-    (out_dir / "GENERATOR.txt").write_text(
-        "Synthetic MovieLens-format data written by reference_models.ncf.generate\n"
-        + "".join(f"{k}={v}\n" for k, v in asdict(spec).items())
-    )
     return target
 
 
 def ensure(spec: GeneratorSpec, out_dir: str | Path) -> Path:
-    """The generated ratings.csv in out_dir, written first if it is missing or from another spec."""
-    out_dir = Path(out_dir)
-    stamp = out_dir / "GENERATOR.txt"
-    wanted = "".join(f"{k}={v}\n" for k, v in asdict(spec).items())
-    if (out_dir / RATINGS_FILE).is_file() and stamp.is_file() and stamp.read_text().endswith(wanted):
-        return out_dir / RATINGS_FILE
-    return write(spec, out_dir)
+    """The generated ratings.csv in out_dir, written first if it is missing, made from another spec,
+    or no longer what was written (harness.interface.generated checks the stamp's checksums)."""
+    folder = generated.ensure(out_dir, "reference_models.ncf.generate", VERSION, asdict(spec),
+                              lambda tmp: write(spec, tmp))
+    return folder / RATINGS_FILE
 
 
 def main() -> None:
@@ -167,7 +164,7 @@ def main() -> None:
         parser.add_argument(f"--{field.replace('_', '-')}", type=type(value), default=value)
     args = vars(parser.parse_args())
     out_dir = args.pop("out_dir")
-    path = write(GeneratorSpec(**args), out_dir)
+    path = ensure(GeneratorSpec(**args), out_dir)
     print(f"wrote {path}")
 
 

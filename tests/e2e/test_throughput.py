@@ -34,7 +34,7 @@ def test_throughput_mode_measures_windows_without_data(tmp_path, model, extra):
 
 
 def test_the_benchmark_script_gives_each_variant_its_row_and_labels_master_weights(tmp_path):
-    """scripts/benchmark_gpu.py: one run per variant, the median and spread of its windows, the
+    """scripts/lab/benchmark_gpu.py: one run per variant, the median and spread of its windows, the
     precision as the run recorded it, one JSON line per run, and a failed run as a failed row."""
     import subprocess
     import sys
@@ -43,7 +43,7 @@ def test_the_benchmark_script_gives_each_variant_its_row_and_labels_master_weigh
 
     out_md = tmp_path / "bench.md"
     proc = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "benchmark_gpu.py"), "--models", "ncf", "--precisions", "bf16",
+        [sys.executable, str(REPO / "scripts" / "lab" / "benchmark_gpu.py"), "--models", "ncf", "--precisions", "bf16",
          "--gpus", "1", "--variants", "", "master_weights=true", "model.batch_size=0",
          "--set", "device=cpu", "warmup_steps=1", "throughput_steps=2", "throughput_repeats=2",
          "model.synthetic.n_users=3000", "model.synthetic.n_items=1000",
@@ -60,7 +60,7 @@ def test_the_benchmark_script_gives_each_variant_its_row_and_labels_master_weigh
 
 
 def test_the_ddp_overhead_script_sets_each_variant_beside_plain_steps_on_two_ranks(tmp_path):
-    """scripts/ddp_overhead.py under torchrun (2 gloo ranks): a row per variant with its cost over
+    """scripts/lab/ddp_overhead.py under torchrun (2 gloo ranks): a row per variant with its cost over
     plain steps, every rank's step times, and the lockstep cost computed from them as documented."""
     import subprocess
     import sys
@@ -70,7 +70,7 @@ def test_the_ddp_overhead_script_sets_each_variant_beside_plain_steps_on_two_ran
     out_json = tmp_path / "ddp.json"
     proc = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         str(REPO / "scripts" / "ddp_overhead.py"), "model=ncf", "device=cpu",
+         str(REPO / "scripts" / "lab" / "ddp_overhead.py"), "model=ncf", "device=cpu",
          "model.synthetic.n_users=3000", "model.synthetic.n_items=1000",
          "--variants", "plain", "ddp", "ddp-noop", "ddp:1", "--warmup", "1", "--steps", "3", "--repeats", "2",
          "--out", str(out_json)],

@@ -1,9 +1,9 @@
 """Throughput of the models' real-scale presets on this machine's GPUs, measured side by side.
 
-    python scripts/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 --out bench.md
-    python scripts/benchmark_gpu.py --models gnmt ncf --precisions fp32 tf32 amp bf16 --gpus 1 2 \
+    python scripts/lab/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 --out bench.md
+    python scripts/lab/benchmark_gpu.py --models gnmt ncf --precisions fp32 tf32 amp bf16 --gpus 1 2 \
         --set model.batch_size=256 --out bench.md
-    python scripts/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 2 \
+    python scripts/lab/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 2 \
         --variants model.batch_size=512 model.batch_size=1024,master_weights=true --out bench.md
 
 Each combination is one `python -m harness.train ... mode=throughput` run: the real-scale preset
@@ -26,7 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from harness import registry  # noqa: E402
@@ -45,7 +45,7 @@ def gpu_name() -> str:
 
 def run_one(model: str, precision: str, gpus: int, root: Path, extra: list[str], timeout: float) -> dict:
     spec = registry.get(model)
-    args = [f"model={model}", f"dataset={spec.real_dataset}", "mode=throughput", f"precision={precision}",
+    args = [f"model={model}", f"dataset={spec.task.real_dataset}", "mode=throughput", f"precision={precision}",
             f"gpus={gpus}", "progress=false", f"output_root={root}", *extra]
     cmd = [sys.executable, "-m", "harness.train", *args]
     shown = "python -m harness.train " + " ".join(shlex.quote(a) for a in args if not a.startswith("output_root="))

@@ -8,7 +8,7 @@ Three ways a rank comes to be:
   the harness joins that world and never spawns again;
 - `single`: one process, no process group.
 
-    python -c "from harness.distributed import from_environment; print(from_environment())"
+    python -c "from harness.run.distributed import from_environment; print(from_environment())"
 """
 from __future__ import annotations
 
@@ -128,3 +128,17 @@ def wrap_ddp(model: torch.nn.Module, bucket_mb: float, **options) -> torch.nn.pa
     """
     return torch.nn.parallel.DistributedDataParallel(
         model, device_ids=None, gradient_as_bucket_view=True, bucket_cap_mb=bucket_mb, **options)
+
+
+def sum_over_ranks(device: torch.device):
+    """A function that adds a list of numbers over ranks (the identity on one rank): the meter's
+    once-per-epoch total."""
+    if not (dist.is_available() and dist.is_initialized()):
+        return lambda values: values
+
+    def all_ranks_sum(values: list[float]) -> list[float]:
+        t = torch.tensor(values, dtype=torch.float64, device=device)
+        dist.all_reduce(t)  # sync point: once per epoch
+        return t.tolist()
+
+    return all_ranks_sum

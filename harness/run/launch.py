@@ -11,30 +11,26 @@
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
 import signal
 import uuid
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from harness import console, distributed, registry
-from harness.config import ConfigError
-from harness.distributed import World
-from harness.interrupts import shielded
-from harness.precision import precision_name
-from harness.results import record as rec
-from harness.worker import RankJob, run_rank
+from harness.errors import ConfigError
+from harness.observe import console
+from harness.run import distributed
+from harness.run.distributed import World
+from harness.run.precision import precision_name
+from harness.run.session import RankJob, RankResult, run_rank
 
 log = logging.getLogger("harness.launch")
-
-RANK0_RECORD = ".rank0_record.json"  # rank 0's progress, for the launcher to report a failed run
 
 
 class RankFailed(RuntimeError):
@@ -62,34 +58,28 @@ def check_resources(cfg: DictConfig) -> None:
                           "every node (or hydra/launcher=slurm, where SLURM places the ranks)")
 
 
-def launch(cfg: DictConfig, spec_name: str, run_dir: Path, data_dir: Optional[Path], record: rec.RunRecord,
-           world: Optional[World]) -> None:
-    """Run every rank of the run; `record` ends up holding rank 0's account of it."""
+def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Optional[World]) -> Optional[dict]:
+    """Run every rank of the run; returns rank 0's RankResult as a dict (this rank's own when this
+    process is one rank of an outside launcher's world). A failed or interrupted run raises."""
     if world is not None:  # torchrun / srun: this process is one rank
-        record.world_size = world.world_size
         log.info("world: %s", world.describe())
-        _run_in_process(cfg, spec_name, run_dir, data_dir, record, world)
-        return
+        return _run_in_process(cfg, run_dir, data_dir, world).to_dict()
     check_resources(cfg)
     ranks = cfg.gpus * cfg.nodes
-    record.world_size = ranks
     if ranks == 1:
-        _run_in_process(cfg, spec_name, run_dir, data_dir, record, distributed.SINGLE)
-        return
+        return _run_in_process(cfg, run_dir, data_dir, distributed.SINGLE).to_dict()
     log.info("world: %d rank(s) = %d node(s) x %d, device=%s (%s), precision=%s; per-rank logs in %s",
              ranks, cfg.nodes, cfg.gpus, cfg.device, "nccl" if _uses_cuda(cfg) else "gloo", precision_name(cfg), run_dir)
-    _run_elastic(cfg, spec_name, run_dir, data_dir, record)
+    return _run_elastic(cfg, run_dir, data_dir)
 
 
 def _uses_cuda(cfg: DictConfig) -> bool:
     return str(cfg.device) == "cuda" or (str(cfg.device) == "auto" and torch.cuda.is_available())
 
 
-def _run_in_process(cfg: DictConfig, spec_name: str, run_dir: Path, data_dir: Optional[Path],
-                    record: rec.RunRecord, world: World) -> None:
-    job = RankJob(cfg=cfg, spec=registry.get(spec_name), run_dir=run_dir, data_dir=data_dir, world=world)
+def _run_in_process(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: World) -> RankResult:
     try:
-        run_rank(job, record)
+        return run_rank(RankJob(cfg=cfg, run_dir=run_dir, data_dir=data_dir, world=world))
     finally:
         distributed.destroy_process_group()
 
@@ -99,14 +89,11 @@ class _Payload:
     """What a spawned rank needs: plain strings, so that it pickles across the spawn."""
 
     config_yaml: str
-    spec_name: str
     run_dir: str
     data_dir: Optional[str]
-    record: dict  # the launcher's record so far: rank 0 goes on filling it
 
 
-def _run_elastic(cfg: DictConfig, spec_name: str, run_dir: Path, data_dir: Optional[Path],
-                 record: rec.RunRecord) -> None:
+def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path]) -> Optional[dict]:
     from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
@@ -119,13 +106,11 @@ def _run_elastic(cfg: DictConfig, spec_name: str, run_dir: Path, data_dir: Optio
         # the launcher's own per-rank files (error reports) stay inside the run directory
         logs_specs=DefaultLogsSpecs(log_dir=str(run_dir / ".elastic")),
     )
-    payload = _Payload(OmegaConf.to_yaml(cfg, resolve=True), spec_name, str(run_dir),
-                       None if data_dir is None else str(data_dir), asdict(record))
+    payload = _Payload(OmegaConf.to_yaml(cfg, resolve=True), str(run_dir), None if data_dir is None else str(data_dir))
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         returned = elastic_launch(config, _rank_entry)(payload)
     except ChildFailedError as err:
-        _merge(record, run_dir / RANK0_RECORD)
         _tidy(run_dir)
         rank, failure = err.get_first_failure()
         message, trace = _failure_text(failure)
@@ -134,18 +119,14 @@ def _run_elastic(cfg: DictConfig, spec_name: str, run_dir: Path, data_dir: Optio
         raise RankFailed(rank, message, trace) from None
     except Exception as err:
         if type(err).__name__ == "SignalException":  # the launcher turns Ctrl-C into this
-            _merge(record, run_dir / RANK0_RECORD)
             _tidy(run_dir)
             raise KeyboardInterrupt from None
         raise
     finally:
         for sig, handler in saved.items():  # the launcher installs its own handlers
             signal.signal(sig, handler)
-    if 0 in returned and returned[0] is not None:
-        _merge_dict(record, returned[0])
-    else:
-        _merge(record, run_dir / RANK0_RECORD)
     _tidy(run_dir)
+    return returned.get(0)
 
 
 def _failure_text(failure) -> tuple[str, Optional[str]]:
@@ -166,30 +147,15 @@ def _was_interrupted(failure) -> bool:
     return isinstance(msg, dict) and str(msg.get("message", "")).startswith("KeyboardInterrupt")
 
 
-def _merge(record: rec.RunRecord, path: Path) -> None:
-    if path.is_file():
-        try:
-            _merge_dict(record, json.loads(path.read_text()))
-        except (OSError, ValueError):
-            pass  # a partial file from a killed rank 0: the launcher's own account stands
-
-
-def _merge_dict(record: rec.RunRecord, data: dict) -> None:
-    for f in fields(record):
-        if f.name in data:
-            setattr(record, f.name, data[f.name])
-
-
 def _tidy(run_dir: Path) -> None:
-    """Drop rank 0's progress file and the launcher's folder when it holds no error report."""
-    (run_dir / RANK0_RECORD).unlink(missing_ok=True)
+    """Drop the launcher's folder when it holds no error report."""
     elastic = run_dir / ".elastic"
     if elastic.is_dir() and not any(p.is_file() for p in elastic.rglob("*")):
         shutil.rmtree(elastic, ignore_errors=True)
 
 
 def _rank_entry(payload: _Payload) -> Optional[dict]:
-    """One spawned rank: its logs, its process group, the run, and (rank 0) its record."""
+    """One spawned rank: its logs, its process group, the run, and (rank 0) its result."""
     from torch.distributed.elastic.multiprocessing.errors import record as record_errors
 
     return record_errors(_rank_main)(payload)
@@ -213,17 +179,10 @@ def _rank_main(payload: _Payload) -> Optional[dict]:
         # As torchrun does: ranks sharing a host share its cores, or CPU ranks oversubscribe them.
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // world.local_world_size))
     cfg = OmegaConf.create(payload.config_yaml)
-    record = rec.RunRecord(**payload.record)
-    job = RankJob(cfg=cfg, spec=registry.get(payload.spec_name), run_dir=run_dir,
-                  data_dir=None if payload.data_dir is None else Path(payload.data_dir), world=world)
+    job = RankJob(cfg=cfg, run_dir=run_dir, data_dir=None if payload.data_dir is None else Path(payload.data_dir),
+                  world=world)
     try:
-        run_rank(job, record)
-    except Terminated:
-        record.status, record.reason = rec.ABORTED, "stopped by the launcher after another rank ended"
-        raise
+        result = run_rank(job)
     finally:
-        if world.is_main:
-            with shielded():
-                rec.write(record, run_dir / RANK0_RECORD)
         distributed.destroy_process_group()
-    return asdict(record) if world.is_main else None
+    return result.to_dict() if world.is_main else None

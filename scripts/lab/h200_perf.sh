@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # The GPU measurements of docs/benchmarks/, in stages, on a machine of the device tool:
 #
-#   source scripts/device_env.sh && bash scripts/h200_perf.sh "$OUT" obs ncf-tput ncf-calib gnmt-tput
-#   source scripts/device_env.sh && bash scripts/h200_perf.sh "$OUT" ncf-ttt gnmt-ttt
-#   source scripts/device_env.sh && bash scripts/h200_perf.sh "$OUT" gnmt-ddp     # on nvidia-h200-x2
+#   source scripts/lab/device_env.sh && bash scripts/lab/h200_perf.sh "$OUT" obs ncf-tput ncf-calib gnmt-tput
+#   source scripts/lab/device_env.sh && bash scripts/lab/h200_perf.sh "$OUT" ncf-ttt gnmt-ttt
+#   source scripts/lab/device_env.sh && bash scripts/lab/h200_perf.sh "$OUT" gnmt-ddp     # on nvidia-h200-x2
 #
 # Every stage writes under a work folder that is packed into OUT/results.tgz after each stage, so
 # a stage cut off by a time limit still leaves the earlier ones. Generated datasets stay out of
 # the archive. Stages:
-#   obs        scripts/gpu_observability.sh: telemetry, energy, system.json on 1 and 2 GPUs
+#   obs        scripts/lab/gpu_observability.sh: telemetry, energy, system.json on 1 and 2 GPUs
 #   ncf-tput   NCF throughput at ml-20m's size and batch 2^20, per precision
 #   ncf-calib  NCF on the generated ml-20m-size data, target out of reach: the HR@10 curve per seed
 #   gnmt-tput  GNMT throughput at source and target length 30, per batch and precision, 1 and 2 GPUs
-#   gnmt-ddp   where the 2-GPU GNMT step loses time: scripts/ddp_overhead.py on every GPU at batch
+#   gnmt-ddp   where the 2-GPU GNMT step loses time: scripts/lab/ddp_overhead.py on every GPU at batch
 #              2048, both ranks' profiler traces (OUT/traces.tgz), then 1 and 2 GPUs at batch 4096
 #   ncf-ttt    NCF time to train on the generated ml-20m-size data, 1 and 2 GPUs, several seeds
 #   gnmt-ttt   GNMT time to train on the embedded data, 1 and 2 GPUs, 5 seeds each (a sweep)
@@ -51,13 +51,13 @@ for stage in "$@"; do
     obs)
       # the dataset generation runs beside it: it needs the CPUs, the observability runs hardly do
       (time ml20m_gen > "$work/ml20m_gen.log" 2>&1; touch "$work/ml20m.done") &
-      bash scripts/gpu_observability.sh "$work/obs" > "$work/obs.log" 2>&1 ;;
+      bash scripts/lab/gpu_observability.sh "$work/obs" > "$work/obs.log" 2>&1 ;;
     ncf-tput)
-      python3 scripts/benchmark_gpu.py --models ncf --precisions amp bf16 --gpus 1 \
+      python3 scripts/lab/benchmark_gpu.py --models ncf --precisions amp bf16 --gpus 1 \
         --variants model.batch_size=1048576 model.batch_size=1048576,master_weights=true \
         --set warmup_steps=10 throughput_steps=40 --root "$work/ncf-tput" --out "$work/ncf-tput.md" --timeout 120 \
         2> "$work/ncf-tput.log"
-      python3 scripts/benchmark_gpu.py --models ncf --precisions tf32 --gpus 1 --variants model.batch_size=1048576 \
+      python3 scripts/lab/benchmark_gpu.py --models ncf --precisions tf32 --gpus 1 --variants model.batch_size=1048576 \
         --set warmup_steps=10 throughput_steps=40 --root "$work/ncf-tput-tf32" --out "$work/ncf-tput-tf32.md" \
         --timeout 120 2> "$work/ncf-tput-tf32.log" ;;
     ncf-calib)
@@ -74,24 +74,24 @@ for stage in "$@"; do
       done
       wait ;;
     gnmt-tput)
-      python3 scripts/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 \
+      python3 scripts/lab/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 \
         --variants model.batch_size=512 model.batch_size=512,master_weights=true \
         model.batch_size=1024,master_weights=true,model.compile_attention=true \
         --set warmup_steps=10 throughput_steps=30 --root "$work/gnmt-tput" --out "$work/gnmt-tput.md" --timeout 150 \
         2> "$work/gnmt-tput.log"; pack
-      python3 scripts/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 2 \
+      python3 scripts/lab/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 2 \
         --variants model.batch_size=1024,master_weights=true \
         --set warmup_steps=10 throughput_steps=30 --root "$work/gnmt-tput2" --out "$work/gnmt-tput2.md" --timeout 150 \
         2> "$work/gnmt-tput2.log" ;;
     gnmt-ddp)
       fast="model=gnmt dataset=wmt16 precision=amp master_weights=true model.compile_attention=true"
-      timeout 240 torchrun --standalone --nproc_per_node="$ngpu" scripts/ddp_overhead.py $fast model.batch_size=2048 \
+      timeout 240 torchrun --standalone --nproc_per_node="$ngpu" scripts/lab/ddp_overhead.py $fast model.batch_size=2048 \
         --repeats 4 --out "$work/ddp-b2048.json" > "$work/ddp-b2048.log" 2>&1; pack
       # the traces go into an archive of their own: a large one must not take the results with it
-      timeout 90 torchrun --standalone --nproc_per_node="$ngpu" scripts/profile_step.py $fast model.batch_size=2048 \
+      timeout 90 torchrun --standalone --nproc_per_node="$ngpu" scripts/lab/profile_step.py $fast model.batch_size=2048 \
         --warmup 10 --steps 5 --trace-dir /tmp/h200_traces > "$work/profile-b2048.log" 2>&1
       tar czf "$out/traces.tgz" -C /tmp/h200_traces .; pack
-      python3 scripts/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 2 \
+      python3 scripts/lab/benchmark_gpu.py --models gnmt --precisions amp --gpus 1 2 \
         --variants model.batch_size=4096,master_weights=true,model.compile_attention=true \
         --set warmup_steps=10 throughput_steps=20 --root "$work/gnmt-b4096" --out "$work/gnmt-b4096.md" \
         --timeout 150 2> "$work/gnmt-b4096.log" ;;

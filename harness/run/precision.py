@@ -9,7 +9,7 @@ from typing import ContextManager, Optional
 import torch
 
 from harness.config import ConfigError
-from harness.master_weights import MasterWeights
+from harness.run.master_weights import MasterWeights
 
 
 @dataclass

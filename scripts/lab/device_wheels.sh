@@ -4,10 +4,10 @@
 # antlr4-python3-runtime 4.9.3 (hydra's parser generator; PyPI has only its source), mlperf-logging
 # and sacremoses. Run it here, where pip reaches PyPI; .whl/ is git-ignored and carried to the device:
 #
-#   scripts/device_wheels.sh
-#   device run, carry [".whl"], command: "source scripts/device_env.sh && python3 -m harness.train ..."
+#   scripts/lab/device_wheels.sh
+#   device run, carry [".whl"], command: "source scripts/lab/device_env.sh && python3 -m harness.train ..."
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 mkdir -p .whl
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation py \
   -d .whl hydra-core==1.3.2 omegaconf==2.3.0 mlperf-logging==4.1.68 sacremoses==0.2.0

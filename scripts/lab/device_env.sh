@@ -1,5 +1,5 @@
 # Source on an H200 machine of the device tool, in the repository root, with .whl/ carried along
-# (scripts/device_wheels.sh fills it): installs the carried wheels into /tmp/site and sets the
+# (scripts/lab/device_wheels.sh fills it): installs the carried wheels into /tmp/site and sets the
 # environment every command there needs.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || return 1
 export PYTHONPATH=/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}

@@ -3,7 +3,8 @@
     python -m harness.train -m model=ncf seed=range(1,6)
     tensorboard --logdir outputs/sweeps/<sweep>            # one run per seed, hparams tab to compare
 
-Per epoch: train/loss, train/lr, train/samples_per_s, eval/<metric> (x axis: epoch). Telemetry as
+Per epoch: train/loss, train/lr, train/samples_per_s; per evaluation eval/<metric>, or
+eval/<metric>/<part> for each part of a quality with several (x axis: epoch). Telemetry as
 it is sampled (x axis: seconds since the run began): gpu<i>/util_pct, memory_used_mib, power_w,
 sm_clock_mhz, temperature_c, or process/rss_mib and cpu_pct on CPU. At the end an hparams summary
 (seed, world size, precision, batch, the model's hyperparameters) with time to train, epochs and
@@ -45,15 +46,22 @@ class Board:
     def enabled(self) -> bool:
         return self.writer is not None
 
-    def epoch(self, epoch: int, *, loss: Optional[float], lr: Optional[float], throughput: Optional[float],
-              quality: Optional[float], quality_name: str) -> None:
+    def epoch(self, epoch: int, *, loss: Optional[float], lr: Optional[float], throughput: Optional[float]) -> None:
         if self.writer is None:
             return
         with self._lock:
-            for tag, value in (("train/loss", loss), ("train/lr", lr), ("train/samples_per_s", throughput),
-                               (f"eval/{quality_name}", quality)):
+            for tag, value in (("train/loss", loss), ("train/lr", lr), ("train/samples_per_s", throughput)):
                 if value is not None:
                     self.writer.add_scalar(tag, float(value), epoch)
+
+    def quality(self, epoch: float, parts: dict[str, float], metric: str) -> None:
+        """One scalar per quality part: eval/<metric> for one number, eval/<metric>/<part> for several."""
+        if self.writer is None:
+            return
+        with self._lock:
+            for part, value in parts.items():
+                tag = f"eval/{metric}" if part == metric else f"eval/{metric}/{part}"
+                self.writer.add_scalar(tag, float(value), int(epoch))
 
     def telemetry(self, sample: dict) -> None:
         """A telemetry sample (called from the sampler's thread)."""

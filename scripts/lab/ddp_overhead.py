@@ -1,17 +1,17 @@
 """What DistributedDataParallel and its gradient exchange add to a step, variant by variant, side by side.
 
-    python scripts/ddp_overhead.py model=gnmt dataset=wmt16 precision=amp master_weights=true \
+    python scripts/lab/ddp_overhead.py model=gnmt dataset=wmt16 precision=amp master_weights=true \
         model.batch_size=2048 model.compile_attention=true
-    torchrun --standalone --nproc_per_node=2 scripts/ddp_overhead.py model=gnmt dataset=wmt16 \
+    torchrun --standalone --nproc_per_node=2 scripts/lab/ddp_overhead.py model=gnmt dataset=wmt16 \
         precision=amp master_weights=true model.batch_size=2048 --out ddp.json
-    python scripts/ddp_overhead.py model=ncf device=cpu --variants plain ddp ddp-noop --steps 5
+    python scripts/lab/ddp_overhead.py model=ncf device=cpu --variants plain ddp ddp-noop --steps 5
 
 Every variant is a fresh model built as a run builds it (the same config, Benchmark and loop code;
-synthetic batches, as mode=throughput), stepped through harness.loop.train_epoch. The variants take
+synthetic batches, as mode=throughput), stepped through harness.run.loop.train_epoch. The variants take
 turns window by window, so a drift of the machine (clocks, heat) is spread over all of them:
 
   plain       no DDP: each rank steps on its own (on 2 GPUs: two independent runs side by side)
-  ddp         DDP exactly as a run wraps the model (harness.distributed.wrap_ddp)
+  ddp         DDP exactly as a run wraps the model (harness.run.distributed.wrap_ddp)
   ddp-noop    the same DDP with a comm hook that exchanges nothing (DDP's bookkeeping alone:
               hooks, the copy of each gradient into its bucket, the bucket rebuild)
   ddp-static  DDP with static_graph=True
@@ -39,7 +39,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
@@ -47,14 +47,16 @@ import torch.distributed as dist  # noqa: E402
 from torch.distributed.algorithms.ddp_comm_hooks.debugging_hooks import noop_hook  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
-from harness import distributed, registry, seeding  # noqa: E402
+from harness import registry  # noqa: E402
+from harness.run import distributed  # noqa: E402
 from harness.config import compose  # noqa: E402
-from harness.interface import Benchmark, RunContext  # noqa: E402
-from harness.loop import train_epoch  # noqa: E402
-from harness.meter import ThroughputMeter  # noqa: E402
-from harness.precision import PrecisionPolicy  # noqa: E402
-from harness.progress import Progress  # noqa: E402
-from harness.worker import build_benchmark, device_sync, pick_device  # noqa: E402
+from harness.interface import ThroughputBenchmark  # noqa: E402
+from harness.run.loop import train_epoch  # noqa: E402
+from harness.observe.meter import ThroughputMeter  # noqa: E402
+from harness.run.precision import PrecisionPolicy  # noqa: E402
+from harness.observe.progress import Progress  # noqa: E402
+from harness.run.build import build_run, context_for, device_sync, pick_device  # noqa: E402
+from harness.run.distributed import World  # noqa: E402
 
 VARIANTS = ("plain", "ddp", "ddp-noop", "ddp-static", "ddp-1bucket")
 
@@ -101,19 +103,16 @@ def _variant(name: str) -> str:
     raise argparse.ArgumentTypeError(f"unknown variant {name!r}: one of {', '.join(VARIANTS)}, or ddp:MB")
 
 
-def build(cfg, spec, device: torch.device, rank: int, world: int, variant: str) -> tuple[Benchmark, PrecisionPolicy]:
-    seeding.seed_everything(1 + rank)
-    bench, precision = build_benchmark(spec, RunContext(
-        cfg=cfg, data_dir=None, synthetic=True, device=device, rank=rank, world_size=world, seed=1 + rank,
-        shared_seed=2))
-    if variant != "plain":
-        bucket_mb = 1e6 if variant == "ddp-1bucket" else cfg.ddp_bucket_mb
-        if variant.startswith("ddp:"):
-            bucket_mb = float(variant.split(":", 1)[1])
-        bench.model = distributed.wrap_ddp(bench.model, bucket_mb, static_graph=variant == "ddp-static")
-        if variant == "ddp-noop":
-            bench.model.register_comm_hook(None, noop_hook)  # hands each bucket back unexchanged
-    return bench, precision
+def build(cfg, spec, device: torch.device, rank: int, world: int, variant: str) -> tuple[ThroughputBenchmark, PrecisionPolicy]:
+    bucket_mb = 1e6 if variant == "ddp-1bucket" else cfg.ddp_bucket_mb
+    if variant.startswith("ddp:"):
+        bucket_mb = float(variant.split(":", 1)[1])
+    where = World(rank, int(os.environ.get("LOCAL_RANK", 0)), world, world, 0, 1, "torchrun")
+    run = build_run(cfg, context_for(cfg, world=where, device=device), ddp=variant != "plain", bucket_mb=bucket_mb,
+                    static_graph=variant == "ddp-static")
+    if variant == "ddp-noop":
+        run.bench.model.register_comm_hook(None, noop_hook)  # hands each bucket back unexchanged
+    return run.bench, run.precision
 
 
 def main() -> int:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Telemetry, energy to train, system.json and TensorBoard on real GPUs, in one device call:
 #
-#   source scripts/device_env.sh && bash scripts/gpu_observability.sh "$OUT/obs"
+#   source scripts/lab/device_env.sh && bash scripts/lab/gpu_observability.sh "$OUT/obs"
 #
 # NCF and GNMT on their embedded data on one GPU, NCF again on the second GPU alone (CUDA_VISIBLE_DEVICES=1:
 # telemetry must follow the GPU the run really uses, matched by UUID) and on both; then each run's

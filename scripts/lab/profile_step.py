@@ -1,8 +1,8 @@
 """Where a training step's time goes: torch.profiler over the harness's own step, on synthetic batches.
 
-    python scripts/profile_step.py model=gnmt dataset=wmt16 precision=amp
-    python scripts/profile_step.py model=ncf dataset=ml20m precision=amp --steps 30 --rows 25
-    torchrun --standalone --nproc_per_node=2 scripts/profile_step.py model=gnmt dataset=wmt16 \
+    python scripts/lab/profile_step.py model=gnmt dataset=wmt16 precision=amp
+    python scripts/lab/profile_step.py model=ncf dataset=ml20m precision=amp --steps 30 --rows 25
+    torchrun --standalone --nproc_per_node=2 scripts/lab/profile_step.py model=gnmt dataset=wmt16 \
         precision=amp master_weights=true model.batch_size=1024 --trace-dir traces
 
 Builds the model exactly as a run does (the same config, the same Benchmark and loop code), runs
@@ -21,19 +21,20 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 import torch  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
-from harness import distributed, registry, seeding  # noqa: E402
+from harness import registry  # noqa: E402
+from harness.run import distributed  # noqa: E402
 from harness.config import compose  # noqa: E402
-from harness.interface import RunContext  # noqa: E402
-from harness.loop import train_epoch  # noqa: E402
-from harness.meter import ThroughputMeter  # noqa: E402
-from harness.progress import Progress  # noqa: E402
-from harness.worker import build_benchmark, device_sync, pick_device  # noqa: E402
+from harness.run.loop import train_epoch  # noqa: E402
+from harness.observe.meter import ThroughputMeter  # noqa: E402
+from harness.observe.progress import Progress  # noqa: E402
+from harness.run.build import build_run, context_for, device_sync, pick_device  # noqa: E402
+from harness.run.distributed import World  # noqa: E402
 
 
 def main() -> int:
@@ -52,12 +53,9 @@ def main() -> int:
     device = pick_device(cfg, int(os.environ.get("LOCAL_RANK", 0)))
     if world > 1:
         torch.distributed.init_process_group(distributed.backend_for(device))
-    seeding.seed_everything(1 + rank)
-    bench, precision = build_benchmark(spec, RunContext(
-        cfg=cfg, data_dir=None, synthetic=True, device=device, rank=rank, world_size=world, seed=1 + rank,
-        shared_seed=2))
-    if world > 1:
-        bench.model = distributed.wrap_ddp(bench.model, cfg.ddp_bucket_mb)
+    where = World(rank, int(os.environ.get("LOCAL_RANK", 0)), world, world, 0, 1, "torchrun")
+    run = build_run(cfg, context_for(cfg, world=where, device=device))
+    bench, precision = run.bench, run.precision
     sync = device_sync(device)
     quiet = Progress(enabled=False, max_epochs=1, unit=spec.sample_unit)
     train_epoch(bench, 0, precision, ThroughputMeter(0, sync), quiet, max_steps=args.warmup)

@@ -1,0 +1,90 @@
+"""When a model evaluates: every N epochs (with an optional offset), at listed epochs, or every N samples.
+
+MLPerf groups the epochs between two evaluations into a block (block_start/block_stop); the loop
+asks this schedule where blocks end. Whatever the schedule, the last epoch of the run is evaluated,
+so a run that ends at its epoch cap ends on a quality it can be judged by.
+
+- every N epochs, offset k: evaluations after epochs N-k, 2N-k, ... (MLPerf's ResNet runs used N=4,
+  k=1: epochs 3, 7, 11, ...);
+- listed epochs (SSD's reference evaluates at set epochs);
+- every N samples (BERT): evaluations fall inside epochs, after the step that crosses each multiple of
+  N training samples (all ranks together), and epoch_num in the log is the sample count.
+
+    python -c "from harness.interface.schedule import EvalSchedule as S; print(S(every_epochs=4, offset=1).blocks(12))"
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+
+class ScheduleError(ValueError):
+    """A schedule that cannot be followed; the message is one line."""
+
+
+@dataclass(frozen=True)
+class EvalSchedule:
+    every_epochs: int = 1
+    offset: int = 0
+    epochs: tuple[int, ...] = ()
+    every_samples: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        if self.every_samples is not None:
+            if self.every_samples < 1:
+                raise ScheduleError(f"eval_every_samples={self.every_samples}: need at least 1")
+            return
+        if self.epochs:
+            if any(e < 1 for e in self.epochs) or list(self.epochs) != sorted(set(self.epochs)):
+                raise ScheduleError(f"eval_epochs={list(self.epochs)}: need increasing epoch numbers from 1")
+            return
+        if self.every_epochs < 1:
+            raise ScheduleError(f"eval_every={self.every_epochs}: need at least 1")
+        if not 0 <= self.offset < self.every_epochs:
+            raise ScheduleError(f"eval_offset={self.offset}: need 0 <= offset < eval_every ({self.every_epochs})")
+
+    @classmethod
+    def of(cls, every: int = 1, offset: int = 0, epochs: Optional[Sequence[int]] = None,
+           every_samples: Optional[int] = None) -> "EvalSchedule":
+        return cls(int(every), int(offset), tuple(int(e) for e in epochs or ()), every_samples)
+
+    @property
+    def by_samples(self) -> bool:
+        return self.every_samples is not None
+
+    def evaluates_after(self, epoch: int, max_epochs: int) -> bool:
+        """Whether an evaluation closes `epoch` (epoch schedules; the last epoch always)."""
+        if epoch >= max_epochs:
+            return True
+        if self.by_samples:
+            return False
+        if self.epochs:
+            return epoch in self.epochs
+        return (epoch + self.offset) % self.every_epochs == 0
+
+    def blocks(self, max_epochs: int) -> list[tuple[int, int]]:
+        """(first epoch, epoch count) of each block up to max_epochs (epoch schedules; a sample
+        schedule's blocks are spans of samples, which the loop opens as it goes)."""
+        if self.by_samples:
+            raise ScheduleError("a schedule by samples has no epoch blocks")
+        out, first = [], 1
+        for epoch in range(1, max_epochs + 1):
+            if self.evaluates_after(epoch, max_epochs):
+                out.append((first, epoch - first + 1))
+                first = epoch + 1
+        return out
+
+    def next_sample_eval(self, samples_done: int) -> Optional[int]:
+        """The sample count at which the next evaluation falls, after `samples_done` (sample schedules)."""
+        if self.every_samples is None:
+            return None
+        return (samples_done // self.every_samples + 1) * self.every_samples
+
+    def describe(self) -> str:
+        if self.by_samples:
+            return f"every {self.every_samples:,} samples"
+        if self.epochs:
+            return f"after epochs {', '.join(map(str, self.epochs))}"
+        if self.offset:
+            return f"every {self.every_epochs} epochs, offset {self.offset}"
+        return "every epoch" if self.every_epochs == 1 else f"every {self.every_epochs} epochs"

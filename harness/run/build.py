@@ -1,0 +1,97 @@
+"""One place builds a rank's run: device, model, optimizer, precision and the DDP wrapper.
+
+Runs (harness/run/session.py), the profiling scripts (scripts/lab/) and the tests all build through
+`build_run`, so what a script measures or a test checks is what a run trains.
+
+    python - <<'EOF'
+    from harness.config import compose
+    from harness.run.build import build_run, context_for
+    cfg = compose(["model=ncf", "mode=throughput", "seed=1"])
+    run = build_run(cfg, context_for(cfg))
+    print(type(run.bench).__name__, run.precision.name)
+    EOF
+"""
+from __future__ import annotations
+
+import logging
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import torch
+from omegaconf import DictConfig
+
+from harness import registry
+from harness.errors import ConfigError
+from harness.interface import RunContext, ThroughputBenchmark
+from harness.run import distributed, seeding
+from harness.run.distributed import SINGLE, World
+from harness.run.precision import PrecisionPolicy, policy
+
+log = logging.getLogger("harness.build")
+
+
+@dataclass
+class BuiltRun:
+    """A rank's model, ready for the loop. `bench.model` is the DDP wrapper on several ranks."""
+
+    bench: ThroughputBenchmark
+    precision: PrecisionPolicy
+    ctx: RunContext
+
+
+def pick_device(cfg: DictConfig, local_rank: int) -> torch.device:
+    want = str(cfg.device)
+    if want == "cpu" or (want == "auto" and not torch.cuda.is_available()):
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise ConfigError("device=cuda but PyTorch sees no CUDA device; use device=cpu")
+    torch.cuda.set_device(local_rank)
+    return torch.device("cuda", local_rank)
+
+
+def device_sync(device: torch.device) -> Callable[[], None]:
+    """A function that waits for the device's queued work (a no-op on a CPU): the meters' clock."""
+    if device.type == "cuda":
+        return lambda: torch.cuda.synchronize(device)
+    return lambda: None
+
+
+def clear_page_cache() -> bool:
+    """Drop the OS page cache as MLPerf submissions must; True only if it really happened."""
+    try:
+        subprocess.run(["sync"], check=False, timeout=120)
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError as err:
+        log.warning("clear_caches=true but the page cache could not be dropped (%s); logging cache_clear false", err)
+        return False
+
+
+def context_for(cfg: DictConfig, *, data_dir: Optional[Path] = None, world: World = SINGLE,
+                device: Optional[torch.device] = None, master_seed: Optional[int] = None) -> RunContext:
+    """The RunContext of one rank: its device and the seeds derived from the run's master seed."""
+    device = device or pick_device(cfg, world.local_rank)
+    master = int(cfg.seed if master_seed is None else master_seed)
+    seeds = seeding.derive(master, world.rank, world.world_size)
+    return RunContext(cfg=cfg, data_dir=data_dir, synthetic=cfg.mode == "throughput", device=device,
+                      rank=world.rank, world_size=world.world_size, seed=seeds.rank, shared_seed=seeds.shared)
+
+
+def build_run(cfg: DictConfig, ctx: RunContext, *, ddp: Optional[bool] = None, bucket_mb: Optional[float] = None,
+              **ddp_options) -> BuiltRun:
+    """Seed this rank, build the model and optimizer, apply the precision (with master_weights=true
+    the weights in 16 bits and fp32 copies in the optimizer, which must come before DDP takes the
+    parameters) and wrap the model in DDP: on several ranks, or as `ddp` says (a profiling script's
+    world of one); `bucket_mb` (default cfg.ddp_bucket_mb) and `ddp_options` go to DDP."""
+    spec = registry.get(str(cfg.model.name))
+    precision = policy(str(cfg.precision), ctx.device)
+    seeding.seed_everything(ctx.seed)
+    bench = spec.build(ctx)
+    if cfg.master_weights:
+        precision.keep_master_weights(bench.model, bench.optimizer)
+    if ctx.world_size > 1 if ddp is None else ddp:
+        bench.model = distributed.wrap_ddp(bench.model, float(bucket_mb or cfg.ddp_bucket_mb), **ddp_options)
+    return BuiltRun(bench, precision, ctx)

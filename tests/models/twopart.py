@@ -1,0 +1,115 @@
+"""A tiny time-to-train model whose quality has two parts, like Mask R-CNN's BBOX and SEGM.
+
+    HARNESS_MODELS=tests.models.twopart python -m harness.train model=twopart seed=1
+
+Two logistic heads on a shared linear layer learn two labellings of generated points; quality is
+{"A": accuracy of head A, "B": accuracy of head B} and the run succeeds when both reach their
+targets. Its data is a generated .npz under data_root; its rules file asks for both parts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.interface import MLPerfTask, ModelOptions, ModelSpec, QualitySpec, RunContext
+from harness.interface import generated
+from harness.interface.sharding import shard
+
+RULES = Path(__file__).resolve().parent / "twopart_rules.yaml"
+
+
+@dataclass
+class TwoPartOptions(ModelOptions):
+    batch_size: int = 64
+    """Points per rank per step."""
+    max_epochs: int = 8
+    """Epoch cap."""
+    target: Any = None
+    """Both parts' targets (set by the dataset)."""
+    learning_rate: float = 0.05
+    """SGD rate."""
+    hidden: int = 16
+    """Width of the shared layer."""
+
+
+def prepare(cfg) -> Path:
+    g = cfg.dataset.generator
+
+    def write(folder: Path) -> None:
+        rng = np.random.default_rng(int(g.seed))
+        x = rng.normal(size=(int(g.points), 4)).astype(np.float32)
+        a = (x[:, 0] + x[:, 1] > 0).astype(np.int64)
+        b = (x[:, 2] - 0.5 * x[:, 3] > 0).astype(np.int64)
+        np.savez(folder / "points.npz", x=x, a=a, b=b)
+
+    return generated.ensure(cfg.dataset.path, "tests.models.twopart", 1, {"points": int(g.points), "seed": int(g.seed)},
+                            write)
+
+
+class TwoPart:
+    def __init__(self, ctx: RunContext):
+        import torch
+
+        self.torch, self.ctx, hp = torch, ctx, ctx.cfg.model
+        data = np.load(Path(ctx.data_dir) / "points.npz")
+        n_eval = len(data["x"]) // 4
+        to = lambda a: torch.from_numpy(a).to(ctx.device)  # noqa: E731
+        self.x, self.a, self.b = to(data["x"][n_eval:]), to(data["a"][n_eval:]), to(data["b"][n_eval:])
+        self.ex, self.ea, self.eb = to(data["x"][:n_eval]), to(data["a"][:n_eval]), to(data["b"][:n_eval])
+        self.batch = int(hp.batch_size)
+        self.model = torch.nn.Sequential(torch.nn.Linear(4, hp.hidden), torch.nn.Tanh(), torch.nn.Linear(hp.hidden, 4))
+        self.model.to(ctx.device)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=hp.learning_rate)
+        self.lr_scheduler, self.grad_clip_norm = None, None
+        self.gen = torch.Generator(device=ctx.device).manual_seed(ctx.shared_seed)
+
+    def hyperparameters(self) -> dict[str, Any]:
+        return {"global_batch_size": self.batch * self.ctx.world_size, "opt_name": "sgd",
+                "opt_base_learning_rate": float(self.ctx.cfg.model.learning_rate)}
+
+    def train_samples(self) -> int:
+        return len(self.x)
+
+    def eval_samples(self) -> int:
+        return len(self.ex)
+
+    def steps_per_epoch(self) -> int:
+        return len(self.x) // (self.batch * self.ctx.world_size)
+
+    def train_batches(self, epoch: int):
+        order = self.torch.randperm(len(self.x), generator=self.gen, device=self.ctx.device)
+        step = self.batch * self.ctx.world_size
+        for start in range(0, len(order) - step + 1, step):
+            mine = shard(order[start:start + step], self.ctx.rank, self.ctx.world_size)
+            yield self.x[mine], self.a[mine], self.b[mine]
+
+    def loss(self, batch):
+        x, a, b = batch
+        out = self.model(x)
+        f = self.torch.nn.functional.cross_entropy
+        return f(out[:, :2], a) + f(out[:, 2:], b), len(x)
+
+    def evaluate(self, epoch: int) -> dict[str, float]:
+        with self.torch.no_grad():
+            out = getattr(self.model, "module", self.model)(self.ex)
+        return {"A": (out[:, :2].argmax(1) == self.ea).float().mean().item(),
+                "B": (out[:, 2:].argmax(1) == self.eb).float().mean().item()}
+
+
+SPEC = ModelSpec(
+    name="twopart", options=TwoPartOptions, sample_unit="samples", build=TwoPart,
+    summary="test stand-in: a quality of two parts",
+    task=MLPerfTask(benchmark="twopart", quality=QualitySpec("acc", parts=("A", "B")), ruleset="0.7.0",
+                    rules_file=RULES, real_dataset="twopart_embedded", prepare=prepare),
+)
+
+DATASETS = {
+    "twopart_embedded": {
+        "dataset": {"name": "twopart_embedded", "model": "twopart", "path": "${data_root}/twopart_embedded",
+                    "generator": {"points": 4000, "seed": 0}},
+        "model": {"target": {"A": 0.9, "B": 0.85}},
+    },
+}

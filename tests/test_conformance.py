@@ -1,0 +1,95 @@
+"""Every registered model, at its debug preset (conf/debug/<model>.yaml), through the harness's own parts:
+it builds through harness.run.build, its first losses match its golden file for seed 1, it evaluates to a
+quality of its declared shape, and a CLI run writes a log its checker accepts (or rejects only for a target
+a debug run cannot reach). Throughput-only models run mode=throughput instead. Registering a model adds it
+here; its golden file is written by
+
+    UPDATE_GOLDEN=1 python -m pytest tests/test_conformance.py
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from omegaconf import OmegaConf
+
+from harness import registry
+from harness.check import check_log
+from harness.config import compose
+from harness.observe.meter import ThroughputMeter
+from harness.observe.progress import Progress
+from harness.run.build import build_run, context_for
+from harness.run.loop import train_epoch
+from tests.helpers import REPO, run_cli
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+STEPS = 4
+
+
+def _overrides(name: str, tmp: Path) -> list[str]:
+    spec = registry.get(name)
+    out = [f"model={name}", f"+debug={name}", "seed=1", "device=cpu", f"output_root={tmp}", "progress=false",
+           "tensorboard=false", "telemetry=false"]
+    return out + (["mode=throughput", "throughput_steps=3", "throughput_repeats=2"] if spec.throughput_only else [])
+
+
+@pytest.mark.parametrize("name", [s.name for s in registry.MODELS])
+def test_model_has_a_debug_preset_and_documented_options(name):
+    assert (REPO / "conf" / "debug" / f"{name}.yaml").is_file(), "add conf/debug/<model>.yaml"
+    from harness.interface.options import field_docs
+
+    spec = registry.get(name)
+    docs = field_docs(spec.options)
+    undocumented = [f for f in spec.options.__dataclass_fields__ if not docs.get(f)]
+    assert not undocumented, f"document each option with a docstring under it: {undocumented}"
+
+
+@pytest.mark.parametrize("name", [s.name for s in registry.MODELS])
+def test_first_losses_match_the_golden_file(name, tmp_path):
+    torch.set_num_threads(1)
+    cfg = compose(_overrides(name, tmp_path))
+    OmegaConf.resolve(cfg)
+    spec = registry.get(name)
+    data_dir = None if spec.throughput_only else spec.task.prepare(cfg)
+    ctx = context_for(cfg, data_dir=data_dir)
+    run = build_run(cfg, ctx)
+    quiet = Progress(enabled=False, max_epochs=STEPS, unit=spec.sample_unit)
+    # the first step of each of STEPS epochs, through the loop's own step
+    losses = [train_epoch(run.bench, epoch, run.precision, ThroughputMeter(0, lambda: None), quiet, max_steps=1)[0]
+              for epoch in range(1, STEPS + 1)]
+    assert all(torch.isfinite(torch.tensor(losses)))
+    golden = GOLDEN / f"{name}.json"
+    if os.environ.get("UPDATE_GOLDEN") or not golden.exists():
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(json.dumps({"seed": 1, "overrides": _overrides(name, Path("OUT"))[:2],
+                                      "first_losses": losses}, indent=1) + "\n")
+        if not os.environ.get("UPDATE_GOLDEN"):
+            pytest.fail(f"{golden} did not exist: written now, commit it")
+    want = json.loads(golden.read_text())["first_losses"]
+    assert losses == pytest.approx(want, rel=1e-4, abs=1e-6)
+    if not spec.throughput_only:
+        run.bench.model.eval()
+        with torch.no_grad():
+            spec.task.quality.value(run.bench.evaluate(STEPS))  # the declared shape, plain numbers
+
+
+@pytest.mark.parametrize("name", [s.name for s in registry.MODELS])
+def test_a_debug_run_writes_what_its_checker_accepts(name, tmp_path):
+    spec = registry.get(name)
+    out = run_cli("harness.train", *_overrides(name, tmp_path / "out"), cwd=tmp_path, timeout=600)
+    assert out.returncode == 0, out.stderr
+    (result_path,) = (tmp_path / "out").rglob("result.json")
+    result = json.loads(result_path.read_text())
+    if spec.throughput_only:
+        assert result["mode"] == "throughput" and result["throughput"] > 0
+        return
+    assert result["status"] in ("success", "aborted") and result["epochs_run"] >= 1
+    verdict = check_log(result_path.parent / "mlperf.log")
+    if result["status"] == "success":
+        assert verdict.passed, verdict.messages
+    else:  # a debug run is too short to reach the target: that must be the checker's only objection
+        assert verdict.messages and all(m.strip().startswith("Failed checks for eval_accuracy") for m in verdict.messages), \
+            verdict.messages
