@@ -45,10 +45,7 @@ class EpochRecord:
 class LoopResult:
     status: str  # "success" or "aborted"
     epochs: tuple[EpochRecord, ...] = ()
-
-    @property
-    def evals(self) -> list[tuple[float, Quality]]:
-        return [(e.eval_epoch, e.quality) for e in self.epochs if e.quality is not None]
+    evals: tuple[tuple[float, Quality], ...] = ()  # (epoch_num, quality) of every evaluation
 
     @property
     def epochs_to_converge(self) -> Optional[float]:
@@ -172,8 +169,14 @@ def train_to_target(bench: Benchmark, *, judge: Judge, precision: PrecisionPolic
         reached = judge.quality.reached(quality, judge.target)
         _report(judge, last, quality, reached, epochs[-1])
         if reached:
-            return LoopResult(C.SUCCESS, tuple(epochs))
-    return LoopResult(C.ABORTED, tuple(epochs))
+            return _ended(C.SUCCESS, epochs)
+    return _ended(C.ABORTED, epochs)
+
+
+def _ended(status: str, epochs: list[EpochRecord], evals: Optional[list[tuple[float, Quality]]] = None) -> LoopResult:
+    if evals is None:
+        evals = [(e.eval_epoch, e.quality) for e in epochs if e.quality is not None]
+    return LoopResult(status, tuple(epochs), tuple(evals))
 
 
 def _train_by_samples(bench: Benchmark, judge: Judge, precision: PrecisionPolicy, meter: ThroughputMeter,
@@ -214,7 +217,7 @@ def _train_by_samples(bench: Benchmark, judge: Judge, precision: PrecisionPolicy
                              eval_epoch=done)
         epochs.append(record)
         if state["reached"]:
-            return LoopResult(C.SUCCESS, tuple(epochs))
+            return _ended(C.SUCCESS, epochs, [(d, q) for d, q, _ in evals])
     if not evals or evals[-1][0] != state["done"]:  # the run ends on an evaluation, as every run does
         quality, seconds = evaluate(bench, state["done"], judge, precision, mlperf, board)
         epochs[-1] = replace(epochs[-1], quality=quality, eval_seconds=(epochs[-1].eval_seconds or 0) + seconds,
@@ -222,9 +225,10 @@ def _train_by_samples(bench: Benchmark, judge: Judge, precision: PrecisionPolicy
         reached = judge.quality.reached(quality, judge.target)
         _report(judge, state["done"], quality, reached, epochs[-1])
         mlperf.end(C.BLOCK_STOP, metadata={"first_epoch_num": state["block"]})
-        return LoopResult(C.SUCCESS if reached else C.ABORTED, tuple(epochs))
+        evals.append((state["done"], quality, seconds))
+        return _ended(C.SUCCESS if reached else C.ABORTED, epochs, [(d, q) for d, q, _ in evals])
     mlperf.end(C.BLOCK_STOP, metadata={"first_epoch_num": state["block"]})
-    return LoopResult(C.ABORTED, tuple(epochs))
+    return _ended(C.ABORTED, epochs, [(d, q) for d, q, _ in evals])
 
 
 def measure_throughput(
@@ -241,7 +245,7 @@ def measure_throughput(
         windows.append(EpochRecord(window, mean_loss, meter.epoch_seconds, counted.throughput))
         if board is not None:
             board.epoch(window, loss=mean_loss, lr=_lr(bench), throughput=counted.throughput)
-    return LoopResult(C.SUCCESS, tuple(windows))
+    return _ended(C.SUCCESS, windows, [])
 
 
 def _lr(bench: ThroughputBenchmark) -> Optional[float]:

@@ -1,0 +1,70 @@
+"""The model contract end to end, with the test stand-ins of tests/models: a quality of two parts reaches
+its target through the real loop and its log passes a rules file that needs both parts; a schedule by
+samples logs sample counts; a throughput-only model measures and refuses mode=train in one line."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import REPO, run_cli
+
+pytestmark = pytest.mark.e2e
+
+ENV = {"HARNESS_MODELS": "tests.models.twopart,tests.models.tputonly", "PYTHONPATH": str(REPO)}
+
+
+def _result(root):
+    (path,) = root.rglob("result.json")
+    return path.parent, json.loads(path.read_text())
+
+
+def test_a_two_part_quality_trains_to_both_targets_and_shows_both_parts(tmp_path):
+    out = run_cli("harness.train", "model=twopart", "seed=1", "output_root=out", "progress=false", cwd=tmp_path,
+                  env=ENV)
+    assert out.returncode == 0, out.stderr
+    run_dir, result = _result(tmp_path / "out")
+    assert result["status"] == "success" and result["target"] == {"A": 0.9, "B": 0.85}
+    assert set(result["final_quality"]) == {"A", "B"} and result["quality_direction"] == "higher"
+    assert "target A >= 0.9 and B >= 0.85, reached" in out.stdout
+    check = run_cli("harness.check", str(run_dir / "mlperf.log"), env=ENV)
+    assert check.returncode == 0 and "(twopart, harness-twopart-0.7.0)" in check.stdout, check.stdout
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    board = EventAccumulator(str(run_dir / "tb"))
+    board.Reload()
+    assert {"eval/acc/A", "eval/acc/B"} <= set(board.Tags()["scalars"])
+
+
+def test_a_log_that_misses_one_part_fails_the_rules(tmp_path):
+    out = run_cli("harness.train", "model=twopart", "seed=1", "output_root=out", "progress=false", "max_epochs=1",
+                  "model.target={A: 0.5, B: 0.999}", cwd=tmp_path, env=ENV)
+    assert out.returncode == 0, out.stderr
+    run_dir, result = _result(tmp_path / "out")
+    assert result["status"] == "aborted"  # A reached, B not: the run did not converge
+    check = run_cli("harness.check", str(run_dir / "mlperf.log"), env=ENV)
+    assert check.returncode == 1 and "v['value']['B'] >= 0.85" in check.stdout, check.stdout
+
+
+def test_a_schedule_by_samples_evaluates_inside_epochs(tmp_path):
+    out = run_cli("harness.train", "model=twopart", "seed=1", "output_root=out", "progress=false",
+                  "model.eval_every_samples=1000", cwd=tmp_path, env=ENV)
+    assert out.returncode == 0, out.stderr
+    run_dir, result = _result(tmp_path / "out")
+    epochs = [e["epoch"] for e in result["evals"]]
+    assert result["epoch_unit"] == "samples" and epochs == sorted(epochs) and epochs[:3] == [1024, 2048, 3072]
+    assert run_cli("harness.check", str(run_dir / "mlperf.log"), env=ENV).returncode == 0
+
+
+def test_a_throughput_only_model_measures_and_refuses_to_train(tmp_path):
+    refused = run_cli("harness.train", "model=tputonly", cwd=tmp_path, env=ENV)
+    assert refused.returncode == 2 and not (tmp_path / "outputs").exists()
+    assert refused.stderr.strip() == ("harness.train: error: model=tputonly is throughput-only (no dataset, target "
+                                      "or evaluation): run it with mode=throughput")
+    out = run_cli("harness.train", "model=tputonly", "mode=throughput", "throughput_steps=5", "throughput_repeats=2",
+                  "warmup_steps=2", "output_root=out", "progress=false", cwd=tmp_path, env=ENV)
+    assert out.returncode == 0, out.stderr
+    run_dir, result = _result(tmp_path / "out")
+    assert result["mode"] == "throughput" and result["throughput"] > 0 and len(result["epochs"]) == 2
+    assert not (run_dir / "mlperf.log").exists() and result["quality_metric"] == ""

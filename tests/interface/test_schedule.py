@@ -1,0 +1,38 @@
+"""Evaluation schedules cut a run into MLPerf blocks the way the references did."""
+from __future__ import annotations
+
+import pytest
+
+from harness.interface import EvalSchedule, ScheduleError
+
+
+def test_every_epoch_is_one_block_per_epoch():
+    assert EvalSchedule().blocks(3) == [(1, 1), (2, 1), (3, 1)]
+
+
+def test_an_offset_schedule_matches_mlperf_resnet_blocks():
+    # MLPerf v0.7 ResNet logs: blocks 1-3, 4-7, 8-11, ... with evaluations after epochs 3, 7, 11
+    assert EvalSchedule.of(every=4, offset=1).blocks(12) == [(1, 3), (4, 4), (8, 4), (12, 1)]
+
+
+def test_listed_epochs_and_the_last_epoch_are_evaluated():
+    s = EvalSchedule.of(epochs=[2, 5])
+    assert s.blocks(6) == [(1, 2), (3, 3), (6, 1)]
+    assert [e for e in range(1, 7) if s.evaluates_after(e, 6)] == [2, 5, 6]
+
+
+def test_a_sample_schedule_counts_samples():
+    s = EvalSchedule.of(every_samples=1000)
+    assert s.by_samples and s.next_sample_eval(0) == 1000 and s.next_sample_eval(1000) == 2000
+    assert s.describe() == "every 1,000 samples"
+    with pytest.raises(ScheduleError):
+        s.blocks(3)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"every": 0}, "eval_every=0"), ({"every": 4, "offset": 4}, "eval_offset=4"),
+    ({"epochs": [3, 2]}, "increasing"), ({"every_samples": 0}, "eval_every_samples=0"),
+])
+def test_schedules_that_cannot_be_followed_are_refused(kwargs, message):
+    with pytest.raises(ScheduleError, match=message):
+        EvalSchedule.of(**kwargs)
