@@ -12,7 +12,7 @@ from tests.results.test_parse import _good_run
 def test_report_on_the_official_fixtures(fixtures_dir):
     out = run_cli("harness.report", str(fixtures_dir), "--json", "-")
     report = json.loads(out.stdout)
-    assert report["schema"] == "harness.report/2"
+    assert report["schema"] == "harness.report/3"
     groups = {g["benchmark"]: g for g in report["groups"]}
     assert groups["gnmt"]["score"]["minutes"] == 18.501885416666664
     assert groups["transformer"]["score"]["minutes"] == 18.811895833333335
@@ -80,7 +80,10 @@ def test_gpu_model_energy_and_power_come_from_the_run_directory(tmp_path):
     runs = {r["seed"]: r for r in json.loads(out.stdout)["runs"]}
     assert runs[1]["accelerator"] == "NVIDIA H200" and runs[1]["energy_j"] == 90_000.0
     assert runs[9]["energy_j"] is None and runs[9]["accelerator"] is None
-    (group,) = json.loads(out.stdout)["groups"]
+    # the accelerator is part of the group key: the bare log, which names none, is a group of its own
+    groups = {g["accelerator"]: g for g in json.loads(out.stdout)["groups"]}
+    assert set(groups) == {"NVIDIA H200", None}
+    group = groups["NVIDIA H200"]
     assert group["energy_j"]["mean"] == 100_000.0 and group["accelerators"] == ["NVIDIA H200"]
     text = run_cli("harness.report", str(tmp_path)).stdout
     header = text.splitlines()[2].split()
