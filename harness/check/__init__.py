@@ -68,19 +68,21 @@ def check_log(path: str | Path, ruleset: Optional[str] = None, timeout: Optional
     child = ctx.Process(target=_child, args=(send, Path(path), ruleset), daemon=True)
     child.start()
     send.close()
+    stopped = False
     try:
         if receive.poll(timeout):
             return receive.recv()
-    except EOFError:
+    except EOFError:  # the child died without an answer
         pass
     finally:
         if child.is_alive():
+            stopped = True
             child.kill()
         child.join()
         receive.close()
-    if child.exitcode not in (0, None):
-        return CheckResult(str(path), False, messages=[f"the check ended with exit code {child.exitcode}"])
-    return CheckResult(str(path), False, messages=[f"the check took longer than {timeout:g} s: stopped"])
+    if stopped:
+        return CheckResult(str(path), False, messages=[f"the check took longer than {timeout:g} s: stopped"])
+    return CheckResult(str(path), False, messages=[f"the check ended with exit code {child.exitcode}"])
 
 
 def _child(send, path: Path, ruleset: Optional[str]) -> None:

@@ -2,11 +2,13 @@
 precision ratios, seed spreads, throughput results and the warnings, for harness.report to print."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from harness.interface.quality import QualityError, QualitySpec
 from harness.results import rules, throughput
 from harness.results.compare import PrecisionRatio, Speedup, precision_ratios, world_speedups
 from harness.results.find import find_logs
@@ -82,7 +84,7 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
         precisions=precision_ratios(stats, minutes, baseline_precision), errors=errors,
         spreads={k: seed_spread(k, groups[k]) for k in keys}, tput_runs=tput_runs, tput_groups=tput_groups,
         scalings=throughput.scaling(tput_groups), gains=throughput.precision_gains(tput_groups, baseline_precision),
-        warnings=group_warnings(stats),
+        warnings=group_warnings(stats) + quality_warnings(groups),
     )
 
 
@@ -96,6 +98,41 @@ def target_for(key: GroupKey, runs: list[RunSummary]) -> Any:
     if round_ == "v0.5":
         return None
     return rules.quality_target(key.benchmark, rules.ruleset_of_round(round_))
+
+
+def _direction(key: GroupKey, runs: list[RunSummary]) -> bool:
+    """Higher is better, unless a run or the rules say lower."""
+    stated = next((r.quality_direction for r in runs if r.quality_direction), None)
+    if stated is not None:
+        return stated == "higher"
+    if next((r.round for r in runs if r.round), None) == "v0.5":
+        return True
+    found = rules.rules_target(key.benchmark, rules.ruleset_of_round(next((r.round for r in runs if r.round), None)))
+    return True if found is None else found.higher_is_better
+
+
+def quality_warnings(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:
+    """A run whose status says success but whose last evaluation does not reach the target (compared in
+    the metric's direction: at or above it, or at or below it for a lower-is-better metric), or
+    whose quality has other parts than its target."""
+    out = []
+    for key, runs in groups.items():
+        target = target_for(key, runs)
+        if target is None:
+            continue
+        parts = tuple(target) if isinstance(target, Mapping) else ()
+        name = next((r.quality_metric for r in runs if r.quality_metric), None) or rules.metric_name(key.benchmark)
+        spec = QualitySpec(name, _direction(key, runs), parts)
+        for r in runs:
+            if r.status != "success" or r.final_quality is None:
+                continue
+            try:
+                if not spec.reached(r.final_quality, target):
+                    out.append(f"{r.path}: status success, but its last evaluation ({spec.describe(r.final_quality)}) "
+                               f"does not reach the target ({spec.describe_target(target)})")
+            except QualityError as err:
+                out.append(f"{r.path}: its quality cannot be compared with the target {target!r}: {err}")
+    return out
 
 
 def label_for(report: Report):
