@@ -54,6 +54,7 @@ def _add_tree(run: RunSummary, path: Path) -> None:
         run.world_size = system.world_size if system.world_size is not None else run.world_size
         run.accelerator = system.accelerator or run.accelerator
         run.framework = system.framework or run.framework
+        run.platform = run.platform or system.hardware or system.name  # v0.5 logs name no platform
         if system.scored is not None:
             run.submitter_scored = str(path.resolve()) in system.scored
     found = round_in_path(path)

@@ -38,6 +38,7 @@ class System:
     framework: Optional[str]
     source: str  # the file it was read from
     scored: Optional[frozenset[str]] = None  # resolved result files the submitter's first_50_success_file lists
+    hardware: Optional[str] = None  # v0.5/v0.6 entry's "hardware": the platform where the log names none
 
 
 def literal(text: Any) -> Any:
@@ -86,6 +87,7 @@ def from_entry(entry: Any, source: str, name: Optional[str] = None) -> Optional[
     entry = literal(entry)
     if not isinstance(entry, dict):
         return None
+    hardware = _text(entry.get("hardware"))
     nodes = literal(entry.get("nodes"))
     nodes = [nodes] if isinstance(nodes, dict) else nodes if isinstance(nodes, list) else []
     total, accels = 0, []
@@ -94,11 +96,12 @@ def from_entry(entry: Any, source: str, name: Optional[str] = None) -> Optional[
             continue
         size = world(node.get("num_nodes"), node.get("num_accelerators"))
         if size is None:
-            return System(name, None, None, _text(entry.get("framework")), source)
+            return System(name, None, None, _text(entry.get("framework")), source, hardware=hardware)
         total += size
         accels.append(_accel_name(node.get("accelerator"), _count(node.get("num_accelerators"))))
     kinds = sorted({a for a in accels if a})
-    return System(name, total if nodes else None, " + ".join(kinds) or None, _text(entry.get("framework")), source)
+    return System(name, total if nodes else None, " + ".join(kinds) or None, _text(entry.get("framework")), source,
+                  hardware=hardware)
 
 
 def _text(x: Any) -> Optional[str]:
@@ -158,7 +161,8 @@ def system_for(result_file: str | Path) -> Optional[System]:
     if entry.is_file():
         found = read_system(str(entry))
         if found is not None:
-            found = System(system_dir.name, found.world_size, found.accelerator, found.framework, found.source)
+            found = System(system_dir.name, found.world_size, found.accelerator, found.framework, found.source,
+                           hardware=found.hardware)
         return _with_scored(found, system_dir)
     return None
 
@@ -169,7 +173,8 @@ def _with_scored(system: Optional[System], system_dir: Path) -> Optional[System]
     listed = _first_50(str(system_dir))
     if listed is None:
         return system
-    return System(system.name, system.world_size, system.accelerator, system.framework, system.source, listed)
+    return System(system.name, system.world_size, system.accelerator, system.framework, system.source, listed,
+                  system.hardware)
 
 
 @functools.lru_cache(maxsize=256)
