@@ -95,6 +95,15 @@ def test_gpu_model_energy_and_power_come_from_the_run_directory(tmp_path):
     assert "energy_kJ mean (std)" in text and "100 (8.2)" in text
 
 
+def _report(capsys, *args: str) -> str:
+    """The report's stdout, run in this process (the CLI itself is run as a user runs it elsewhere)."""
+    from harness.report import main
+
+    capsys.readouterr()
+    main(list(args))
+    return capsys.readouterr().out
+
+
 def _harness_run(run_dir, seed, qualities, target, direction="higher", metric="acc", busy=False, status="success"):
     """A harness run directory: mlperf.log with one evaluation per epoch, and its result.json."""
     from tests.results.test_parse import _line
@@ -116,7 +125,7 @@ def _harness_run(run_dir, seed, qualities, target, direction="higher", metric="a
         "epoch_unit": "epochs", "throughput_unit": "samples/s", "host_load": load}))
 
 
-def test_a_quality_of_named_parts_reads_in_every_output(tmp_path):
+def test_a_quality_of_named_parts_reads_in_every_output(tmp_path, capsys):
     """Issue 13: eval_accuracy may be {"BBOX": .., "SEGM": ..}; tables, JSON, CSV and plots handle it."""
     for seed in (1, 2, 3):
         _harness_run(tmp_path / f"s{seed}", seed, [{"A": 0.80, "B": 0.70}, {"A": 0.95, "B": 0.9 + seed / 100}],
@@ -125,24 +134,24 @@ def test_a_quality_of_named_parts_reads_in_every_output(tmp_path):
     assert out.returncode == 0, out.stderr
     row = next(l for l in out.stdout.splitlines() if "s2/mlperf.log" in l)
     assert "A=0.95 B=0.92" in row and row.split()[4] == "2"  # epochs to converge
-    data = json.loads(run_cli("harness.report", str(tmp_path), "--json", "-").stdout)
+    data = json.loads(_report(capsys, str(tmp_path), "--json", "-"))
     assert {r["seed"]: r["final_quality"] for r in data["runs"]}[3] == {"A": 0.95, "B": 0.93}
     assert data["runs"][0]["target"] == {"A": 0.9, "B": 0.85} and data["warnings"] == []
-    rows = list(csv.DictReader(io.StringIO(run_cli("harness.report", str(tmp_path), "--csv", "-").stdout)))
+    rows = list(csv.DictReader(io.StringIO(_report(capsys, str(tmp_path), "--csv", "-"))))
     assert rows[0]["final_quality"] == "A=0.95 B=0.91"
     assert (tmp_path / "plots" / "quality.png").is_file()
 
 
-def test_a_lower_is_better_metric_compares_the_other_way(tmp_path):
+def test_a_lower_is_better_metric_compares_the_other_way(tmp_path, capsys):
     _harness_run(tmp_path / "ok", 1, [3.1, 2.6], 2.69, direction="lower", metric="log perplexity")
     _harness_run(tmp_path / "bad", 2, [3.1, 2.8], 2.69, direction="lower", metric="log perplexity")
-    report = json.loads(run_cli("harness.report", str(tmp_path), "--json", "-").stdout)
+    report = json.loads(_report(capsys, str(tmp_path), "--json", "-"))
     (warning,) = report["warnings"]
     assert "bad/mlperf.log: status success, but its last evaluation (log perplexity 2.8000) does not reach the " \
            "target (<= 2.69)" in warning
 
 
-def test_a_run_on_a_busy_machine_is_marked_listed_and_still_scored(tmp_path):
+def test_a_run_on_a_busy_machine_is_marked_listed_and_still_scored(tmp_path, capsys):
     """Issue 14 item 3: result.json's host_load.busy marks the run; its time still counts."""
     for seed in (1, 2, 3):
         _harness_run(tmp_path / f"s{seed}", seed, [0.5, 0.95], 0.9, busy=seed == 2)
@@ -152,17 +161,17 @@ def test_a_run_on_a_busy_machine_is_marked_listed_and_still_scored(tmp_path):
     assert row.split()[1] == "success!"
     assert "! the machine was busy" in out.stdout and "1 of 3 run(s) ran on a busy machine" in out.stdout
     assert "s2/mlperf.log: warning: busy machine: another process used 0.95 of 2 CPUs" in out.stderr
-    (group,) = json.loads(run_cli("harness.report", str(tmp_path), "--json", "-").stdout)["groups"]
+    (group,) = json.loads(_report(capsys, str(tmp_path), "--json", "-"))["groups"]
     assert group["busy"] == 1 and group["score"]["minutes"] is not None
 
 
-def test_two_runs_with_one_seed_are_warned_about(tmp_path):
+def test_two_runs_with_one_seed_are_warned_about(tmp_path, capsys):
     """Issue 14 item 17: the report counted two runs of the same seed in one group without a word."""
     for name, seed in (("a", 1), ("b", 1), ("c", 2)):
         _harness_run(tmp_path / name, seed, [0.5, 0.95], 0.9)
     out = run_cli("harness.report", str(tmp_path))
     assert "seed 1 was used by 2 runs" in out.stdout and "warning: twopart" in out.stderr
-    (group,) = json.loads(run_cli("harness.report", str(tmp_path), "--json", "-").stdout)["groups"]
+    (group,) = json.loads(_report(capsys, str(tmp_path), "--json", "-"))["groups"]
     assert group["repeated_seeds"] == {"1": 2}
 
 

@@ -106,7 +106,8 @@ def _quality(groups, keys, out_dir, target_of, label_of, plt) -> Path:
         for j, (part, value) in enumerate(_parts(target).items()):
             ax.axhline(value, ls="--", color="black" if not part else f"C{7 + j}", lw=1,
                        label=f"target {part + ' ' if part else ''}{value:g}")
-        ax.set(title=_title(key), xlabel="epoch", ylabel=label_of(key[0]))
+        unit = "samples" if any(r.epoch_unit == "samples" for r in runs) else "epoch"
+        ax.set(title=_title(key), xlabel=unit, ylabel=label_of(key[0]))
         ax.xaxis.set_major_locator(_integer_ticks())
         if len(groups[key]) <= 12:
             ax.legend(fontsize=7)

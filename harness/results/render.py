@@ -53,7 +53,7 @@ def run_rows(runs: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
         marks = ("" if r.scorable else UNSCORABLE) + (BUSY if r.busy else "")
         row = [
             r.benchmark or "?", r.status + marks, fmt(r.time_to_train_s, ".1f"),
-            fmt(r.time_to_train_min, ".4f"), fmt(r.epochs_to_converge, "g"),
+            fmt(r.time_to_train_min, ".4f"), _epochs(r),
             throughput(r.throughput, r.throughput_unit, r.throughput_derived),
             "n/a" if r.seed is None else str(r.seed), "n/a" if r.world_size is None else str(r.world_size),
             r.precision or "n/a",
@@ -63,6 +63,13 @@ def run_rows(runs: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
                     fmt(r.power_w, ".0f")]
         rows.append(row + [quality(r.final_quality), r.round or "n/a", rel(r.path)])
     return header, rows
+
+
+def _epochs(r: RunSummary) -> str:
+    """Epochs to converge; a model evaluated every N samples counts samples instead."""
+    if r.epochs_to_converge is None or r.epoch_unit != "samples":
+        return fmt(r.epochs_to_converge, "g")
+    return f"{r.epochs_to_converge:,.0f} samples"
 
 
 def run_footnotes(runs: list[RunSummary]) -> list[str]:

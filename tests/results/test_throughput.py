@@ -55,15 +55,20 @@ def test_runs_groups_scaling_and_precision_gains(suite):
     assert header[:5] == ["workload", "model", "accelerator", "precision", "GPUs"] and len(rows) == 5
 
 
-def test_the_report_prints_the_throughput_tables_and_a_failed_measurement_fails_it(suite):
+def test_the_report_prints_the_throughput_tables_and_a_failed_measurement_fails_it(suite, capsys):
+    from harness.report import main
+
     out = run_cli("harness.report", str(suite))
     assert out.returncode == 1  # the failed measurement and the failed train run
     assert "Throughput (mode=throughput)" in out.stdout and "Scaling efficiency across GPU counts" in out.stdout
     assert "pretrain128  bert" in out.stdout and "94%" in out.stdout  # fp32 2 vs 1: 1.9 / 1.01 / 2
     assert "failed: CUDA out of memory" in out.stdout
-    data = json.loads(run_cli("harness.report", str(suite), "--json", "-").stdout)
+    capsys.readouterr()
+    assert main([str(suite), "--json", "-"]) == 1
+    data = json.loads(capsys.readouterr().out)
     assert len(data["throughput"]["runs"]) == 6 and len(data["throughput"]["precision_gains"]) == 2
-    rows = run_cli("harness.report", str(suite), "--csv", "-").stdout.splitlines()
+    main([str(suite), "--csv", "-"])
+    rows = capsys.readouterr().out.splitlines()
     assert sum(",pretrain128," in r for r in rows) == 6
 
 
