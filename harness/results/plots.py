@@ -1,7 +1,8 @@
 """The report's PNG plots (matplotlib, no display needed).
 
-- quality.png: evaluation quality against epoch, one line per run (seed) and per quality part
-  (Mask R-CNN's BBOX and SEGM), each part's target dashed; the axis names the metric (HR@10, BLEU);
+- quality.png: evaluation quality against epochs trained (v0.5's 0-based epochs shifted by one), one
+  line per run (seed) and per quality part (Mask R-CNN's BBOX and SEGM), each part's target dashed;
+  the axis names the metric (HR@10, BLEU);
 - time_to_train.png: time to train of each run, per group, seeds in numeric order (runs that missed
   the target marked);
 - epochs.png: epochs-to-converge histogram per group;
@@ -92,10 +93,11 @@ def _quality(groups, keys, out_dir, target_of, label_of, plt) -> Path:
         runs = sorted(groups[key], key=seed_order)
         for i, run in enumerate(runs):
             lines: dict[str, list] = {}
+            shift = 1 if run.round == "v0.5" else 0  # v0.5 counts epochs from 0: plotted as epochs trained
             for e, q in run.evals:
                 if isinstance(e, (int, float)) and not isinstance(e, bool):
                     for part, v in _parts(q).items():
-                        lines.setdefault(part, []).append((e, v))
+                        lines.setdefault(part, []).append((e + shift, v))
             color = f"C{i % 10}"
             for j, (part, points) in enumerate(lines.items()):
                 xs, ys = zip(*points)

@@ -220,11 +220,9 @@ def main(argv: list[str]) -> int:
 
     runs = read_runs(argv)
     g = groups(runs)
-    print(text_table(*table_rows(g)))
-    print()
-    print(text_table(*scaling_rows(scaling(g))))
-    print()
-    print(text_table(*gain_rows(precision_gains(g))))
+    for header, rows in (table_rows(g), scaling_rows(scaling(g)), gain_rows(precision_gains(g))):
+        if rows:
+            print(text_table(header, rows) + "\n")
     for line in failures(runs):
         print(line)
     return 1 if failures(runs) else 0
