@@ -120,6 +120,8 @@ def rules_target(benchmark: str, ruleset: Optional[str] = None) -> Optional[Targ
     version, _, rules = pick_rules(benchmark, ruleset)
     if Path(rules).is_absolute():
         return _target_in(rules)
+    if _spec(benchmark) is None and benchmark not in _allowed(version):
+        return None  # only the ruleset's own benchmarks have a rules file to read
     for name in (f"closed_{benchmark}.yaml", f"{benchmark}.yaml"):
         path = CHECKER_DIR / f"training_{version}" / name
         if path.is_file():
