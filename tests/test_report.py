@@ -5,6 +5,8 @@ import csv
 import io
 import json
 
+import pytest
+
 from tests.helpers import run_cli
 from tests.results.test_parse import _good_run
 
@@ -12,7 +14,7 @@ from tests.results.test_parse import _good_run
 def test_report_on_the_official_fixtures(fixtures_dir):
     out = run_cli("harness.report", str(fixtures_dir), "--json", "-")
     report = json.loads(out.stdout)
-    assert report["schema"] == "harness.report/2"
+    assert report["schema"] == "harness.report/3"
     groups = {g["benchmark"]: g for g in report["groups"]}
     assert groups["gnmt"]["score"]["minutes"] == 18.501885416666664
     assert groups["transformer"]["score"]["minutes"] == 18.811895833333335
@@ -80,7 +82,10 @@ def test_gpu_model_energy_and_power_come_from_the_run_directory(tmp_path):
     runs = {r["seed"]: r for r in json.loads(out.stdout)["runs"]}
     assert runs[1]["accelerator"] == "NVIDIA H200" and runs[1]["energy_j"] == 90_000.0
     assert runs[9]["energy_j"] is None and runs[9]["accelerator"] is None
-    (group,) = json.loads(out.stdout)["groups"]
+    # the accelerator is part of the group key: the bare log, which names none, is a group of its own
+    groups = {g["accelerator"]: g for g in json.loads(out.stdout)["groups"]}
+    assert set(groups) == {"NVIDIA H200", None}
+    group = groups["NVIDIA H200"]
     assert group["energy_j"]["mean"] == 100_000.0 and group["accelerators"] == ["NVIDIA H200"]
     text = run_cli("harness.report", str(tmp_path)).stdout
     header = text.splitlines()[2].split()
@@ -88,3 +93,122 @@ def test_gpu_model_energy_and_power_come_from_the_run_directory(tmp_path):
     row = next(l for l in text.splitlines() if "s1/mlperf.log" in l).split()
     assert row[9:12] == ["NVIDIA", "H200", "90"]
     assert "energy_kJ mean (std)" in text and "100 (8.2)" in text
+
+
+def _report(capsys, *args: str) -> str:
+    """The report's stdout, run in this process (the CLI itself is run as a user runs it elsewhere)."""
+    from harness.report import main
+
+    capsys.readouterr()
+    main(list(args))
+    return capsys.readouterr().out
+
+
+def _harness_run(run_dir, seed, qualities, target, direction="higher", metric="acc", busy=False, status="success"):
+    """A harness run directory: mlperf.log with one evaluation per epoch, and its result.json."""
+    from tests.results.test_parse import _line
+
+    t0 = 1_600_000_000_000
+    lines = [_line("submission_benchmark", "twopart", t0), _line("submission_platform", "1xCPU", t0),
+             _line("number_of_nodes", 1, t0), _line("accelerators_per_node", 1, t0), _line("seed", seed, t0),
+             _line("global_batch_size", 64, t0), _line("init_start", t=t0, event="INTERVAL_START"),
+             _line("init_stop", t=t0 + 100, event="INTERVAL_END"), _line("run_start", t=t0 + 100, event="INTERVAL_START")]
+    for e, q in enumerate(qualities, start=1):
+        lines.append(_line("tracked_stats", {"samples": 1000, "seconds": 1.0}, t0 + 100 + 1000 * e, epoch_num=e))
+        lines.append(_line("eval_accuracy", q, t0 + 100 + 1000 * e, epoch_num=e))
+    lines.append(_line("run_stop", t=t0 + 200 + 1000 * len(qualities), event="INTERVAL_END", status=status))
+    run_dir.mkdir(parents=True)
+    (run_dir / "mlperf.log").write_text("".join(lines))
+    load = {"cpus": 2, "busy": busy, "note": "another process used 0.95 of 2 CPUs during the run" if busy else None}
+    (run_dir / "result.json").write_text(json.dumps({
+        "accelerator": "CPU", "quality_metric": metric, "quality_direction": direction, "target": target,
+        "epoch_unit": "epochs", "throughput_unit": "samples/s", "host_load": load}))
+
+
+def test_a_quality_of_named_parts_reads_in_every_output(tmp_path, capsys):
+    """Issue 13: eval_accuracy may be {"BBOX": .., "SEGM": ..}; tables, JSON, CSV and plots handle it."""
+    for seed in (1, 2, 3):
+        _harness_run(tmp_path / f"s{seed}", seed, [{"A": 0.80, "B": 0.70}, {"A": 0.95, "B": 0.9 + seed / 100}],
+                     {"A": 0.9, "B": 0.85})
+    out = run_cli("harness.report", str(tmp_path), "--plots", str(tmp_path / "plots"))
+    assert out.returncode == 0, out.stderr
+    row = next(l for l in out.stdout.splitlines() if "s2/mlperf.log" in l)
+    assert "A=0.95 B=0.92" in row and row.split()[4] == "2"  # epochs to converge
+    data = json.loads(_report(capsys, str(tmp_path), "--json", "-"))
+    assert {r["seed"]: r["final_quality"] for r in data["runs"]}[3] == {"A": 0.95, "B": 0.93}
+    assert data["runs"][0]["target"] == {"A": 0.9, "B": 0.85} and data["warnings"] == []
+    rows = list(csv.DictReader(io.StringIO(_report(capsys, str(tmp_path), "--csv", "-"))))
+    assert rows[0]["final_quality"] == "A=0.95 B=0.91"
+    assert (tmp_path / "plots" / "quality.png").is_file()
+
+
+def test_a_lower_is_better_metric_compares_the_other_way(tmp_path, capsys):
+    _harness_run(tmp_path / "ok", 1, [3.1, 2.6], 2.69, direction="lower", metric="log perplexity")
+    _harness_run(tmp_path / "bad", 2, [3.1, 2.8], 2.69, direction="lower", metric="log perplexity")
+    report = json.loads(_report(capsys, str(tmp_path), "--json", "-"))
+    (warning,) = report["warnings"]
+    assert "bad/mlperf.log: status success, but its last evaluation (log perplexity 2.8000) does not reach the " \
+           "target (<= 2.69)" in warning
+
+
+def test_a_run_on_a_busy_machine_is_marked_listed_and_still_scored(tmp_path, capsys):
+    """Issue 14 item 3: result.json's host_load.busy marks the run; its time still counts."""
+    for seed in (1, 2, 3):
+        _harness_run(tmp_path / f"s{seed}", seed, [0.5, 0.95], 0.9, busy=seed == 2)
+    out = run_cli("harness.report", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    row = next(l for l in out.stdout.splitlines() if "s2/mlperf.log" in l)
+    assert row.split()[1] == "success!"
+    assert "! the machine was busy" in out.stdout and "1 of 3 run(s) ran on a busy machine" in out.stdout
+    assert "s2/mlperf.log: warning: busy machine: another process used 0.95 of 2 CPUs" in out.stderr
+    (group,) = json.loads(_report(capsys, str(tmp_path), "--json", "-"))["groups"]
+    assert group["busy"] == 1 and group["score"]["minutes"] is not None
+
+
+def test_two_runs_with_one_seed_are_warned_about(tmp_path, capsys):
+    """Issue 14 item 17: the report counted two runs of the same seed in one group without a word."""
+    for name, seed in (("a", 1), ("b", 1), ("c", 2)):
+        _harness_run(tmp_path / name, seed, [0.5, 0.95], 0.9)
+    out = run_cli("harness.report", str(tmp_path))
+    assert "seed 1 was used by 2 runs" in out.stdout and "warning: twopart" in out.stderr
+    (group,) = json.loads(_report(capsys, str(tmp_path), "--json", "-"))["groups"]
+    assert group["repeated_seeds"] == {"1": 2}
+
+
+def test_plots_name_the_metric_and_order_seeds_as_numbers(tmp_path, monkeypatch):
+    """Issue 14 item 17: the quality axis said eval_accuracy; time-to-train bars sorted seeds as strings."""
+    from harness.results import plots
+    from harness.results.collect import build, label_for, target_for
+
+    for seed in (10, 2, 1):
+        _harness_run(tmp_path / f"s{seed}", seed, [0.5, 0.95], 0.9, metric="HR@10")
+    seen = {}
+
+    def save(fig, path, plt):
+        ax = fig.axes[0]
+        seen[path.name] = (ax.get_ylabel(), [t.get_text() for t in ax.get_xticklabels()])
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(plots, "_save", save)
+    report = build([str(tmp_path)])
+    plots.plot_all(report.groups, report.speedups, tmp_path / "plots", target_for, label_for(report))
+    assert seen["quality.png"][0] == "HR@10"
+    assert seen["time_to_train.png"][1] == ["1", "2", "10"]
+    assert label_for(report)("gnmt") == "BLEU" and label_for(report)("resnet") == "top-1 accuracy"
+
+
+@pytest.mark.e2e
+def test_a_throughput_only_model_appears_in_the_report_s_throughput_table(tmp_path):
+    """Issue 13: a registered throughput-only stand-in runs mode=throughput and is reported."""
+    env = {"HARNESS_MODELS": "tests.models.tputonly"}
+    for precision in ("fp32", "bf16"):
+        out = run_cli("harness.train", "model=tputonly", "mode=throughput", f"precision={precision}", "device=cpu",
+                      "warmup_steps=1", "throughput_steps=2", "throughput_repeats=2", "output_root=out",
+                      "progress=false", cwd=tmp_path, env=env)
+        assert out.returncode == 0, out.stderr
+    report = run_cli("harness.report", str(tmp_path / "out"), env=env)
+    assert report.returncode == 0, report.stderr
+    table = report.stdout.split("Throughput (mode=throughput)")[1]
+    assert "tputonly  tputonly  CPU          bf16" in table and "tputonly  tputonly  CPU          fp32" in table
+    assert "Precision against the baseline" in table

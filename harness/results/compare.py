@@ -2,10 +2,12 @@
 
 Across world sizes (same benchmark, system and precision; baseline: the smallest world size, or the
 one asked for): time-to-train speedup = throughput speedup x epochs ratio x the rest (evaluation,
-start-up), each shown. Scaling efficiency = throughput speedup / GPU ratio. When a log carries no
-throughput (official logs), the throughput speedup is implied by the other two. A time-to-train
-speedup beyond the GPU ratio is flagged as superlinear, one far below the throughput speedup as a
-convergence cost, saying how much came from needing fewer (or more) epochs.
+start-up), each shown. Scaling efficiency = throughput speedup / GPU ratio. Official logs carry
+their throughput derived from their epoch intervals (harness.results.intervals); where no throughput
+can be had at all, the throughput speedup is implied by the other two. A time-to-train speedup beyond
+the GPU ratio is flagged as superlinear, one far below the throughput speedup as a shortfall, and
+`attribution` names the factor behind each: throughput beyond the GPU ratio (hardware), epochs
+(convergence) or the rest, each with its share.
 
 Across precisions (same benchmark, system and world size): throughput ratio against time-to-train
 ratio, amp or bf16 or tf32 against fp32.
@@ -15,10 +17,11 @@ throughput scaled about linearly and the rest was convergence. These tables show
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from harness.results.stats import GroupStats, RCPVerdict, platform_kind, rcp_check
+from harness.results.stats import GroupStats, RCPVerdict, accelerator_kind, rcp_check
 
 
 @dataclass(frozen=True)
@@ -69,56 +72,109 @@ def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
 
 
 def world_speedups(groups: Sequence[GroupStats], scores: dict, baseline_world: Optional[int] = None) -> list[Speedup]:
-    """Every group against the baseline world size of its (benchmark, system, precision, per-rank batch)."""
+    """Every group against the baseline world size of its family: the same benchmark, accelerator
+    (its chip: V100, A100, H200, CPU; the platform without its count when no accelerator is named) and
+    precision. Where a family holds two groups at one world size, it is split by MLPerf round, then
+    framework, then per-rank batch, then platform, so that each world size appears once."""
     families: dict[tuple, list[GroupStats]] = {}
     for g in groups:
-        bench, platform, world, precision, batch = g.key
-        if world is None:
+        if not g.key.world:  # unknown, or 0: a CPU system with no accelerator to count
             continue
-        per_rank = batch // world if batch and world else None
-        families.setdefault((bench, platform_kind(platform), precision, per_rank), []).append(g)
+        kind = accelerator_kind(g.key.accelerator, g.key.platform)
+        families.setdefault((g.key.benchmark, kind, g.key.precision), []).append(g)
     out = []
-    for (bench, system, precision, _), members in sorted(families.items(), key=lambda kv: str(kv[0])):
-        worlds = sorted({g.key[2] for g in members})
-        base_world = baseline_world if baseline_world in worlds else worlds[0]
-        base = next(g for g in members if g.key[2] == base_world)
-        for g in sorted(members, key=lambda g: g.key[2]):
-            if g is base:
-                continue
-            out.append(_speedup(bench, system, precision, base, g, scores))
+    for (bench, system, precision), members in sorted(families.items(), key=lambda kv: str(kv[0])):
+        for family in _split(members, _SPLITS):
+            worlds = sorted({g.key.world for g in family})
+            base_world = baseline_world if baseline_world in worlds else worlds[0]
+            base = next(g for g in family if g.key.world == base_world)
+            for g in sorted(family, key=lambda g: g.key.world):
+                if g is not base:
+                    out.append(_speedup(bench, system, precision, base, g, scores))
     return out
+
+
+def _per_rank(g: GroupStats):
+    return g.key.batch // g.key.world if g.key.batch and g.key.world else None
+
+
+_SPLITS = (lambda g: g.rounds, lambda g: g.key.framework, _per_rank, lambda g: g.key.platform)
+
+
+def _split(members: list[GroupStats], splits) -> list[list[GroupStats]]:
+    worlds = [g.key.world for g in members]
+    if len(set(worlds)) == len(worlds) or not splits:
+        return [members]
+    parts: dict = {}
+    for g in members:
+        parts.setdefault(str(splits[0](g)), []).append(g)
+    return [family for part in parts.values() for family in _split(part, splits[1:])]
 
 
 def _speedup(bench: str, system: str, precision: Optional[str], base: GroupStats, g: GroupStats,
              scores: dict) -> Speedup:
     ttt = _ratio(_time(base, scores.get(base.key)), _time(g, scores.get(g.key)))
     epochs = _ratio(_epochs(base), _epochs(g))
-    tput = _ratio(g.throughput.mean, base.throughput.mean)
+    same_unit = g.throughput_unit == base.throughput_unit
+    tput = _ratio(g.throughput.mean, base.throughput.mean) if same_unit else None
     implied = tput is None and ttt is not None and epochs is not None
     if implied:
         tput = ttt / epochs
     rest = ttt / (tput * epochs) if not implied and None not in (ttt, tput, epochs) else None
-    gpus = g.key[2] / base.key[2]
+    gpus = g.key.world / base.key.world
     efficiency = tput / gpus if tput is not None else None
-    return Speedup(bench, system, precision, base.key[2], g.key[2], ttt, tput, implied, epochs, rest, efficiency,
-                   rcp_check(base, g), _flag(ttt, tput, epochs, rest, gpus, base, g))
+    return Speedup(bench, system, precision, base.key.world, g.key.world, ttt, tput, implied, epochs, rest, efficiency,
+                   rcp_check(base, g), attribution(ttt, tput, epochs, rest, gpus, base, g, implied))
 
 
-def _flag(ttt, tput, epochs, rest, gpus, base: GroupStats, g: GroupStats) -> str:
+def _share(x: float, whole: float) -> str:
+    return f"{math.log(x) / math.log(whole):.0%}" if whole > 0 and abs(math.log(whole)) > 1e-9 and x > 0 else "n/a"
+
+
+def attribution(ttt, tput, epochs, rest, gpus, base: GroupStats, g: GroupStats, implied: bool = False) -> str:
+    """Name what made a speedup superlinear (above the GPU ratio) or fall short of its throughput
+    speedup, each factor with its share of the gap on a log scale: throughput beyond the GPU ratio
+    (hardware: caches, contention, thread counts), epochs (convergence), and the rest (evaluation,
+    start-up), so that time to train = throughput x epochs x rest reads as causes."""
     if ttt is None or tput is None or epochs is None:
         return ""
-    from_epochs = f"epochs {_epochs(base):.3g} -> {_epochs(g):.3g} ({epochs:.2f}x)"
+    span = f"{_epochs(base):.3g} -> {_epochs(g):.3g}"
     if ttt > gpus * 1.05:
-        return (f"superlinear: {ttt:.1f}x faster on {gpus:g}x the GPUs; throughput gave {tput:.2f}x, "
-                f"needing fewer epochs gave {epochs:.2f}x ({from_epochs}): convergence, not hardware")
-    if ttt < 0.8 * tput:
+        beyond = ttt / gpus
+        hardware, causes, costs = tput / gpus, [], []
+        tput_text = f"throughput {tput:.2f}x" + (" (implied)" if implied else "")
+        if hardware > 1.02:
+            causes.append(f"{tput_text}, {hardware:.2f}x beyond the GPU ratio (hardware: caches, contention, "
+                          f"thread counts; {_share(hardware, beyond)} of the gain)")
+        elif hardware < 0.98:
+            costs.append(f"{tput_text} is {hardware:.0%} of linear ({_share(hardware, beyond)})")
+        if epochs > 1.02:
+            causes.append(f"needing fewer epochs gave {epochs:.2f}x (epochs {span}: convergence; "
+                          f"{_share(epochs, beyond)} of the gain)")
+        elif epochs < 0.98:
+            costs.append(f"more epochs cost {1 / epochs:.2f}x (epochs {span}; {_share(epochs, beyond)})")
+        if rest is not None and abs(rest - 1) > 0.02:
+            (causes if rest > 1 else costs).append(f"the rest (evaluation, start-up) {rest:.2f}x "
+                                                   f"({_share(rest, beyond)})")
+        named = ("convergence, not hardware" if epochs > 1.02 and hardware <= 1.02 else
+                 "hardware, not convergence" if hardware > 1.02 and epochs <= 1.02 else
+                 "both hardware and convergence" if hardware > 1.02 else "the rest")
+        text = f"superlinear: {ttt:.1f}x faster on {gpus:g}x the GPUs ({beyond:.2f}x beyond linear): " + "; ".join(causes)
+        if costs:
+            text += "; against it: " + "; ".join(costs)
+        return text + f". Cause: {named}"
+    if ttt < 0.95 * tput:
         # Name each factor that took its share, so that a slow evaluation is not blamed on convergence.
-        costs = []
-        if epochs < 0.95:
-            costs.append(f"more epochs cost {1 / epochs:.2f}x ({_epochs(base):.3g} -> {_epochs(g):.3g})")
-        if rest is not None and rest < 0.95:
-            costs.append(f"time outside the training loop (evaluation, start-up) cost {1 / rest:.2f}x")
-        return f"time to train gained {ttt:.2f}x of the {tput:.2f}x throughput: " + "; ".join(costs or [from_epochs])
+        lost, costs = ttt / tput, []
+        if epochs < 0.98:
+            runs = " ".join(f"{k}:{v}" for k, v in g.epochs.counts.items())
+            costs.append(f"more epochs cost {1 / epochs:.2f}x ({span}), {_share(epochs, lost)} of the shortfall "
+                         f"(epochs: runs {runs})")
+        if rest is not None and rest < 0.98:
+            costs.append(f"time outside the training loop (evaluation, start-up) cost {1 / rest:.2f}x, "
+                         f"{_share(rest, lost)} of the shortfall")
+        return (f"time to train gained {ttt:.2f}x of the {tput:.2f}x throughput: "
+                + "; ".join(costs or [f"epochs {span} ({epochs:.2f}x)"]))
     return ""
 
 
@@ -126,9 +182,9 @@ def precision_ratios(groups: Sequence[GroupStats], scores: dict, baseline: str =
     """Each non-baseline precision against the baseline at the same benchmark, system and world size."""
     by_key: dict[tuple, dict[str, GroupStats]] = {}
     for g in groups:
-        bench, platform, world, precision, _ = g.key
-        if precision:
-            by_key.setdefault((bench, platform_kind(platform), world), {})[precision] = g
+        if g.key.precision:
+            kind = accelerator_kind(g.key.accelerator, g.key.platform)
+            by_key.setdefault((g.key.benchmark, kind, g.key.world), {})[g.key.precision] = g
     out = []
     for (bench, system, world), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
         base = members.get(baseline)
@@ -139,7 +195,7 @@ def precision_ratios(groups: Sequence[GroupStats], scores: dict, baseline: str =
                 continue
             out.append(PrecisionRatio(
                 bench, system, world, precision, baseline,
-                _ratio(g.throughput.mean, base.throughput.mean),
+                _ratio(g.throughput.mean, base.throughput.mean) if g.throughput_unit == base.throughput_unit else None,
                 _ratio(_time(base, scores.get(base.key)), _time(g, scores.get(g.key))),
                 _ratio(_epochs(base), _epochs(g)),
             ))

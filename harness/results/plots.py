@@ -1,20 +1,26 @@
 """The report's PNG plots (matplotlib, no display needed).
 
-- quality.png: evaluation quality against epoch, one line per run (seed), the target dashed;
-- time_to_train.png: time to train of each run, per group (runs that missed the target marked);
+- quality.png: evaluation quality against epochs trained (v0.5's 0-based epochs shifted by one), one
+  line per run (seed) and per quality part (Mask R-CNN's BBOX and SEGM), each part's target dashed;
+  the axis names the metric (HR@10, BLEU);
+- time_to_train.png: time to train of each run, per group, seeds in numeric order (runs that missed
+  the target marked);
 - epochs.png: epochs-to-converge histogram per group;
-- speedup.png: speedup against GPUs with the ideal line, throughput and time-to-train side by side.
+- speedup.png: speedup against GPUs with the ideal line, throughput and time-to-train side by side;
+- compare.png (--compare): A's speedup over B per benchmark and the geometric means, time to train,
+  throughput and epochs as grouped bars; compare_throughput.png for throughput results.
 One panel per group (or per system for speedups).
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from harness.results.compare import Speedup
-from harness.results.parse import RunSummary
 from harness.results.stats import GroupKey
+from harness.results.summary import RunSummary
 
 
 def _pyplot():
@@ -27,7 +33,7 @@ def _pyplot():
 
 
 def _title(key: GroupKey) -> str:
-    bench, platform, world, precision, batch = key
+    bench, platform, world, precision, batch = key[:5]
     parts = [bench, platform]
     if world is not None:
         parts.append(f"{world} rank" + ("s" if world != 1 else ""))
@@ -35,6 +41,8 @@ def _title(key: GroupKey) -> str:
         parts.append(precision)
     if batch:
         parts.append(f"batch {batch}")
+    if len(key) > 5 and key[5] and key[5] not in platform:
+        parts.append(key[5])
     return ", ".join(parts)
 
 
@@ -48,31 +56,60 @@ def _grid(n: int, plt):
 
 
 def plot_all(groups: dict[GroupKey, list[RunSummary]], speedups: Sequence[Speedup], out_dir: Path,
-             target_of: Callable[[str], Optional[float]]) -> list[Path]:
+             target_of: Callable[[GroupKey, list[RunSummary]], Any],
+             label_of: Callable[[str], str] = lambda benchmark: "eval_accuracy") -> list[Path]:
+    """target_of(key, runs): the group's target (a number, named parts, or None); label_of(benchmark):
+    the quality metric's name."""
     out_dir.mkdir(parents=True, exist_ok=True)
     plt = _pyplot()
     keys = sorted(groups, key=str)
     written = []
     if keys:
-        written += [_quality(groups, keys, out_dir, target_of, plt), _ttt(groups, keys, out_dir, plt),
+        written += [_quality(groups, keys, out_dir, target_of, label_of, plt), _ttt(groups, keys, out_dir, plt),
                     _epochs(groups, keys, out_dir, plt)]
     if speedups:
         written.append(_speedup(speedups, out_dir, plt))
     return written
 
 
-def _quality(groups, keys, out_dir, target_of, plt) -> Path:
+def seed_order(run: RunSummary) -> tuple:
+    """Seeds as numbers (2 before 10); runs without a seed last, by path."""
+    s = run.seed
+    return (0, s, run.path) if isinstance(s, (int, float)) and not isinstance(s, bool) else (1, 0, str(s) + run.path)
+
+
+def _parts(q: Any) -> dict[str, float]:
+    if isinstance(q, Mapping):
+        return {str(k): float(v) for k, v in q.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    if isinstance(q, (int, float)) and not isinstance(q, bool):
+        return {"": float(q)}
+    return {}
+
+
+def _quality(groups, keys, out_dir, target_of, label_of, plt) -> Path:
     fig, axes = _grid(len(keys), plt)
+    styles = ["-", "--", ":", "-."]
     for ax, key in zip(axes, keys):
-        for run in sorted(groups[key], key=lambda r: str(r.seed)):
-            points = [(e, q) for e, q in run.evals if isinstance(e, (int, float)) and isinstance(q, (int, float))]
-            if points:
+        runs = sorted(groups[key], key=seed_order)
+        for i, run in enumerate(runs):
+            lines: dict[str, list] = {}
+            shift = 1 if run.round == "v0.5" else 0  # v0.5 counts epochs from 0: plotted as epochs trained
+            for e, q in run.evals:
+                if isinstance(e, (int, float)) and not isinstance(e, bool):
+                    for part, v in _parts(q).items():
+                        lines.setdefault(part, []).append((e + shift, v))
+            color = f"C{i % 10}"
+            for j, (part, points) in enumerate(lines.items()):
                 xs, ys = zip(*points)
-                ax.plot(xs, ys, marker="o", ms=3, lw=1, label=f"seed {run.seed}" if run.seed is not None else None)
-        target = target_of(key[0])
-        if target is not None:
-            ax.axhline(target, ls="--", color="black", lw=1, label=f"target {target:g}")
-        ax.set(title=_title(key), xlabel="epoch", ylabel="eval_accuracy")
+                seed = f"seed {run.seed}" if run.seed is not None else ""
+                label = " ".join(x for x in (seed, part) if x) or None
+                ax.plot(xs, ys, marker="o", ms=3, lw=1, color=color, ls=styles[j % 4] if part else "-", label=label)
+        target = target_of(key, groups[key])
+        for j, (part, value) in enumerate(_parts(target).items()):
+            ax.axhline(value, ls="--", color="black" if not part else f"C{7 + j}", lw=1,
+                       label=f"target {part + ' ' if part else ''}{value:g}")
+        unit = "samples" if any(r.epoch_unit == "samples" for r in runs) else "epoch"
+        ax.set(title=_title(key), xlabel=unit, ylabel=label_of(key[0]))
         ax.xaxis.set_major_locator(_integer_ticks())
         if len(groups[key]) <= 12:
             ax.legend(fontsize=7)
@@ -82,7 +119,7 @@ def _quality(groups, keys, out_dir, target_of, plt) -> Path:
 def _ttt(groups, keys, out_dir, plt) -> Path:
     fig, axes = _grid(len(keys), plt)
     for ax, key in zip(axes, keys):
-        runs = sorted(groups[key], key=lambda r: str(r.seed))
+        runs = sorted(groups[key], key=seed_order)
         labels = [str(r.seed) if r.seed is not None else Path(r.path).parent.name[-8:] for r in runs]
         heights = [r.time_to_train_min or 0.0 for r in runs]
         colors = ["tab:blue" if r.converged else "tab:red" for r in runs]
@@ -121,6 +158,29 @@ def _speedup(speedups: Sequence[Speedup], out_dir, plt) -> Path:
         ax.set_xticks(worlds)  # world sizes are counts: no 1.2 GPUs between them
         ax.legend(fontsize=7)
     return _save(fig, out_dir / "speedup.png", plt)
+
+
+def plot_compare(labels: Sequence[str], series: dict[str, Sequence[Optional[float]]], title: str,
+                 path: Path) -> Path:
+    """Grouped bars: one group per label (benchmark, category geomean, overall), one bar per series."""
+    plt = _pyplot()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(labels) * max(1, len(series)) / 2 + 2), 4.2))
+    width = 0.8 / max(1, len(series))
+    for i, (name, values) in enumerate(series.items()):
+        xs = [k + (i - (len(series) - 1) / 2) * width for k in range(len(labels))]
+        heights = [v if v is not None else 0.0 for v in values]
+        bars = ax.bar(xs, heights, width, label=name)
+        for bar, v in zip(bars, values):
+            ax.annotate("n/a" if v is None else f"{v:.2f}x", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                        ha="center", va="bottom", fontsize=6)
+    ax.axhline(1.0, color="black", lw=1, ls="--")
+    top = max([v for vs in series.values() for v in vs if v is not None] + [1.0])
+    ax.set_ylim(0, top * 1.25)  # room for the legend above the bars
+    ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+    ax.set(title=title, ylabel="A / B (1 = equal)")
+    ax.legend(fontsize=7, loc="upper center", ncol=max(1, len(series)))
+    return _save(fig, path, plt)
 
 
 def _integer_ticks():

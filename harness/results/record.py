@@ -143,23 +143,12 @@ def _from_log(record: RunRecord, path: Path) -> None:
 
 
 def _records(path: Path):
-    """(key, value, metadata, time_ms) of each :::MLLOG line of a harness log."""
-    import json as _json
-
-    from harness.results.parse import TOKEN
+    """(key, value, metadata, time_ms) of each record of a harness log."""
+    from harness.results import formats
 
     with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            at = line.find(TOKEN)
-            if at < 0:
-                continue
-            try:
-                r = _json.loads(line[at + len(TOKEN):])
-            except ValueError:
-                continue
-            if isinstance(r, dict):
-                meta = r.get("metadata") if isinstance(r.get("metadata"), dict) else {}
-                yield r.get("key"), r.get("value"), meta, r.get("time_ms", 0)
+        for r in formats.read(f).records:
+            yield r.key, r.value, r.meta, r.t
 
 
 def write(record: RunRecord, path: Path) -> None:

@@ -1,13 +1,16 @@
 """The report's tables as plain text (the terminal) or Markdown, from one set of rows."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
 
 from harness.results.compare import PrecisionRatio, Speedup
-from harness.results.parse import RunSummary
 from harness.results.score import Score
-from harness.results.stats import GroupStats
+from harness.results.stats import GroupKey, GroupStats
+from harness.results.summary import RunSummary
+
+UNSCORABLE, BUSY, DERIVED = "*", "!", "(d)"
 
 
 def fmt(value: Optional[float], spec: str = ".4g") -> str:
@@ -21,50 +24,93 @@ def rel(path: str) -> str:
         return path
 
 
+def quality(value: Any) -> str:
+    """0.2435, or BBOX=0.3801 SEGM=0.3412 for a quality of named parts."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, Mapping):
+        return " ".join(f"{k}={quality(v)}" for k, v in value.items())
+    return format(value, ".4g") if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
+def throughput(value: Optional[float], unit: Optional[str] = None, derived: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    text = format(value, ",.0f") if value >= 100 else format(value, ".4g")
+    if unit == "epochs/s":
+        text += " epochs"
+    return text + (f" {DERIVED}" if derived else "")
+
+
 def run_rows(runs: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
-    # the hardware columns appear once any run comes from the harness (official logs carry none);
-    # a run without telemetry (no NVML, a CPU run) shows n/a there
+    # the hardware columns appear once any run names its accelerator (a harness run, or a log in a
+    # submission tree); a run without telemetry (no NVML, a CPU run, an official log) shows n/a there
     hardware = any(r.accelerator or r.energy_j is not None or r.power_w is not None for r in runs)
     header = ["benchmark", "status", "ttt_s", "ttt_min", "epochs", "throughput/s", "seed", "world", "precision"]
-    header += ["gpu", "energy_kJ", "power_W"] * hardware + ["log"]
+    header += ["gpu", "energy_kJ", "power_W"] * hardware + ["quality", "round", "log"]
     rows = []
     for r in runs:
+        marks = ("" if r.scorable else UNSCORABLE) + (BUSY if r.busy else "")
         row = [
-            r.benchmark or "?", r.status + ("" if r.scorable else "*"), fmt(r.time_to_train_s, ".1f"),
-            fmt(r.time_to_train_min, ".4f"), fmt(r.epochs_to_converge, "g"), fmt(r.throughput, ",.0f"),
+            r.benchmark or "?", r.status + marks, fmt(r.time_to_train_s, ".1f"),
+            fmt(r.time_to_train_min, ".4f"), _epochs(r),
+            throughput(r.throughput, r.throughput_unit, r.throughput_derived),
             "n/a" if r.seed is None else str(r.seed), "n/a" if r.world_size is None else str(r.world_size),
             r.precision or "n/a",
         ]
         if hardware:
             row += [r.accelerator or "n/a", fmt(None if r.energy_j is None else r.energy_j / 1000, ".3g"),
                     fmt(r.power_w, ".0f")]
-        rows.append(row + [rel(r.path)])
+        rows.append(row + [quality(r.final_quality), r.round or "n/a", rel(r.path)])
     return header, rows
 
 
-def _key_cells(key) -> list[str]:
-    bench, platform, world, precision, batch = key
-    return [bench, platform, "n/a" if world is None else str(world), precision or "n/a",
-            "n/a" if batch is None else str(batch)]
+def _epochs(r: RunSummary) -> str:
+    """Epochs to converge; a model evaluated every N samples counts samples instead."""
+    if r.epochs_to_converge is None or r.epoch_unit != "samples":
+        return fmt(r.epochs_to_converge, "g")
+    return f"{r.epochs_to_converge:,.0f} samples"
+
+
+def run_footnotes(runs: list[RunSummary]) -> list[str]:
+    notes = []
+    if any(not r.scorable for r in runs):
+        notes.append(f"{UNSCORABLE} has a problem (listed on stderr): not scorable as it stands")
+    if any(r.busy for r in runs):
+        notes.append(f"{BUSY} the machine was busy: other processes used at least half a core during the run "
+                     "(result.json host_load); still scored, but its time to train measures its neighbours too")
+    if any(r.throughput_derived for r in runs):
+        notes.append(f"{DERIVED} throughput derived from the log's epoch intervals: samples per second of training "
+                     "(train_samples x epochs / epoch seconds), or epochs per second where the log counts no samples")
+    return notes
+
+
+def key_cells(key: GroupKey, extra: bool = False) -> list[str]:
+    cells = [key.benchmark, key.platform, "n/a" if key.world is None else str(key.world), key.precision or "n/a",
+             "n/a" if key.batch is None else str(key.batch)]
+    return cells + ([key.accelerator or "n/a", key.framework or "n/a"] if extra else [])
 
 
 def group_rows(stats: list[GroupStats], scores: dict[Any, Score]) -> tuple[list[str], list[list[str]]]:
-    header = ["benchmark", "platform", "world", "precision", "batch", "runs", "conv", "score_min", "runs/req",
-              "ttt_min mean/median/std/min/max", "epochs mean/olympic/std/min/max", "epochs: runs",
-              "throughput/s mean (std)", "init_s"]
-    energy = any(g.accelerators or g.energy_j.n or g.power_w.n for g in stats)
+    systems = any(g.key.accelerator or g.key.framework for g in stats)
+    header = ["benchmark", "platform", "world", "precision", "batch"] + ["accelerator", "framework"] * systems
+    header += ["runs", "conv", "score_min", "runs/req", "ttt_min mean/median/std/min/max",
+               "epochs mean/olympic/std/min/max", "epochs: runs", "throughput/s mean (std)", "init_s"]
+    # energy columns for harness runs (their accelerator comes from result.json; a tree's system file names a framework)
+    energy = any(g.energy_j.n or g.power_w.n or (g.accelerators and not g.key.framework) for g in stats)
     header += ["energy_kJ mean (std)", "power_W mean"] * energy
     rows = []
     for g in stats:
         s = scores[g.key]
         req = f"{s.runs}/{s.required} {'yes' if s.count_ok else 'no'}" if s.required else f"{s.runs}/?"
         t, e, tp = g.time_to_train_min, g.epochs, g.throughput
-        rows.append(_key_cells(g.key) + [
+        tput = throughput(tp.mean, g.throughput_unit, g.throughput_derived)
+        rows.append(key_cells(g.key, systems) + [
             str(g.runs), str(g.converged), fmt(s.minutes, ".4f"), req,
             "/".join(fmt(x, ".4g") for x in (t.mean, t.median, t.std, t.min, t.max)),
             "/".join(fmt(x, ".3g") for x in (e.mean, e.olympic_mean, e.std, e.min, e.max)),
             " ".join(f"{k}:{v}" for k, v in e.counts.items()) or "n/a",
-            f"{fmt(tp.mean, ',.0f')} ({fmt(tp.std, ',.0f')})", fmt(g.init_time_s.mean, ".1f"),
+            f"{tput} ({fmt(tp.std, ',.0f' if (tp.std or 0) >= 100 else '.2g')})", fmt(g.init_time_s.mean, ".1f"),
         ])
         if energy:
             kj = [None if x is None else x / 1000 for x in (g.energy_j.mean, g.energy_j.std)]
@@ -74,7 +120,19 @@ def group_rows(stats: list[GroupStats], scores: dict[Any, Score]) -> tuple[list[
 
 
 def score_notes(stats: list[GroupStats], scores: dict[Any, Score]) -> list[str]:
-    return [f"{' '.join(_key_cells(g.key))}: {scores[g.key].note}" for g in stats]
+    return [f"{' '.join(key_cells(g.key))}: {scores[g.key].note} [{scores[g.key].rule}]" for g in stats]
+
+
+def group_warnings(stats: list[GroupStats]) -> list[str]:
+    """Things a reader should know about a group that do not stop it being scored."""
+    out = []
+    for g in stats:
+        where = " ".join(key_cells(g.key))
+        for seed, n in sorted(g.repeated_seeds.items(), key=lambda kv: str(kv[0])):
+            out.append(f"{where}: seed {seed} was used by {n} runs: they are not independent samples of the seed spread")
+        if g.busy:
+            out.append(f"{where}: {g.busy} of {g.runs} run(s) ran on a busy machine (marked {BUSY})")
+    return out
 
 
 def speedup_rows(speedups: list[Speedup]) -> tuple[list[str], list[list[str]]]:

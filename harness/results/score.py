@@ -1,18 +1,29 @@
-"""MLPerf's score for a set of runs of one benchmark: the olympic mean of time to train.
+"""MLPerf's score for a set of runs of one benchmark, by the rules of the round its logs come from.
 
-The arithmetic is mlperf_logging's own (result_summarizer._compute_olympic_average, with the
-dropped-run rule of _compute_strong_score_standalone), called rather than rewritten so the numbers
-are the official ones to the last bit; the required run counts come from mlperf_logging's
-benchmark_meta. Both are private to mlperf-logging, which is why its version is pinned exactly.
+v0.6 on: the olympic mean of time to train. The arithmetic is mlperf_logging's own
+(result_summarizer._compute_olympic_average, with the dropped-run rule of
+_compute_strong_score_standalone), called rather than rewritten so the numbers are the official ones
+to the last bit; the required run counts come from mlperf_logging's benchmark_meta. Both are private
+to mlperf-logging, which is why its version is pinned exactly.
+
+v0.5 (its training rules): 5 runs for the vision benchmarks, 10 for translation and minigo, olympic
+mean; NCF ran 100 times and scored the first 50 that converged (the submitter's first_50_success_file
+where the tree has one, else the first 50 by result number), olympic mean of those 50.
+Each score says which rule it applied.
 """
 from __future__ import annotations
+
+import re
 
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from mlperf_logging.benchmark_meta import get_result_file_counts
 
-from harness.results.parse import RunSummary
+from harness.results.summary import RunSummary
+
+V05_RUNS = {"resnet": 5, "ssd": 5, "maskrcnn": 5, "gnmt": 10, "transformer": 10, "minigo": 10, "ncf": 100}
+V05_NCF_SCORED = 50
 
 
 @dataclass(frozen=True)
@@ -23,24 +34,70 @@ class Score:
     required: Optional[int]  # MLPerf's run count for this benchmark; None if MLPerf names none
     minutes: Optional[float]  # olympic mean of time to train; None when void
     note: str  # why the score is void, or what it stands on
+    rule: str = "olympic mean (MLPerf v0.6 on)"  # the scoring rule applied
 
     @property
     def count_ok(self) -> bool:
         return self.required is not None and self.runs >= self.required
 
 
-def required_runs(benchmark: str) -> Optional[int]:
+def required_runs(benchmark: str, round_: Optional[str] = None) -> Optional[int]:
+    if round_ == "v0.5":
+        return V05_RUNS.get(benchmark)
     return get_result_file_counts("training").get(benchmark)
 
 
-def olympic_score(benchmark: str, runs: Sequence[RunSummary]) -> Score:
+def round_score(benchmark: str, runs: Sequence[RunSummary]) -> Score:
+    """The score by the rules of the runs' round (v0.5 when every run comes from a v0.5 log)."""
+    rounds = {r.round for r in runs}
+    if rounds != {"v0.5"}:
+        return olympic_score(benchmark, runs)
+    if benchmark != "ncf":
+        score = olympic_score(benchmark, runs, V05_RUNS.get(benchmark))
+        return Score(score.benchmark, score.runs, score.converged, score.required, score.minutes, score.note,
+                     "olympic mean (MLPerf v0.5)")
+    return _v05_ncf(runs)
+
+
+def _result_number(run: RunSummary) -> tuple:
+    m = re.search(r"(\d+)\D*$", run.path)
+    return (int(m.group(1)) if m else 1 << 60, run.path)
+
+
+def _v05_ncf(runs: Sequence[RunSummary]) -> Score:
+    rule = f"MLPerf v0.5 NCF: the first {V05_NCF_SCORED} runs that converged, olympic mean"
+    converged = sorted((r for r in runs if r.converged), key=_result_number)
+    chosen, source = converged[:V05_NCF_SCORED], "by result number"
+    if any(r.submitter_scored is not None for r in runs):
+        listed = sorted((r for r in runs if r.submitter_scored), key=_result_number)
+        failed = [r for r in listed if not r.converged]
+        if len(listed) == V05_NCF_SCORED and not failed:
+            chosen, source = listed, "the submitter's first_50_success_file"
+        else:  # a list that disagrees with the logs it names cannot be what was scored
+            source += (f"; the submitter's first_50_success_file lists {len(listed)} runs, {len(failed)} of which "
+                       "did not converge in these logs: not used")
+    required = V05_RUNS["ncf"]
+    if len(chosen) < V05_NCF_SCORED:
+        return Score("ncf", len(runs), len(converged), required, None,
+                     f"void: {len(converged)} of {len(runs)} runs converged; the rule needs {V05_NCF_SCORED} "
+                     f"({source})", rule)
+    from mlperf_logging.result_summarizer.result_summarizer import _compute_olympic_average
+
+    value = _compute_olympic_average(sorted(r.time_to_train_min for r in chosen), 0, 1)
+    note = f"olympic mean of {V05_NCF_SCORED - 2} of the first {V05_NCF_SCORED} converged runs ({source})"
+    if len(runs) < required:
+        note += f"; the rule wants {required} runs, found {len(runs)}"
+    return Score("ncf", len(runs), len(converged), required, value, note, rule)
+
+
+def olympic_score(benchmark: str, runs: Sequence[RunSummary], required: Optional[int] = None) -> Score:
     """Drop the fastest and the slowest converged run; one run that did not converge (or cannot be
     scored) counts as the slowest, and more than one voids the score, as MLPerf scores."""
     from mlperf_logging.result_summarizer.result_summarizer import _compute_olympic_average
 
     minutes = [r.time_to_train_min for r in runs if r.converged and r.time_to_train_min is not None]
     dropped = len(runs) - len(minutes)
-    required = required_runs(benchmark)
+    required = required if required is not None else required_runs(benchmark)
     max_dropped = 4 if benchmark == "unet3d" else 1  # as MLPerf's summarizer
     if not runs:
         return Score(benchmark, 0, 0, required, None, "no runs")

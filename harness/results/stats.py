@@ -16,20 +16,45 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
-from harness.results.parse import RunSummary
+from harness.results.summary import RunSummary
 
-GroupKey = tuple[str, str, Optional[int], Optional[str], Optional[int]]  # benchmark, platform, world, precision, batch
+
+class GroupKey(NamedTuple):
+    """Runs of one benchmark on one system: platform, world size, precision, global batch, and the
+    accelerator model and framework (from the tree's system description or the harness's files)."""
+
+    benchmark: str
+    platform: str
+    world: Optional[int]
+    precision: Optional[str]
+    batch: Optional[int]
+    accelerator: Optional[str] = None
+    framework: Optional[str] = None
 
 
 def group_key(run: RunSummary) -> GroupKey:
-    return (run.benchmark or "?", run.platform or "?", run.world_size, run.precision, run.global_batch_size)
+    return GroupKey(run.benchmark or "?", run.platform or "?", run.world_size, run.precision, run.global_batch_size,
+                    run.accelerator, run.framework)
 
 
 def platform_kind(platform: str) -> str:
     """'8xNVIDIA H200' -> 'NVIDIA H200': the system, whatever its count (speedups compare counts)."""
     return re.sub(r"^\d+\s*x\s*", "", platform or "?")
+
+
+def accelerator_kind(accelerator: Optional[str], platform: str = "?") -> str:
+    """The chip a system counts, whatever its board or memory: 'Tesla V100-SXM2-16GB' and
+    'NVIDIA V100-SXM3-32GB-H' -> 'V100'; 'NVIDIA A100-SXM4-40GB (400W)' -> 'A100'; 'tpuv3-8' -> 'TPU v3';
+    a CPU stays CPU. Without an accelerator name, the platform without its count."""
+    if not accelerator:
+        return platform_kind(platform)
+    m = re.search(r"\b([A-Z]{1,2}\d{2,3}[A-Z]?)\b", accelerator.replace("-", " "))
+    if m:
+        return m.group(1)
+    m = re.search(r"tpu\s*v?(\d+)", accelerator, re.I)
+    return f"TPU v{m.group(1)}" if m else accelerator
 
 
 @dataclass(frozen=True)
@@ -87,6 +112,16 @@ class GroupStats:
     energy_j: Spread = Spread.of([])  # converged runs with telemetry: energy to train
     power_w: Spread = Spread.of([])
     accelerators: list = field(default_factory=list)  # GPU models seen in the group
+    throughput_unit: Optional[str] = None  # "samples/s", "tokens/s", "epochs/s"
+    throughput_derived: bool = False  # from epoch intervals (docs/report.md), not tracked_stats
+    rounds: list = field(default_factory=list)  # MLPerf rounds of the runs' logs
+    busy: int = 0  # runs made while other processes used the machine
+
+    @property
+    def repeated_seeds(self) -> dict:
+        """Seeds that more than one run of the group used: {seed: runs}."""
+        counts = Counter(s for s in self.seeds if s is not None)
+        return {s: n for s, n in counts.items() if n > 1}
 
 
 def group_stats(key: GroupKey, runs: Sequence[RunSummary]) -> GroupStats:
@@ -102,6 +137,11 @@ def group_stats(key: GroupKey, runs: Sequence[RunSummary]) -> GroupStats:
         energy_j=Spread.of([r.energy_j for r in conv if r.energy_j is not None]),
         power_w=Spread.of([r.power_w for r in runs if r.power_w is not None]),
         accelerators=sorted({r.accelerator for r in runs if r.accelerator}),
+        throughput_unit=Counter(r.throughput_unit for r in runs if r.throughput).most_common(1)[0][0]
+        if any(r.throughput for r in runs) else None,
+        throughput_derived=any(r.throughput_derived for r in runs if r.throughput),
+        rounds=sorted({r.round for r in runs if r.round}),
+        busy=sum(1 for r in runs if r.busy),
     )
 
 

@@ -8,11 +8,12 @@
 
 Each combination is one `python -m harness.train ... mode=throughput` run: the real-scale preset
 (the model's real dataset config; no data is read), `warmup_steps` uncounted steps, then
-`throughput_repeats` windows of `throughput_steps` steps. The table gives the median window and
-the spread of the windows, with the exact command, the machine, the date and the torch version.
-Each --variants entry (comma-separated overrides) is a row of its own for every model, precision
-and GPU count; the GPU-count ratio compares rows of the same variant. Runs go under --root; the
-Markdown table goes to --out (and stdout), one JSON line per run to --out with .jsonl.
+`throughput_repeats` windows of `throughput_steps` steps. Each --variants entry (comma-separated
+overrides) is a row of its own for every model, precision and GPU count, with the median window, the
+spread of the windows and the exact command; below it, harness.results.throughput's tables (what
+`python -m harness.report ROOT` prints): groups, scaling efficiency across GPU counts, precision
+against fp32. Runs go under --root; the Markdown goes to --out (and stdout), one JSON line per run to
+--out with .jsonl.
 """
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ import datetime
 import json
 import platform
 import shlex
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +30,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from harness import registry  # noqa: E402
+from harness.results import throughput  # noqa: E402
+from harness.results.render import markdown_table  # noqa: E402
 
 
 def gpu_name() -> str:
@@ -45,34 +47,26 @@ def gpu_name() -> str:
 
 def run_one(model: str, precision: str, gpus: int, root: Path, extra: list[str], timeout: float) -> dict:
     spec = registry.get(model)
-    args = [f"model={model}", f"dataset={spec.task.real_dataset}", "mode=throughput", f"precision={precision}",
-            f"gpus={gpus}", "progress=false", f"output_root={root}", *extra]
+    dataset = [f"dataset={spec.task.real_dataset}"] if spec.task is not None else []
+    args = [f"model={model}", *dataset, "mode=throughput", f"precision={precision}", f"gpus={gpus}",
+            "progress=false", f"output_root={root}", *extra]
     cmd = [sys.executable, "-m", "harness.train", *args]
     shown = "python -m harness.train " + " ".join(shlex.quote(a) for a in args if not a.startswith("output_root="))
     try:
         proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"command": shown, "error": f"no result within {timeout:.0f} s"}
-    results = sorted(root.rglob("result.json"), key=lambda p: p.stat().st_mtime)
-    result = json.loads(results[-1].read_text()) if results and proc.returncode == 0 else None
-    if result is None:
+    runs = throughput.read_runs([root])
+    run = max(runs, key=lambda r: Path(r.path).stat().st_mtime) if runs else None
+    if run is None or run.status != "success" or proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        return {"command": shown, "error": tail[0]}
-    windows = [e["throughput"] for e in result["epochs"] if e["throughput"]]
-    if not windows:
+        return {"command": shown, "error": (run.reason if run and run.reason else tail[0])}
+    if not run.windows:
         return {"command": shown, "error": "the run measured no window"}
-    return {
-        "command": shown,
-        "unit": result["throughput_unit"],
-        "median": statistics.median(windows),
-        "min": min(windows),
-        "max": max(windows),
-        "windows": len(windows),
-        "global_batch": result["global_batch_size"],
-        "platform": result["platform"],
-        "run_precision": result["precision"],  # "amp+master" with master_weights=true
-        "torch": result["versions"]["torch"],
-    }
+    return {"command": shown, "unit": run.unit, "median": run.throughput, "min": min(run.windows),
+            "max": max(run.windows), "windows": len(run.windows), "global_batch": run.global_batch_size,
+            "platform": run.platform, "run_precision": run.precision,  # "amp+master" with master_weights=true
+            "result": run.path}
 
 
 def main() -> int:
@@ -110,29 +104,29 @@ def main() -> int:
         f"Machine: {gpu_name()}, host {platform.node()}; date {datetime.date.today().isoformat()}; "
         f"torch {torch.__version__}, CUDA {torch.version.cuda}.",
         "",
-        "| model | precision | GPUs | global batch | median | spread (min-max) | command |",
-        "|---|---|---|---|---|---|---|",
+        "| variant | model | precision | GPUs | global batch | median | spread of windows (min-max) | command |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    base: dict[tuple[str, str, str], float] = {}
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['model']} | {r['precision']} | {r['gpus']} | | failed: {r['error']} | | `{r['command']}` |")
+            lines.append(f"| {r['variant']} | {r['model']} | {r['precision']} | {r['gpus']} | | failed: {r['error']} | | "
+                         f"`{r['command']}` |")
             continue
-        spread = f"{r['min']:,.0f}-{r['max']:,.0f} ({(r['max'] - r['min']) / r['median']:.1%})"
-        ratio = ""
-        key = (r["model"], r["precision"], r["variant"])
-        if r["gpus"] == min(args.gpus):
-            base[key] = r["median"]
-        elif key in base:
-            ratio = f" ({r['median'] / base[key]:.3f}x {min(args.gpus)} GPU)"
-        lines.append(f"| {r['model']} | {r['run_precision']} | {r['gpus']} | {r['global_batch']} | "
-                     f"{r['median']:,.0f} {r['unit']}{ratio} | {spread}, {r['windows']} windows | `{r['command']}` |")
-    table = "\n".join(lines) + "\n"
-    if args.out == "-":
-        print(table)
-    else:
-        Path(args.out).write_text(table)
-        print(table)
+        spread = f"{r['min']:,.0f}-{r['max']:,.0f} ({(r['max'] - r['min']) / r['median']:.1%}), {r['windows']} windows"
+        lines.append(f"| {r['variant']} | {r['model']} | {r['run_precision']} | {r['gpus']} | {r['global_batch']} | "
+                     f"{r['median']:,.0f} {r['unit']} | {spread} | `{r['command']}` |")
+    # the grouped tables: the same as `python -m harness.report ROOT` prints for these results
+    runs = throughput.read_runs([row["result"] for row in rows if "result" in row])
+    groups = throughput.groups(runs)
+    for title, (header, table) in (("Groups", throughput.table_rows(groups)),
+                                   ("Scaling across GPU counts", throughput.scaling_rows(throughput.scaling(groups))),
+                                   ("Precision against fp32", throughput.gain_rows(throughput.precision_gains(groups)))):
+        if table:
+            lines += ["", f"{title}:", "", markdown_table(header, table)]
+    text = "\n".join(lines) + "\n"
+    if args.out != "-":
+        Path(args.out).write_text(text)
+    print(text)
     return 1 if any("error" in r for r in rows) else 0
 
 

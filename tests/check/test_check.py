@@ -1,6 +1,9 @@
 """`python -m harness.check`: the official checker, the right ruleset per log, no stray files."""
 from __future__ import annotations
 
+import json
+import re
+import time
 from pathlib import Path
 
 import yaml
@@ -57,3 +60,69 @@ def test_ncf_rules_file_keeps_the_official_0_7_0_common_rules():
             assert ours_common[name] == rule, name
     begin = [r for r in ours if "BEGIN" in r]
     assert begin == [r for r in yaml.safe_load(upstream_path.read_text()) if "BEGIN" in r]
+
+
+def _fixture_text(fixtures_dir) -> str:
+    return (fixtures_dir / "nvidia_dgx1" / "gnmt" / "result_0.txt").read_text(encoding="latin-1")
+
+
+def test_a_log_cannot_choose_the_rules_file_the_checker_runs(fixtures_dir, tmp_path):
+    """Issue 14 item 4: 0.7.0's common.yaml enqueues '<division>_common.yaml', whose BEGIN code the checker execs."""
+    marker = tmp_path / "marker"
+    evil = tmp_path / "evil_common.yaml"
+    evil.write_text(f"- BEGIN:\n    CODE: \"open({str(marker)!r}, 'w').write('ran')\"\n")
+    division = "../" * 30 + str(tmp_path / "evil").lstrip("/")
+    crafted = tmp_path / "result_0.txt"
+    crafted.write_text(_fixture_text(fixtures_dir).replace('"value": "closed"', json.dumps({"value": division})[1:-1]),
+                       encoding="latin-1")
+    out = run_cli("harness.check", str(crafted), cwd=tmp_path)
+    assert out.returncode == 1
+    (line,) = [l for l in out.stdout.splitlines() if l.startswith("FAIL")]
+    assert "submission_division is" in line and "not one of closed, open" in line
+    assert not marker.exists()  # no code from the crafted path ran
+
+
+def test_a_very_long_line_is_named_within_seconds(fixtures_dir, tmp_path):
+    """Issue 14 item 5: mlperf_logging's prefix regex is quadratic; one valid 10 MB line ran past 300 s."""
+    lines = _fixture_text(fixtures_dir).splitlines(keepends=True)
+    huge = ':::MLLOG {"namespace": "", "time_ms": 1593019143723, "event_type": "POINT_IN_TIME", "key": "weights", ' \
+           f'"value": "{"x" * 10_000_000}", "metadata": {{"file": "train.py", "lineno": 1}}}}\n'
+    long_log = tmp_path / "result_0.txt"
+    long_log.write_text("".join(lines[:30] + [huge] + lines[30:]), encoding="latin-1")
+    started = time.monotonic()
+    result = check_log(long_log, timeout=60)
+    assert time.monotonic() - started < 30
+    assert not result.passed and result.reason.startswith("line 31 is 10,000,1")
+
+
+def test_each_log_s_check_time_is_bounded(fixtures_dir, tmp_path):
+    result = check_log(fixtures_dir / "nvidia_dgx1" / "gnmt" / "result_0.txt", timeout=0.001)
+    assert not result.passed and result.reason == "the check took longer than 0.001 s: stopped"
+    out = run_cli("harness.check", str(fixtures_dir / "nvidia_dgx1" / "gnmt"), "--timeout", "0", cwd=tmp_path)
+    assert out.returncode == 2 and "--timeout must be a positive number" in out.stderr
+
+
+def test_the_harness_sanity_pass_fails_what_the_official_checker_lets_through(fixtures_dir, tmp_path):
+    """Issue 14 item 13: a run_stop 60 s before its run_start passed the official checker."""
+    text = _fixture_text(fixtures_dir)
+    start = int(re.search(r'"time_ms": (\d+), "event_type": "INTERVAL_START", "key": "run_start"', text).group(1))
+    stop = re.search(r'"time_ms": (\d+), "event_type": "INTERVAL_END", "key": "run_stop"', text).group(1)
+    bad = tmp_path / "result_0.txt"
+    bad.write_text(text.replace(f'"time_ms": {stop}, "event_type": "INTERVAL_END", "key": "run_stop"',
+                                f'"time_ms": {start - 60_000}, "event_type": "INTERVAL_END", "key": "run_stop"'),
+                   encoding="latin-1")
+    result = check_log(bad)
+    assert not result.passed
+    assert any(m.startswith("harness sanity check: run_stop (line") and "60.000 s before run_start" in m
+               for m in result.messages)
+
+
+def test_v06_logs_are_checked_with_0_6_0_and_v05_logs_are_listed_as_not_checked(trees_dir, tmp_path):
+    v06 = trees_dir / "v0.6" / "NVIDIA" / "results" / "dgx1_ngc19.05_pytorch"
+    v05 = trees_dir / "v0.5" / "v0.5.0" / "google"
+    out = run_cli("harness.check", str(v06), str(v05), cwd=tmp_path)
+    assert out.returncode == 0, out.stdout
+    lines = out.stdout.splitlines()
+    assert sum(l.startswith("PASS") and "(gnmt, 0.6.0)" in l for l in lines) == 10
+    assert sum(l.startswith("SKIP") and "v0.5" in l for l in lines) == 10
+    assert lines[-1] == "20 log(s): 10 passed, 0 failed, 10 not checked (no official checker for their format)"

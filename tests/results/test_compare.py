@@ -77,7 +77,7 @@ def test_report_cli_writes_every_output_and_plot(t4_runs, tmp_path, capsys):
     md = (out / "r.md").read_text()
     assert md.startswith("## Runs") and "| gnmt | 4xT4 | 4 | amp | 1024 |" in md
     data = json.loads((out / "r.json").read_text())
-    assert data["schema"] == "harness.report/2" and len(data["groups"]) == 4
+    assert data["schema"] == "harness.report/3" and len(data["groups"]) == 4
     assert {round(s["time_to_train"], 1) for s in data["speedups"]} >= {10.4}
     pngs = sorted(p.name for p in (out / "plots").iterdir())
     assert pngs == ["epochs.png", "quality.png", "speedup.png", "time_to_train.png"]
@@ -120,3 +120,29 @@ def test_a_time_to_train_far_below_throughput_names_each_cost(tmp_path):
     assert s2.throughput == pytest.approx(2.0) and s2.epochs_ratio == pytest.approx(4 / 6)
     assert s2.flag.startswith("time to train gained")
     assert "more epochs cost 1.50x (4 -> 6)" in s2.flag
+
+
+def test_superlinear_from_throughput_names_hardware_not_convergence(tmp_path):
+    """Issue 14 item 2: 2 ranks needed MORE epochs (2 -> 3) but had 7.1x the throughput; the old flag
+    credited 'needing fewer epochs gave 0.67x ... convergence, not hardware'."""
+    for seed in range(5):
+        write_run(tmp_path / "g1" / f"s{seed}" / "mlperf.log", 1, seed, 2, 1000.0)
+        write_run(tmp_path / "g2" / f"s{seed}" / "mlperf.log", 2, seed, 3, 7100.0)
+    (s2,) = build([str(tmp_path)]).speedups
+    assert s2.time_to_train == pytest.approx(7.1 * 2 / 3, rel=1e-3)
+    assert s2.flag.startswith("superlinear: 4.7x faster on 2x the GPUs")
+    assert "throughput 7.10x, 3.55x beyond the GPU ratio (hardware" in s2.flag
+    assert "more epochs cost 1.50x" in s2.flag
+    assert s2.flag.endswith("Cause: hardware, not convergence")
+    assert "convergence, not hardware" not in s2.flag and "fewer epochs" not in s2.flag
+
+
+def test_superlinear_from_both_gives_each_its_share(tmp_path):
+    for seed in range(5):
+        write_run(tmp_path / "g1" / f"s{seed}" / "mlperf.log", 1, seed, 4, 1000.0)
+        write_run(tmp_path / "g2" / f"s{seed}" / "mlperf.log", 2, seed, 2, 3000.0)
+    (s2,) = build([str(tmp_path)]).speedups
+    # 6x on 2x: 3x beyond linear = 1.5x throughput beyond the GPU ratio x 2x fewer epochs
+    assert "1.50x beyond the GPU ratio (hardware: caches, contention, thread counts; 37% of the gain)" in s2.flag
+    assert "needing fewer epochs gave 2.00x (epochs 4 -> 2: convergence; 63% of the gain)" in s2.flag
+    assert s2.flag.endswith("Cause: both hardware and convergence")

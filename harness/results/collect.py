@@ -1,0 +1,141 @@
+"""Everything the report says about a set of paths, computed once: runs, groups, scores, speedups,
+precision ratios, seed spreads, throughput results and the warnings, for harness.report to print."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from harness.interface.quality import QualityError, QualitySpec
+from harness.results import rules, throughput
+from harness.results.compare import PrecisionRatio, Speedup, precision_ratios, world_speedups
+from harness.results.find import find_logs
+from harness.results.parse import LogError, RunSummary, from_result_json, parse_file
+from harness.results.render import group_warnings
+from harness.results.score import Score, round_score
+from harness.results.stats import GroupKey, GroupStats, group_key, group_stats
+from harness.results.variance import SeedSpread, seed_spread
+
+PARALLEL_FROM = 64  # files; below this, a worker pool costs more than it saves
+
+
+@dataclass
+class Report:
+    runs: list[RunSummary]
+    groups: dict[GroupKey, list[RunSummary]]
+    stats: list[GroupStats]
+    scores: dict[GroupKey, Score]
+    speedups: list[Speedup]
+    precisions: list[PrecisionRatio]
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    spreads: dict[GroupKey, SeedSpread] = field(default_factory=dict)
+    tput_runs: list[throughput.ThroughputRun] = field(default_factory=list)
+    tput_groups: list[throughput.ThroughputGroup] = field(default_factory=list)
+    scalings: list[throughput.Scaling] = field(default_factory=list)
+    gains: list[throughput.PrecisionGain] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # worth knowing, not a reason to fail
+
+    @property
+    def failed(self) -> bool:
+        """Any unreadable file, any run with a problem, any failed throughput measurement."""
+        return bool(self.errors or any(not r.scorable for r in self.runs)
+                    or any(t.status != "success" for t in self.tput_runs))
+
+
+def _parse(path: Path) -> tuple[Optional[RunSummary], Optional[str]]:
+    try:
+        return parse_file(path), None
+    except LogError as err:
+        return None, str(err)
+
+
+def build(paths: list[str], baseline_world: Optional[int] = None, baseline_precision: str = "fp32",
+          jobs: Optional[int] = None) -> Report:
+    logs, orphans, errors = find_logs(paths)
+    if len(logs) >= PARALLEL_FROM and (jobs is None or jobs > 1):
+        with ProcessPoolExecutor(max_workers=jobs) as pool:  # parsing is CPU-bound: one process per core
+            parsed = list(pool.map(_parse, logs, chunksize=16))
+    else:
+        parsed = [_parse(p) for p in logs]
+    runs = []
+    for path, (run, err) in zip(logs, parsed):
+        if run is None:
+            errors.append((str(path), err))
+        else:
+            runs.append(run)
+    for path in orphans:
+        run = from_result_json(path)
+        if run is not None:
+            runs.append(run)
+    groups: dict[GroupKey, list[RunSummary]] = {}
+    for run in runs:
+        groups.setdefault(group_key(run), []).append(run)
+    keys = sorted(groups, key=str)
+    stats = [group_stats(k, groups[k]) for k in keys]
+    scores = {k: round_score(k.benchmark, groups[k]) for k in keys}
+    minutes = {k: s.minutes for k, s in scores.items()}
+    tput_runs = throughput.read_runs(orphans)
+    tput_groups = throughput.groups(tput_runs)
+    return Report(
+        runs=sorted(runs, key=lambda r: (str(group_key(r)), r.path)), groups=groups, stats=stats, scores=scores,
+        speedups=world_speedups(stats, minutes, baseline_world),
+        precisions=precision_ratios(stats, minutes, baseline_precision), errors=errors,
+        spreads={k: seed_spread(k, groups[k]) for k in keys}, tput_runs=tput_runs, tput_groups=tput_groups,
+        scalings=throughput.scaling(tput_groups), gains=throughput.precision_gains(tput_groups, baseline_precision),
+        warnings=group_warnings(stats) + quality_warnings(groups),
+    )
+
+
+def target_for(key: GroupKey, runs: list[RunSummary]) -> Any:
+    """A group's quality target: what its runs state (result.json's target, v0.5's eval_target), else
+    the rules of its round (v0.6's rules name none; an MLLOG log outside a tree uses pick_rules' choice)."""
+    stated = next((r.target for r in runs if r.target is not None), None)
+    if stated is not None:
+        return stated
+    round_ = next((r.round for r in runs if r.round), None)
+    if round_ == "v0.5":
+        return None
+    return rules.quality_target(key.benchmark, rules.ruleset_of_round(round_))
+
+
+def _direction(key: GroupKey, runs: list[RunSummary]) -> bool:
+    """Higher is better, unless a run or the rules say lower."""
+    stated = next((r.quality_direction for r in runs if r.quality_direction), None)
+    if stated is not None:
+        return stated == "higher"
+    if next((r.round for r in runs if r.round), None) == "v0.5":
+        return True
+    found = rules.rules_target(key.benchmark, rules.ruleset_of_round(next((r.round for r in runs if r.round), None)))
+    return True if found is None else found.higher_is_better
+
+
+def quality_warnings(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:
+    """A run whose status says success but whose last evaluation does not reach the target (compared in
+    the metric's direction: at or above it, or at or below it for a lower-is-better metric), or
+    whose quality has other parts than its target."""
+    out = []
+    for key, runs in groups.items():
+        target = target_for(key, runs)
+        if target is None:
+            continue
+        parts = tuple(target) if isinstance(target, Mapping) else ()
+        name = next((r.quality_metric for r in runs if r.quality_metric), None) or rules.metric_name(key.benchmark)
+        spec = QualitySpec(name, _direction(key, runs), parts)
+        for r in runs:
+            if r.status != "success" or r.final_quality is None:
+                continue
+            try:
+                if not spec.reached(r.final_quality, target):
+                    out.append(f"{r.path}: status success, but its last evaluation ({spec.describe(r.final_quality)}) "
+                               f"does not reach the target ({spec.describe_target(target)})")
+            except QualityError as err:
+                out.append(f"{r.path}: its quality cannot be compared with the target {target!r}: {err}")
+    return out
+
+
+def label_for(report: Report):
+    """benchmark -> the quality metric's name (result.json's quality_metric, else the rules')."""
+    named = {r.benchmark: r.quality_metric for r in report.runs if r.benchmark and r.quality_metric}
+    return lambda benchmark: named.get(benchmark) or rules.metric_name(benchmark)

@@ -1,0 +1,165 @@
+"""Two platforms side by side: time to train and throughput, per benchmark and per category.
+
+Time to train: groups of A and B of one benchmark at equal GPU counts (and precision, where the logs
+say it) are paired; A's speedup over B = B's time / A's time (MLPerf scores where both have one) =
+throughput ratio (A / B) x epochs ratio (B's olympic-mean epochs / A's) x rest. Throughput results
+(mode=throughput) pair by workload, precision, GPU count and global batch: ratio = A's median / B's.
+Each ratio's geometric mean is given per category (harness.results.categories) and overall.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from harness.results.categories import category
+from harness.results.compare import _epochs, _ratio, _time
+from harness.results.stats import GroupStats
+from harness.results.throughput import ThroughputGroup
+
+ALL = "overall"
+
+
+@dataclass(frozen=True)
+class Pair:
+    benchmark: str
+    category: str
+    world: Optional[int]
+    precision: Optional[str]
+    a: str  # A's system: platform and accelerator
+    b: str
+    time_to_train: Optional[float]  # A's speedup: B's time / A's time
+    throughput: Optional[float]  # A / B
+    epochs_ratio: Optional[float]  # B's epochs / A's
+    rest: Optional[float]
+
+
+@dataclass(frozen=True)
+class ThroughputPair:
+    workload: str
+    category: str
+    world: int
+    precision: str
+    global_batch_size: Optional[int]
+    a: str
+    b: str
+    ratio: Optional[float]  # A's median / B's
+
+
+@dataclass(frozen=True)
+class GeoMean:
+    category: str
+    what: str  # "time_to_train", "throughput", "epochs_ratio"
+    n: int
+    value: Optional[float]
+
+
+def _system(g: GroupStats) -> str:
+    return g.key.platform + (f" ({g.key.accelerator})" if g.key.accelerator else "")
+
+
+def _pick(groups: Sequence[GroupStats]) -> dict[tuple, GroupStats]:
+    """One group per (benchmark, world, precision): the one with the most runs."""
+    out: dict[tuple, GroupStats] = {}
+    for g in sorted(groups, key=lambda g: -g.runs):
+        out.setdefault((g.key.benchmark, g.key.world, g.key.precision), g)
+    return out
+
+
+def _minutes(scores: dict, g: GroupStats) -> Optional[float]:
+    score = scores.get(g.key)
+    return getattr(score, "minutes", score)
+
+
+def pair_groups(a: Sequence[GroupStats], a_scores: dict, b: Sequence[GroupStats], b_scores: dict) -> list[Pair]:
+    left, right = _pick(a), _pick(b)
+    keys = sorted(set(left) & set(right), key=str)
+    # a side with no world size (logs outside a tree) pairs by benchmark when each side has one group of it
+    for bench in sorted({k[0] for k in left} | {k[0] for k in right}):
+        if any(k[0] == bench for k in keys):
+            continue
+        lk, rk = [k for k in left if k[0] == bench], [k for k in right if k[0] == bench]
+        if len(lk) == 1 and len(rk) == 1 and (lk[0][1] is None or rk[0][1] is None):
+            keys.append((lk[0], rk[0]))
+    out = []
+    for key in keys:
+        ka, kb = key if isinstance(key[0], tuple) else (key, key)
+        ga, gb = left[ka], right[kb]
+        ttt = _ratio(_time(gb, _minutes(b_scores, gb)), _time(ga, _minutes(a_scores, ga)))
+        tput = _ratio(ga.throughput.mean, gb.throughput.mean) if ga.throughput_unit == gb.throughput_unit else None
+        epochs = _ratio(_epochs(gb), _epochs(ga))
+        rest = ttt / (tput * epochs) if None not in (ttt, tput, epochs) else None
+        out.append(Pair(ka[0], category(ka[0]), ka[1] if ka[1] is not None else kb[1], ka[2] or kb[2],
+                        _system(ga), _system(gb), ttt, tput, epochs, rest))
+    return out
+
+
+def pair_throughput(a: Sequence[ThroughputGroup], b: Sequence[ThroughputGroup]) -> list[ThroughputPair]:
+    def index(groups):
+        return {(g.workload, g.precision, g.world_size, g.global_batch_size, g.unit): g for g in groups}
+
+    left, right = index(a), index(b)
+    out = []
+    for key in sorted(set(left) & set(right), key=str):
+        ga, gb = left[key], right[key]
+        out.append(ThroughputPair(key[0], category(ga.model if category(key[0]) == "other" else key[0]), key[2], key[1],
+                                  key[3], ga.accelerator, gb.accelerator, _ratio(ga.median, gb.median)))
+    return out
+
+
+def geomean(values: Sequence[Optional[float]]) -> tuple[int, Optional[float]]:
+    v = [x for x in values if x is not None and x > 0]
+    return len(v), (math.exp(sum(map(math.log, v)) / len(v)) if v else None)
+
+
+def geomeans(rows: Sequence, fields: Sequence[str]) -> list[GeoMean]:
+    """Per category (in order of first appearance) and overall, for each field; none without rows."""
+    if not rows:
+        return []
+    cats = list(dict.fromkeys(r.category for r in rows))
+    out = []
+    for cat in cats + [ALL]:
+        members = [r for r in rows if cat == ALL or r.category == cat]
+        for what in fields:
+            n, value = geomean([getattr(r, what) for r in members])
+            out.append(GeoMean(cat, what, n, value))
+    return out
+
+
+def _x(v: Optional[float]) -> str:
+    return "n/a" if v is None else f"{v:.2f}x"
+
+
+def pair_rows(pairs: Sequence[Pair]) -> tuple[list[str], list[list[str]]]:
+    header = ["benchmark", "category", "GPUs", "precision", "A", "B", "A speedup (ttt)", "= throughput", "x epochs",
+              "x rest"]
+    return header, [[p.benchmark, p.category, "n/a" if p.world is None else str(p.world), p.precision or "n/a", p.a,
+                     p.b, _x(p.time_to_train), _x(p.throughput), _x(p.epochs_ratio), _x(p.rest)] for p in pairs]
+
+
+def throughput_pair_rows(pairs: Sequence[ThroughputPair]) -> tuple[list[str], list[list[str]]]:
+    header = ["workload", "category", "GPUs", "precision", "global batch", "A", "B", "A / B throughput"]
+    return header, [[p.workload, p.category, str(p.world), p.precision,
+                     "n/a" if p.global_batch_size is None else str(p.global_batch_size), p.a, p.b, _x(p.ratio)]
+                    for p in pairs]
+
+
+def geomean_rows(means: Sequence[GeoMean]) -> tuple[list[str], list[list[str]]]:
+    whats = list(dict.fromkeys(m.what for m in means))
+    header = ["category", "pairs"] + [f"geomean {w.replace('_', ' ')}" for w in whats]
+    rows = []
+    for cat in dict.fromkeys(m.category for m in means):
+        ms = {m.what: m for m in means if m.category == cat}
+        rows.append([cat, str(max(m.n for m in ms.values()))] + [_x(ms[w].value) for w in whats])
+    return header, rows
+
+
+def unpaired(a: Sequence, b: Sequence, pairs: Sequence, name) -> list[str]:
+    """What one side has and the other lacks, so that a missing benchmark is not silently dropped."""
+    paired = Counter(getattr(p, "benchmark", None) or getattr(p, "workload", None) for p in pairs)
+    out = []
+    for side, groups in (("A", a), ("B", b)):
+        for n in sorted({name(g) for g in groups} - set(paired)):
+            out.append(f"{n}: only {side} has it (or no GPU count matches): not compared")
+    return out

@@ -1,0 +1,168 @@
+"""Which MLPerf rules a log answers to, and the quality target those rules hold it to.
+
+The target is read from the rules file's `ATLEAST_ONE_CHECK` for `eval_accuracy` (mlperf_logging's
+own rules, or the rules file a registered model ships, spec.task.rules_file), by a regular
+expression over the expression's text: rule code is never evaluated here. The first `>=` or `<=`
+comparison of each part is its target (the rules put the target first and a sanity bound after it):
+
+    "v['value'] >= 0.240 and v['value'] < 1"                         -> 0.24, higher is better
+    "v['value']['BBOX'] >= 0.377 and ... v['value']['SEGM'] >= 0.339"  -> {"BBOX": 0.377, "SEGM": 0.339}
+    "v['value'] <= 0.058 and v['value'] > 0.0"                       -> 0.058, lower is better
+
+    python -m harness.results.rules gnmt maskrcnn rnnt    # each benchmark's rules file and target
+"""
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from mlperf_logging.benchmark_meta import get_allowed_benchmarks
+from mlperf_logging.compliance_checker import mlp_compliance
+
+DEFAULT_RULESET = "0.7.0"
+CHECKER_DIR = Path(mlp_compliance.__file__).parent
+_COMPARISON = re.compile(r"v\[\s*'value'\s*\](?:\[\s*'([^']+)'\s*\])?\s*(>=|<=)\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)")
+
+# What eval_accuracy measures, for axis labels and tables, where no registered model says it
+# (MLPerf's training rules, benchmark by benchmark).
+METRICS = {
+    "resnet": "top-1 accuracy", "ssd": "mAP", "maskrcnn": "mAP", "retinanet": "mAP", "gnmt": "BLEU",
+    "transformer": "BLEU", "ncf": "HR@10", "minigo": "win rate", "bert": "masked-LM accuracy", "dlrm": "AUC",
+    "dlrm_dcnv2": "AUC", "rnnt": "WER", "unet3d": "mean DICE", "gpt3": "log perplexity",
+    "stable_diffusion": "FID", "llama2_70b_lora": "eval loss", "gnn": "accuracy",
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    value: Any  # a number, or one number per named part
+    higher_is_better: bool
+    source: str  # the rules file it was read from
+
+    @property
+    def direction(self) -> str:
+        return "higher" if self.higher_is_better else "lower"
+
+
+def training_rulesets() -> list[str]:
+    return sorted(mlp_compliance.rule_choices(), key=lambda v: tuple(int(x) for x in v.split(".")))
+
+
+def _allowed(version: str) -> list[str]:
+    try:
+        return get_allowed_benchmarks("training", version)
+    except ValueError:
+        return []
+
+
+def _spec(benchmark: str):
+    from harness import registry  # the registry lists models; imported only when a benchmark is looked up
+
+    return registry.by_benchmark(benchmark)
+
+
+def pick_rules(benchmark: str, ruleset: Optional[str] = None) -> tuple[str, str, str]:
+    """(ruleset version for the parser, label, rules file) for a benchmark. A registered model's own
+    ruleset (and rules file, where MLPerf ships none); else 0.7.0 if it has the benchmark, else the
+    newest ruleset that does. The benchmark only ever selects from these: it never forms a path."""
+    spec = _spec(benchmark)
+    if ruleset is None and spec is not None:
+        task = spec.task
+        if task.rules_file is not None:
+            return task.ruleset, f"harness-{benchmark}-{task.ruleset}", str(task.rules_file)
+        ruleset = task.ruleset
+    if ruleset is None:
+        having = [v for v in training_rulesets() if benchmark in _allowed(v)]
+        ruleset = DEFAULT_RULESET if DEFAULT_RULESET in having else (having[-1] if having else DEFAULT_RULESET)
+    return ruleset, ruleset, f"training_{ruleset}/common.yaml"
+
+
+def parse_check(expression: str) -> Optional[tuple[Any, bool]]:
+    """(target, higher is better) from an ATLEAST_ONE_CHECK expression, or None if it names none."""
+    parts: dict[Optional[str], tuple[float, bool]] = {}
+    for part, op, number in _COMPARISON.findall(expression):
+        parts.setdefault(part or None, (float(number), op == ">="))
+    if not parts:
+        return None
+    directions = {higher for _, higher in parts.values()}
+    higher = directions.pop() if len(directions) == 1 else True
+    if None in parts:
+        return parts[None][0], parts[None][1]
+    return {name: value for name, (value, _) in parts.items()}, higher
+
+
+@functools.lru_cache(maxsize=None)
+def _target_in(path: str) -> Optional[Target]:
+    import yaml
+
+    try:
+        rules = yaml.safe_load(Path(path).read_text()) or []
+    except (OSError, yaml.YAMLError):
+        return None
+    for rule in rules if isinstance(rules, list) else []:
+        key = rule.get("KEY") if isinstance(rule, dict) else None
+        if isinstance(key, dict) and key.get("NAME") == "eval_accuracy" and key.get("ATLEAST_ONE_CHECK"):
+            found = parse_check(str(key["ATLEAST_ONE_CHECK"]))
+            if found is not None:
+                return Target(found[0], found[1], path)
+    return None
+
+
+def rules_target(benchmark: str, ruleset: Optional[str] = None) -> Optional[Target]:
+    """The target the rules hold a benchmark's eval_accuracy to: a registered model's rules file, or
+    mlperf_logging's closed-division rules of the ruleset (chosen as pick_rules does)."""
+    if not isinstance(benchmark, str) or not re.fullmatch(r"[A-Za-z0-9_]+", benchmark):
+        return None  # a name from a log is looked up, never made into a path
+    version, _, rules = pick_rules(benchmark, ruleset)
+    if Path(rules).is_absolute():
+        return _target_in(rules)
+    if _spec(benchmark) is None and benchmark not in _allowed(version):
+        return None  # only the ruleset's own benchmarks have a rules file to read
+    for name in (f"closed_{benchmark}.yaml", f"{benchmark}.yaml"):
+        path = CHECKER_DIR / f"training_{version}" / name
+        if path.is_file():
+            return _target_in(str(path))
+    return None
+
+
+def quality_target(benchmark: str, ruleset: Optional[str] = None) -> Any:
+    """The target value alone (a number or a mapping of parts), or None."""
+    target = rules_target(benchmark, ruleset)
+    return None if target is None else target.value
+
+
+def metric_name(benchmark: Optional[str]) -> str:
+    """HR@10, BLEU, ...: the registered model's own metric name, else MLPerf's, else eval_accuracy."""
+    if not benchmark:
+        return "eval_accuracy"
+    spec = _spec(benchmark)
+    if spec is not None:
+        return spec.task.quality.name
+    return METRICS.get(benchmark, "eval_accuracy")
+
+
+def ruleset_of_round(round_: Optional[str]) -> Optional[str]:
+    """The official ruleset a round's logs follow: v0.6 -> 0.6.0, v1.0 -> 1.0.0; None when the round
+    is not known exactly (MLLOG logs outside a tree) or has no ruleset in mlperf_logging (v0.5)."""
+    if not round_:
+        return None
+    m = re.fullmatch(r"v(\d+)\.(\d+)", round_)
+    version = f"{m.group(1)}.{m.group(2)}.0" if m else None
+    return version if version in training_rulesets() else None
+
+
+def main(argv: list[str]) -> int:
+    for benchmark in argv:
+        version, label, rules = pick_rules(benchmark)
+        target = rules_target(benchmark)
+        what = "no target" if target is None else f"{target.value} ({target.direction} is better) from {target.source}"
+        print(f"{benchmark}: {metric_name(benchmark)}; rules {label} ({rules}); {what}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
