@@ -30,7 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 from harness import registry
 from harness.bench_suite import SUITE, Cell, estimate_s, suite_models
@@ -74,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="keep the cells OUT already holds a success for")
     p.add_argument("--tables-only", action="store_true", help="run nothing; rebuild the tables from OUT")
     p.add_argument("--device", choices=["cuda", "cpu"], help="default: cuda when PyTorch sees a GPU")
-    p.add_argument("--jobs", type=int, default=1, help="cells run at once (CPU only: GPU cells never share)")
+    p.add_argument("--jobs", type=int, help="cells run at once, each on GPUs of its own (default 1; --smoke: 2)")
     p.add_argument("--smoke", action="store_true", help="each suite model's debug preset, 2 steps on the CPU")
     p.add_argument("--out", help="output folder (default: outputs/bench/<date>_<time>)")
     return p
@@ -98,19 +98,24 @@ def default_gpus(available: int) -> list[int]:
     return [2 ** k for k in range(int(math.log2(available)) + 1)] if available >= 1 else [1]
 
 
-def plan(args: argparse.Namespace, available: int) -> list[Cell]:
-    names = args.models or [n for n in suite_models()]
-    cells = []
-    for entry in names:
-        model, _, workload = entry.partition(":")
+def plan(args: argparse.Namespace, available: int, device: str = "cuda") -> list[Cell]:
+    """The matrix's cells, fewest GPUs first (so that cells of one GPU can run side by side)."""
+    entries = [e.partition(":") for e in args.models or suite_models()]
+    for model, _, _ in entries:
         registry.get(model)  # ConfigError for an unknown model
-        for precision in (["fp32"] if args.smoke else args.precisions):
-            for gpus in ([1] if args.smoke else args.gpus or default_gpus(available)):
-                cells.append(Cell(model, workload or None, precision, gpus))
-    return cells
+    counts = [1] if args.smoke else args.gpus or default_gpus(available)
+    if device == "cuda" and max(counts) > available:
+        raise ConfigError(f"--gpus {max(counts)} but this machine has {available} GPU(s); ask for at most {available}")
+    return [Cell(model, workload or None, precision, gpus) for gpus in counts for model, _, workload in entries
+            for precision in (["fp32"] if args.smoke else args.precisions)]
 
 
-def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str) -> Outcome:
+def wall_estimate(cells: Sequence[Cell], est: Sequence[float], jobs: int, device: str, gpu_count: int) -> float:
+    """Seconds the cells should take with --jobs of them at once on GPUs of their own."""
+    return sum(e / max(1, min(jobs, gpu_count // c.gpus if device == "cuda" else jobs)) for c, e in zip(cells, est))
+
+
+def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus: Sequence[int] = ()) -> Outcome:
     run_dir = out / "runs" / cell.name
     overrides = cell.overrides(device, smoke=args.smoke, window_s=args.window_s, warmup_s=args.warmup_s,
                                repeats=args.repeats) + list(args.set)
@@ -119,6 +124,8 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str) -> Ou
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if device == "cpu":
         env.setdefault("OMP_NUM_THREADS", "1")
+    elif gpus:  # the GPUs this cell holds; a cell running beside it holds others
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
     t0 = time.perf_counter()
     run_dir.mkdir(parents=True, exist_ok=True)
     reason = None
@@ -166,29 +173,33 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = _parser().parse_args(argv)
     out = Path(args.out or f"outputs/bench/{'smoke_' if args.smoke else ''}"
                f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}").resolve()
-    meta = machine()
-    meta["command"] = "python -m harness.bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-    device = "cpu" if args.smoke else args.device or ("cuda" if meta["gpu_count"] else "cpu")
-    if args.jobs > 1 and device != "cpu":
-        print("harness.bench: error: --jobs above 1 needs --device cpu: GPU cells must not share the machine",
-              file=sys.stderr)
-        return EXIT_USAGE
+    out.mkdir(parents=True, exist_ok=True)
+    # the tables name the machine that ran the cells, which --tables-only may not be
+    saved = json.loads((out / "bench.json").read_text()) if (out / "bench.json").is_file() else {}
+    meta = {k: v for k, v in saved.items() if k != "cells"} if args.tables_only and saved else machine()
+    if not args.tables_only:
+        meta["command"] = "python -m harness.bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    device = "cpu" if args.smoke else args.device or ("cuda" if meta.get("gpu_count") else "cpu")
+    args.jobs = args.jobs or (min(2, os.cpu_count() or 1) if args.smoke else 1)
     try:
-        cells = [] if args.tables_only else plan(args, meta["gpu_count"] or 1)
+        cells = [] if args.tables_only else plan(args, meta["gpu_count"], device)
     except ConfigError as err:
         print(f"harness.bench: error: {err}", file=sys.stderr)
         return EXIT_USAGE
     todo = [c for c in cells if not (args.resume and _done(out, c))]
     est = [estimate_s(c, device, args.smoke, args.window_s, args.warmup_s, args.repeats) for c in todo]
-    _say(f"{len(cells)} cells ({len(cells) - len(todo)} kept from {out}) -> {len(todo)} to run, "
-         f"estimated {sum(est) / 60 / max(args.jobs, 1):.1f} min; {meta['machine']}; out {out}")
-    outcomes, stopped, t0 = _run_all(todo, est, args, out, device)
+    if cells:
+        _say(f"{len(cells)} cells ({len(cells) - len(todo)} kept from {out}) -> {len(todo)} to run, estimated "
+             f"{wall_estimate(todo, est, args.jobs, device, meta['gpu_count']) / 60:.1f} min; {meta['machine']}")
+    outcomes, stopped, t0 = _run_all(todo, est, args, out, device, meta["gpu_count"])
     if todo and not stopped:
         _say(f"matrix done in {(time.perf_counter() - t0) / 60:.1f} min")
+    if not args.tables_only:
+        (out / "bench.json").write_text(json.dumps({**meta, "cells": [asdict(o) for o in outcomes]}, indent=1) + "\n")
     runs = read_runs([out / "runs"]) if (out / "runs").is_dir() else []
-    meta.update(cells_run=len(outcomes), cells_failed=sum(o.status != "success" for o in outcomes),
-                minutes=(time.perf_counter() - t0) / 60)
-    (out / "bench.json").write_text(json.dumps({**meta, "cells": [asdict(o) for o in outcomes]}, indent=1) + "\n")
+    cell_seconds = [json.loads(line).get("seconds") or 0 for line in _lines(out / "bench.jsonl")]
+    meta.update(cells_run=len(runs), cells_failed=sum(r.status != "success" for r in runs),
+                minutes=sum(cell_seconds) / 60)
     for path in bench_tables.summarise(runs, meta, out, order=[name for name, _ in SUITE]):
         _say(f"wrote {path}")
     if stopped:
@@ -197,37 +208,53 @@ def main(argv: Optional[list[str]] = None) -> int:
     return EXIT_FAILED if any(r.status != "success" for r in runs) else EXIT_OK
 
 
-def _run_all(todo: list[Cell], est: list[float], args, out: Path, device: str) -> tuple[list[Outcome], int, float]:
-    """Run the cells (args.jobs at a time on CPU), logging each with the ETA; stop starting cells
-    once --budget-min would be passed. Returns (outcomes, cells not started, start time)."""
-    t0, outcomes = time.perf_counter(), []
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+
+
+def _run_all(todo: list[Cell], est: list[float], args, out: Path, device: str,
+             gpu_count: int) -> tuple[list[Outcome], int, float]:
+    """Run the cells, up to --jobs at a time, each GPU cell on GPUs of its own (CUDA_VISIBLE_DEVICES),
+    logging each with the ETA; start no cell once --budget-min would be passed. Returns (outcomes,
+    cells not started, start time)."""
+    t0, jobs = time.perf_counter(), max(args.jobs, 1)
     budget = args.budget_min * 60 if args.budget_min else math.inf
-    pool = ThreadPoolExecutor(max_workers=max(args.jobs, 1))
-    pending, stopped = [], 0
-    for i, (cell, guess) in enumerate(zip(todo, est)):
-        if time.perf_counter() - t0 + guess / max(args.jobs, 1) > budget:
-            stopped = len(todo) - i
-            break
-        pending.append(pool.submit(run_cell, cell, args, out, device))
-        while len([f for f in pending if not f.done()]) >= max(args.jobs, 1):
-            time.sleep(0.2)
-        for f in [f for f in pending if f.done()]:
-            pending.remove(f)
-            outcomes.append(_report(f.result(), outcomes, len(todo), est, t0, out, args.jobs))
-    for f in pending:
-        outcomes.append(_report(f.result(), outcomes, len(todo), est, t0, out, args.jobs))
-    pool.shutdown()
-    return outcomes, stopped, t0
+    free = list(range(gpu_count)) if device == "cuda" else []
+    running: dict = {}  # future -> (estimate, GPUs it holds)
+    outcomes: list[Outcome] = []
+    progress = {"done_s": 0.0, "left_s": sum(est)}
+
+    def collect(block: bool) -> None:
+        while running and (block or any(f.done() for f in running)):
+            for f in [f for f in running if f.done()]:
+                guess, held = running.pop(f)
+                free.extend(held)
+                progress["done_s"] += guess
+                progress["left_s"] -= guess
+                outcomes.append(_report(f.result(), len(outcomes) + 1, len(todo), t0, progress, out, jobs))
+            if block and running:
+                time.sleep(0.05)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for i, (cell, guess) in enumerate(zip(todo, est)):
+            if time.perf_counter() - t0 + guess > budget:
+                collect(block=True)
+                return outcomes, len(todo) - i, t0
+            while len(running) >= jobs or (device == "cuda" and len(free) < cell.gpus):
+                time.sleep(0.05)
+                collect(block=False)
+            held = [free.pop(0) for _ in range(cell.gpus)] if device == "cuda" else []
+            running[pool.submit(run_cell, cell, args, out, device, held)] = (guess, held)
+        collect(block=True)
+    return outcomes, 0, t0
 
 
-def _report(o: Outcome, done: list[Outcome], total: int, est: list[float], t0: float, out: Path, jobs: int) -> Outcome:
+def _report(o: Outcome, n: int, total: int, t0: float, progress: dict, out: Path, jobs: int) -> Outcome:
     with open(out / "bench.jsonl", "a") as f:
         f.write(json.dumps(asdict(o)) + "\n")
-    n = len(done) + 1
     elapsed = time.perf_counter() - t0
     # the estimates of the cells left, scaled by how the finished ones compared with theirs
-    pace = elapsed / max(sum(est[:n]) / max(jobs, 1), 1e-9)
-    eta = pace * sum(est[n:]) / max(jobs, 1)
+    eta = elapsed / max(progress["done_s"], 1e-9) * progress["left_s"]
     what = (f"{o.throughput:,.1f} {o.unit} (windows {min(o.windows):,.0f}-{max(o.windows):,.0f})"
             if o.status == "success" and o.throughput and o.windows else f"FAILED: {o.reason}")
     _say(f"[{n}/{total}] {o.cell}: {what}, {o.seconds:.0f} s; elapsed {elapsed / 60:.1f} min, ETA {eta / 60:.1f} min")

@@ -69,3 +69,38 @@ def test_smoke_runs_every_suite_model_at_its_debug_preset_on_the_cpu(tmp_path):
     assert sorted(c["model"] for c in cells) == sorted(suite_models())
     assert all(c["status"] == "success" and c["throughput"] > 0 and "+debug=" in c["command"] for c in cells)
     assert (tmp_path / "smoke" / "results.md").is_file()
+
+
+def test_cells_side_by_side_hold_gpus_of_their_own_and_the_budget_stops_new_ones(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    import harness.bench as bench
+
+    held, lock, most = {}, threading.Lock(), [0]
+    busy: set[int] = set()
+
+    def fake_run_cell(cell, args, out, device, gpus):
+        with lock:
+            assert not busy & set(gpus) and len(gpus) == cell.gpus  # no GPU is lent twice
+            busy.update(gpus)
+            most[0] = max(most[0], len(busy))
+        held[cell.name] = list(gpus)
+        time.sleep(0.3)
+        with lock:
+            busy.difference_update(gpus)
+        return bench.Outcome(cell.name, cell.model, None, cell.precision, cell.gpus, "success", 1.0, "samples/s",
+                             [1.0], 0.3, None, "", "")
+
+    monkeypatch.setattr(bench, "run_cell", fake_run_cell)
+    args = bench._parser().parse_args(["--models", "ncf", "gnmt", "--jobs", "2"])
+    args.jobs = 2
+    cells = bench.plan(args, available=2)
+    assert [c.gpus for c in cells] == [1, 1, 1, 1, 2, 2, 2, 2]  # fewest GPUs first
+    outcomes, stopped, _ = bench._run_all(cells, [0.3] * 8, args, tmp_path, "cuda", gpu_count=2)
+    assert stopped == 0 and len(outcomes) == 8 and most[0] == 2  # two one-GPU cells ran side by side
+    assert sorted(map(tuple, (held[c.name] for c in cells[:4]))) == [(0,), (0,), (1,), (1,)]
+    assert all(sorted(held[c.name]) == [0, 1] for c in cells[4:])
+    args.budget_min = 0.3 * 2.5 / 60
+    outcomes, stopped, _ = bench._run_all(cells, [0.3] * 8, args, tmp_path, "cuda", gpu_count=2)
+    assert 0 < stopped < 8 and len(outcomes) == 8 - stopped

@@ -62,9 +62,9 @@ def summarise(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], out_dir: P
              f"{meta.get('driver') or 'n/a'}; torch {meta.get('torch', '?')}, CUDA {meta.get('cuda') or 'n/a'}, "
              f"cuDNN {meta.get('cudnn') or 'n/a'}; Python {meta.get('python', '?')}.", "",
              f"Command: `{meta.get('command', '?')}`", "",
-             f"{meta.get('cells_run', 0)} cells run in {meta.get('minutes', 0):.1f} min, {meta.get('cells_failed', 0)} "
-             f"failed; each a `python -m harness.train ... mode=throughput` run: warm-up steps left out, then "
-             f"repeated windows; the median window is the cell's throughput.", "",
+             f"{meta.get('cells_run', 0)} cells, {meta.get('cells_failed', 0)} failed, {meta.get('minutes', 0):.1f} min "
+             f"of cell time; each cell a `python -m harness.train ... mode=throughput` run: warm-up steps left out, "
+             f"then repeated windows; the median window is the cell's throughput.", "",
              "## Throughput", "", markdown_table(head, rows), ""]
     lines += ["## Scaling efficiency (speed-up / GPUs)", "",
               markdown_table(s_head, s_rows) if s_rows else "(no model ran on two GPU counts)", ""]

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Optional
 
 from harness.interface import ModelOptions
@@ -19,9 +20,20 @@ WORKLOADS = {
 }
 
 
+class Workload(Enum):
+    """The workload's name; a typed choice, so a misspelt one stops at the command line."""
+
+    squad384 = "squad384"
+    pretrain128 = "pretrain128"
+    pretrain512 = "pretrain512"
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
 @dataclass
 class BertOptions(ModelOptions):
-    workload: str = "squad384"
+    workload: Workload = Workload.squad384
     """squad384: SQuAD v1.1 fine-tuning (start/end span loss) at 384 tokens; pretrain128 and
     pretrain512: masked LM + next sentence prediction at 128 and 512 tokens. Logged as
     hyperparameters["workload"]."""

@@ -38,7 +38,7 @@ def test_the_real_scale_presets_are_the_checkpoints_shapes(name, hidden, layers)
     cfg = compose([f"model={name}", "mode=throughput"])
     m = cfg.model
     assert (m.hidden_size, m.num_layers, m.num_heads * 64, m.intermediate_size) == (hidden, layers, hidden, 4 * hidden)
-    assert (m.vocab_size, m.workload, m.batch_size) == (30522, "squad384", 32)
+    assert (m.vocab_size, m.workload.name, m.batch_size) == (30522, "squad384", 32)
 
 
 def _built(tmp_path, *extra):
@@ -71,8 +71,8 @@ def test_masked_lm_over_all_tokens_scores_every_position(tmp_path):
     assert torch.isfinite(bench.loss(batch)[0])
 
 
-@pytest.mark.parametrize("override,message", [("model.workload=squad2", "model.workload=squad2 is not an option"),
-                                              ("model.max_predictions=40", "model.max_predictions=40")])
-def test_a_bad_workload_option_is_one_line(tmp_path, override, message):
-    with pytest.raises(ConfigError, match=message):
-        _built(tmp_path, "model.workload=pretrain128" if "pred" in override else "model.workload=squad384", override)
+def test_a_misspelt_workload_stops_at_the_command_line_and_a_bad_prediction_count_at_build(tmp_path):
+    with pytest.raises(ConfigError, match="model.workload: Invalid value 'squad2', expected one of"):
+        compose(["model=bert_base", "mode=throughput", "model.workload=squad2"])
+    with pytest.raises(ConfigError, match="model.max_predictions=40: choose 1 to model.seq_len"):
+        _built(tmp_path, "model.workload=pretrain128", "model.max_predictions=40")
