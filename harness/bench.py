@@ -13,7 +13,8 @@ read), with warm-up steps left out and --repeats windows; its result.json lands 
 A cell that fails is recorded as failed (a result.json with the reason) and the matrix goes on.
 OUT/bench.jsonl gets one line per cell; results.md, throughput.csv, scaling.csv, precision.csv and
 the charts are rebuilt from every run under OUT (harness/results/bench_tables.py). Exit status: 0 when
-every cell succeeded, 1 when any failed, 2 for a bad option, 3 when the budget stopped the matrix.
+every cell succeeded, 1 when any failed, 2 for a bad option, 3 when the budget stopped the matrix,
+130 when interrupted (Ctrl-C ends the running cells' processes).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import math
 import os
 import platform
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -39,7 +41,7 @@ from harness.results import bench_tables
 from harness.results import record as rec
 from harness.results.throughput import read_runs
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 @dataclass
@@ -87,7 +89,8 @@ def machine() -> dict:
 
     cuda = torch.cuda.is_available()
     gpus = torch.cuda.device_count() if cuda else 0
-    return {"machine": f"{gpus}x {torch.cuda.get_device_name(0)}" if gpus else "CPU", "gpu_count": gpus,
+    name = torch.cuda.get_device_name(0) if gpus else "CPU"
+    return {"machine": f"{gpus}x {name}" if gpus else "CPU", "accelerator": name, "gpu_count": gpus,
             "driver": nvml_driver() if cuda else None, "torch": torch.__version__, "cuda": torch.version.cuda,
             "cudnn": torch.backends.cudnn.version() if cuda else None, "python": platform.python_version(),
             "host": platform.node(), "cpu": cpu_model(), "date": datetime.datetime.now().isoformat(timespec="seconds")}
@@ -128,19 +131,26 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
     t0 = time.perf_counter()
     run_dir.mkdir(parents=True, exist_ok=True)
-    reason = None
+    result_path = run_dir / "result.json"
+    result_path.unlink(missing_ok=True)  # an earlier attempt's, under --resume
+    reason, timed_out = None, False
     with open(run_dir / "bench.log", "w") as log:
+        # a session of its own: a timeout or Ctrl-C ends the cell's ranks too, not only its launcher
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        RUNNING.add(proc)
         try:
-            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, text=True, timeout=args.timeout, env=env)
-            if proc.returncode != 0:
+            if proc.wait(timeout=args.timeout) != 0:
                 reason = _last_line(run_dir / "bench.log") or f"exit status {proc.returncode}"
         except subprocess.TimeoutExpired:
-            reason = f"no result within {args.timeout:.0f} s (--timeout)"
+            stop(proc)
+            reason, timed_out = f"no result within {args.timeout:.0f} s (--timeout)", True
+        finally:
+            RUNNING.discard(proc)
     seconds = time.perf_counter() - t0
-    result_path = run_dir / "result.json"
     if not result_path.is_file():  # the run never got to write its own: record the cell as failed
         rec.write(rec.RunRecord(status=rec.FAILED, mode="throughput", model=cell.model, benchmark=cell.model,
                                 world_size=cell.gpus, precision=cell.precision, run_dir=str(run_dir),
+                                accelerator=args.accelerator, platform=f"{cell.gpus}x{args.accelerator}",
                                 reason=reason or "no result.json written", command=overrides,
                                 hyperparameters={"workload": cell.workload} if cell.workload else {},
                                 started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")),
@@ -151,7 +161,24 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus:
     return Outcome(cell.name, cell.model, workload, r.get("precision") or cell.precision, cell.gpus,
                    r.get("status", rec.FAILED),
                    r.get("throughput"), r.get("throughput_unit", ""), windows, round(seconds, 1),
-                   r.get("reason") or (reason if r.get("status") != "success" else None), str(run_dir), shown)
+                   reason if timed_out else r.get("reason") or (reason if r.get("status") != "success" else None),
+                   str(run_dir), shown)
+
+
+RUNNING: set[subprocess.Popen] = set()  # the cells' launchers now running
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End a cell's process session: SIGTERM (the harness marks the run aborted), then SIGKILL."""
+    for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=grace)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def _last_line(path: Path) -> Optional[str]:
@@ -191,7 +218,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     if cells:
         _say(f"{len(cells)} cells ({len(cells) - len(todo)} kept from {out}) -> {len(todo)} to run, estimated "
              f"{wall_estimate(todo, est, args.jobs, device, meta['gpu_count']) / 60:.1f} min; {meta['machine']}")
-    outcomes, stopped, t0 = _run_all(todo, est, args, out, device, meta["gpu_count"])
+    args.accelerator = meta.get("accelerator", "?") if device == "cuda" else "CPU"
+    try:
+        outcomes, stopped, t0 = _run_all(todo, est, args, out, device, meta.get("gpu_count") or 0)
+    except KeyboardInterrupt:
+        for proc in list(RUNNING):
+            stop(proc)
+        print("harness.bench: interrupted; the cells run so far are in " + str(out), file=sys.stderr)
+        return EXIT_INTERRUPTED
     if todo and not stopped:
         _say(f"matrix done in {(time.perf_counter() - t0) / 60:.1f} min")
     if not args.tables_only:

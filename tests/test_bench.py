@@ -104,3 +104,17 @@ def test_cells_side_by_side_hold_gpus_of_their_own_and_the_budget_stops_new_ones
     args.budget_min = 0.3 * 2.5 / 60
     outcomes, stopped, _ = bench._run_all(cells, [0.3] * 8, args, tmp_path, "cuda", gpu_count=2)
     assert 0 < stopped < 8 and len(outcomes) == 8 - stopped
+
+
+def test_tables_only_rebuilds_the_tables_under_the_machine_that_ran_the_cells(tmp_path):
+    from harness.bench import main
+    from tests.results.test_throughput import write_run
+
+    for precision, tput in (("fp32", 100.0), ("amp", 250.0)):
+        write_run(tmp_path / "runs", "txl_large", precision, 1, [tput])
+    (tmp_path / "bench.json").write_text(json.dumps({"machine": "2x NVIDIA H200", "driver": "580.159.04",
+                                                     "command": "python -m harness.bench --gpus 1", "cells": []}))
+    assert main(["--tables-only", "--out", str(tmp_path)]) == 0
+    md = (tmp_path / "results.md").read_text()
+    assert md.startswith("# GPU benchmark suite: 2x NVIDIA H200") and "driver 580.159.04" in md
+    assert "- mean amp/fp32 on 1 GPU(s): 2.500x" in md and (tmp_path / "precision.png").is_file()
