@@ -156,13 +156,16 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus:
                                 started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")),
                   result_path)
     r = rec.read(result_path)
+    if timed_out:  # the run recorded its own end (interrupted): the table should say why
+        r["reason"] = reason
+        rec.write(rec.RunRecord(**{k: v for k, v in r.items() if k in rec.RunRecord.__dataclass_fields__}),
+                  result_path)
     windows = [e["throughput"] for e in r.get("epochs", []) if e.get("throughput")]
     workload = (r.get("hyperparameters") or {}).get("workload", cell.workload)
     return Outcome(cell.name, cell.model, workload, r.get("precision") or cell.precision, cell.gpus,
                    r.get("status", rec.FAILED),
                    r.get("throughput"), r.get("throughput_unit", ""), windows, round(seconds, 1),
-                   reason if timed_out else r.get("reason") or (reason if r.get("status") != "success" else None),
-                   str(run_dir), shown)
+                   r.get("reason") or (reason if r.get("status") != "success" else None), str(run_dir), shown)
 
 
 RUNNING: set[subprocess.Popen] = set()  # the cells' launchers now running
