@@ -1,6 +1,6 @@
 """What the throughput-only models (BERT, Transformer-XL, Tacotron2, WaveGlow) share: a run of
-synthetic batches of real shape, the optimizer their references train with (through PyTorch's own
-fused kernels on CUDA), an optional torch.compile, and the hyperparameters every such run logs.
+synthetic batches of real shape, Adam(W) through PyTorch's fused kernel on CUDA, an optional
+torch.compile, and the hyperparameters every such run logs.
 
     python -m harness.train model=bert_large mode=throughput precision=amp
 """
@@ -14,7 +14,7 @@ import torch
 from harness.errors import ConfigError
 from harness.interface import RunContext
 
-NO_DECAY = ("bias", "LayerNorm", "layer_norm", "norm")  # BERT's rule: no weight decay on biases and norms
+NO_DECAY = ("bias", "norm")  # BERT's rule: no weight decay on biases and LayerNorms
 
 
 def choice(value: Any, allowed: Sequence[str], key: str) -> str:
@@ -74,22 +74,3 @@ class SyntheticBenchmark:
 
     def train_batches(self, epoch: int) -> Iterator[Any]:
         return itertools.cycle(self.batches)
-
-
-def zipf_tokens(n_tokens: int, shape: Sequence[int], generator: torch.Generator, device: torch.device,
-                exponent: float = 1.0) -> torch.Tensor:
-    """Token ids drawn as a word-level corpus has them: the vocabulary sorted by frequency, rank r
-    drawn with probability proportional to 1 / (r + 1)^exponent (Zipf's law)."""
-    weights = torch.arange(1, n_tokens + 1, device=device, dtype=torch.float64).pow(-exponent)
-    count = 1
-    for s in shape:
-        count *= s
-    return torch.multinomial(weights.float(), count, replacement=True, generator=generator).view(*shape)
-
-
-def lengths(mean: float, std: float, low: int, high: int, n: int, generator: torch.Generator) -> list[int]:
-    """n lengths from a normal distribution clipped to [low, high], as a dataset's lengths spread."""
-    cpu = torch.Generator().manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator,
-                                                          device=generator.device).item()))
-    drawn = torch.normal(float(mean), float(std), (n,), generator=cpu).round().clamp(low, high)
-    return [int(x) for x in drawn]

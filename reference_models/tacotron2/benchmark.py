@@ -11,10 +11,18 @@ from typing import Any
 import torch
 
 from harness.interface import RunContext
-from reference_models.synthetic import SyntheticBenchmark, adam, lengths
+from reference_models.synthetic import SyntheticBenchmark
 from reference_models.tacotron2.model import Tacotron2
 
 FIRST_SYMBOL = 1  # 0 is padding
+
+
+def lengths(mean: float, std: float, low: int, high: int, n: int, generator: torch.Generator) -> list[int]:
+    """n lengths from a normal distribution clipped to [low, high], as a dataset's lengths spread."""
+    cpu = torch.Generator().manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator,
+                                                          device=generator.device).item()))
+    drawn = torch.normal(float(mean), float(std), (n,), generator=cpu).round().clamp(low, high)
+    return [int(x) for x in drawn]
 
 
 class Tacotron2Benchmark(SyntheticBenchmark):

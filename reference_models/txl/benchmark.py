@@ -6,15 +6,24 @@ counted in target tokens as NVIDIA's train.py counts them.
 """
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Sequence
 
 import torch
 
 from harness.errors import ConfigError
 from harness.interface import RunContext
-from reference_models.synthetic import SyntheticBenchmark, adam, zipf_tokens
+from reference_models.synthetic import SyntheticBenchmark, adam
 from reference_models.txl.adaptive import bounds
 from reference_models.txl.model import MemTransformerLM, init_weights
+
+
+def zipf_tokens(n_tokens: int, shape: Sequence[int], generator: torch.Generator, device: torch.device,
+                exponent: float = 1.0) -> torch.Tensor:
+    """Token ids drawn as a word-level corpus has them: the vocabulary sorted by frequency, rank r
+    drawn with probability proportional to 1 / (r + 1)^exponent (Zipf's law)."""
+    weights = torch.arange(1, n_tokens + 1, device=device, dtype=torch.float64).pow(-exponent).float()
+    return torch.multinomial(weights, math.prod(shape), replacement=True, generator=generator).view(*shape)
 
 
 def build_model(hp) -> MemTransformerLM:

@@ -13,6 +13,8 @@
 #          (the model's own modules in a bare loop) for bert_large, txl_large and tacotron2 at amp
 #   two    the two-GPU cells of bert_base, bert_large, txl_base, txl_large
 #   three  the two-GPU cells of tacotron2, waveglow, gnmt, ncf
+#   compile (optional, if device time is left) the amp one-GPU cells of bert_base, bert_large,
+#          txl_base and tacotron2 again with model.compile=true, in a folder of their own
 # Each stage writes under /tmp/suite (kept while the machine stays warm) and returns
 # OUT/suite_<stage>.tgz (the run folders, bench.jsonl, the tables) and OUT/results_<stage>.md. Back
 # here, one table over all stages:
@@ -22,7 +24,7 @@ set -uo pipefail
 out=$(realpath "${1:?usage: h200_suite.sh OUT_DIR STAGE...}"); shift
 work=/tmp/suite; mkdir -p "$work" "$out"
 bench() { python3 -m harness.bench --out "$work/bench" --resume --timeout 240 "$@"; }
-pack() { tar czf "$out/suite_$1.tgz" -C "$work" . && cp "$work/bench/results.md" "$out/results_$1.md"; }
+pack() { tar czf "$out/suite_$1.tgz" -C "$work" . && cp "${2:-$work/bench/results.md}" "$out/results_$1.md"; }
 {
   nvidia-smi --query-gpu=index,name,driver_version,memory.total,power.limit --format=csv
   python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
@@ -45,6 +47,12 @@ for stage in "$@"; do
       unset CUDA_VISIBLE_DEVICES ;;
     two) bench --gpus 2 --budget-min 8.5 --models bert_base bert_large txl_base txl_large 2>&1 | tee "$work/two.log" ;;
     three) bench --gpus 2 --budget-min 8.5 --models tacotron2 waveglow gnmt ncf 2>&1 | tee "$work/three.log" ;;
+    compile)
+      python3 -m harness.bench --out "$work/compiled" --resume --timeout 300 --budget-min 8.5 --gpus 1 --jobs 2 \
+        --precisions amp --models bert_base bert_large txl_base tacotron2 --set model.compile=true \
+        2>&1 | tee "$work/compile.log"
+      pack "$stage" "$work/compiled/results.md"
+      continue ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac
   pack "$stage"
