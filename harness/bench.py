@@ -63,8 +63,9 @@ class Outcome:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.splitlines()[0])
-    p.add_argument("--models", nargs="+", help="model or model:workload (default: the whole suite); "
-                   f"suite: {', '.join(name for name, _ in SUITE)}")
+    p.add_argument("--models", nargs="+", help="model or model:workload (default: the whole suite: "
+                   f"{', '.join(suite_models())}; {', '.join(n for n, _ in SUITE if n not in suite_models())} "
+                   "join once registered)")
     p.add_argument("--precisions", nargs="+", default=["fp32", "amp"], choices=["fp32", "tf32", "amp", "bf16"])
     p.add_argument("--gpus", nargs="+", type=int, help="GPU counts (default: 1 and each power of two up to all)")
     p.add_argument("--repeats", type=int, default=3, help="measured windows per cell")

@@ -21,6 +21,12 @@ def _label(workload: str, model: str) -> str:
     return workload if not model or model == workload else f"{model} {workload}"
 
 
+def _name(view) -> str:
+    """A Scaling's or PrecisionGain's row label: its model beside a workload label two models share
+    (an implementation of the API without the model field labels by workload alone)."""
+    return _label(view.workload, getattr(view, "model", ""))
+
+
 def window_spread(g: tp.ThroughputGroup, runs: Sequence[tp.ThroughputRun]) -> str:
     """Min-max of every measured window of the group's runs, and that range over the median."""
     windows = [w for r in runs if (r.workload, r.model, r.accelerator, r.precision, r.world_size)
@@ -119,12 +125,12 @@ def _charts(scalings: Sequence[tp.Scaling], gains: Sequence[tp.PrecisionGain], o
     ):
         if not items:
             continue
-        labels = list(dict.fromkeys(_label(i.workload, i.model) for i in items))
+        labels = list(dict.fromkeys(_name(i) for i in items))
         groups = _by(items, lambda i: (series(i),))
         fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(labels) + 2), 4.2))
         width = 0.8 / max(len(groups), 1)
         for k, ((title,), members) in enumerate(groups.items()):
-            values = {_label(i.workload, i.model): value(i) for i in members}
+            values = {_name(i): value(i) for i in members}
             xs = [x + k * width for x in range(len(labels))]
             ax.bar(xs, [values.get(lab) or 0.0 for lab in labels], width, label=title)
             mean, _ = means(list(values.values()))
