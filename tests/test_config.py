@@ -24,10 +24,15 @@ def test_every_dataset_composes_with_its_model(model, dataset):
 
 
 def test_every_dataset_belongs_to_a_model_and_each_model_has_its_embedded_one():
+    from harness import registry
+
     owned = [d for m in choices("model") for d in datasets_for(m)]
     assert sorted(owned) == choices("dataset")
     for model in choices("model"):
-        assert compose([f"model={model}"]).dataset.name == f"{model}_embedded"
+        if registry.get(model).throughput_only:  # synthetic batches only: no dataset at all
+            assert datasets_for(model) == [] and compose([f"model={model}", "mode=throughput"]).get("dataset") is None
+        else:
+            assert compose([f"model={model}"]).dataset.name == f"{model}_embedded"
 
 
 def test_a_dataset_of_another_model_is_refused():
@@ -59,7 +64,8 @@ def test_scalar_options_compose(override):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["model=foo"], "unknown model 'foo'; choose one of: gnmt, ncf"),
+    (["model=foo"], "unknown model 'foo'; choose one of: bert_base, bert_large, gnmt, ncf, tacotron2, txl_base, "
+                    "txl_large, waveglow"),
     (["dataset=nope"], "unknown dataset 'nope'; choose one of: gnmt_embedded, ml20m, ml20m_generated, ncf_embedded, wmt16"),
     (["foo=1"], "unknown option 'foo'; options are: model, dataset, seed"),
     (["model.zz=1"], "unknown option 'model.zz'; 'model' has: name, batch_size, max_epochs, target"),

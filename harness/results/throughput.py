@@ -65,6 +65,7 @@ class Scaling:  # per (workload, accelerator, precision): each world size agains
     world: int
     speedup: Optional[float]
     efficiency: Optional[float]  # speedup / (world / base_world)
+    model: str = ""  # one workload label (squad384) can belong to several models (bert_base, bert_large)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class PrecisionGain:  # per (workload, accelerator, world): each precision again
     precision: str
     baseline: str
     ratio: Optional[float]
+    model: str = ""
 
 
 def _number(x: Any) -> Optional[float]:
@@ -146,9 +148,9 @@ def scaling(groups: Sequence[ThroughputGroup]) -> list[Scaling]:
     families: dict[tuple, list[ThroughputGroup]] = {}
     for g in groups:
         per_rank = g.global_batch_size // g.world_size if g.global_batch_size and g.world_size else None
-        families.setdefault((g.workload, g.accelerator, g.precision, g.unit, per_rank), []).append(g)
+        families.setdefault((g.workload, g.model, g.accelerator, g.precision, g.unit, per_rank), []).append(g)
     out = []
-    for (workload, accel, precision, _, _), members in sorted(families.items(), key=lambda kv: str(kv[0])):
+    for (workload, model, accel, precision, _, _), members in sorted(families.items(), key=lambda kv: str(kv[0])):
         members = sorted(members, key=lambda g: g.world_size)
         base = members[0]
         for g in members[1:]:
@@ -157,16 +159,16 @@ def scaling(groups: Sequence[ThroughputGroup]) -> list[Scaling]:
             speedup = _ratio(g.median, base.median)
             ratio = g.world_size / base.world_size
             out.append(Scaling(workload, accel, precision, base.world_size, g.world_size, speedup,
-                               None if speedup is None else speedup / ratio))
+                               None if speedup is None else speedup / ratio, model))
     return out
 
 
 def precision_gains(groups: Sequence[ThroughputGroup], baseline: str = "fp32") -> list[PrecisionGain]:
     by_key: dict[tuple, list[ThroughputGroup]] = {}
     for g in groups:
-        by_key.setdefault((g.workload, g.accelerator, g.world_size, g.unit), []).append(g)
+        by_key.setdefault((g.workload, g.model, g.accelerator, g.world_size, g.unit), []).append(g)
     out = []
-    for (workload, accel, world, _), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
+    for (workload, model, accel, world, _), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
         bases = [g for g in members if g.precision == baseline]
         for g in sorted(members, key=lambda g: (g.precision, str(g.global_batch_size))):
             if g.precision == baseline:
@@ -174,7 +176,8 @@ def precision_gains(groups: Sequence[ThroughputGroup], baseline: str = "fp32") -
             same_batch = [b for b in bases if b.global_batch_size == g.global_batch_size]
             base = same_batch[0] if same_batch else (bases[0] if len(bases) == 1 else None)
             if base is not None:
-                out.append(PrecisionGain(workload, accel, world, g.precision, baseline, _ratio(g.median, base.median)))
+                out.append(PrecisionGain(workload, accel, world, g.precision, baseline, _ratio(g.median, base.median),
+                                         model))
     return out
 
 
@@ -195,16 +198,21 @@ def table_rows(groups: Sequence[ThroughputGroup]) -> tuple[list[str], list[list[
     return header, rows
 
 
+def label(workload: str, model: str = "") -> str:
+    """'bert_large squad384' where one workload label belongs to several models, else the workload."""
+    return workload if model in ("", workload) else f"{model} {workload}"
+
+
 def scaling_rows(scalings: Sequence[Scaling]) -> tuple[list[str], list[list[str]]]:
     header = ["workload", "accelerator", "precision", "GPUs", "speedup", "efficiency"]
-    return header, [[s.workload, s.accelerator, s.precision, f"{s.world} vs {s.base_world}",
+    return header, [[label(s.workload, s.model), s.accelerator, s.precision, f"{s.world} vs {s.base_world}",
                      "n/a" if s.speedup is None else f"{s.speedup:.2f}x",
                      "n/a" if s.efficiency is None else f"{s.efficiency:.0%}"] for s in scalings]
 
 
 def gain_rows(gains: Sequence[PrecisionGain]) -> tuple[list[str], list[list[str]]]:
     header = ["workload", "accelerator", "GPUs", "precision", "vs", "throughput ratio"]
-    return header, [[p.workload, p.accelerator, str(p.world_size), p.precision, p.baseline,
+    return header, [[label(p.workload, p.model), p.accelerator, str(p.world_size), p.precision, p.baseline,
                      "n/a" if p.ratio is None else f"{p.ratio:.2f}x"] for p in gains]
 
 

@@ -148,7 +148,9 @@ def test_missing_dataset_fails_with_one_line_and_a_result(tmp_path):
 def test_bad_option_exits_2_before_anything_is_written(tmp_path):
     out = run_cli("harness.train", "model=gnmtt", "output_root=out", cwd=tmp_path)
     assert out.returncode == 2
-    assert out.stderr.strip().splitlines() == ["harness.train: error: unknown model 'gnmtt'; choose one of: gnmt, ncf"]
+    assert out.stderr.strip().splitlines() == [
+        "harness.train: error: unknown model 'gnmtt'; choose one of: bert_base, bert_large, gnmt, ncf, tacotron2, "
+        "txl_base, txl_large, waveglow"]
     assert list(tmp_path.iterdir()) == []
 
 

@@ -1,0 +1,303 @@
+"""The GPU benchmark suite in one command: models x precisions x GPU counts, one table.
+
+    python -m harness.bench                                   # the whole suite, fp32 and amp, 1..all GPUs
+    python -m harness.bench --models bert_large txl_large --precisions amp --gpus 1 2 --out outputs/bench/h200
+    python -m harness.bench --models bert_large:pretrain512 --set model.batch_size=16
+    python -m harness.bench --out outputs/bench/h200 --budget-min 9 --resume   # continue a cut-short matrix
+    python -m harness.bench --tables-only --out outputs/bench/h200            # rebuild the tables
+    python -m harness.bench --smoke                           # every suite model, debug preset, 2 CPU steps
+
+Each cell is its own process, `python -m harness.train model=... mode=throughput precision=... gpus=...`
+at the model's real-scale preset (a time-to-train model with its real dataset's config; no data is
+read), with warm-up steps left out and --repeats windows; its result.json lands in OUT/runs/<cell>/.
+A cell that fails is recorded as failed (a result.json with the reason) and the matrix goes on.
+OUT/bench.jsonl gets one line per cell; results.md, throughput.csv, scaling.csv, precision.csv and
+the charts are rebuilt from every run under OUT (harness/results/bench_tables.py). Exit status: 0 when
+every cell succeeded, 1 when any failed, 2 for a bad option, 3 when the budget stopped the matrix,
+130 when interrupted (Ctrl-C ends the running cells' processes).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+from harness import registry
+from harness.bench_suite import SUITE, Cell, estimate_s, suite_models
+from harness.errors import ConfigError
+from harness.results import bench_tables
+from harness.results import record as rec
+from harness.results.throughput import read_runs
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+@dataclass
+class Outcome:
+    cell: str
+    model: str
+    workload: Optional[str]
+    precision: str
+    gpus: int
+    status: str
+    throughput: Optional[float]
+    unit: str
+    windows: list[float]
+    seconds: float
+    reason: Optional[str]
+    run_dir: str
+    command: str
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.splitlines()[0])
+    p.add_argument("--models", nargs="+", help="model or model:workload (default: the whole suite: "
+                   f"{', '.join(suite_models())}; {', '.join(n for n, _ in SUITE if n not in suite_models())} "
+                   "join once registered)")
+    p.add_argument("--precisions", nargs="+", default=["fp32", "amp"], choices=["fp32", "tf32", "amp", "bf16"])
+    p.add_argument("--gpus", nargs="+", type=int, help="GPU counts (default: 1 and each power of two up to all)")
+    p.add_argument("--repeats", type=int, default=3, help="measured windows per cell")
+    p.add_argument("--window-s", type=float, default=3.0, help="aimed length of a window, seconds")
+    p.add_argument("--warmup-s", type=float, default=3.0, help="aimed length of the warm-up, seconds")
+    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="overrides for every cell")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds one cell may take")
+    p.add_argument("--budget-min", type=float, help="start no cell that would end after this many minutes")
+    p.add_argument("--resume", action="store_true", help="keep the cells OUT already holds a success for")
+    p.add_argument("--tables-only", action="store_true", help="run nothing; rebuild the tables from OUT")
+    p.add_argument("--device", choices=["cuda", "cpu"], help="default: cuda when PyTorch sees a GPU")
+    p.add_argument("--jobs", type=int, help="cells run at once, each on GPUs of its own (default 1; --smoke: 2)")
+    p.add_argument("--smoke", action="store_true", help="each suite model's debug preset, 2 steps on the CPU")
+    p.add_argument("--out", help="output folder (default: outputs/bench/<date>_<time>)")
+    return p
+
+
+def machine() -> dict:
+    import torch
+
+    from harness.observe.system import cpu_model, nvml_driver
+
+    cuda = torch.cuda.is_available()
+    gpus = torch.cuda.device_count() if cuda else 0
+    name = torch.cuda.get_device_name(0) if gpus else "CPU"
+    return {"machine": f"{gpus}x {name}" if gpus else "CPU", "accelerator": name, "gpu_count": gpus,
+            "driver": nvml_driver() if cuda else None, "torch": torch.__version__, "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version() if cuda else None, "python": platform.python_version(),
+            "host": platform.node(), "cpu": cpu_model(), "date": datetime.datetime.now().isoformat(timespec="seconds")}
+
+
+def default_gpus(available: int) -> list[int]:
+    """1 and every power of two up to what the machine has."""
+    return [2 ** k for k in range(int(math.log2(available)) + 1)] if available >= 1 else [1]
+
+
+def plan(args: argparse.Namespace, available: int, device: str = "cuda") -> list[Cell]:
+    """The matrix's cells, fewest GPUs first (so that cells of one GPU can run side by side)."""
+    entries = [e.partition(":") for e in args.models or suite_models()]
+    for model, _, _ in entries:
+        registry.get(model)  # ConfigError for an unknown model
+    counts = [1] if args.smoke else args.gpus or default_gpus(available)
+    if device == "cuda" and max(counts) > available:
+        raise ConfigError(f"--gpus {max(counts)} but this machine has {available} GPU(s); ask for at most {available}")
+    return [Cell(model, workload or None, precision, gpus) for gpus in counts for model, _, workload in entries
+            for precision in (["fp32"] if args.smoke else args.precisions)]
+
+
+def wall_estimate(cells: Sequence[Cell], est: Sequence[float], jobs: int, device: str, gpu_count: int) -> float:
+    """Seconds the cells should take with --jobs of them at once on GPUs of their own."""
+    return sum(e / max(1, min(jobs, gpu_count // c.gpus if device == "cuda" else jobs)) for c, e in zip(cells, est))
+
+
+def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus: Sequence[int] = ()) -> Outcome:
+    run_dir = out / "runs" / cell.name
+    overrides = cell.overrides(device, smoke=args.smoke, window_s=args.window_s, warmup_s=args.warmup_s,
+                               repeats=args.repeats) + list(args.set)
+    shown = "python -m harness.train " + " ".join(shlex.quote(o) for o in overrides)
+    cmd = [sys.executable, "-m", "harness.train", *overrides, f"output_root={run_dir}", f"hydra.run.dir={run_dir}"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if device == "cpu":
+        env.setdefault("OMP_NUM_THREADS", "1")
+    elif gpus:  # the GPUs this cell holds; a cell running beside it holds others
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
+    t0 = time.perf_counter()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    result_path = run_dir / "result.json"
+    result_path.unlink(missing_ok=True)  # an earlier attempt's, under --resume
+    reason, timed_out = None, False
+    with open(run_dir / "bench.log", "w") as log:
+        # a session of its own: a timeout or Ctrl-C ends the cell's ranks too, not only its launcher
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        RUNNING.add(proc)
+        try:
+            if proc.wait(timeout=args.timeout) != 0:
+                reason = _last_line(run_dir / "bench.log") or f"exit status {proc.returncode}"
+        except subprocess.TimeoutExpired:
+            stop(proc)
+            reason, timed_out = f"no result within {args.timeout:.0f} s (--timeout)", True
+        finally:
+            RUNNING.discard(proc)
+    seconds = time.perf_counter() - t0
+    if not result_path.is_file():  # the run never got to write its own: record the cell as failed
+        rec.write(rec.RunRecord(status=rec.FAILED, mode="throughput", model=cell.model, benchmark=cell.model,
+                                world_size=cell.gpus, precision=cell.precision, run_dir=str(run_dir),
+                                accelerator=args.accelerator, platform=f"{cell.gpus}x{args.accelerator}",
+                                reason=reason or "no result.json written", command=overrides,
+                                hyperparameters={"workload": cell.workload} if cell.workload else {},
+                                started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")),
+                  result_path)
+    r = rec.read(result_path)
+    if timed_out:  # the run recorded its own end (interrupted): the table should say why
+        r["reason"] = reason
+        rec.write(rec.RunRecord(**{k: v for k, v in r.items() if k in rec.RunRecord.__dataclass_fields__}),
+                  result_path)
+    windows = [e["throughput"] for e in r.get("epochs", []) if e.get("throughput")]
+    workload = (r.get("hyperparameters") or {}).get("workload", cell.workload)
+    return Outcome(cell.name, cell.model, workload, r.get("precision") or cell.precision, cell.gpus,
+                   r.get("status", rec.FAILED),
+                   r.get("throughput"), r.get("throughput_unit", ""), windows, round(seconds, 1),
+                   r.get("reason") or (reason if r.get("status") != "success" else None), str(run_dir), shown)
+
+
+RUNNING: set[subprocess.Popen] = set()  # the cells' launchers now running
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End a cell's process session: SIGTERM (the harness marks the run aborted), then SIGKILL."""
+    for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=grace)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _last_line(path: Path) -> Optional[str]:
+    lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower()]
+    return (errors or lines or [None])[-1]
+
+
+def _done(out: Path, cell: Cell) -> bool:
+    path = out / "runs" / cell.name / "result.json"
+    return path.is_file() and rec.read(path).get("status") == "success"
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    out = Path(args.out or f"outputs/bench/{'smoke_' if args.smoke else ''}"
+               f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    # the tables name the machine that ran the cells, which --tables-only may not be
+    saved = json.loads((out / "bench.json").read_text()) if (out / "bench.json").is_file() else {}
+    meta = {k: v for k, v in saved.items() if k != "cells"} if args.tables_only and saved else machine()
+    if not args.tables_only:
+        meta["command"] = "python -m harness.bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    device = "cpu" if args.smoke else args.device or ("cuda" if meta.get("gpu_count") else "cpu")
+    args.jobs = args.jobs or (min(2, os.cpu_count() or 1) if args.smoke else 1)
+    try:
+        cells = [] if args.tables_only else plan(args, meta["gpu_count"], device)
+    except ConfigError as err:
+        print(f"harness.bench: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    todo = [c for c in cells if not (args.resume and _done(out, c))]
+    est = [estimate_s(c, device, args.smoke, args.window_s, args.warmup_s, args.repeats) for c in todo]
+    if cells:
+        _say(f"{len(cells)} cells ({len(cells) - len(todo)} kept from {out}) -> {len(todo)} to run, estimated "
+             f"{wall_estimate(todo, est, args.jobs, device, meta['gpu_count']) / 60:.1f} min; {meta['machine']}")
+    args.accelerator = meta.get("accelerator", "?") if device == "cuda" else "CPU"
+    try:
+        outcomes, stopped, t0 = _run_all(todo, est, args, out, device, meta.get("gpu_count") or 0)
+    except KeyboardInterrupt:
+        for proc in list(RUNNING):
+            stop(proc)
+        print("harness.bench: interrupted; the cells run so far are in " + str(out), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if todo and not stopped:
+        _say(f"matrix done in {(time.perf_counter() - t0) / 60:.1f} min")
+    if not args.tables_only:
+        (out / "bench.json").write_text(json.dumps({**meta, "cells": [asdict(o) for o in outcomes]}, indent=1) + "\n")
+    runs = read_runs([out / "runs"]) if (out / "runs").is_dir() else []
+    cell_seconds = [json.loads(line).get("seconds") or 0 for line in _lines(out / "bench.jsonl")]
+    meta.update(cells_run=len(runs), cells_failed=sum(r.status != "success" for r in runs),
+                minutes=sum(cell_seconds) / 60)
+    for path in bench_tables.summarise(runs, meta, out, order=[name for name, _ in SUITE]):
+        _say(f"wrote {path}")
+    if stopped:
+        _say(f"budget reached: {stopped} cell(s) not started; run the same command with --resume to continue")
+        return EXIT_BUDGET
+    return EXIT_FAILED if any(r.status != "success" for r in runs) else EXIT_OK
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+
+
+def _run_all(todo: list[Cell], est: list[float], args, out: Path, device: str,
+             gpu_count: int) -> tuple[list[Outcome], int, float]:
+    """Run the cells, up to --jobs at a time, each GPU cell on GPUs of its own (CUDA_VISIBLE_DEVICES),
+    logging each with the ETA; start no cell once --budget-min would be passed. Returns (outcomes,
+    cells not started, start time)."""
+    t0, jobs = time.perf_counter(), max(args.jobs, 1)
+    budget = args.budget_min * 60 if args.budget_min else math.inf
+    free = list(range(gpu_count)) if device == "cuda" else []
+    running: dict = {}  # future -> (estimate, GPUs it holds)
+    outcomes: list[Outcome] = []
+    progress = {"done_s": 0.0, "left_s": sum(est)}
+
+    def collect(block: bool) -> None:
+        while running and (block or any(f.done() for f in running)):
+            for f in [f for f in running if f.done()]:
+                guess, held = running.pop(f)
+                free.extend(held)
+                progress["done_s"] += guess
+                progress["left_s"] -= guess
+                outcomes.append(_report(f.result(), len(outcomes) + 1, len(todo), t0, progress, out, jobs))
+            if block and running:
+                time.sleep(0.05)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for i, (cell, guess) in enumerate(zip(todo, est)):
+            if time.perf_counter() - t0 + guess > budget:
+                collect(block=True)
+                return outcomes, len(todo) - i, t0
+            while len(running) >= jobs or (device == "cuda" and len(free) < cell.gpus):
+                time.sleep(0.05)
+                collect(block=False)
+            held = [free.pop(0) for _ in range(cell.gpus)] if device == "cuda" else []
+            running[pool.submit(run_cell, cell, args, out, device, held)] = (guess, held)
+        collect(block=True)
+    return outcomes, 0, t0
+
+
+def _report(o: Outcome, n: int, total: int, t0: float, progress: dict, out: Path, jobs: int) -> Outcome:
+    with open(out / "bench.jsonl", "a") as f:
+        f.write(json.dumps(asdict(o)) + "\n")
+    elapsed = time.perf_counter() - t0
+    # the estimates of the cells left, scaled by how the finished ones compared with theirs
+    eta = elapsed / max(progress["done_s"], 1e-9) * progress["left_s"]
+    what = (f"{o.throughput:,.1f} {o.unit} (windows {min(o.windows):,.0f}-{max(o.windows):,.0f})"
+            if o.status == "success" and o.throughput and o.windows else f"FAILED: {o.reason}")
+    _say(f"[{n}/{total}] {o.cell}: {what}, {o.seconds:.0f} s; elapsed {elapsed / 60:.1f} min, ETA {eta / 60:.1f} min")
+    return o
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""BERT (base 12x768, large 24x1024) as throughput-only models: SQuAD v1.1 fine-tuning at 384 tokens,
+masked LM + next sentence pre-training at 128 and 512 (model.workload). The registered models are
+reference_models.bert_base and reference_models.bert_large; this package holds what they share.
+
+    python -m harness.train model=bert_large mode=throughput precision=amp
+"""
+from harness.interface import ModelSpec
+from reference_models.bert.options import BertOptions
+
+
+def build(ctx):
+    from reference_models.bert.benchmark import BertBenchmark
+
+    return BertBenchmark(ctx)
+
+
+def spec(name: str, summary: str) -> ModelSpec:
+    return ModelSpec(name=name, options=BertOptions, sample_unit="sequences", build=build, summary=summary)

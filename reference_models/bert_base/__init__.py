@@ -1,0 +1,8 @@
+"""BERT-base (12 layers, 768 wide, 12 heads; 110M parameters) as NVIDIA's DeepLearningExamples trains
+it, throughput only: conf/model/bert_base.yaml.
+
+    python -m harness.train model=bert_base mode=throughput precision=amp
+"""
+from reference_models.bert import spec
+
+SPEC = spec("bert_base", "BERT-base: SQuAD v1.1 fine-tuning or MLM+NSP pre-training, sequences/s")

@@ -1,0 +1,76 @@
+"""What the throughput-only models (BERT, Transformer-XL, Tacotron2, WaveGlow) share: a run of
+synthetic batches of real shape, Adam(W) through PyTorch's fused kernel on CUDA, an optional
+torch.compile, and the hyperparameters every such run logs.
+
+    python -m harness.train model=bert_large mode=throughput precision=amp
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterator, Optional, Sequence
+
+import torch
+
+from harness.errors import ConfigError
+from harness.interface import RunContext
+
+NO_DECAY = ("bias", "norm")  # BERT's rule: no weight decay on biases and LayerNorms
+
+
+def choice(value: Any, allowed: Sequence[str], key: str) -> str:
+    """A string option held to its choices, with the one-line error a user can act on."""
+    name = str(getattr(value, "name", value))
+    if name not in allowed:
+        raise ConfigError(f"{key}={name} is not an option; choose one of: {', '.join(allowed)}")
+    return name
+
+
+def adam(model: torch.nn.Module, device: torch.device, lr: float, betas: tuple[float, float], eps: float,
+         weight_decay: float = 0.0) -> torch.optim.Optimizer:
+    """AdamW over every parameter, weight decay off for biases and norms; one fused kernel on CUDA
+    (the CPU has no fused Adam)."""
+    decay, plain = [], []
+    for name, p in model.named_parameters():
+        if p.requires_grad:
+            (plain if weight_decay == 0 or any(n in name for n in NO_DECAY) else decay).append(p)
+    groups = [g for g in ({"params": decay, "weight_decay": weight_decay}, {"params": plain, "weight_decay": 0.0})
+              if g["params"]]
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps, fused=device.type == "cuda")
+
+
+class SyntheticBenchmark:
+    """A throughput-only model built for one run: random batches made once on the device and reused,
+    so that a window measures training alone. Subclasses set `model`, `optimizer`, `grad_clip_norm`
+    and `batches` (one or a cycle of several) and define `loss`."""
+
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    lr_scheduler: Optional[Any] = None  # no convergence target: a schedule would change nothing measured
+    grad_clip_norm: Optional[float] = None
+    batches: Sequence[Any] = ()
+
+    def __init__(self, ctx: RunContext, workload: Optional[str] = None):
+        self.ctx, self.hp, self.device = ctx, ctx.cfg.model, ctx.device
+        self.workload = workload
+        self.global_batch = int(self.hp.batch_size) * ctx.world_size
+        self.generator = torch.Generator(device=ctx.device).manual_seed(ctx.seed)
+
+    def compile_if_asked(self, parts: Optional[Sequence[torch.nn.Module]] = None) -> None:
+        """model.compile=true on CUDA: Inductor fuses the elementwise work between the matmuls of the
+        model (or of `parts` of it); the compilation happens in the first steps, which warm-up must cover."""
+        if self.hp.get("compile") and self.device.type == "cuda":
+            for part in parts or [self.model]:
+                part.compile()
+
+    def hyperparameters(self) -> dict[str, Any]:
+        """A model with several benchmarked workloads names the one it ran (BERT's "squad384")."""
+        group = self.optimizer.param_groups[0]
+        workload = {"workload": self.workload} if self.workload else {}
+        return {"global_batch_size": self.global_batch, **workload, "opt_name": type(self.optimizer).__name__.lower(),
+                "opt_base_learning_rate": group["lr"], "parameters": sum(p.numel() for p in self.model.parameters())}
+
+    def steps_per_epoch(self) -> int:
+        return int(self.ctx.cfg.throughput_steps)
+
+    def train_batches(self, epoch: int) -> Iterator[Any]:
+        return itertools.cycle(self.batches)

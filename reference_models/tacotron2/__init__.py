@@ -1,0 +1,17 @@
+"""Tacotron 2 on LJSpeech as NVIDIA's DeepLearningExamples trains it, throughput only (mel frames/s):
+conf/model/tacotron2.yaml.
+
+    python -m harness.train model=tacotron2 mode=throughput precision=amp
+"""
+from harness.interface import ModelSpec
+from reference_models.tacotron2.options import Tacotron2Options
+
+
+def build(ctx):
+    from reference_models.tacotron2.benchmark import Tacotron2Benchmark
+
+    return Tacotron2Benchmark(ctx)
+
+
+SPEC = ModelSpec(name="tacotron2", options=Tacotron2Options, sample_unit="mel frames", build=build,
+                 summary="Tacotron 2 text-to-mel on LJSpeech shapes, mel frames/s")

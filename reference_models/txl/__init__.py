@@ -1,0 +1,18 @@
+"""Transformer-XL as NVIDIA's DeepLearningExamples WikiText-103 configurations (base: 16 x 512, large:
+18 x 1024), throughput only. The registered models are reference_models.txl_base and
+reference_models.txl_large; this package holds what they share.
+
+    python -m harness.train model=txl_base mode=throughput precision=amp
+"""
+from harness.interface import ModelSpec
+from reference_models.txl.options import TXLOptions
+
+
+def build(ctx):
+    from reference_models.txl.benchmark import TXLBenchmark
+
+    return TXLBenchmark(ctx)
+
+
+def spec(name: str, summary: str) -> ModelSpec:
+    return ModelSpec(name=name, options=TXLOptions, sample_unit="tokens", build=build, summary=summary)

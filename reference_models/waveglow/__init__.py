@@ -1,0 +1,17 @@
+"""WaveGlow on LJSpeech as NVIDIA's DeepLearningExamples trains it, throughput only (audio samples/s):
+conf/model/waveglow.yaml.
+
+    python -m harness.train model=waveglow mode=throughput precision=amp
+"""
+from harness.interface import ModelSpec
+from reference_models.waveglow.options import WaveGlowOptions
+
+
+def build(ctx):
+    from reference_models.waveglow.benchmark import WaveGlowBenchmark
+
+    return WaveGlowBenchmark(ctx)
+
+
+SPEC = ModelSpec(name="waveglow", options=WaveGlowOptions, sample_unit="samples", build=build,
+                 summary="WaveGlow mel-to-audio flow on LJSpeech shapes, audio samples/s")

@@ -1,0 +1,85 @@
+"""A suite model's own modules and batches in a bare PyTorch loop: what `harness.train` would measure
+without its loop, meter, progress, telemetry and logs. Set beside the harness's figure for the same
+model and settings, the gap is the harness's cost.
+
+    python scripts/lab/plain_loop.py model=txl_large precision=amp
+    python scripts/lab/plain_loop.py model=tacotron2 precision=amp --warmup 3 --steps 6
+    python scripts/lab/plain_loop.py model=bert_base +debug=bert_base device=cpu --warmup 1 --steps 2   # tiny, CPU
+
+The model, optimizer, precision and batches come from harness.run.build.build_run, as a run builds
+them (one rank, no DDP); each step is autocast forward, (scaled) backward, gradient clipping when the
+model asks for it, optimizer step and zero_grad. Prints one JSON line: the model's unit per second as
+the median of --repeats windows of --steps steps after --warmup steps, each window closed by a
+device synchronisation.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+from omegaconf import OmegaConf  # noqa: E402
+
+from harness import registry  # noqa: E402
+from harness.config import compose  # noqa: E402
+from harness.run.build import build_run, context_for, device_sync  # noqa: E402
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("overrides", nargs="*", help="harness config overrides: model=..., precision=..., model.*=...")
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--repeats", type=int, default=3)
+    args = p.parse_args()
+
+    cfg = compose([*args.overrides, "mode=throughput", "seed=1"])
+    OmegaConf.resolve(cfg)
+    spec = registry.get(str(cfg.model.name))
+    run = build_run(cfg, context_for(cfg))
+    bench, precision = run.bench, run.precision
+    scaler, opt = precision.scaler, bench.optimizer
+    batches = iter(bench.train_batches(1))
+    sync = device_sync(run.ctx.device)
+
+    def step() -> int:
+        with precision.autocast():
+            loss, samples = bench.loss(next(batches))
+        (scaler.scale(loss) if scaler else loss).backward()
+        if bench.grad_clip_norm is not None:
+            if scaler:
+                scaler.unscale_(opt)
+            torch.nn.utils.clip_grad_norm_(bench.model.parameters(), bench.grad_clip_norm)
+        if scaler:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
+        opt.zero_grad(set_to_none=True)
+        return samples
+
+    for _ in range(args.warmup):
+        step()
+    windows = []
+    for _ in range(args.repeats):
+        sync()
+        t0 = time.perf_counter()
+        counted = sum(step() for _ in itertools.repeat(None, args.steps))
+        sync()
+        windows.append(counted / (time.perf_counter() - t0))
+    print(json.dumps({"script": "plain_loop", "model": spec.name, "precision": str(cfg.precision),
+                      "device": str(run.ctx.device), "batch_size": int(cfg.model.batch_size),
+                      "unit": f"{spec.sample_unit}/s", "throughput": statistics.median(windows), "windows": windows,
+                      "overrides": args.overrides, "torch": torch.__version__}))
+
+
+if __name__ == "__main__":
+    main()

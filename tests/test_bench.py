@@ -1,0 +1,120 @@
+"""python -m harness.bench: the matrix, one process per cell, failed cells recorded, resume and budget,
+the tables; and --smoke, every suite model at its debug preset on the CPU."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.bench import _parser, default_gpus, plan
+from harness.bench_suite import Cell, suite_models
+from tests.helpers import run_cli
+
+
+def test_the_default_matrix_is_the_registered_suite_in_fp32_and_amp_on_each_power_of_two():
+    assert default_gpus(1) == [1] and default_gpus(2) == [1, 2] and default_gpus(6) == [1, 2, 4]
+    assert suite_models()[:8] == ["bert_base", "bert_large", "txl_base", "txl_large", "tacotron2", "waveglow",
+                                  "gnmt", "ncf"]
+    cells = plan(_parser().parse_args([]), available=2)
+    assert len(cells) == len(suite_models()) * 2 * 2
+    assert {(c.precision, c.gpus) for c in cells} == {("fp32", 1), ("fp32", 2), ("amp", 1), ("amp", 2)}
+
+
+def test_a_cell_runs_the_real_scale_preset_with_windows_aimed_at_seconds():
+    gnmt = Cell("gnmt", None, "amp", 2).overrides("cuda", smoke=False, window_s=3.0, warmup_s=3.0, repeats=3)
+    assert {"model=gnmt", "dataset=wmt16", "mode=throughput", "precision=amp", "gpus=2", "model.batch_size=512",
+            "warmup_steps=60", "throughput_steps=60", "throughput_repeats=3"} <= set(gnmt)
+    bert = Cell("bert_large", "pretrain512", "fp32", 1).overrides("cuda", smoke=False, window_s=3.0, warmup_s=3.0,
+                                                                  repeats=3)
+    assert "model.workload=pretrain512" in bert and "throughput_steps=8" in bert and not any("dataset" in o for o in bert)
+    smoke = Cell("ncf", None, "fp32", 1).overrides("cpu", smoke=True, window_s=3.0, warmup_s=3.0, repeats=3)
+    assert {"+debug=ncf", "device=cpu", "warmup_steps=1", "throughput_steps=1"} <= set(smoke)
+    assert Cell("bert_large", "pretrain512", "amp", 2).name == "bert_large-pretrain512-amp-2gpu"
+
+
+def test_an_unknown_model_is_a_one_line_error(tmp_path):
+    out = run_cli("harness.bench", "--models", "bert_huge", "--out", str(tmp_path), cwd=tmp_path)
+    assert out.returncode == 2 and "unknown model 'bert_huge'" in out.stderr and len(out.stderr.splitlines()) == 1
+
+
+@pytest.mark.e2e
+def test_a_failed_cell_is_recorded_and_the_matrix_goes_on_then_resumes_within_a_budget(tmp_path):
+    env = {"HARNESS_MODELS": "tests.models.tputonly"}
+    args = ["harness.bench", "--models", "tputonly", "--precisions", "fp32", "amp", "--gpus", "1", "--device", "cpu",
+            "--window-s", "0.3", "--warmup-s", "0.3", "--repeats", "2", "--out", str(tmp_path / "b")]
+    out = run_cli(*args, cwd=tmp_path, env=env)
+    assert out.returncode == 1, out.stderr  # amp needs CUDA: that cell fails, the fp32 one still runs
+    lines = [json.loads(line) for line in (tmp_path / "b" / "bench.jsonl").read_text().splitlines()]
+    assert [(c["cell"], c["status"]) for c in lines] == [("tputonly-fp32-1gpu", "success"),
+                                                        ("tputonly-amp-1gpu", "failed")]
+    assert len(lines[0]["windows"]) == 2 and "precision=amp needs a CUDA device" in lines[1]["reason"]
+    failed = json.loads((tmp_path / "b" / "runs" / "tputonly-amp-1gpu" / "result.json").read_text())
+    assert failed["mode"] == "throughput" and failed["status"] == "failed"  # readable by the report
+    assert "ETA" in out.stdout and "[2/2]" in out.stdout
+    md = (tmp_path / "b" / "results.md").read_text()
+    assert "| tputonly | tputonly | CPU | fp32 | 1 |" in md and "## Failed cells" in md
+
+    again = run_cli(*args, "--resume", "--budget-min", "0.01", cwd=tmp_path, env=env)
+    assert again.returncode == 3 and "1 kept" in again.stdout and "--resume to continue" in again.stdout
+    assert len((tmp_path / "b" / "bench.jsonl").read_text().splitlines()) == 2  # nothing ran
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(900)
+def test_smoke_runs_every_suite_model_at_its_debug_preset_on_the_cpu(tmp_path):
+    out = run_cli("harness.bench", "--smoke", "--jobs", "2", "--out", str(tmp_path / "smoke"), cwd=tmp_path,
+                  timeout=900)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    cells = [json.loads(line) for line in (tmp_path / "smoke" / "bench.jsonl").read_text().splitlines()]
+    assert sorted(c["model"] for c in cells) == sorted(suite_models())
+    assert all(c["status"] == "success" and c["throughput"] > 0 and "+debug=" in c["command"] for c in cells)
+    assert (tmp_path / "smoke" / "results.md").is_file()
+
+
+def test_cells_side_by_side_hold_gpus_of_their_own_and_the_budget_stops_new_ones(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    import harness.bench as bench
+
+    held, lock, most = {}, threading.Lock(), [0]
+    busy: set[int] = set()
+
+    def fake_run_cell(cell, args, out, device, gpus):
+        with lock:
+            assert not busy & set(gpus) and len(gpus) == cell.gpus  # no GPU is lent twice
+            busy.update(gpus)
+            most[0] = max(most[0], len(busy))
+        held[cell.name] = list(gpus)
+        time.sleep(0.3)
+        with lock:
+            busy.difference_update(gpus)
+        return bench.Outcome(cell.name, cell.model, None, cell.precision, cell.gpus, "success", 1.0, "samples/s",
+                             [1.0], 0.3, None, "", "")
+
+    monkeypatch.setattr(bench, "run_cell", fake_run_cell)
+    args = bench._parser().parse_args(["--models", "ncf", "gnmt", "--jobs", "2"])
+    args.jobs = 2
+    cells = bench.plan(args, available=2)
+    assert [c.gpus for c in cells] == [1, 1, 1, 1, 2, 2, 2, 2]  # fewest GPUs first
+    outcomes, stopped, _ = bench._run_all(cells, [0.3] * 8, args, tmp_path, "cuda", gpu_count=2)
+    assert stopped == 0 and len(outcomes) == 8 and most[0] == 2  # two one-GPU cells ran side by side
+    assert sorted(map(tuple, (held[c.name] for c in cells[:4]))) == [(0,), (0,), (1,), (1,)]
+    assert all(sorted(held[c.name]) == [0, 1] for c in cells[4:])
+    args.budget_min = 0.3 * 2.5 / 60
+    outcomes, stopped, _ = bench._run_all(cells, [0.3] * 8, args, tmp_path, "cuda", gpu_count=2)
+    assert 0 < stopped < 8 and len(outcomes) == 8 - stopped
+
+
+def test_tables_only_rebuilds_the_tables_under_the_machine_that_ran_the_cells(tmp_path):
+    from harness.bench import main
+    from tests.results.test_bench_tables import write_run
+
+    for precision, tput in (("fp32", 100.0), ("amp", 250.0)):
+        write_run(tmp_path / "runs", "txl_large", precision, 1, [tput])
+    (tmp_path / "bench.json").write_text(json.dumps({"machine": "2x NVIDIA H200", "driver": "580.159.04",
+                                                     "command": "python -m harness.bench --gpus 1", "cells": []}))
+    assert main(["--tables-only", "--out", str(tmp_path)]) == 0
+    md = (tmp_path / "results.md").read_text()
+    assert md.startswith("# GPU benchmark suite: 2x NVIDIA H200") and "driver 580.159.04" in md
+    assert "- mean amp/fp32 on 1 GPU(s): 2.500x" in md and (tmp_path / "precision.png").is_file()
