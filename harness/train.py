@@ -160,8 +160,12 @@ def print_help(args: list[str]) -> int:
     """Every option of the harness and of the model named on the command line, with its documentation."""
     from harness.interface.options import describe
 
+    overrides = overrides_of(args)
     try:
-        cfg = compose(overrides_of(args))
+        name = next((o.split("=", 1)[1] for o in overrides if o.startswith("model=")), "ncf")
+        if registry.get(name).throughput_only and not any(o.startswith("mode=") for o in overrides):
+            overrides.append("mode=throughput")  # the only mode such a model has
+        cfg = compose(overrides)
     except ConfigError as err:
         print(f"harness.train: error: {err}", file=sys.stderr)
         return EXIT_USAGE
