@@ -13,6 +13,8 @@ FIXTURES = REPO.parent / "shared" / "fixtures" / "mlperf_v0.7_results"
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     """python -m <args>, as a user types it; output captured as text."""
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    # Stand-in models live in tests/ (HARNESS_MODELS=tests.models.*); a run from a temporary cwd must still import them.
+    full_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), full_env.get("PYTHONPATH", "")) if p)
     return subprocess.run(
         [sys.executable, "-m", *args], cwd=cwd or REPO, capture_output=True, text=True,
         timeout=timeout, env=full_env,
