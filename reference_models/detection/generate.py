@@ -36,14 +36,14 @@ CATEGORY_IDS = (1, 2, 3, 5, 7, 9)
 
 @dataclass(frozen=True)
 class GeneratorSpec:
-    train_images: int = 2000
-    val_images: int = 300
+    train_images: int = 1200
+    val_images: int = 200
     min_side: int = 112  # image width and height are drawn from [min_side, max_side]
     max_side: int = 144
     min_objects: int = 2
-    max_objects: int = 5
-    min_size: int = 14  # object extent in pixels
-    max_size: int = 60
+    max_objects: int = 4
+    min_size: int = 18  # object extent in pixels
+    max_size: int = 64
     min_visible: float = 0.6  # an object keeps at least this share of its area unoccluded
     jpeg_quality: int = 90
     seed: int = 0

@@ -29,6 +29,7 @@ from torchvision.models.detection.anchor_utils import AnchorGenerator
 from torchvision.models.detection.backbone_utils import BackboneWithFPN
 from torchvision.models.detection.faster_rcnn import FastRCNNPredictor, TwoMLPHead
 from torchvision.models.detection.mask_rcnn import MaskRCNNHeads, MaskRCNNPredictor
+from torchvision.ops import MultiScaleRoIAlign
 from torchvision.ops.feature_pyramid_network import LastLevelMaxPool
 from torchvision.ops.misc import FrozenBatchNorm2d
 
@@ -50,11 +51,13 @@ def build_model(hp: Any, num_classes: int) -> MaskRCNN:
     backbone = BackboneWithFPN(body, return_layers={f"layer{i}": str(i - 1) for i in stages},
                                in_channels_list=body.stage_channels, out_channels=hp.fpn_channels,
                                extra_blocks=LastLevelMaxPool())
-    levels = len(body.stage_channels) + 1
-    if len(hp.anchor_sizes) != levels:
-        raise ValueError(f"anchor_sizes needs one size per FPN level ({levels}), got {list(hp.anchor_sizes)}")
-    anchors = AnchorGenerator(tuple((int(s),) for s in hp.anchor_sizes), (tuple(float(r) for r in hp.anchor_ratios),) * levels)
+    n_levels = len(body.stage_channels) + 1
+    if len(hp.anchor_sizes) != n_levels:
+        raise ValueError(f"anchor_sizes needs one size per FPN level ({n_levels}), got {list(hp.anchor_sizes)}")
+    anchors = AnchorGenerator(tuple((int(s),) for s in hp.anchor_sizes),
+                              (tuple(float(r) for r in hp.anchor_ratios),) * n_levels)
     resolution = 7  # the box pooler's output side
+    levels = [str(i - 1) for i in stages]  # ROIs pool from P2..P5, not P6
     mask_layers = list(hp.mask_layers)
     return MaskRCNN(
         backbone, None, min_size=hp.min_size, max_size=hp.max_size,  # classes: the predictors below
@@ -62,6 +65,8 @@ def build_model(hp: Any, num_classes: int) -> MaskRCNN:
         rpn_pre_nms_top_n_train=hp.rpn_pre_nms_train, rpn_post_nms_top_n_train=hp.rpn_post_nms_train,
         rpn_pre_nms_top_n_test=hp.rpn_pre_nms_test, rpn_post_nms_top_n_test=hp.rpn_post_nms_test,
         rpn_batch_size_per_image=hp.rpn_batch_per_image,
+        box_roi_pool=MultiScaleRoIAlign(levels, resolution, hp.roi_sampling_ratio),
+        mask_roi_pool=MultiScaleRoIAlign(levels, 14, hp.roi_sampling_ratio),
         box_head=TwoMLPHead(hp.fpn_channels * resolution ** 2, hp.representation_size),
         box_predictor=FastRCNNPredictor(hp.representation_size, num_classes),
         box_batch_size_per_image=hp.box_batch_per_image, box_score_thresh=hp.box_score_threshold,

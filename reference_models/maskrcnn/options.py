@@ -58,6 +58,8 @@ class MaskRCNNOptions(ModelOptions):
     """Anchors sampled per image for the RPN loss."""
     box_batch_per_image: int = 512
     """Proposals sampled per image for the box and mask heads."""
+    roi_sampling_ratio: int = 2
+    """ROIAlign's sampling points per bin side (the reference's POOLER_SAMPLING_RATIO)."""
     representation_size: int = 1024
     """Width of the box head's two fully connected layers."""
     mask_layers: list[int] = field(default_factory=lambda: [256, 256, 256, 256])

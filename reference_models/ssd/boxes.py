@@ -1,8 +1,10 @@
 """SSD's default boxes, target assignment and detection decoding, on torchvision's building blocks.
 
 - Default boxes: torchvision's DefaultBoxGenerator with the reference's scales (21..315 px of 300),
-  steps (8, 16, 32, 64, 100, 300) and aspect ratios, clipped in (cx, cy, w, h) as the reference
-  clips them: the same 8,732 boxes, location-major where the reference is aspect-major.
+  steps (8, 16, 32, 64, 100, 300) and aspect ratios: the same 8,732 boxes, location-major where the
+  reference is aspect-major, once their centres are clamped to the image as the reference clamps them
+  (it clamps cx, cy, w and h to 0..1; torchvision only w and h, which moves the last row and column
+  of the 10x10 map, whose centres fall at 9.5 / 9.375 > 1).
 - Assignment: torchvision's SSDMatcher (each ground truth's best default box, then every default box
   with IoU >= 0.5; the reference takes IoU > 0.5, which differs only at exactly 0.5) and BoxCoder with
   weights (10, 10, 5, 5), the reference's scale_xy 0.1 and scale_wh 0.2.
@@ -22,7 +24,7 @@ import torch
 from torchvision.models.detection import _utils as det_utils
 from torchvision.models.detection.anchor_utils import DefaultBoxGenerator
 from torchvision.models.detection.image_list import ImageList
-from torchvision.ops import batched_nms, box_iou
+from torchvision.ops import batched_nms, box_convert, box_iou
 
 REFERENCE_SCALES = (21, 45, 99, 153, 207, 261, 315)
 REFERENCE_STEPS = (8, 16, 32, 64, 100, 300)
@@ -41,7 +43,8 @@ def default_boxes(image_size: int, feature_sizes: Sequence[int], scales: Sequenc
                                     steps=list(steps), clip=True)
     images = ImageList(torch.zeros(1, 3, image_size, image_size), [(image_size, image_size)])
     maps = [torch.zeros(1, 1, f, f) for f in feature_sizes]
-    return generator(images, maps)[0] / image_size
+    xywh = box_convert(generator(images, maps)[0] / image_size, "xyxy", "cxcywh").clamp(0, 1)
+    return box_convert(xywh, "cxcywh", "xyxy")
 
 
 def boxes_per_location(aspect_ratios: Sequence[Sequence[int]]) -> list[int]:
