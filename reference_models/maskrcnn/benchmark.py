@@ -63,6 +63,8 @@ class MaskRCNNBenchmark:
         else:
             num_classes = hp.synthetic.num_classes
         self.model = build_model(hp, num_classes).to(ctx.device)
+        if hp.channels_last:
+            self.model.backbone.to(memory_format=torch.channels_last)
 
         if self.synthetic:
             self._steps, self.n_train = ctx.cfg.throughput_steps, 0

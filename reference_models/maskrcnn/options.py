@@ -101,5 +101,7 @@ class MaskRCNNOptions(ModelOptions):
     """Images per evaluation batch on each rank (memory, not quality)."""
     workers: int = 4
     """DataLoader worker processes per rank (0: load in the training process)."""
+    channels_last: bool = False
+    """Backbone and FPN weights in NHWC: tensor-core convolutions without layout transposes (GPU with amp/bf16)."""
     synthetic: Synthetic = field(default_factory=Synthetic)
     """mode=throughput: the random images and targets."""

@@ -46,6 +46,8 @@ class SSDBenchmark:
                                list(hp.anchor_steps), [list(r) for r in hp.aspect_ratios])
         self.encoder = Encoder(dboxes, hp.match_iou)
         self.model.to(ctx.device)
+        self.memory_format = torch.channels_last if hp.channels_last else torch.contiguous_format
+        self.model.to(memory_format=self.memory_format)
 
         if self.synthetic:
             self._steps, self.n_train = ctx.cfg.throughput_steps, 0
@@ -118,7 +120,7 @@ class SSDBenchmark:
 
     def loss(self, batch: Batch) -> tuple[torch.Tensor, int]:
         images, gloc, glabel = batch
-        ploc, plabel = self.model(images)
+        ploc, plabel = self.model(images.contiguous(memory_format=self.memory_format))
         return ssd_loss(ploc, plabel, gloc, glabel, self.hp.negatives_per_positive), images.shape[0]
 
     @torch.no_grad()
@@ -133,7 +135,7 @@ class SSDBenchmark:
         category_of = self.val.category_of
         detections = []
         for images, image_ids, sizes in loader:
-            ploc, plabel = model(images.to(self.device, non_blocking=True))
+            ploc, plabel = model(images.to(self.device, non_blocking=True).contiguous(memory_format=self.memory_format))
             found = self.encoder.decode(ploc, plabel, hp.score_threshold, hp.nms_iou, hp.max_detections)
             for image_id, (h, w), (boxes, labels, scores) in zip(image_ids.tolist(), sizes.tolist(), found):
                 scale = torch.tensor([w, h, w, h], dtype=torch.float32)

@@ -78,5 +78,7 @@ class SSDOptions(ModelOptions):
     """Images per evaluation batch on each rank (memory, not quality)."""
     workers: int = 4
     """DataLoader worker processes per rank (0: load in the training process)."""
+    channels_last: bool = False
+    """Weights and images in NHWC: tensor-core convolutions without layout transposes (GPU with amp/bf16)."""
     synthetic: Synthetic = field(default_factory=Synthetic)
     """mode=throughput: the random targets."""
