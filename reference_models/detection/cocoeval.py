@@ -18,7 +18,7 @@ from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
 from harness.interface.gather import score_on_main
-from harness.interface.sharding import shard_range
+from harness.interface.sharding import bounds
 
 log = logging.getLogger("harness.cocoeval")
 IOU_TYPES = {"BBOX": "bbox", "SEGM": "segm"}
@@ -56,6 +56,9 @@ def evaluate_on_ranks(coco_gt: COCO, detections: Sequence[dict], parts: Sequence
     return score_on_main(list(detections), lambda everything: score_parts(coco_gt, everything, parts))
 
 
-def my_images(n: int, rank: int, world_size: int) -> range:
-    """This rank's evaluation images: a contiguous shard, all of them over all ranks, none twice."""
-    return shard_range(n, rank, world_size)
+def my_images(n: int, rank: int, world_size: int, batch: int = 1) -> range:
+    """This rank's evaluation images: a contiguous run of whole batches of the one-rank order, so that
+    every image is batched with the same neighbours whatever the world size (a batch is padded to its
+    largest image, which moves a detector's outputs), all images over all ranks, none twice."""
+    first, stop = bounds(-(-n // batch), rank, world_size)
+    return range(first * batch, min(stop * batch, n))

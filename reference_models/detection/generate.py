@@ -42,7 +42,7 @@ class GeneratorSpec:
     max_side: int = 144
     min_objects: int = 2
     max_objects: int = 4
-    min_size: int = 18  # object extent in pixels
+    min_size: int = 20  # object extent in pixels
     max_size: int = 64
     min_visible: float = 0.6  # an object keeps at least this share of its area unoccluded
     jpeg_quality: int = 90

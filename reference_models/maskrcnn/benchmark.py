@@ -157,7 +157,7 @@ class MaskRCNNBenchmark:
         """{"BBOX": box mAP, "SEGM": mask mAP} over val2017, COCO@[0.5:0.95]; the same on every rank."""
         model = getattr(self.model, "module", self.model)
         broadcast_buffers(model)
-        shard = Subset(self.val, my_images(len(self.val), self.rank, self.world_size))
+        shard = Subset(self.val, my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size))
         loader = DataLoader(shard, batch_size=self.hp.eval_batch_size, num_workers=self.hp.workers,
                             collate_fn=as_lists, pin_memory=self.device.type == "cuda")
         category_of = self.val.category_of

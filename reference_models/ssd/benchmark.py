@@ -129,7 +129,7 @@ class SSDBenchmark:
         model = getattr(self.model, "module", self.model)
         broadcast_buffers(model)
         hp = self.hp
-        shard = Subset(self.val, my_images(len(self.val), self.rank, self.world_size))
+        shard = Subset(self.val, my_images(len(self.val), self.rank, self.world_size, hp.eval_batch_size))
         loader = DataLoader(shard, batch_size=hp.eval_batch_size, num_workers=hp.workers,
                             pin_memory=self.device.type == "cuda")
         category_of = self.val.category_of

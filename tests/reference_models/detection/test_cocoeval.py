@@ -36,5 +36,7 @@ def test_no_detections_score_zero_and_missed_images_count(gt):
     assert 0.0 < score_parts(gt, some, ["BBOX"])["BBOX"] < 1.0
 
 
-def test_rank_shards_cover_every_image_once():
+def test_rank_shards_are_whole_batches_covering_every_image_once():
     assert [i for r in range(3) for i in my_images(10, r, 3)] == list(range(10))
+    shards = [list(my_images(10, r, 2, batch=4)) for r in range(2)]
+    assert shards == [[0, 1, 2, 3, 4, 5, 6, 7], [8, 9]]  # batches 0-3, 4-7 | 8-9, as one rank batches them
