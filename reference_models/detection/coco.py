@@ -86,6 +86,20 @@ class Target:
         return torch.from_numpy(np.stack(out))
 
 
+def training_loader(train: "CocoSplit", num_classes: int, ctx: Any, batch_size: int, workers: int,
+                    collate: Optional[Callable] = None) -> Any:
+    """This rank's loader over the training split (harness.interface.loader), after checking that the
+    split has the evaluation split's categories and fills at least one global batch."""
+    from harness.interface.loader import make_loader
+
+    if train.num_classes != num_classes:
+        raise DataError(f"train2017 has {train.num_classes - 1} categories, val2017 {num_classes - 1}")
+    loader = make_loader(train, ctx, batch_size=batch_size, workers=workers, collate=collate)
+    if len(loader) == 0:
+        raise DataError(f"{len(train)} training images cannot fill one global batch of {batch_size * ctx.world_size}")
+    return loader
+
+
 class CocoSplit(Dataset):
     """One split of a COCO-format dataset: (PIL image, Target) pairs, then `transform` applied to them.
 

@@ -15,9 +15,8 @@ from torch.utils.data import DataLoader, Subset
 from torchvision.transforms.functional import pil_to_tensor
 from pycocotools import mask as mask_utils
 
-from harness.interface import DataError, RunContext, scaled_learning_rate
+from harness.interface import RunContext, scaled_learning_rate
 from harness.interface.gather import broadcast_buffers
-from harness.interface.loader import make_loader
 from reference_models.detection import coco
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.schedule import WarmupMultiStep
@@ -72,13 +71,9 @@ class MaskRCNNBenchmark:
         else:
             train = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability), keep_empty=False,
                                    with_polygons=True)
-            if train.num_classes != num_classes:
-                raise DataError(f"train2017 has {train.num_classes - 1} categories, val2017 {num_classes - 1}")
             self.n_train = len(train)
-            self.loader = make_loader(train, ctx, batch_size=hp.batch_size, workers=hp.workers, collate=as_lists)
+            self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers, as_lists)
             self._steps = len(self.loader)
-            if self._steps == 0:
-                raise DataError(f"{len(train)} training images cannot fill one global batch of {self.global_batch}")
 
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
         weights = [p for n, p in self.model.named_parameters() if p.requires_grad and not n.endswith(".bias")]

@@ -11,9 +11,8 @@ from typing import Any, Iterator
 import torch
 from torch.utils.data import DataLoader, Subset
 
-from harness.interface import DataError, RunContext, scaled_learning_rate
+from harness.interface import RunContext, scaled_learning_rate
 from harness.interface.gather import broadcast_buffers
-from harness.interface.loader import make_loader
 from reference_models.detection import coco
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.resnet import load_weights
@@ -56,13 +55,9 @@ class SSDBenchmark:
             train = coco.CocoSplit(ctx.data_dir, "train",
                                    TrainTransform(self.encoder, hp.image_size, hp.max_samples, hp.color_jitter),
                                    keep_empty=False, include_crowd=True)
-            if train.num_classes != num_classes:
-                raise DataError(f"train2017 has {train.num_classes - 1} categories, val2017 {num_classes - 1}")
             self.n_train = len(train)
-            self.loader = make_loader(train, ctx, batch_size=hp.batch_size, workers=hp.workers, shuffle=True)
+            self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers)
             self._steps = len(self.loader)
-            if self._steps == 0:
-                raise DataError(f"{len(train)} training images cannot fill one global batch of {self.global_batch}")
 
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=self.lr, momentum=hp.momentum,
