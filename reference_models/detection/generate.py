@@ -4,7 +4,8 @@ It writes exactly the layout of COCO 2017 (annotations/instances_{train,val}2017
 {train,val}2017/<12-digit id>.jpg), so the loader that reads real COCO reads it unchanged. Each image
 has a textured, noisy background with clutter and several objects of six categories (circle, square,
 triangle, star, cross, diamond) of varied sizes, each filled with its own texture (solid with noise,
-stripes, checks or a gradient) and partly hidden by the objects drawn after it. The annotations are
+stripes, checks or a gradient) in shades of its category's hue, and partly hidden by the objects
+drawn after it. The annotations are
 COCO's: polygon segmentations of what is visible (one or more polygons per object), the box and area
 of that visible region as pycocotools computes them, iscrowd 0, and a categories list with COCO's
 fields and gaps in its ids. Written once per parameter set through harness.interface.generated
@@ -29,7 +30,7 @@ from harness.interface import generated
 from reference_models.detection import shapes
 
 GENERATOR = "reference_models.detection.generate"
-VERSION = 1
+VERSION = 2  # 2: each category's objects in shades of its own hue
 # COCO's category ids have gaps (1..90 for 80 classes); these do too, so the label map is exercised.
 CATEGORY_IDS = (1, 2, 3, 5, 7, 9)
 
@@ -53,9 +54,10 @@ def categories() -> list[dict]:
     return [{"supercategory": "shape", "id": cid, "name": name} for cid, name in zip(CATEGORY_IDS, shapes.KINDS)]
 
 
-def _color(rng: np.random.Generator, saturated: bool) -> np.ndarray:
-    """An RGB colour: saturated and bright for objects, muted for backgrounds."""
-    hue = rng.uniform(0, 6)
+def _color(rng: np.random.Generator, saturated: bool, hue: float | None = None) -> np.ndarray:
+    """An RGB colour: saturated and bright for objects (around `hue`, in sixths of the circle, when
+    given), muted for backgrounds."""
+    hue = rng.uniform(0, 6) if hue is None else (hue + rng.uniform(-0.2, 0.2)) % 6
     sat, val = (rng.uniform(0.5, 1.0), rng.uniform(0.55, 1.0)) if saturated else (rng.uniform(0, 0.3), rng.uniform(0.2, 0.8))
     c = val * sat
     x = c * (1 - abs(hue % 2 - 1))
@@ -63,9 +65,10 @@ def _color(rng: np.random.Generator, saturated: bool) -> np.ndarray:
     return (np.array(rgb) + (val - c)) * 255
 
 
-def _texture(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
-    """A full-canvas texture for one object: solid, stripes, checks or a gradient, with noise."""
-    a, b = _color(rng, True), _color(rng, True)
+def _texture(rng: np.random.Generator, h: int, w: int, hue: float) -> np.ndarray:
+    """A full-canvas texture for one object: solid, stripes, checks or a gradient, with noise, in two
+    shades of its category's hue (colour helps, as it does in real photographs; shape decides)."""
+    a, b = _color(rng, True, hue), _color(rng, True, hue)
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     style = rng.integers(4)
     if style == 0:
@@ -159,7 +162,8 @@ def _image(rng: np.random.Generator, spec: GeneratorSpec) -> tuple[Image.Image, 
         stencil = Image.new("L", (w, h), 0)
         ImageDraw.Draw(stencil).polygon([tuple(p) for p in obj.outline], fill=255)
         inside = np.asarray(stencil)[..., None] > 0
-        canvas = np.where(inside, _texture(rng, h, w), canvas)
+        hue = float(shapes.KINDS.index(obj.kind))  # one sixth of the colour circle per category
+        canvas = np.where(inside, _texture(rng, h, w, hue), canvas)
     return Image.fromarray(np.clip(canvas, 0, 255).astype(np.uint8)), objs
 
 
