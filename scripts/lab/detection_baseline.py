@@ -64,8 +64,10 @@ def main() -> None:
     if world > 1:
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
     if args.model == "maskrcnn":
-        model = torchvision.models.detection.maskrcnn_resnet50_fpn(weights=None, weights_backbone=None)
         h, w = args.height or 800, args.width or 1216
+        # the model's own resize keeps these shapes (800x1216 is what its defaults, 800/1333, make of COCO)
+        model = torchvision.models.detection.maskrcnn_resnet50_fpn(weights=None, weights_backbone=None,
+                                                                   min_size=min(h, w), max_size=max(1333, h, w))
     else:
         model = torchvision.models.detection.ssd300_vgg16(weights=None, weights_backbone=None)
         h, w = args.height or 300, args.width or 300
