@@ -5,7 +5,8 @@
 `score_on_main` gathers every rank's list of picklable items to rank 0 (in rank order), calls
 `score` there once on the concatenation, and broadcasts the result, so that a metric that is not a
 sum (BLEU, COCO mAP) is computed once over the whole evaluation set, exactly as one rank would.
-`sum_over_ranks` adds counts (hits, correct predictions) in place. With one rank both are plain calls.
+`sum_over_ranks` adds counts (hits, correct predictions) in place; `broadcast_buffers` gives every rank
+rank 0's batch-norm statistics before an evaluation. With one rank all are plain calls.
 """
 from __future__ import annotations
 
@@ -53,3 +54,11 @@ def sum_over_ranks(tensor: torch.Tensor) -> torch.Tensor:
     if _distributed():
         dist.all_reduce(tensor)  # sync point
     return tensor
+
+
+def broadcast_buffers(module: torch.nn.Module) -> None:
+    """Rank 0's buffers (batch-norm running statistics) on every rank, before an evaluation that every
+    rank shares: each rank's statistics drift apart with its own batches between DDP's broadcasts."""
+    if _distributed():
+        for buffer in module.buffers():
+            dist.broadcast(buffer, src=0)  # sync point

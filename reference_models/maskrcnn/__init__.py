@@ -1,0 +1,38 @@
+"""Mask R-CNN ResNet-50-FPN on COCO 2017 as MLPerf's object_detection benchmark ran it (v0.7), to box mAP
+0.377 and mask mAP 0.339 together.
+
+    python -m harness.train model=maskrcnn seed=1                                  # embedded shapes, CPU
+    python -m harness.train model=maskrcnn dataset=maskrcnn_coco2017 seed=1        # real COCO 2017
+    python -m harness.train model=maskrcnn dataset=maskrcnn_coco2017 mode=throughput precision=amp
+"""
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec
+from reference_models.maskrcnn.options import MaskRCNNOptions
+
+
+def prepare(cfg):
+    from reference_models.detection.coco import prepare as find_or_generate
+
+    return find_or_generate(cfg)
+
+
+def build(ctx):
+    from reference_models.maskrcnn.benchmark import MaskRCNNBenchmark
+
+    return MaskRCNNBenchmark(ctx)
+
+
+SPEC = ModelSpec(
+    name="maskrcnn",
+    options=MaskRCNNOptions,
+    sample_unit="images",
+    build=build,
+    summary="Mask R-CNN ResNet-50-FPN detection and segmentation on COCO 2017, box and mask mAP",
+    task=MLPerfTask(
+        benchmark="maskrcnn",
+        quality=QualitySpec("mAP", parts=("BBOX", "SEGM")),
+        ruleset="0.7.0",
+        rules_file=None,  # the official training_0.7.0 rules (closed_maskrcnn.yaml) apply
+        real_dataset="maskrcnn_coco2017",
+        prepare=prepare,
+    ),
+)

@@ -1,0 +1,169 @@
+"""Mask R-CNN plugged into the harness: COCO through pycocotools with polygon masks, flips only, SGD with
+warm-up and two decay steps, COCO box and mask mAP on every rank's share of val2017 scored on rank 0.
+
+    python -m harness.train model=maskrcnn seed=1
+"""
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Any, Iterator
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Subset
+from torchvision.transforms.functional import pil_to_tensor
+from pycocotools import mask as mask_utils
+
+from harness.interface import RunContext, scaled_learning_rate
+from harness.interface.gather import broadcast_buffers
+from reference_models.detection import coco
+from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
+from reference_models.detection.schedule import WarmupMultiStep
+from reference_models.maskrcnn.model import build_model
+
+Batch = tuple[list[torch.Tensor], list[dict[str, torch.Tensor]]]
+
+
+class TrainTransform:
+    """(PIL image, Target) -> (image in 0..1, torchvision target with boxes, labels and masks), flipped
+    with probability p; resizing and normalisation happen inside the model (GeneralizedRCNNTransform)."""
+
+    def __init__(self, flip_probability: float):
+        self.p = flip_probability
+
+    def __call__(self, image, target: coco.Target) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        pixels = pil_to_tensor(image).float().div_(255)
+        boxes, masks = target.boxes.clone(), target.masks()
+        if random.random() < self.p:
+            pixels, masks = pixels.flip(-1), masks.flip(-1)
+            w = target.size[1]
+            boxes = torch.stack([w - boxes[:, 2], boxes[:, 1], w - boxes[:, 0], boxes[:, 3]], dim=1)
+        return pixels, {"boxes": boxes, "labels": target.labels, "masks": masks}
+
+
+def eval_transform(image, target: coco.Target) -> tuple[torch.Tensor, int]:
+    return pil_to_tensor(image).float().div_(255), target.image_id
+
+
+def as_lists(batch: list) -> tuple:
+    return tuple(list(x) for x in zip(*batch))
+
+
+class MaskRCNNBenchmark:
+    def __init__(self, ctx: RunContext):
+        hp = self.hp = ctx.cfg.model
+        self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
+        self.synthetic = ctx.synthetic
+        self.global_batch = hp.batch_size * ctx.world_size
+        if not self.synthetic:
+            self.val = coco.CocoSplit(ctx.data_dir, "val", eval_transform, keep_empty=True)
+            num_classes = self.val.num_classes
+        else:
+            num_classes = hp.synthetic.num_classes
+        self.model = build_model(hp, num_classes).to(ctx.device)
+        if hp.channels_last:
+            self.model.backbone.to(memory_format=torch.channels_last)
+
+        if self.synthetic:
+            self._steps, self.n_train = ctx.cfg.throughput_steps, 0
+            self._synthetic = self._synthetic_batch(ctx.shared_seed, num_classes)
+        else:
+            train = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability), keep_empty=False,
+                                   with_polygons=True)
+            self.n_train = len(train)
+            self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers, as_lists)
+            self._steps = len(self.loader)
+
+        self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
+        weights = [p for n, p in self.model.named_parameters() if p.requires_grad and not n.endswith(".bias")]
+        biases = [p for n, p in self.model.named_parameters() if p.requires_grad and n.endswith(".bias")]
+        self.optimizer = torch.optim.SGD(
+            [{"params": weights, "weight_decay": hp.weight_decay},
+             {"params": biases, "lr": self.lr * hp.bias_lr_factor, "weight_decay": 0.0}],
+            lr=self.lr, momentum=hp.momentum)
+        # steps are given at the reference batch: at another global batch they fall after as many images
+        per = hp.lr_reference_batch / self.global_batch
+        self.warmup_steps = max(1, round(hp.lr_warmup_steps * per))
+        self.decay_steps = [max(1, round(s * per)) for s in hp.lr_decay_steps]
+        self.schedule = WarmupMultiStep(self.warmup_steps, hp.lr_warmup_factor, tuple(self.decay_steps),
+                                        hp.lr_decay_factor)
+        self.lr_scheduler = self.schedule.scheduler(self.optimizer)
+        self.grad_clip_norm = None
+
+    def hyperparameters(self) -> dict[str, Any]:
+        hp = self.hp
+        return {  # every key of closed_maskrcnn.yaml (ruleset 0.7.0), as the reference logs them
+            "global_batch_size": self.global_batch,
+            "num_image_candidates": hp.rpn_post_nms_train * hp.batch_size,  # per rank batch, as the reference's
+            "opt_name": "sgd_with_momentum",
+            "opt_base_learning_rate": self.lr,
+            "opt_weight_decay": hp.weight_decay,
+            "opt_learning_rate_warmup_steps": self.warmup_steps,
+            "opt_learning_rate_warmup_factor": hp.lr_warmup_factor,
+            "opt_learning_rate_decay_factor": hp.lr_decay_factor,
+            "opt_learning_rate_decay_steps": self.decay_steps,
+            "min_image_size": hp.min_size,
+            "max_image_size": hp.max_size,
+        }
+
+    def steps_per_epoch(self) -> int:
+        return self._steps
+
+    def train_samples(self) -> int:
+        return self.n_train
+
+    def eval_samples(self) -> int:
+        return 0 if self.synthetic else len(self.val)
+
+    def train_batches(self, epoch: int) -> Iterator[Batch]:
+        if self.synthetic:
+            yield from itertools.repeat(self._synthetic)
+            return
+        dev = self.device
+        for images, targets in self.loader.epoch(epoch):
+            yield ([im.to(dev, non_blocking=True) for im in images],
+                   [{k: v.to(dev, non_blocking=True) for k, v in t.items()} for t in targets])
+
+    def _synthetic_batch(self, seed: int, num_classes: int) -> Batch:
+        """Random images of the configured shape with random boxes and rectangular masks, on the device."""
+        syn, gen = self.hp.synthetic, torch.Generator().manual_seed(seed)
+        h, w = syn.height, syn.width
+        images, targets = [], []
+        for _ in range(self.hp.batch_size):
+            xy = torch.rand(syn.objects, 2, generator=gen) * torch.tensor([w * 0.7, h * 0.7])
+            wh = 16 + torch.rand(syn.objects, 2, generator=gen) * torch.tensor([w * 0.3, h * 0.3])
+            boxes = torch.cat([xy, xy + wh], dim=1)
+            masks = torch.zeros(syn.objects, h, w, dtype=torch.uint8)
+            for m, (x1, y1, x2, y2) in zip(masks, boxes.int().tolist()):
+                m[y1:y2, x1:x2] = 1
+            images.append(torch.rand(3, h, w, generator=gen).to(self.device))
+            targets.append({"boxes": boxes.to(self.device), "masks": masks.to(self.device),
+                            "labels": torch.randint(1, num_classes, (syn.objects,), generator=gen).to(self.device)})
+        return images, targets
+
+    def loss(self, batch: Batch) -> tuple[torch.Tensor, int]:
+        images, targets = batch
+        losses = self.model(images, targets)
+        return sum(v.float() for v in losses.values()), len(images)
+
+    @torch.no_grad()
+    def evaluate(self, epoch: int) -> dict[str, float]:
+        """{"BBOX": box mAP, "SEGM": mask mAP} over val2017, COCO@[0.5:0.95]; the same on every rank."""
+        model = getattr(self.model, "module", self.model)
+        broadcast_buffers(model)
+        shard = Subset(self.val, my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size))
+        loader = DataLoader(shard, batch_size=self.hp.eval_batch_size, num_workers=self.hp.workers,
+                            collate_fn=as_lists, pin_memory=self.device.type == "cuda")
+        category_of = self.val.category_of
+        detections = []
+        for images, image_ids in loader:
+            for image_id, found in zip(image_ids, model([im.to(self.device, non_blocking=True) for im in images])):
+                masks = (found["masks"][:, 0] > 0.5).cpu().numpy().astype(np.uint8)
+                rles = mask_utils.encode(np.asfortranarray(masks.transpose(1, 2, 0))) if len(masks) else []
+                for (x1, y1, x2, y2), label, score, rle in zip(found["boxes"].tolist(), found["labels"].tolist(),
+                                                               found["scores"].tolist(), rles):
+                    rle["counts"] = rle["counts"].decode("ascii")  # a str pickles and prints as COCO's results do
+                    detections.append({"image_id": image_id, "category_id": category_of[label], "score": score,
+                                       "bbox": [x1, y1, x2 - x1, y2 - y1], "segmentation": rle})
+        return evaluate_on_ranks(self.val.coco, detections, ["BBOX", "SEGM"])

@@ -1,0 +1,37 @@
+"""SSD300-ResNet34 on COCO 2017 as MLPerf's single_stage_detector benchmark ran it (v0.7), to box mAP 0.23.
+
+    python -m harness.train model=ssd seed=1                                   # embedded COCO-format shapes, CPU
+    python -m harness.train model=ssd dataset=ssd_coco2017 seed=1              # real COCO 2017, reference scale
+    python -m harness.train model=ssd dataset=ssd_coco2017 mode=throughput precision=amp
+"""
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec
+from reference_models.ssd.options import SSDOptions
+
+
+def prepare(cfg):
+    from reference_models.detection.coco import prepare as find_or_generate
+
+    return find_or_generate(cfg)
+
+
+def build(ctx):
+    from reference_models.ssd.benchmark import SSDBenchmark
+
+    return SSDBenchmark(ctx)
+
+
+SPEC = ModelSpec(
+    name="ssd",
+    options=SSDOptions,
+    sample_unit="images",
+    build=build,
+    summary="SSD300-ResNet34 object detection on COCO 2017, box mAP",
+    task=MLPerfTask(
+        benchmark="ssd",
+        quality=QualitySpec("mAP"),
+        ruleset="0.7.0",
+        rules_file=None,  # the official training_0.7.0 rules (closed_ssd.yaml) apply
+        real_dataset="ssd_coco2017",
+        prepare=prepare,
+    ),
+)

@@ -1,0 +1,141 @@
+"""SSD plugged into the harness: COCO through pycocotools, the reference's augmentation and loss, SGD
+with warm-up and step decay, COCO box mAP on every rank's share of val2017 scored once on rank 0.
+
+    python -m harness.train model=ssd seed=1
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterator
+
+import torch
+from torch.utils.data import DataLoader, Subset
+
+from harness.interface import RunContext, scaled_learning_rate
+from harness.interface.gather import broadcast_buffers
+from reference_models.detection import coco
+from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
+from reference_models.detection.resnet import load_weights
+from reference_models.detection.schedule import WarmupMultiStep
+from reference_models.ssd.boxes import Encoder, boxes_per_location, default_boxes
+from reference_models.ssd.loss import ssd_loss
+from reference_models.ssd.model import SSD300
+from reference_models.ssd.transforms import EvalTransform, TrainTransform
+
+Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+class SSDBenchmark:
+    def __init__(self, ctx: RunContext):
+        hp = self.hp = ctx.cfg.model
+        self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
+        self.synthetic = ctx.synthetic
+        self.global_batch = hp.batch_size * ctx.world_size
+        if not self.synthetic:
+            self.val = coco.CocoSplit(ctx.data_dir, "val", EvalTransform(hp.image_size), keep_empty=True,
+                                      include_crowd=True)
+            num_classes = self.val.num_classes
+        else:
+            num_classes = hp.synthetic.num_classes
+        self.model = SSD300(num_classes, boxes_per_location(hp.aspect_ratios), hp.backbone_layers,
+                            hp.backbone_widths, hp.backbone_stem, [list(b) for b in hp.extra_blocks])
+        if hp.backbone_weights:
+            load_weights(self.model.backbone, hp.backbone_weights)
+        dboxes = default_boxes(hp.image_size, self.model.feature_sizes(hp.image_size), list(hp.anchor_scales),
+                               list(hp.anchor_steps), [list(r) for r in hp.aspect_ratios])
+        self.encoder = Encoder(dboxes, hp.match_iou)
+        self.model.to(ctx.device)
+        self.memory_format = torch.channels_last if hp.channels_last else torch.contiguous_format
+        self.model.to(memory_format=self.memory_format)
+
+        if self.synthetic:
+            self._steps, self.n_train = ctx.cfg.throughput_steps, 0
+            self._synthetic = self._synthetic_batch(ctx.shared_seed)
+        else:
+            train = coco.CocoSplit(ctx.data_dir, "train",
+                                   TrainTransform(self.encoder, hp.image_size, hp.max_samples, hp.color_jitter),
+                                   keep_empty=False, include_crowd=True)
+            self.n_train = len(train)
+            self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers)
+            self._steps = len(self.loader)
+
+        self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=self.lr, momentum=hp.momentum,
+                                         weight_decay=hp.weight_decay)
+        self.warmup_steps = max(1, round(hp.lr_warmup_epochs * self._steps))  # ruleset 0.7.0 wants >= 1
+        self.schedule = WarmupMultiStep(self.warmup_steps, 1 - 1 / 2 ** hp.lr_warmup_factor,
+                                        tuple(e * self._steps for e in hp.lr_decay_epochs), hp.lr_decay_factor)
+        self.lr_scheduler = self.schedule.scheduler(self.optimizer)
+        self.grad_clip_norm = None
+
+    def hyperparameters(self) -> dict[str, Any]:
+        hp = self.hp
+        return {  # every key of closed_ssd.yaml (ruleset 0.7.0), named and valued as the reference logs them
+            "global_batch_size": self.global_batch,
+            "model_bn_span": hp.batch_size,  # batch norm over each rank's batch, no group BN
+            "opt_name": "sgd_with_momentum",
+            "opt_base_learning_rate": self.lr,
+            "opt_weight_decay": hp.weight_decay,
+            "opt_learning_rate_warmup_steps": self.warmup_steps,
+            "opt_learning_rate_warmup_factor": hp.lr_warmup_factor,
+            "opt_learning_rate_decay_boundary_epochs": list(hp.lr_decay_epochs),
+            "opt_learning_rate_decay_factor": hp.lr_decay_factor,
+            "max_samples": hp.max_samples,  # random-crop attempts per drawn crop mode
+        }
+
+    def steps_per_epoch(self) -> int:
+        return self._steps
+
+    def train_samples(self) -> int:
+        return self.n_train  # training images with annotations, as the reference counts them
+
+    def eval_samples(self) -> int:
+        return 0 if self.synthetic else len(self.val)
+
+    def train_batches(self, epoch: int) -> Iterator[Batch]:
+        if self.synthetic:
+            yield from itertools.repeat(self._synthetic)
+            return
+        for images, offsets, labels in self.loader.epoch(epoch):
+            yield (images.to(self.device, non_blocking=True), offsets.to(self.device, non_blocking=True),
+                   labels.to(self.device, non_blocking=True))
+
+    def _synthetic_batch(self, seed: int) -> Batch:
+        """Random images with `synthetic.objects` random boxes each, encoded once and kept on the device."""
+        hp, gen = self.hp, torch.Generator().manual_seed(seed)
+        b, n = hp.batch_size, hp.synthetic.objects
+        corners = torch.rand(b, n, 2, generator=gen) * 0.7
+        sides = 0.05 + torch.rand(b, n, 2, generator=gen) * 0.25
+        boxes = torch.cat([corners, corners + sides], dim=2)
+        labels = torch.randint(1, hp.synthetic.num_classes, (b, n), generator=gen)
+        encoded = [self.encoder.encode(bx, lb) for bx, lb in zip(boxes, labels)]
+        images = torch.randn(b, 3, hp.image_size, hp.image_size, generator=gen)
+        return (images.to(self.device), torch.stack([e[0] for e in encoded]).to(self.device),
+                torch.stack([e[1] for e in encoded]).to(self.device))
+
+    def loss(self, batch: Batch) -> tuple[torch.Tensor, int]:
+        images, gloc, glabel = batch
+        ploc, plabel = self.model(images.contiguous(memory_format=self.memory_format))
+        return ssd_loss(ploc, plabel, gloc, glabel, self.hp.negatives_per_positive), images.shape[0]
+
+    @torch.no_grad()
+    def evaluate(self, epoch: int) -> float:
+        """COCO box mAP@[0.5:0.95] over val2017; every rank returns the same value."""
+        model = getattr(self.model, "module", self.model)
+        broadcast_buffers(model)
+        hp = self.hp
+        shard = Subset(self.val, my_images(len(self.val), self.rank, self.world_size, hp.eval_batch_size))
+        loader = DataLoader(shard, batch_size=hp.eval_batch_size, num_workers=hp.workers,
+                            pin_memory=self.device.type == "cuda")
+        category_of = self.val.category_of
+        detections = []
+        for images, image_ids, sizes in loader:
+            ploc, plabel = model(images.to(self.device, non_blocking=True).contiguous(memory_format=self.memory_format))
+            found = self.encoder.decode(ploc, plabel, hp.score_threshold, hp.nms_iou, hp.max_detections)
+            for image_id, (h, w), (boxes, labels, scores) in zip(image_ids.tolist(), sizes.tolist(), found):
+                scale = torch.tensor([w, h, w, h], dtype=torch.float32)
+                for (x1, y1, x2, y2), label, score in zip((boxes.cpu() * scale).tolist(), labels.tolist(),
+                                                          scores.tolist()):
+                    detections.append({"image_id": image_id, "category_id": category_of[label],
+                                       "bbox": [x1, y1, x2 - x1, y2 - y1], "score": score})
+        return evaluate_on_ranks(self.val.coco, detections, ["BBOX"])["BBOX"]

@@ -1,0 +1,42 @@
+"""COCO mAP through pycocotools: perfect detections score 1, none score 0, box and mask are scored apart."""
+from __future__ import annotations
+
+import pytest
+from pycocotools import mask as mask_utils
+
+from reference_models.detection.cocoeval import coco_ap, my_images, score_parts
+from reference_models.detection.coco import load_coco
+from reference_models.detection.generate import GeneratorSpec, ensure
+
+
+@pytest.fixture(scope="module")
+def gt(tmp_path_factory):
+    root = ensure(GeneratorSpec(train_images=2, val_images=6, seed=2), tmp_path_factory.mktemp("eval") / "d")
+    return load_coco(root / "annotations" / "instances_val2017.json")
+
+
+def _perfect(gt):
+    out = []
+    for ann in gt.anns.values():
+        rle = gt.annToRLE(ann)
+        rle["counts"] = rle["counts"].decode("ascii")
+        out.append({"image_id": ann["image_id"], "category_id": ann["category_id"], "bbox": ann["bbox"],
+                    "segmentation": rle, "score": 1.0})
+    return out
+
+
+def test_ground_truth_as_detections_scores_one_for_boxes_and_masks(gt):
+    assert score_parts(gt, _perfect(gt), ["BBOX", "SEGM"]) == {"BBOX": pytest.approx(1.0), "SEGM": pytest.approx(1.0)}
+
+
+def test_no_detections_score_zero_and_missed_images_count(gt):
+    assert coco_ap(gt, [], "bbox") == 0.0
+    first = min(gt.getImgIds())
+    some = [d for d in _perfect(gt) if d["image_id"] == first]
+    assert 0.0 < score_parts(gt, some, ["BBOX"])["BBOX"] < 1.0
+
+
+def test_rank_shards_are_whole_batches_covering_every_image_once():
+    assert [i for r in range(3) for i in my_images(10, r, 3)] == list(range(10))
+    shards = [list(my_images(10, r, 2, batch=4)) for r in range(2)]
+    assert shards == [[0, 1, 2, 3, 4, 5, 6, 7], [8, 9]]  # batches 0-3, 4-7 | 8-9, as one rank batches them
