@@ -30,11 +30,11 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from harness import registry
-from harness.config import (CONF_DIR, HarnessConfig, MLPerfFields, check, check_cli, check_paths, check_run_dirs,
-                            compose, datasets_for)
+from harness.config import CONF_DIR, HarnessConfig, MLPerfFields, check, check_cli, compose, datasets_for
 from harness.errors import ConfigError
 from harness.interface import DataError
 from harness.observe import console, host_load
+from harness.outputs import check_paths, check_run_dirs
 from harness.results import record as rec
 from harness.run import distributed, seeding
 from harness.run.distributed import World

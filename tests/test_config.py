@@ -6,8 +6,8 @@ import sys
 import pytest
 from omegaconf import OmegaConf
 
-from harness.config import (CHOICES, ConfigError, check_cli, check_paths, check_run_dirs, choices, claim_dir,
-                            compose, datasets_for)
+from harness.config import CHOICES, ConfigError, check_cli, choices, compose, datasets_for
+from harness.outputs import check_paths, check_run_dirs, claim_dir
 
 
 def test_defaults_compose_to_ncf_on_its_embedded_data():
