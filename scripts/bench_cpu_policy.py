@@ -126,7 +126,7 @@ def table(rows: list[dict], timeout: Optional[float] = None) -> str:
             a, b = _median(g, key), _median(idle, key)
             if a is not None and b and b != float("inf"):
                 ratios.append(f"{name} {a / b:.2f}x" if a != float("inf") else f"{name} > {timeout / b:.1f}x")
-        lines.append(f"- {model}, {ranks} rank(s), policy {policy}: {', '.join(ratios) or 'n/a'}")
+        lines.append(f"- {model}, {ranks} rank(s), policy {policy}: {', '.join(ratios) or 'n/a (timed out)'}")
     busy_idle = [r for r in rows if r["load"] == "idle" and (r.get("others_mean_pct") or 0) >= 50]
     if busy_idle:
         lines += ["", f"Note: {len(busy_idle)} of the \"idle\" runs had neighbours using half a core or more "
@@ -159,7 +159,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     sys.path.insert(0, str(REPO))
     header = [f"# CPU thread policy: {', '.join(args.models)} idle and beside one busy core",
               "", f"{datetime.date.today()}, {machine()}.", "",
-              "    python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]), ""]
+              "    python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]), "", ""]
     root = args.root or Path(tempfile.mkdtemp(prefix="bench_cpu_policy_"))
     rows = []
     with open(args.out.with_suffix(".jsonl"), "w") as jsonl:
