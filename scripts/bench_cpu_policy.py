@@ -2,10 +2,10 @@
 one core taken by another process.
 
     python scripts/bench_cpu_policy.py --out docs/benchmarks/cpu_policy_$(date +%F).md
-    python scripts/bench_cpu_policy.py --models ncf --seeds 1 2 3 --gpus 1 2 --out ncf.md
-    python scripts/bench_cpu_policy.py --models gnmt --seeds 1 --set max_epochs=1 --out gnmt.md
+    python scripts/bench_cpu_policy.py --models ncf --seeds 1 2 3 --repeats 1 --gpus 1 2 --out ncf.md
+    python scripts/bench_cpu_policy.py --models gnmt --set max_epochs=1 --out gnmt.md
 
-Every combination of model x ranks (--gpus, CPU ranks) x load x policy x seed is one
+Every combination of model x ranks (--gpus, CPU ranks) x load x seed x repeat x policy is one
 `python -m harness.train model=M seed=S device=cpu gpus=N` run on the model's embedded preset:
 
 - policies: `old` is what runs did before the policy (OMP_NUM_THREADS = CPUs / ranks, OpenMP's
@@ -13,18 +13,19 @@ Every combination of model x ranks (--gpus, CPU ranks) x load x policy x seed is
   (harness/run/threads.py), `one` is OMP_NUM_THREADS=1 (the reference figure of the issue);
 - loads: `idle` runs alone, `one-core` runs beside `python -c "while True: pass"`.
 
-The Markdown table gives, per row, the median over seeds of time to train, of the epochs' training
-seconds and of throughput, the epochs to converge, the statuses, the threads the runs used and the
-CPU share other processes took during the runs (result.json's host_load: an "idle" row whose
-neighbours were busy says so). Below it: one-core / idle ratios per policy. Runs go under --root
+The Markdown table gives, per row, the median over its runs (seeds x repeats) of time to train, of
+the epochs' training seconds and of throughput, the epochs to converge, the statuses, the threads
+the runs used and the CPU share other processes took during the runs (result.json's host_load: an
+"idle" row whose neighbours were busy says so). Below it: one-core / idle ratios per policy. Runs go under --root
 (a temporary folder by default); the table to --out and stdout, one JSON line per run to --out.jsonl.
 With --timeout S a run still going after S seconds is stopped with SIGTERM and shows as "timeout"
-(its time to train is then at least S: the medians leave it out, the status column shows it).
+(its time to train counts as the slowest in the median, shown as "> S" when the median is one).
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import itertools
 import json
 import os
 import platform
@@ -52,9 +53,9 @@ def policy_env(policy: str, ranks: int) -> dict[str, str]:
     return env
 
 
-def run_one(root: Path, model: str, ranks: int, load: str, policy: str, seed: int, extra: list[str],
+def run_one(root: Path, model: str, ranks: int, load: str, policy: str, seed: int, repeat: int, extra: list[str],
             timeout_s: Optional[float]) -> dict:
-    out = root / f"{model}_{ranks}r_{load}_{policy}_s{seed}"
+    out = root / f"{model}_{ranks}r_{load}_{policy}_s{seed}_{repeat}"
     cmd = [sys.executable, "-m", "harness.train", f"model={model}", f"seed={seed}", "device=cpu", f"gpus={ranks}",
            "progress=false", "tensorboard=false", f"output_root={out}", *extra]
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if load == "one-core" else None
@@ -72,7 +73,7 @@ def run_one(root: Path, model: str, ranks: int, load: str, policy: str, seed: in
         if spinner is not None:
             spinner.kill()
             spinner.wait()
-    row = {"model": model, "ranks": ranks, "load": load, "policy": policy, "seed": seed,
+    row = {"model": model, "ranks": ranks, "load": load, "policy": policy, "seed": seed, "repeat": repeat,
            "exit": "timeout" if timed_out else proc.returncode}
     results = list(out.rglob("result.json"))
     if not results:
@@ -148,7 +149,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--gpus", nargs="+", type=int, default=[1], help="CPU ranks per run (gpus= with device=cpu)")
     ap.add_argument("--loads", nargs="+", choices=LOADS, default=list(LOADS))
     ap.add_argument("--policies", nargs="+", choices=POLICIES, default=["old", "new"])
-    ap.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
+    ap.add_argument("--seeds", nargs="+", type=int, default=[1])
+    ap.add_argument("--repeats", type=int, default=3, help="runs of each seed (the issue's figure: 3 of seed 1)")
     ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="overrides for every run")
     ap.add_argument("--root", type=Path, default=None, help="where the runs go (default: a temporary folder)")
     ap.add_argument("--timeout", type=float, default=None, metavar="S",
@@ -166,12 +168,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         for model in args.models:
             for ranks in args.gpus:
                 for load in args.loads:
-                    for seed in args.seeds:  # policies take turns: a drift in the machine's load hits each
-                        for policy in args.policies:
-                            row = run_one(root, model, ranks, load, policy, seed, args.set, args.timeout)
-                            print(json.dumps(row), file=sys.stderr)
-                            jsonl.write(json.dumps(row) + "\n")
-                            rows.append(row)
+                    # policies take turns: a drift in the machine's load hits each alike
+                    for seed, repeat, policy in itertools.product(args.seeds, range(args.repeats), args.policies):
+                        row = run_one(root, model, ranks, load, policy, seed, repeat, args.set, args.timeout)
+                        print(json.dumps(row), file=sys.stderr)
+                        jsonl.write(json.dumps(row) + "\n")
+                        rows.append(row)
     text = "\n".join(header) + table(rows, args.timeout)
     args.out.write_text(text)
     print(text)
