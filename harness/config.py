@@ -8,8 +8,6 @@ names the choices instead of a stack of composition errors.
 """
 from __future__ import annotations
 
-import datetime
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -22,6 +20,7 @@ from hydra.errors import ConfigCompositionException, MissingConfigException
 from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+import harness.outputs  # noqa: F401  (registers the run and sweep directory resolvers conf/config.yaml uses)
 import harness.registry  # noqa: F401  (stores each model's options as the schema of its config)
 from harness import registry
 from harness.errors import ConfigError
@@ -101,6 +100,10 @@ class HarnessConfig:
     """GPUs through NVML (the process on CPU) into telemetry.jsonl, a summary in result.json."""
     telemetry_interval_s: float = 1.0
     """Seconds between telemetry samples."""
+    progress_timeout_s: float = 300.0
+    """Several ranks: a rank silent (stopped, wedged) or without a training step for this long ends
+    the run with "rank N made no progress for S s". Evaluation is judged on liveness alone, so a
+    slow evaluation is safe at any value."""
     output_root: str = "outputs"
     """Every file a run writes goes under here."""
     data_root: str = MISSING
@@ -111,30 +114,6 @@ class HarnessConfig:
 
 ConfigStore.instance().store(name="harness_schema", node=HarnessConfig)
 
-
-def _run_stamp(run_id: Optional[str] = None) -> str:
-    """The run directory's name stem, the same in every process of one distributed run."""
-    env = os.environ
-    if run_id:
-        return f"run-{run_id}"
-    if env.get("TORCHELASTIC_RUN_ID") not in (None, "", "none") and "RANK" in env:
-        return f"torchrun-{env['TORCHELASTIC_RUN_ID']}"
-    if "SLURM_PROCID" in env and int(env.get("SLURM_NTASKS", "1")) > 1 and "SLURM_STEP_ID" in env:
-        array = f"_{env['SLURM_ARRAY_TASK_ID']}" if "SLURM_ARRAY_TASK_ID" in env else ""
-        return f"slurm-{env.get('SLURM_JOB_ID', 'job')}.{env['SLURM_STEP_ID']}{array}"
-    return datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S.%f")
-
-
-def _main_rank_only(value: str) -> Optional[str]:
-    """Hydra's .hydra/ record is written by rank 0 alone when several processes share a run dir."""
-    env = os.environ
-    rank = env.get("RANK", env.get("SLURM_PROCID", "0") if int(env.get("SLURM_NTASKS", "1")) > 1 else "0")
-    return value if rank == "0" else None
-
-
-# cached: evaluated once per process, so a run's directory name never changes under it
-OmegaConf.register_new_resolver("harness_run_stamp", _run_stamp, use_cache=True, replace=True)
-OmegaConf.register_new_resolver("harness_main_rank_only", _main_rank_only, use_cache=True, replace=True)
 
 # Options that belong to Hydra itself or select a group, checked by Hydra or below.
 _GROUPS = ("model", "dataset")
@@ -156,8 +135,27 @@ def compose(overrides: list[str]) -> DictConfig:
         raise ConfigError(_composition_message(err)) from None
     except OmegaConfBaseException as err:
         raise ConfigError(_omegaconf_message(err)) from None
+    except ValueError as err:  # OmegaConf indexing a list by a name (model.layers.x=1)
+        raise ConfigError(_value_message(overrides, err)) from None
     check(cfg)
     return cfg
+
+
+def _value_message(overrides: list[str], err: ValueError) -> str:
+    groups = [o for o in overrides if o.split("=", 1)[0] in _GROUPS]
+    try:
+        defaults = compose_unchecked(groups)
+    except Exception:
+        defaults = None
+    for override in overrides:
+        parts = override.split("=", 1)[0].lstrip("+~").split(".")
+        for i in range(1, len(parts)):
+            node = OmegaConf.select(defaults, ".".join(parts[:i])) if defaults is not None else None
+            if OmegaConf.is_list(node) and not parts[i].lstrip("-").isdigit():
+                where = ".".join(parts[:i])
+                return (f"{override}: {where} is a list; give a position ({where}.0=...) "
+                        f"or the whole list ({where}=[...])")
+    return f"cannot apply the command line: {str(err).splitlines()[0]}"
 
 
 def check(cfg: DictConfig) -> None:
@@ -210,6 +208,8 @@ def check(cfg: DictConfig) -> None:
         raise ConfigError(f"ddp_bucket_mb={cfg.ddp_bucket_mb}: must be above 0")
     if cfg.telemetry_interval_s <= 0:
         raise ConfigError(f"telemetry_interval_s={cfg.telemetry_interval_s}: must be above 0 (telemetry=false turns it off)")
+    if cfg.progress_timeout_s <= 0:
+        raise ConfigError(f"progress_timeout_s={cfg.progress_timeout_s}: must be above 0 seconds")
 
 
 def _plain(value: Any) -> Any:
