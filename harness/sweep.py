@@ -102,7 +102,7 @@ def _split_runs(args: list[str]) -> tuple[Optional[int], list[str]]:
 def main(argv: Optional[list[str]] = None) -> int:
     from harness import registry, train
     from harness.run import seeding
-    from harness.config import ConfigError, check_cli, compose
+    from harness.config import ConfigError, check_cli, check_paths, claim_dir, compose
     from harness.results.score import required_runs
 
     args = list(sys.argv[1:] if argv is None else argv)
@@ -116,7 +116,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if any(a.startswith("-") for a in overrides):
             raise ConfigError(f"{next(a for a in overrides if a.startswith('-'))} is not an option; "
                               "pass key=value overrides (python -m harness.sweep --help)")
-        check_cli(overrides)
+        check_cli(overrides, check_run=check_paths)
         first = compose([o.split(",")[0] if "," in o and "=" in o else o for o in overrides if not o.startswith("hydra")])
         spec = registry.get(first.model.name)
     except (ConfigError, ValueError) as err:
@@ -129,8 +129,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         if s not in seeds:
             seeds.append(s)
     stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    sweep_dir = Path(first.output_root) / "sweeps" / f"{stamp}_{spec.name}_{n}seeds"
-    sweep_dir.mkdir(parents=True, exist_ok=True)
+    # claimed: two sweeps started in the same second get directories of their own
+    sweep_dir = claim_dir(lambda k: Path(first.output_root) / "sweeps" /
+                          (f"{stamp}_{spec.name}_{n}seeds" + (f"-{k + 1}" if k else "")))
     (sweep_dir / "seeds.txt").write_text(
         f"# {n} seeds drawn from the OS for {spec.benchmark} (MLPerf requires {required_runs(spec.benchmark)})\n"
         + "".join(f"{s}\n" for s in seeds))

@@ -7,7 +7,8 @@
     python -m harness.train --help model=gnmt                 every option, documented
 
 Exit status: 0 when every run finished (reached its target or not: the status is in mlperf.log
-and result.json), 1 when a run failed, 2 for a bad option, 130 when interrupted.
+and result.json), 1 when a run failed, 2 for a bad option, 130 when interrupted by Ctrl-C, 143 when
+stopped by SIGTERM (128 + the signal's number).
 """
 from __future__ import annotations
 
@@ -18,26 +19,32 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
+# OpenMP reads its thread count and wait policy once, when torch starts it: choose them before
+# anything below imports torch (harness/run/threads.py; stdlib only).
+from harness.run import threads
+
+threads.apply_at_start(__name__)
+
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from harness import registry
-from harness.config import CONF_DIR, HarnessConfig, MLPerfFields, check, check_cli, compose, datasets_for
+from harness.config import (CONF_DIR, HarnessConfig, MLPerfFields, check, check_cli, check_paths, check_run_dirs,
+                            compose, datasets_for)
 from harness.errors import ConfigError
 from harness.interface import DataError
-from harness.observe import console
+from harness.observe import console, host_load
 from harness.results import record as rec
 from harness.run import distributed, seeding
 from harness.run.distributed import World
-from harness.run.interrupts import shielded
+from harness.run.interrupts import shielded, signal_name, signal_number, stop_on_sigterm
 from harness.run.launch import RankFailed, check_resources, launch
 from harness.run.precision import precision_name
-from harness.run.session import signal_name
 
 log = logging.getLogger("harness.train")
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def run_job(cfg: DictConfig) -> rec.RunRecord:
@@ -50,19 +57,22 @@ def run_job(cfg: DictConfig) -> rec.RunRecord:
         console.setup_rank_logging(world.rank, run_dir)
     facts = {"run_dir": str(run_dir), "started_at": _now(), "command": list(HydraConfig.get().overrides.task),
              "versions": rec.versions(), "mode": str(cfg.mode), "warmup_steps": cfg.warmup_steps,
-             "world_size": cfg.gpus * cfg.nodes if world is None else world.world_size}
+             "world_size": cfg.gpus * cfg.nodes if world is None else world.world_size,
+             "threads": threads.current().record()}
+    monitor, start = _watch_host(world) if main_rank else (None, None)
     rank0: Optional[dict] = None
     failure: Optional[dict] = None
     try:
         try:
-            rank0 = _run(cfg, run_dir, facts, world)
+            rank0 = _run(cfg, run_dir, facts, world, start)
         except KeyboardInterrupt as err:
-            failure = {"status": rec.ABORTED, "reason": f"interrupted ({signal_name(err)})"}
+            failure = {"status": rec.ABORTED, "reason": _interrupted(err, run_dir / "mlperf.log")}
             raise
         except RankFailed as err:
             failure = {"reason": str(err), "error": {"type": "RankFailed", "message": str(err), "rank": err.rank,
                                                      "traceback": err.child_traceback}}
-            log.error("run failed on rank %d:\n%s", err.rank, err.child_traceback or str(err))
+            if err.child_traceback:  # the console gets the one-line cause at the end; train.log all of it
+                log.error("rank %d's traceback:\n%s", err.rank, err.child_traceback, extra=console.FILE_ONLY)
         except (ConfigError, DataError) as err:
             failure = {"reason": str(err), "error": {"type": type(err).__name__, "message": str(err), "rank": 0,
                                                      "traceback": None}}
@@ -70,9 +80,11 @@ def run_job(cfg: DictConfig) -> rec.RunRecord:
             failure = {"reason": f"{type(err).__name__}: {err}".splitlines()[0],
                        "error": {"type": type(err).__name__, "message": str(err), "rank": 0,
                                  "traceback": traceback.format_exc()}}
-            log.error("run failed:\n%s", failure["error"]["traceback"])
+            log.error("run failed:\n%s", failure["error"]["traceback"], extra=console.FILE_ONLY)
     finally:
         facts["finished_at"] = _now()
+        if monitor is not None:
+            facts["host_load"] = _host_load_during(monitor, start, run_dir / "mlperf.log")
         record = rec.assemble(facts, rank0, failure, run_dir / "mlperf.log" if main_rank else None)
         if main_rank:
             with shielded():  # a second Ctrl-C must not leave a half-written result.json
@@ -81,11 +93,47 @@ def run_job(cfg: DictConfig) -> rec.RunRecord:
     return record
 
 
+def _watch_host(world: Optional[World]) -> tuple[host_load.HostLoadMonitor, dict]:
+    """How busy the machine is now (the run's own processes left out), and a monitor for the rest
+    of the run; a busy machine is said on the console, since time to train then measures it too."""
+    root = host_load.run_root("single" if world is None else world.source)
+    start = host_load.summary(host_load.measure(root), None, host_load.load_average())
+    if start["busy"]:
+        log.warning("warning: the machine is busy: %s", start["note"])
+    return host_load.HostLoadMonitor(root).start(), start
+
+
+def _host_load_during(monitor: host_load.HostLoadMonitor, start: dict, log_path: Path) -> dict:
+    monitor.stop()
+    t0 = t1 = None
+    if log_path.is_file():  # the timed region as the log has it; a throughput run: all of it
+        from harness.results.parse import LogError, parse_file
+
+        try:
+            summary = parse_file(log_path)
+            t0, t1 = (None if t is None else t / 1000 for t in (summary.run_start_ms, summary.run_stop_ms))
+        except LogError:
+            pass
+    during = host_load.summary(start["other_cpu_pct_start"], monitor.mean(t0, t1), start["load_avg_start"],
+                               start["cpus"])
+    if during["busy"] and not start["busy"]:
+        log.warning("warning: the machine got busy during the run: %s", during["note"])
+    return during
+
+
+def _interrupted(err: KeyboardInterrupt, log_path: Path) -> str:
+    """result.json's reason: the signal, where it went, and whether the timed region had begun."""
+    reason = f"interrupted ({signal_name(err)}{getattr(err, 'where', '')})"
+    started = log_path.is_file() and '"key": "run_start"' in log_path.read_text(errors="replace")
+    return reason if started else reason + " before run_start: no time to train"
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _run(cfg: DictConfig, run_dir: Path, facts: dict, world: Optional[World]) -> Optional[dict]:
+def _run(cfg: DictConfig, run_dir: Path, facts: dict, world: Optional[World],
+         host: Optional[dict]) -> Optional[dict]:
     check(cfg)
     spec = registry.get(cfg.model.name)
     if cfg.seed is None:
@@ -102,7 +150,7 @@ def _run(cfg: DictConfig, run_dir: Path, facts: dict, world: Optional[World]) ->
     log.info("%s on %s, seed %d -> %s", spec.name, facts["dataset"] or "synthetic batches", cfg.seed, run_dir)
     # synthetic batches need no data
     data_dir = None if cfg.mode == "throughput" or spec.task is None else spec.task.prepare(cfg)
-    return launch(cfg, run_dir, data_dir, world)
+    return launch(cfg, run_dir, data_dir, world, host)
 
 
 def _summarise(r: rec.RunRecord) -> None:
@@ -130,6 +178,8 @@ def _summarise(r: rec.RunRecord) -> None:
     if r.reason:
         line += f" [{r.reason}]"
     log.info(line)
+    if r.host_load and r.host_load.get("busy"):
+        log.warning("warning: %s", r.host_load["note"])
     if r.overhead_s is not None:
         log.info("harness overhead: %.2f s, %.2f%% of time to train (outside training steps and evaluation)",
                  r.overhead_s, 100 * r.overhead_fraction)
@@ -180,14 +230,30 @@ def print_help(args: list[str]) -> int:
     return EXIT_OK
 
 
+def _host_checks(args: list[str]):
+    """What this host must hold for each job: GPUs, writable folders, run directories not taken."""
+    shows_only = any(a in ("--cfg", "-c", "--info", "-i") or a.startswith(("--cfg=", "--info=")) for a in args)
+    hydra_overrides = [a for a in args if a.startswith("hydra.")]
+    multirun = any(a in ("-m", "--multirun") for a in args)
+
+    def checks(cfg: DictConfig) -> None:
+        check_resources(cfg)
+        check_paths(cfg)
+        if not shows_only:
+            check_run_dirs(cfg, hydra_overrides, multirun)
+
+    return checks
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if "--help" in args or "-h" in args:
         return print_help(args)
+    stop_on_sigterm()  # `timeout`, SLURM and `docker stop` end a run as Ctrl-C does
     # with a launcher that runs the jobs elsewhere (SLURM), this host's GPUs are not the jobs' GPUs
     remote = any(a.startswith("hydra/launcher=") and a != "hydra/launcher=basic" for a in args)
     try:
-        check_cli(overrides_of(args), check_run=None if remote else check_resources)
+        check_cli(overrides_of(args), check_run=None if remote else _host_checks(args))
     except ConfigError as err:
         print(f"harness.train: error: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -200,9 +266,11 @@ def main(argv: list[str] | None = None) -> int:
     sys.argv = [sys.argv[0], *args]
     try:
         _task()
-    except KeyboardInterrupt:
-        print("harness.train: interrupted; the run is marked aborted in its result.json", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as err:
+        name = signal_name(err)
+        what = "interrupted" if name == "SIGINT" else f"stopped by {name}{getattr(err, 'where', '')}"
+        print(f"harness.train: {what}; the run is marked aborted in its result.json", file=sys.stderr)
+        return 128 + signal_number(err)
     if any(r.status == rec.FAILED for r in records):
         return EXIT_FAILED
     return EXIT_OK

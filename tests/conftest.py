@@ -1,16 +1,16 @@
-"""Shared test setup: one thread per process (CI has 2 cores) and the real MLPerf fixtures."""
+"""Shared test setup: the thread policy runs get (harness/run/threads.py: measured now, set before
+torch starts; a user's OMP_NUM_THREADS still wins) and the real MLPerf fixtures."""
 from __future__ import annotations
 
-import os
+from harness.run import threads
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
+threads.apply_at_start("tests")
 
-from pathlib import Path
+from pathlib import Path  # noqa: E402
 
-import pytest
+import pytest  # noqa: E402
 
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES  # noqa: E402
 
 
 @pytest.fixture(scope="session")

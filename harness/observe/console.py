@@ -5,6 +5,8 @@ to stdout, warnings and errors to stderr, and everything to train.log in the run
 Several ranks: rank 0 keeps that (train.log is rank 0's log, with the launcher's lines); every other
 rank writes its full log to rank_<r>.log and shows only its warnings and errors, prefixed with its
 rank, on stderr. So the console reads like one run, and nothing a rank said is lost.
+A record logged with `extra=FILE_ONLY` (a traceback) goes to the log file alone: the console says
+the cause in one line.
 """
 from __future__ import annotations
 
@@ -15,9 +17,21 @@ from pathlib import Path
 FILE_FORMAT = "[%(asctime)s %(levelname)s %(name)s] %(message)s"
 
 
+FILE_ONLY = {"file_only": True}
+
+
 class BelowWarning(logging.Filter):
+    """stdout: progress and results (warnings and errors go to stderr)."""
+
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno < logging.WARNING
+        return record.levelno < logging.WARNING and not getattr(record, "file_only", False)
+
+
+class NotFileOnly(logging.Filter):
+    """stderr: everything but what belongs in the log file alone."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not getattr(record, "file_only", False)
 
 
 def rank_log_name(rank: int) -> str:
@@ -36,6 +50,7 @@ def setup_rank_logging(rank: int, run_dir: Path) -> None:
     root.addHandler(file_handler)
     err = logging.StreamHandler(sys.stderr)
     err.setLevel(logging.WARNING)
+    err.addFilter(NotFileOnly())
     err.setFormatter(logging.Formatter("%(message)s" if rank == 0 else f"[rank {rank}] %(message)s"))
     root.addHandler(err)
     if rank == 0:

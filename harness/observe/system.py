@@ -3,7 +3,7 @@
 Written by rank 0 at the start of every run. Every field that MLPerf's system_desc_checker requires
 is present (it checks presence); what the harness cannot see from inside the run (cooling, storage,
 networking topology) is left empty for the submitter to fill. Fields MLPerf has no name for
-(driver and CUDA versions, host, library versions) sit beside them with a `harness_` prefix.
+(driver and CUDA versions, host, library versions, the host's load at the start) sit beside them with a `harness_` prefix.
 The log's submission_platform comes from here: "<ranks>x<accelerator_model_name>", e.g.
 "1xNVIDIA H200", unless mlperf.platform is set.
 
@@ -26,7 +26,8 @@ AVAILABILITY = {"onprem": "Available on-premise", "cloud": "Available cloud",
 
 
 def describe(*, org: str, division: str, status: str, nodes: int, ranks_per_node: int,
-             device: torch.device, versions: dict[str, Optional[str]]) -> dict[str, Any]:
+             device: torch.device, versions: dict[str, Optional[str]],
+             host_load: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     cuda = device.type == "cuda"
     gpu_name = torch.cuda.get_device_name(device) if cuda else "CPU"
     gpu_mem = torch.cuda.get_device_properties(device).total_memory if cuda else None
@@ -77,6 +78,8 @@ def describe(*, org: str, division: str, status: str, nodes: int, ranks_per_node
         "harness_driver_version": driver,
         "harness_python": platform.python_version(),
         "harness_versions": versions,
+        # how busy the machine was as the run started (harness/observe/host_load.py)
+        "harness_host_load": host_load,
     }
 
 

@@ -71,11 +71,12 @@ class Observers:
 
 
 def open_observers(cfg: DictConfig, where: Placement, run_dir: Path, device: torch.device,
-                   versions: dict[str, Optional[str]]) -> Observers:
+                   versions: dict[str, Optional[str]], host_load: Optional[dict] = None) -> Observers:
     """system.json (rank 0), the platform name, TensorBoard (rank 0) and this rank's sampler."""
     description = system.describe(
         org=cfg.mlperf.org, division=str(cfg.mlperf.division), status=str(cfg.mlperf.status),
         nodes=where.nodes, ranks_per_node=where.local_world_size, device=device, versions=versions,
+        host_load=host_load,
     )
     if where.is_main:
         system.write(description, run_dir / "system.json")

@@ -1,4 +1,8 @@
-"""Hold off Ctrl-C and SIGTERM while a run writes its closing records.
+"""Ctrl-C and SIGTERM: both stop a run the same way, and neither may cut its closing records off.
+
+SIGTERM is what `timeout`, SLURM and `docker stop` send. `stop_on_sigterm()` makes it raise
+`Stopped` (a KeyboardInterrupt that knows its signal), so every path that ends a run on Ctrl-C
+(run_stop aborted in mlperf.log, result.json naming the signal) ends it on SIGTERM too.
 
 A terminal's Ctrl-C reaches every process of the group, and the elastic agent then forwards its
 own signal to the ranks: a rank already ending its MLPerf log on the first signal would be cut off
@@ -10,9 +14,41 @@ from __future__ import annotations
 import signal
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, Optional
 
 _HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+class Stopped(KeyboardInterrupt):
+    """The run was stopped by a signal; `signal_name` says which ("SIGTERM", "SIGINT")."""
+
+    def __init__(self, signal_name: str, where: str = ""):
+        super().__init__(f"{signal_name}{where}")
+        self.signal_name = signal_name
+        self.where = where  # " to rank 1" when one rank of several got it
+
+
+def _raise_stopped(signum: int, frame) -> None:
+    raise Stopped(signal.Signals(signum).name)
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM raises Stopped in the main thread, as Ctrl-C raises KeyboardInterrupt."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_stopped)
+
+
+def signal_name(err: BaseException) -> Optional[str]:
+    """'SIGINT' for Ctrl-C, the signal's name for Stopped, else None."""
+    if isinstance(err, KeyboardInterrupt):
+        return getattr(err, "signal_name", None) or "SIGINT"
+    return None
+
+
+def signal_number(err: BaseException) -> int:
+    """The signal that stopped the run (SIGINT for a plain KeyboardInterrupt)."""
+    name = signal_name(err) or "SIGINT"
+    return int(getattr(signal.Signals, name, signal.SIGINT))
 
 
 @contextmanager

@@ -4,8 +4,12 @@
 - Several (gpus=N and/or nodes=M): torch.distributed's elastic launcher starts N ranks on this host
   (c10d rendezvous; localhost with a free port for one node, `rdzv_endpoint` for several) with no
   restarts, since a restarted run would corrupt its time to train. When any rank fails the launcher
-  stops the others and this process reports the first failure with its rank and traceback.
-- Already distributed (torchrun, srun/submitit): this process is one rank of that world; it joins it.
+  stops the others and this process reports the first failure with its rank and traceback (in
+  train.log; the console gets one line). A rank that stops making progress is stopped by the
+  watchdog (harness/run/watchdog.py). Each spawned rank gets the thread policy chosen here for N
+  ranks (harness/run/threads.py); the launcher's temporary files stay inside the run directory.
+- Already distributed (torchrun, srun/submitit): this process is one rank of that world; it joins it,
+  and each node's local rank 0 watches the node's other ranks.
 
     python -m harness.train model=ncf device=cpu gpus=2 seed=1
 """
@@ -15,6 +19,7 @@ import logging
 import os
 import shutil
 import signal
+import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,19 +30,22 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness.errors import ConfigError
 from harness.observe import console
-from harness.run import distributed
+from harness.run import distributed, threads
 from harness.run.distributed import World
+from harness.run.interrupts import Stopped, signal_number, stop_on_sigterm
 from harness.run.precision import precision_name
 from harness.run.session import RankJob, RankResult, run_rank
+from harness.run.watchdog import Watchdog
 
 log = logging.getLogger("harness.launch")
 
 
 class RankFailed(RuntimeError):
-    """A rank of a multi-rank run failed; carries the rank and that rank's own traceback."""
+    """A rank of a multi-rank run failed; carries the rank and that rank's own traceback.
+    `stalled`: the watchdog stopped it, and the message says so in full."""
 
-    def __init__(self, rank: int, message: str, traceback: Optional[str]):
-        super().__init__(f"rank {rank} failed: {message}")
+    def __init__(self, rank: int, message: str, traceback: Optional[str], stalled: bool = False):
+        super().__init__(message if stalled else f"rank {rank} failed: {message}")
         self.rank = rank
         self.child_traceback = traceback
 
@@ -58,30 +66,68 @@ def check_resources(cfg: DictConfig) -> None:
                           "every node (or hydra/launcher=slurm, where SLURM places the ranks)")
 
 
-def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Optional[World]) -> Optional[dict]:
+def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Optional[World],
+           host_load: Optional[dict] = None) -> Optional[dict]:
     """Run every rank of the run; returns rank 0's RankResult as a dict (this rank's own when this
     process is one rank of an outside launcher's world). A failed or interrupted run raises."""
     if world is not None:  # torchrun / srun: this process is one rank
         log.info("world: %s", world.describe())
-        return _run_in_process(cfg, run_dir, data_dir, world).to_dict()
+        job = RankJob(cfg=cfg, run_dir=run_dir, data_dir=data_dir, world=world, host_load=host_load)
+        with _node_watchdog(cfg, run_dir, world) as dog:
+            try:
+                return _run_in_process(job).to_dict()
+            except Exception as err:
+                if dog is not None and dog.verdict is not None:
+                    raise RankFailed(dog.verdict[0], dog.verdict[1], None, stalled=True) from err
+                raise
     check_resources(cfg)
     ranks = cfg.gpus * cfg.nodes
     if ranks == 1:
-        return _run_in_process(cfg, run_dir, data_dir, distributed.SINGLE).to_dict()
+        return _run_in_process(RankJob(cfg=cfg, run_dir=run_dir, data_dir=data_dir, host_load=host_load)).to_dict()
+    if str(cfg.device) == "auto" and not torch.cuda.is_available():
+        log.info("no GPU on this host: gpus=%d runs %d CPU ranks (device=cpu, gloo)", cfg.gpus, cfg.gpus)
     log.info("world: %d rank(s) = %d node(s) x %d, device=%s (%s), precision=%s; per-rank logs in %s",
              ranks, cfg.nodes, cfg.gpus, cfg.device, "nccl" if _uses_cuda(cfg) else "gloo", precision_name(cfg), run_dir)
-    return _run_elastic(cfg, run_dir, data_dir)
+    return _run_elastic(cfg, run_dir, data_dir, host_load)
 
 
 def _uses_cuda(cfg: DictConfig) -> bool:
     return str(cfg.device) == "cuda" or (str(cfg.device) == "auto" and torch.cuda.is_available())
 
 
-def _run_in_process(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: World) -> RankResult:
+def _run_in_process(job: RankJob) -> RankResult:
     try:
-        return run_rank(RankJob(cfg=cfg, run_dir=run_dir, data_dir=data_dir, world=world))
+        return run_rank(job)
     finally:
         distributed.destroy_process_group()
+
+
+class _NoWatchdog:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+class _Watching:
+    def __init__(self, dog: Watchdog):
+        self.dog = dog
+
+    def __enter__(self) -> Watchdog:
+        return self.dog.start()
+
+    def __exit__(self, *exc) -> None:
+        self.dog.stop()
+
+
+def _node_watchdog(cfg: DictConfig, run_dir: Path, world: World):
+    """Under torchrun or srun no harness process sits above the ranks: each node's local rank 0
+    watches the node's other ranks (their global ranks follow its own, as both launchers number them)."""
+    if world.local_rank != 0 or world.local_world_size < 2:
+        return _NoWatchdog()
+    others = range(world.rank + 1, world.rank + world.local_world_size)
+    return _Watching(Watchdog(run_dir, others, float(cfg.progress_timeout_s)))
 
 
 @dataclass(frozen=True)
@@ -91,42 +137,96 @@ class _Payload:
     config_yaml: str
     run_dir: str
     data_dir: Optional[str]
+    host_load: Optional[dict] = None
 
 
-def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path]) -> Optional[dict]:
+def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path],
+                 host_load: Optional[dict]) -> Optional[dict]:
     from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
+    elastic = run_dir / ".elastic"
     config = LaunchConfig(
         min_nodes=cfg.nodes, max_nodes=cfg.nodes, nproc_per_node=cfg.gpus,
         run_id=str(cfg.run_id or uuid.uuid4().hex), rdzv_backend="c10d",
         rdzv_endpoint=str(cfg.rdzv_endpoint or "localhost:0"),  # port 0: the launcher picks a free one
         max_restarts=0, monitor_interval=0.2, start_method="spawn",
         # the launcher's own per-rank files (error reports) stay inside the run directory
-        logs_specs=DefaultLogsSpecs(log_dir=str(run_dir / ".elastic")),
+        logs_specs=DefaultLogsSpecs(log_dir=str(elastic)),
     )
-    payload = _Payload(OmegaConf.to_yaml(cfg, resolve=True), str(run_dir), None if data_dir is None else str(data_dir))
+    payload = _Payload(OmegaConf.to_yaml(cfg, resolve=True), str(run_dir), None if data_dir is None else str(data_dir),
+                       host_load)
+    policy = threads.decide(cfg.gpus)  # the spawned ranks start OpenMP with what this says
+    log.info("threads: %s per rank, OMP_WAIT_POLICY=%s (%s)", policy.omp_num_threads or "OpenMP's default",
+             policy.omp_wait_policy or "OpenMP's default", policy.reason)
+    saved_env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", threads.ENV)}
+    threads.export(policy)
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    # torch.multiprocessing names a file per rank in the system's temporary folder for a crash's
+    # traceback; the run must write nothing outside its output root
+    elastic.mkdir(exist_ok=True)
+    saved_tmp, tempfile.tempdir = tempfile.tempdir, str(elastic)
+    # rank r of this node is global rank node_rank * gpus + r: the watchdog reads every rank's
+    # heartbeat and acts on those of this host
+    dog = Watchdog(run_dir, range(cfg.gpus * cfg.nodes), float(cfg.progress_timeout_s)).start()
+    quiet = _TorchLogsToFile(run_dir / "train.log")
     try:
-        returned = elastic_launch(config, _rank_entry)(payload)
+        with quiet:
+            returned = elastic_launch(config, _rank_entry)(payload)
     except ChildFailedError as err:
-        _tidy(run_dir)
         rank, failure = err.get_first_failure()
+        if dog.verdict is not None:
+            raise RankFailed(dog.verdict[0], dog.verdict[1], None, stalled=True) from None
         message, trace = _failure_text(failure)
-        if _was_interrupted(failure):
-            raise KeyboardInterrupt from None
+        signame = _stopping_signal(failure)
+        if signame is not None:
+            raise Stopped(signame, f" to rank {rank}") from None
         raise RankFailed(rank, message, trace) from None
     except Exception as err:
-        if type(err).__name__ == "SignalException":  # the launcher turns Ctrl-C into this
-            _tidy(run_dir)
-            raise KeyboardInterrupt from None
+        if type(err).__name__ == "SignalException":  # the launcher turns a signal into this
+            raise Stopped(signal.Signals(err.sigval).name) from None
         raise
     finally:
+        dog.stop()
+        tempfile.tempdir = saved_tmp
         for sig, handler in saved.items():  # the launcher installs its own handlers
             signal.signal(sig, handler)
-    _tidy(run_dir)
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        _tidy(run_dir)
+    if 0 not in returned:  # another node holds rank 0: its launcher writes the run's result
+        return None
     return returned.get(0)
+
+
+class _TorchLogsToFile:
+    """The launcher's own log lines (each failed rank's traceback, every SIGTERM it sends) go to
+    train.log alone while the ranks run: the console gets the run's one-line cause."""
+
+    NAMES = ("torch.distributed.elastic", "torch.multiprocessing", "torch.distributed.launcher")
+
+    def __init__(self, path: Path):
+        self.handler = logging.FileHandler(path, mode="a", encoding="utf-8")
+        self.handler.setFormatter(logging.Formatter(console.FILE_FORMAT))
+        self.saved: dict[str, bool] = {}
+
+    def __enter__(self) -> None:
+        for name in self.NAMES:
+            logger = logging.getLogger(name)
+            self.saved[name] = logger.propagate
+            logger.propagate = False
+            logger.addHandler(self.handler)
+
+    def __exit__(self, *exc) -> None:
+        for name, propagate in self.saved.items():
+            logger = logging.getLogger(name)
+            logger.propagate = propagate
+            logger.removeHandler(self.handler)
+        self.handler.close()
 
 
 def _failure_text(failure) -> tuple[str, Optional[str]]:
@@ -140,29 +240,41 @@ def _failure_text(failure) -> tuple[str, Optional[str]]:
     return text.splitlines()[0], None
 
 
-def _was_interrupted(failure) -> bool:
-    if failure.exitcode in (-signal.SIGINT, 130):
-        return True
+def _stopping_signal(failure) -> Optional[str]:
+    """SIGINT or SIGTERM when that is what ended the rank (it dies by the signal: _rank_entry)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        if failure.exitcode in (-sig, 128 + sig):
+            return sig.name
     msg = failure.message
-    return isinstance(msg, dict) and str(msg.get("message", "")).startswith("KeyboardInterrupt")
+    if isinstance(msg, dict) and str(msg.get("message", "")).startswith("KeyboardInterrupt"):
+        return "SIGINT"
+    return None
 
 
 def _tidy(run_dir: Path) -> None:
-    """Drop the launcher's folder when it holds no error report."""
+    """Drop the launcher's folder when it holds no error report (torch.multiprocessing's pickled
+    tracebacks repeat what the error reports and train.log hold), and any heartbeat left over."""
     elastic = run_dir / ".elastic"
+    for pickled in elastic.glob("pytorch-errorfile-*.pickle"):
+        pickled.unlink(missing_ok=True)
     if elastic.is_dir() and not any(p.is_file() for p in elastic.rglob("*")):
         shutil.rmtree(elastic, ignore_errors=True)
+    shutil.rmtree(run_dir / ".heartbeat", ignore_errors=True)
 
 
 def _rank_entry(payload: _Payload) -> Optional[dict]:
-    """One spawned rank: its logs, its process group, the run, and (rank 0) its result."""
+    """One spawned rank: its logs, its process group, the run, and (rank 0) its result. Stopped by
+    Ctrl-C or SIGTERM, it ends by that same signal once its log is closed, so the launcher sees
+    which signal it was rather than an exception's exit code."""
     from torch.distributed.elastic.multiprocessing.errors import record as record_errors
 
-    return record_errors(_rank_main)(payload)
-
-
-class Terminated(BaseException):
-    """SIGTERM from the launcher: another rank failed, or the run is being stopped."""
+    try:
+        return record_errors(_rank_main)(payload)
+    except KeyboardInterrupt as err:
+        sig = signal_number(err)
+        signal.signal(sig, signal.SIG_DFL)
+        signal.raise_signal(sig)
+        raise
 
 
 def _rank_main(payload: _Payload) -> Optional[dict]:
@@ -170,17 +282,13 @@ def _rank_main(payload: _Payload) -> Optional[dict]:
     run_dir = Path(payload.run_dir)
     console.setup_rank_logging(world.rank, run_dir)
     log.info("%s, pid %d", world.describe(), os.getpid())
-
-    def _terminate(signum, frame):
-        raise Terminated(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, _terminate)
-    if "OMP_NUM_THREADS" not in os.environ:
-        # As torchrun does: ranks sharing a host share its cores, or CPU ranks oversubscribe them.
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // world.local_world_size))
+    stop_on_sigterm()  # the launcher stops ranks with SIGTERM: another rank failed, or the run is stopped
+    policy = threads.current()  # chosen by the launcher before the spawn (harness/run/threads.py)
+    if policy.omp_num_threads:
+        torch.set_num_threads(policy.omp_num_threads)
     cfg = OmegaConf.create(payload.config_yaml)
     job = RankJob(cfg=cfg, run_dir=run_dir, data_dir=None if payload.data_dir is None else Path(payload.data_dir),
-                  world=world)
+                  world=world, host_load=payload.host_load)
     try:
         result = run_rank(job)
     finally:

@@ -21,6 +21,7 @@ from typing import Callable, Optional
 import torch
 
 from harness.interface import Benchmark, EvalSchedule, Quality, QualitySpec, ThroughputBenchmark
+from harness.observe import heartbeat
 from harness.observe.board import Board
 from harness.observe.meter import EpochCount, ThroughputMeter
 from harness.observe.progress import Progress
@@ -105,6 +106,7 @@ def train_epoch(
             bench.lr_scheduler.step()
         loss_sum += loss.detach()
         steps += 1
+        heartbeat.tick()
         meter.step(samples)
         progress.step(steps, meter.epoch_samples_all * meter.world_size, lambda: loss.item())
         if after_step is not None and after_step(meter.epoch_samples_all):
@@ -120,9 +122,9 @@ def evaluate(bench: Benchmark, epoch_num: float, judge: Judge, precision: Precis
     mlperf.start(C.EVAL_START, metadata={"epoch_num": epoch_num})
     t0 = time.perf_counter()
     bench.model.eval()
-    with precision.autocast():
+    with heartbeat.phase("eval"), precision.autocast():  # an evaluation is judged on liveness alone
         raw = bench.evaluate(int(epoch_num))
-    quality = judge.quality.value(raw)  # Python numbers: the device work is done
+        quality = judge.quality.value(raw)  # Python numbers: the device work is done
     seconds = time.perf_counter() - t0
     mlperf.event(C.EVAL_ACCURACY, value=quality, metadata={"epoch_num": epoch_num})
     mlperf.end(C.EVAL_STOP, metadata={"epoch_num": epoch_num})

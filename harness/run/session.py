@@ -14,11 +14,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
+import torch
 import torch.distributed as dist
 from omegaconf import DictConfig, OmegaConf
 
 from harness import registry
 from harness.interface import EvalSchedule, Logged, ModelSpec
+from harness.observe import heartbeat
 from harness.observe.meter import ThroughputMeter
 from harness.observe.progress import Progress
 from harness.observe.watchers import Observers, Placement, open_observers
@@ -26,7 +28,8 @@ from harness.results.record import versions as software_versions
 from harness.run import distributed
 from harness.run.build import BuiltRun, build_run, clear_page_cache, context_for, device_sync, pick_device
 from harness.run.distributed import SINGLE, World
-from harness.run.interrupts import shielded
+from harness.run import threads
+from harness.run.interrupts import shielded, signal_name
 from harness.run.loop import Judge, LoopResult, measure_throughput, train_to_target
 from harness.run.mlperf_log import C, MLPerfLog
 from harness.run.precision import precision_name
@@ -40,6 +43,7 @@ class RankJob:
     run_dir: Path
     data_dir: Optional[Path]
     world: World = SINGLE
+    host_load: Optional[dict] = None  # other processes' CPU at the start, for system.json
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class RankResult:
     telemetry: Optional[dict] = None
     mlperf_log: Optional[str] = None
     evals: tuple[dict, ...] = field(default=())
+    threads: Optional[dict] = None  # the OpenMP threads and wait policy this rank ran with
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -116,20 +121,26 @@ def run_rank(job: RankJob) -> RankResult:
     training = cfg.mode != "throughput"
     # a throughput measurement is not an MLPerf run: it writes no MLPerf log
     held = _Open(MLPerfLog(job.run_dir / "mlperf.log" if world.is_main and training else None))
+    if world.world_size > 1:
+        heartbeat.start(job.run_dir, world.rank)
     try:
         result = _run(job, spec, training, held)
     except BaseException as err:
-        if held.run_start is not None and not held.run_stopped:
+        if not held.run_stopped:
             # The log must still end: an interrupted or crashed run is an aborted run to MLPerf.
-            why = signal_name(err) or type(err).__name__
+            # Before run_start the run_stop carries no time to train (docs/results.md).
+            meta = {"status": C.ABORTED, "reason": signal_name(err) or type(err).__name__}
+            if held.run_start is None:
+                meta["before_run_start"] = True
             with shielded():  # the launcher's forwarded signal must not cut the last line off
-                held.mlperf.end(C.RUN_STOP, metadata={"status": C.ABORTED, "reason": why})
+                held.mlperf.end(C.RUN_STOP, metadata=meta)
         if held.watch is not None:
             _finish(held.watch, None, cfg, spec)
         raise
     finally:
         with shielded():
             held.mlperf.close()
+        heartbeat.stop()
     return _finish(held.watch, result, cfg, spec)
 
 
@@ -141,7 +152,7 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RankResu
     distributed.init_process_group(world, device)
     where = Placement(world.rank, world.local_rank, world.world_size, world.local_world_size,
                       world.node_rank, world.nodes)
-    watch = held.watch = open_observers(cfg, where, job.run_dir, device, software_versions())
+    watch = held.watch = open_observers(cfg, where, job.run_dir, device, software_versions(), job.host_load)
     _log_init(mlperf, spec, cfg, world, watch)
     # every rank takes rank 0's master seed: under torchrun each process drew its own
     master = distributed.broadcast_int(int(cfg.seed), device)
@@ -160,6 +171,7 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RankResu
     facts = dict(cfg=cfg, seed=master, world=world, device=device, watch=watch, hyper=hyper, init_s=init_s)
     if not training:
         meter = ThroughputMeter(0, sync, all_ranks_sum, world.world_size)  # warm-up is a window of its own
+        heartbeat.set_phase("train")
         watch.begin()
         try:
             loop = measure_throughput(built.bench, warmup_steps=cfg.warmup_steps, steps=cfg.throughput_steps,
@@ -176,6 +188,7 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RankResu
     judge = Judge(task.quality, task.quality.value(target, "target"), schedule_of(cfg), int(cfg.max_epochs))
     meter = ThroughputMeter(cfg.warmup_steps, sync, all_ranks_sum, world.world_size)
     held.run_start = mlperf.start(C.RUN_START)
+    heartbeat.set_phase("train")
     watch.begin()  # energy to train counts from run_start to run_stop
     try:
         loop = train_to_target(built.bench, judge=judge, precision=built.precision, meter=meter, progress=progress,
@@ -192,13 +205,6 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RankResu
                    reason=reason, mlperf=mlperf)
 
 
-def signal_name(err: BaseException) -> Optional[str]:
-    """'SIGINT' for Ctrl-C, the signal's name for harness.run.interrupts.Stopped, else None."""
-    if isinstance(err, KeyboardInterrupt):
-        return getattr(err, "signal_name", None) or "SIGINT"
-    return None
-
-
 def _result(loop: LoopResult, *, cfg: DictConfig, seed: int, world: World, device, watch: Observers,
             hyper: dict[str, Any], init_s: float, ttt_s: Optional[float], throughput: Optional[float],
             reason: Optional[str] = None, mlperf: Optional[MLPerfLog] = None) -> RankResult:
@@ -211,6 +217,7 @@ def _result(loop: LoopResult, *, cfg: DictConfig, seed: int, world: World, devic
         time_to_train_s=ttt_s, throughput=throughput, epochs=epochs, epochs_to_converge=loop.epochs_to_converge,
         reason=reason, mlperf_log=str(mlperf.path) if mlperf is not None and mlperf.path else None,
         evals=tuple({"epoch": e, "quality": q} for e, q in loop.evals),
+        threads=threads.current().record(torch.get_num_threads()),
     )
 
 

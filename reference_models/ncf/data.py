@@ -8,16 +8,20 @@ reference and documented in docs/ncf.md: the 999 evaluation negatives are distin
 the held-out item itself (the reference samples with replacement from the items left after the
 hold-out is popped, which can draw the positive as its own negative); and the evaluation set is
 drawn from a fixed seed, so every run of a seed sweep is judged on the same users and candidates.
+A user who rated so many items that fewer than 999 are left gets those left drawn with
+replacement, as the reference draws every user's; a user who rated every item is an error.
 
 Check a dataset by hand:  python -m reference_models.ncf.data PATH/TO/ml-20m
 """
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import torch
@@ -28,6 +32,8 @@ RATINGS_FILE = "ratings.csv"
 MIN_RATINGS = 20
 EVAL_NEGATIVES = 999
 EVAL_SET_SEED = 0  # the evaluation candidates are part of the dataset, not of a run
+
+log = logging.getLogger("reference_models.ncf.data")
 
 
 class DatasetError(DataError):
@@ -129,7 +135,7 @@ def preprocess(
     train_users, train_items = users[~is_last], items[~is_last]
 
     all_keys = np.sort(users * n_items + items)  # every positive, the held-out ones included
-    test_negatives = sample_eval_negatives(all_keys, n_users, n_items, eval_negatives)
+    test_negatives = sample_eval_negatives(all_keys, n_users, n_items, eval_negatives, user_vocab)
     return NCFData(
         n_users=n_users,
         n_items=n_items,
@@ -169,19 +175,26 @@ def _order(*keys: np.ndarray) -> np.ndarray:
 
 
 def sample_eval_negatives(
-    positive_keys: np.ndarray, n_users: int, n_items: int, count: int
+    positive_keys: np.ndarray, n_users: int, n_items: int, count: int, user_ids: Optional[np.ndarray] = None,
 ) -> np.ndarray:
     """`count` distinct items per user, none of them among the user's positives, uniformly drawn.
 
     Items are drawn with replacement and repeats or positives are dropped, keeping draw order:
     what is left is a uniformly random sequence of distinct allowed items, and its first `count`
     entries a uniform sample without replacement. Rows left short are drawn again, larger.
+    A user with fewer than `count` items left to draw from gets them with replacement, as MLPerf's
+    reference (convert.py, np.random.choice) draws every user's; `user_ids` (the original ids)
+    name such users in the log and in the error for a user who rated every item.
     """
     rng = np.random.default_rng(EVAL_SET_SEED)
     out = np.empty((n_users, count), dtype=np.int64)
     if count == 0:
         return out
     users_of = positive_keys // n_items
+    left = n_items - np.bincount(users_of, minlength=n_users)
+    short = np.flatnonzero(left < count)
+    if len(short):
+        _report_short(short, left, n_items, count, user_ids)
     chunk = max(1, min(4_000_000 // count, 100_000_000 // n_items))  # bounds the dense mask below
     for start in range(0, n_users, chunk):
         stop = min(start + chunk, n_users)
@@ -190,6 +203,10 @@ def sample_eval_negatives(
         positive = np.zeros((stop - start, n_items), dtype=bool)
         positive[users_of[lo:hi] - start, positive_keys[lo:hi] % n_items] = True
         pending = np.arange(start, stop)
+        few = pending[left[pending] < count]
+        for u in few:
+            out[u] = rng.choice(np.flatnonzero(~positive[u - start]), size=count)
+        pending = pending[left[pending] >= count]
         draw = count + count // 4 + 16
         while len(pending):
             cand = rng.integers(0, n_items, size=(len(pending), draw), dtype=np.int32)
@@ -208,7 +225,22 @@ def sample_eval_negatives(
     return out
 
 
-CACHE_VERSION = 1  # bump when preprocess() changes what it returns
+def _report_short(short: np.ndarray, left: np.ndarray, n_items: int, count: int,
+                  user_ids: Optional[np.ndarray]) -> None:
+    def name(u: int) -> str:
+        return f"userId {user_ids[u]}" if user_ids is not None else f"user {u}"
+
+    full = short[left[short] == 0]
+    if len(full):
+        raise DatasetError(f"{name(int(full[0]))} rated all {n_items} items: no item is left to rank the "
+                           "held-out one against; remove that user's ratings")
+    u = int(short[0])
+    log.warning("%d user(s) rated more than %d of the %d items (first: %s, %d left): their %d evaluation "
+                "negatives are drawn from those left with replacement, as MLPerf's reference draws every user's",
+                len(short), n_items - count, n_items, name(u), int(left[u]), count)
+
+
+CACHE_VERSION = 2  # bump when preprocess() or the cached fields change
 
 
 def load(data_dir: str | Path) -> NCFData:
@@ -225,18 +257,20 @@ def load(data_dir: str | Path) -> NCFData:
     if cache.is_file():
         try:
             with np.load(cache) as z:
-                return NCFData(int(z["n_users"]), int(z["n_items"]),
-                               *(z[f].astype(np.int64) for f in _CACHED))
+                data = NCFData(int(z["n_users"]), int(z["n_items"]), *(z[f].astype(np.int64) for f in _CACHED))
+                _log_read(path, int(z["rows"]), data, cached=True)
+                return data
         except (OSError, ValueError, KeyError):
             pass  # a damaged cache is rebuilt below
     users, items, timestamps = read_ratings(path)
     data = preprocess(users, items, timestamps)
+    _log_read(path, len(users), data, cached=False)
     tmp = None
     try:
         cache.parent.mkdir(exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=cache.parent, suffix=".npz")
         with os.fdopen(fd, "wb") as f:  # int32 halves the file: ids and counts fit
-            np.savez(f, n_users=data.n_users, n_items=data.n_items,
+            np.savez(f, n_users=data.n_users, n_items=data.n_items, rows=len(users),
                      **{name: getattr(data, name).astype(np.int32) for name in _CACHED})
         os.replace(tmp, cache)
         for stale in cache.parent.glob("ncf-*.npz"):  # an earlier version of the file: 700 MB at ml-20m's size
@@ -247,6 +281,12 @@ def load(data_dir: str | Path) -> NCFData:
             os.unlink(tmp)  # a full disk: no half-written cache left behind
         # a read-only dataset folder: preprocess on every load
     return data
+
+
+def _log_read(path: Path, rows: int, data: NCFData, cached: bool) -> None:
+    """What was read, in the run's log: a file cut short shows as too few rows."""
+    log.info("%s: %s rating rows%s -> %s", path, f"{rows:,}", " (preprocessed before, cached)" if cached else "",
+             describe(data))
 
 
 _CACHED = ("train_users", "train_items", "test_items", "test_negatives", "user_ids", "item_ids")

@@ -17,6 +17,8 @@ class TputOptions(ModelOptions):
     """Samples per rank per step."""
     width: int = 64
     """Width of the MLP."""
+    crash_on_rank: int = -1
+    """This rank raises while the model is built (a failing rank, for tests); -1: none."""
 
 
 class TputOnly:
@@ -24,6 +26,8 @@ class TputOnly:
         import torch
 
         hp = ctx.cfg.model
+        if ctx.rank == hp.crash_on_rank:
+            raise RuntimeError(f"crash_on_rank={ctx.rank}: this rank fails on purpose")
         self.model = torch.nn.Sequential(torch.nn.Linear(hp.width, hp.width), torch.nn.ReLU(),
                                          torch.nn.Linear(hp.width, 1)).to(ctx.device)
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.01)

@@ -1,10 +1,12 @@
 """The world a rank belongs to, its seeds, and the batch policy's learning-rate rule."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.run import seeding
-from harness.config import ConfigError, _run_stamp, compose, compose_unchecked
+from harness.config import ConfigError, _run_dir, _shared_stamp, compose, compose_unchecked
 from harness.run.launch import check_resources
 from harness.run.distributed import from_environment, slurm_rendezvous
 from harness.interface import scaled_learning_rate
@@ -38,14 +40,17 @@ def test_slurm_rendezvous_is_the_same_for_every_task():
     assert slurm_rendezvous(env) == {"MASTER_ADDR": "gpu-a", "MASTER_PORT": str(20000 + 123456 % 20000)}
 
 
-def test_run_directory_stamp_is_shared_by_the_ranks_of_one_run(monkeypatch):
+def test_run_directory_stamp_is_shared_by_the_ranks_of_one_run(monkeypatch, tmp_path):
     monkeypatch.setenv("TORCHELASTIC_RUN_ID", "abc123")
     monkeypatch.setenv("RANK", "1")
-    assert _run_stamp() == "torchrun-abc123"
-    assert _run_stamp("nightly-7") == "run-nightly-7"
+    assert _shared_stamp() == "torchrun-abc123"
+    assert _shared_stamp("nightly-7") == "run-nightly-7"
+    assert _run_dir(str(tmp_path), None, "ncf") == str(tmp_path / "runs" / "torchrun-abc123_ncf")
     monkeypatch.delenv("RANK")
     monkeypatch.delenv("TORCHELASTIC_RUN_ID")
-    assert _run_stamp() != _run_stamp()  # a plain run: a timestamp to the microsecond
+    assert _shared_stamp() is None  # a plain run: a time stamp, claimed by the run that made it
+    a, b = _run_dir(str(tmp_path), None, "ncf"), _run_dir(str(tmp_path), None, "ncf")
+    assert a != b and Path(a).is_dir() and Path(b).is_dir()
 
 
 def test_rank_seeds_are_derived_from_the_master_seed():

@@ -150,3 +150,49 @@ def test_a_script_read_from_standard_input_can_generate(tmp_path):
     proc = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "ratings.csv").stat().st_size > 0
+
+
+def _heavy_rater(items: int, heavy: int, others: int = 30) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """userId 1 rated movies 0..`heavy`-1 of `items`; userIds 2.. rated 20 each, from movie `heavy`
+    on and around, so that every movie is rated by someone."""
+    users = np.concatenate([np.full(heavy, 1), np.repeat(np.arange(2, others + 2), 20)])
+    movies = np.concatenate([np.arange(heavy), (heavy + np.arange(others * 20)) % items])
+    return users, movies, np.arange(len(users))
+
+
+def test_a_user_who_rated_all_but_a_few_items_gets_negatives_as_the_reference_draws_them(caplog):
+    """ratings.csv of 1,100 items where userId 1 rated 1,000: 100 items are left for its 999
+    negatives. MLPerf's reference draws every user's with replacement; so does this, for that user,
+    and says so in one line (before: the distinct draw doubled forever)."""
+    users, movies, times = _heavy_rater(items=1100, heavy=1000)
+    with caplog.at_level("WARNING", logger="reference_models.ncf.data"):
+        d = ncf_data.preprocess(users, movies, times)
+    u = int(np.where(d.user_ids == 1)[0][0])
+    rated = set(d.train_items[d.train_users == u].tolist()) | {int(d.test_items[u])}
+    row = d.test_negatives[u]
+    assert d.test_negatives.shape == (d.n_users, 999) and not set(row.tolist()) & rated
+    assert set(row.tolist()) == set(range(d.n_items)) - rated  # all 100 left, repeats among them
+    assert [r.getMessage() for r in caplog.records] == [
+        "1 user(s) rated more than 101 of the 1100 items (first: userId 1, 100 left): their 999 evaluation "
+        "negatives are drawn from those left with replacement, as MLPerf's reference draws every user's"]
+    others = [v for v in range(d.n_users) if v != u]
+    assert all(len(set(d.test_negatives[v].tolist())) == 999 for v in others)  # everyone else: distinct
+
+
+def test_a_user_who_rated_every_item_is_named_in_one_line():
+    users, movies, times = _heavy_rater(items=1100, heavy=1100)
+    with pytest.raises(ncf_data.DatasetError, match="^userId 1 rated all 1100 items: no item is left"):
+        ncf_data.preprocess(users, movies, times)
+
+
+def test_loading_real_data_logs_how_many_rows_were_read(tmp_path, caplog):
+    """A ratings.csv cut short mid-file still parses: the log's row count is what shows it."""
+    write(SMALL, tmp_path)
+    rows = len(pd.read_csv(tmp_path / "ratings.csv"))
+    with caplog.at_level("INFO", logger="reference_models.ncf.data"):
+        d = ncf_data.load(tmp_path)
+        ncf_data.load(tmp_path)  # from the cache: the same count
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [f"{tmp_path / 'ratings.csv'}: {rows:,} rating rows -> {ncf_data.describe(d)}",
+                     f"{tmp_path / 'ratings.csv'}: {rows:,} rating rows (preprocessed before, cached) -> "
+                     f"{ncf_data.describe(d)}"]

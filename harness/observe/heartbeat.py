@@ -1,0 +1,110 @@
+"""Each rank's heartbeat: a small file in the run directory that says the rank is alive and how far
+it got, rewritten about once a second by a daemon thread.
+
+The loop counts its training steps (`tick()`) and says when it evaluates (`phase("eval")`); the
+thread writes `.heartbeat/rank_<r>.json` = {rank, pid, host, time, phase, progress}. The process
+that started the ranks reads these files (harness/run/watchdog.py): a rank whose file stops changing
+(the process is stopped or wedged) or whose step count stands still while it trains ends the run
+with "rank N made no progress for S s". A rank that evaluates or initialises is judged only on
+being alive, so a slow evaluation is safe at any limit. The files are removed when the rank ends.
+
+    python -m harness.train model=ncf device=cpu gpus=2 progress_timeout_s=300
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Optional
+
+FOLDER = ".heartbeat"
+
+
+def beat_path(run_dir: Path, rank: int) -> Path:
+    return run_dir / FOLDER / f"rank_{rank}.json"
+
+
+class Heartbeat:
+    def __init__(self, run_dir: Path, rank: int, interval_s: float = 1.0):
+        self.path = beat_path(run_dir, rank)
+        self.rank = rank
+        self.interval_s = interval_s
+        self.progress = 0  # training steps so far: only this process's main thread adds to it
+        self.phase = "init"
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def start(self) -> "Heartbeat":
+        self.path.parent.mkdir(exist_ok=True)
+        self._write()
+        self._thread = threading.Thread(target=self._run, name="harness-heartbeat", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._write()
+
+    def _write(self) -> None:
+        beat = {"rank": self.rank, "pid": os.getpid(), "host": socket.gethostname(), "time": time.time(),
+                "phase": self.phase, "progress": self.progress}
+        tmp = self.path.with_suffix(".tmp")
+        try:
+            tmp.write_text(json.dumps(beat))
+            os.replace(tmp, self.path)  # a reader never sees half a beat
+        except OSError:
+            pass  # a full disk must not end the run; the watchdog then sees a silent rank
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.interval_s + 5)
+        for p in (self.path, self.path.with_suffix(".tmp")):
+            p.unlink(missing_ok=True)
+        try:
+            self.path.parent.rmdir()  # the last rank to end removes the folder
+        except OSError:
+            pass
+
+
+_beat: Optional[Heartbeat] = None
+
+
+def start(run_dir: Path, rank: int) -> Heartbeat:
+    global _beat
+    _beat = Heartbeat(run_dir, rank).start()
+    return _beat
+
+
+def stop() -> None:
+    global _beat
+    if _beat is not None:
+        _beat.stop()
+        _beat = None
+
+
+def tick() -> None:
+    """One training step done (a no-op where no heartbeat runs: tests, scripts)."""
+    if _beat is not None:
+        _beat.progress += 1
+
+
+def set_phase(name: str) -> None:
+    """init, train or eval: only "train" is held to the step count."""
+    if _beat is not None:
+        _beat.phase = name
+
+
+@contextmanager
+def phase(name: str) -> Iterator[None]:
+    before = _beat.phase if _beat is not None else None
+    set_phase(name)
+    try:
+        yield
+    finally:
+        if before is not None:
+            set_phase(before)

@@ -1,0 +1,210 @@
+"""How busy the machine is: the CPU time that processes other than this run's take from its CPUs.
+
+A time to train measured while a neighbour spins on a core measures the neighbour too. This module
+reads the kernel's own counters (Linux /proc; stdlib only, so it runs before torch starts):
+
+- the busy time of the CPUs this process may use (os.sched_getaffinity), from /proc/stat;
+- the CPU time of this run's own processes: the run's root process (this one, or the launcher that
+  started this rank) and every descendant (ranks, data-loader workers), from /proc/<pid>/stat,
+  counting reaped children through their parent's cutime/cstime;
+
+and calls the difference "other processes' CPU", in percent of one core (100 = one core busy).
+`measure` takes one reading over a short window; `HostLoadMonitor` samples through a run so that the
+mean over run_start..run_stop can be told. Where /proc is missing, every figure is None.
+
+    python -m harness.observe.host_load        # prints this machine's load now
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+BUSY_CORES = 0.5  # other processes at this many cores or more make a run "busy" (docs/results.md)
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def usable_cpus() -> list[int]:
+    """The CPUs this process may run on (a SLURM or container CPU set, not the whole host)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One look at the counters, in clock ticks."""
+
+    cpus_busy: int  # busy time of the usable CPUs since boot
+    cpus_total: int  # busy + idle time of the usable CPUs since boot
+    family: int  # CPU time of the run's processes, live and reaped
+
+
+def _proc_stat(cpus: list[int]) -> Optional[tuple[int, int]]:
+    wanted = {f"cpu{c}" for c in cpus}
+    busy = total = 0
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                name, *fields = line.split()
+                if name not in wanted:
+                    continue
+                # user nice system idle iowait irq softirq steal (guest time is inside user already)
+                values = [int(v) for v in fields[:8]] + [0] * (8 - len(fields[:8]))
+                idle = values[3] + values[4]
+                total += sum(values)
+                busy += sum(values) - idle
+    except (OSError, ValueError):
+        return None
+    return (busy, total) if total else None
+
+
+def _stat_fields(pid: int) -> Optional[list[str]]:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            text = f.read()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: split after its closing one
+    return text[text.rfind(")") + 2:].split()
+
+
+def _children() -> dict[int, list[int]]:
+    """parent pid -> child pids, for every process this user can see."""
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat_fields(int(entry))
+            if fields:
+                tree.setdefault(int(fields[1]), []).append(int(entry))
+    return tree
+
+
+def family_ticks(root: int) -> Optional[int]:
+    """CPU time of `root` and all its descendants, with the children they have already reaped."""
+    try:
+        tree = _children()
+    except OSError:
+        return None
+    total, todo, seen = 0, [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        fields = _stat_fields(pid)
+        if fields is None:
+            if pid == root:
+                return None
+            continue
+        total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+        todo.extend(tree.get(pid, ()))
+    return total
+
+
+def read(root: int, cpus: list[int]) -> Optional[Reading]:
+    stat = _proc_stat(cpus)
+    family = family_ticks(root)
+    if stat is None or family is None:
+        return None
+    return Reading(stat[0], stat[1], family)
+
+
+def other_cpu_pct(a: Reading, b: Reading, n_cpus: int) -> Optional[float]:
+    """Other processes' CPU between two readings, in percent of one core."""
+    wall = (b.cpus_total - a.cpus_total) / max(n_cpus, 1)  # ticks of wall time per CPU
+    if wall <= 0:
+        return None
+    others = (b.cpus_busy - a.cpus_busy) - (b.family - a.family)
+    return round(max(0.0, 100.0 * others / wall), 1)
+
+
+def run_root(world_source: str) -> int:
+    """The process whose descendants are this run: this one, or the launcher (torchrun's agent,
+    slurmstepd, the harness's elastic launcher) that started this rank and its siblings."""
+    return os.getpid() if world_source == "single" else os.getppid()
+
+
+def measure(root: Optional[int] = None, window_s: float = 0.25) -> Optional[float]:
+    """Other processes' CPU over the next `window_s` seconds (this process sleeps meanwhile)."""
+    cpus = usable_cpus()
+    root = os.getpid() if root is None else root
+    first = read(root, cpus)
+    if first is None:
+        return None
+    time.sleep(window_s)
+    second = read(root, cpus)
+    return None if second is None else other_cpu_pct(first, second, len(cpus))
+
+
+def load_average() -> Optional[list[float]]:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+class HostLoadMonitor:
+    """Other processes' CPU, sampled every `interval_s` in a daemon thread; the mean of any window.
+    Reads only /proc: it adds no work to the run beyond a few small file reads a second."""
+
+    def __init__(self, root: int, interval_s: float = 1.0):
+        self.root = root
+        self.interval_s = interval_s
+        self.cpus = usable_cpus()
+        self.samples: list[tuple[float, float]] = []  # (end time of the interval, other CPU %)
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def start(self) -> "HostLoadMonitor":
+        self._thread = threading.Thread(target=self._run, name="harness-host-load", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.interval_s + 5)
+
+    def _run(self) -> None:
+        last = read(self.root, self.cpus)
+        while last is not None and not self._stop.wait(self.interval_s):
+            now = read(self.root, self.cpus)
+            if now is None:
+                return
+            pct = other_cpu_pct(last, now, len(self.cpus))
+            if pct is not None:
+                self.samples.append((time.time(), pct))
+            last = now
+
+    def mean(self, t_start: Optional[float] = None, t_stop: Optional[float] = None) -> Optional[float]:
+        """The mean over the samples whose interval ended inside [t_start, t_stop + one interval]."""
+        lo = t_start if t_start is not None else float("-inf")
+        hi = t_stop + self.interval_s if t_stop is not None else float("inf")
+        inside = [pct for t, pct in list(self.samples) if lo < t <= hi]
+        return round(sum(inside) / len(inside), 1) if inside else None
+
+
+def summary(start_pct: Optional[float], mean_pct: Optional[float], load_avg: Optional[list[float]],
+            cpus: Optional[int] = None) -> dict:
+    """result.json's and system.json's host_load (docs/results.md)."""
+    n = cpus or len(usable_cpus())
+    seen = [p for p in (start_pct, mean_pct) if p is not None]
+    worst = max(seen) if seen else None
+    busy = worst is not None and worst >= 100 * BUSY_CORES
+    if busy:
+        when = "during the run" if mean_pct is not None and mean_pct == worst else "just before the run"
+        note = (f"other processes used {worst / 100:.2f} of {n} CPUs {when}: "
+                "time to train measures the machine's neighbours too")
+    else:
+        note = None
+    return {"cpus": n, "load_avg_start": load_avg, "other_cpu_pct_start": start_pct,
+            "other_cpu_pct_mean": mean_pct, "busy": busy, "note": note}
+
+
+if __name__ == "__main__":
+    print(json.dumps(summary(measure(window_s=1.0), None, load_average()), indent=2))

@@ -1,0 +1,130 @@
+"""How many OpenMP threads each CPU rank runs, and how they wait: chosen by measurement, set before
+torch starts its OpenMP runtime.
+
+OpenMP's default is a team of one thread per core that spins while it waits. On a machine where
+something else holds a core, a spinning team waits on a thread that is not running, and an embedded
+NCF run went from 4 s to 142 s (docs/benchmarks/cpu_policy.md). So each rank gets
+
+- threads = the usable CPUs (os.sched_getaffinity) less those other processes keep busy (measured
+  over a quarter of a second, harness/observe/host_load.py), split among the ranks on this host;
+- OMP_WAIT_POLICY=PASSIVE: a waiting thread sleeps instead of spinning, so a core taken away
+  mid-run slows the run by that core's share, not by the spinning.
+
+The choice goes into OMP_NUM_THREADS / OMP_WAIT_POLICY (OpenMP reads them once, when torch
+starts it) and HARNESS_THREAD_POLICY (what was chosen and why, for result.json and for processes
+started later). A user's own OMP_NUM_THREADS or OMP_WAIT_POLICY wins: the harness then sets
+neither. Where it is applied: at the top of harness/train.py for the command's own process, for a
+torchrun or srun rank, and for a spawned rank (which re-imports harness/train.py as __mp_main__ and
+keeps what its launcher chose); in harness/run/launch.py for the ranks it spawns; in
+tests/conftest.py for the test suite.
+
+    python -m harness.run.threads         # what a run started now would choose
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+from harness.observe import host_load
+from harness.run.world import from_environment
+
+ENV = "HARNESS_THREAD_POLICY"
+_OMP = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")
+
+
+@dataclass(frozen=True)
+class ThreadPolicy:
+    omp_num_threads: Optional[int]  # None: the user set OMP_WAIT_POLICY alone; OpenMP's default count
+    omp_wait_policy: Optional[str]
+    chosen_by: str  # "harness" or "user"
+    reason: str
+    local_ranks: int = 1
+    other_cpu_pct: Optional[float] = None  # what the measurement saw, percent of one core
+
+    def record(self, torch_threads: Optional[int] = None) -> dict:
+        """result.json's "threads" (docs/results.md)."""
+        return {"omp_num_threads": self.omp_num_threads, "omp_wait_policy": self.omp_wait_policy,
+                "torch_threads": torch_threads if torch_threads is not None else self.omp_num_threads,
+                "chosen_by": self.chosen_by, "reason": self.reason}
+
+
+def choose(cpus: int, other_cpu_pct: Optional[float], local_ranks: int) -> ThreadPolicy:
+    """The harness's choice for `local_ranks` ranks sharing `cpus` CPUs while others use
+    `other_cpu_pct` percent of one core (None: not measurable here)."""
+    busy = 0 if other_cpu_pct is None else min(cpus - 1, round(other_cpu_pct / 100))
+    threads = max(1, (cpus - busy) // max(local_ranks, 1))
+    seen = "load not measurable" if other_cpu_pct is None else f"{busy} kept busy by other processes"
+    return ThreadPolicy(threads, "PASSIVE", "harness",
+                        f"{cpus} usable CPUs, {seen}, {local_ranks} local rank(s)", local_ranks, other_cpu_pct)
+
+
+def _user_policy(env) -> Optional[ThreadPolicy]:
+    """The user's own OpenMP settings: set, and not what the harness put there for this tree."""
+    inherited = _inherited(env)
+    ours = {} if inherited is None else {"OMP_NUM_THREADS": str(inherited.omp_num_threads),
+                                         "OMP_WAIT_POLICY": str(inherited.omp_wait_policy)}
+    if inherited is not None and inherited.chosen_by == "user":
+        return inherited
+    users = {k: env[k] for k in _OMP if k in env and env[k] != ours.get(k)}
+    if not users:
+        return None
+    count = env.get("OMP_NUM_THREADS")
+    return ThreadPolicy(int(count) if count and count.isdigit() else None, env.get("OMP_WAIT_POLICY"), "user",
+                        "set by the user: " + ", ".join(f"{k}={v}" for k, v in users.items()))
+
+
+def _inherited(env) -> Optional[ThreadPolicy]:
+    try:
+        return ThreadPolicy(**json.loads(env[ENV])) if ENV in env else None
+    except (ValueError, TypeError):
+        return None
+
+
+def decide(local_ranks: int, root: Optional[int] = None, env=os.environ) -> ThreadPolicy:
+    """The user's settings if any, else the harness's choice from a fresh measurement."""
+    user = _user_policy(env)
+    if user is not None:
+        return user
+    cpus = len(host_load.usable_cpus())
+    return choose(cpus, host_load.measure(root), local_ranks)
+
+
+def export(policy: ThreadPolicy, env=os.environ) -> None:
+    """Put the policy where OpenMP and later processes read it."""
+    if policy.chosen_by == "harness":
+        env["OMP_NUM_THREADS"] = str(policy.omp_num_threads)
+        env["OMP_WAIT_POLICY"] = str(policy.omp_wait_policy)
+    env[ENV] = json.dumps(asdict(policy))
+
+
+_current: Optional[ThreadPolicy] = None
+
+
+def apply_at_start(main_name: str) -> ThreadPolicy:
+    """Called first thing in harness/train.py, before torch is imported. A spawned rank (imported
+    as __mp_main__) keeps what its launcher chose for it; any other process decides for the local
+    ranks its launcher started (1 on its own)."""
+    global _current
+    inherited = _inherited(os.environ)
+    if main_name == "__mp_main__" and inherited is not None:
+        _current = inherited
+        return inherited
+    world = from_environment()
+    local_ranks = 1 if world is None else world.local_world_size
+    _current = decide(local_ranks, root=host_load.run_root("single" if world is None else world.source))
+    export(_current)
+    return _current
+
+
+def current() -> ThreadPolicy:
+    """The policy this process runs under (deciding now if nothing did yet, as in a test)."""
+    global _current
+    if _current is None:
+        _current = _inherited(os.environ) or decide(1)
+    return _current
+
+
+if __name__ == "__main__":
+    print(json.dumps(asdict(decide(1)), indent=2))

@@ -1,0 +1,136 @@
+"""Ends a run whose rank stopped making progress, naming the rank, instead of waiting for the
+process group's own timeout (600 s, blamed on whichever rank was receiving).
+
+The process that started the ranks (the elastic launcher; with torchrun or srun, each node's local
+rank 0 for the node's other ranks) reads every rank's heartbeat (harness/observe/heartbeat.py) once
+a second. A rank is stalled when, for `progress_timeout_s` seconds, its heartbeat file did not
+change (the process is stopped, wedged or gone silent) or, while it trains, its step count did not
+move. Ranks that wait in a collective for a stalled one stall too: the watchdog names the ranks
+that got the least far. It then stops those ranks (SIGCONT and SIGTERM, SIGKILL after
+`grace_s`), the launcher tears the rest down as for any failed rank, and the run fails with
+"rank N made no progress for S s".
+
+    python -m harness.train model=ncf device=cpu gpus=2 progress_timeout_s=60
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional
+
+from harness.observe.heartbeat import beat_path
+
+log = logging.getLogger("harness.watchdog")
+
+
+@dataclass
+class _Seen:
+    beat: dict
+    changed_at: float  # the watchdog's clock when the file last changed
+    progressed_at: float  # ... when the step count last moved, or the rank was not training
+    stopping: bool = False
+
+
+@dataclass
+class Watchdog:
+    run_dir: Path
+    ranks: Iterable[int]
+    limit_s: float
+    grace_s: float = 10.0
+    interval_s: float = 1.0
+    verdict: Optional[tuple[int, str]] = None  # (first stalled rank, the one-line message)
+    _seen: dict[int, _Seen] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: Optional[threading.Thread] = None
+
+    def start(self) -> "Watchdog":
+        self.ranks = list(self.ranks)
+        self._thread = threading.Thread(target=self._run, name="harness-watchdog", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.interval_s + 5)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s) and self.verdict is None:
+            self.check(time.monotonic())
+
+    def check(self, now: float) -> Optional[tuple[int, str]]:
+        """One look at every rank's heartbeat; returns (and acts on) a verdict once there is one."""
+        for rank in self.ranks:
+            beat = _read(beat_path(self.run_dir, rank))
+            if beat is None:
+                continue  # not started yet, or already ended: the launcher sees a rank that exits
+            seen = self._seen.get(rank)
+            if seen is None:
+                self._seen[rank] = _Seen(beat, now, now)
+                continue
+            if beat != seen.beat:
+                if beat.get("progress") != seen.beat.get("progress") or beat.get("phase") != "train":
+                    seen.progressed_at = now
+                seen.beat, seen.changed_at = beat, now
+        stalled = {r: s for r, s in self._seen.items()
+                   if now - s.changed_at >= self.limit_s or now - s.progressed_at >= self.limit_s}
+        if not stalled or self.verdict is not None:
+            return self.verdict
+        least = min(s.beat.get("progress", 0) for s in stalled.values())
+        culprits = sorted(r for r, s in stalled.items() if s.beat.get("progress", 0) == least)
+        who = f"rank {culprits[0]}" if len(culprits) == 1 else "ranks " + ", ".join(map(str, culprits))
+        why = [_state(self._seen[r]) for r in culprits]
+        self.verdict = (culprits[0], f"{who} made no progress for {self.limit_s:g} s"
+                        + (f" ({'; '.join(w for w in why if w)})" if any(why) else ""))
+        log.error("%s: stopping the run", self.verdict[1])
+        for r in culprits:
+            self._stop_rank(self._seen[r])
+        return self.verdict
+
+    def _stop_rank(self, seen: _Seen) -> None:
+        pid = seen.beat.get("pid")
+        if not isinstance(pid, int) or seen.beat.get("host") != socket.gethostname() or seen.stopping:
+            return
+        seen.stopping = True
+        for sig in (signal.SIGCONT, signal.SIGTERM):  # a stopped process handles SIGTERM only once resumed
+            _send(pid, sig)
+        kill = threading.Timer(self.grace_s, _send, (pid, signal.SIGKILL))
+        kill.daemon = True  # must not keep this process alive once the run is over
+        kill.start()
+
+
+def _read(path: Path) -> Optional[dict]:
+    try:
+        beat = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return beat if isinstance(beat, dict) else None
+
+
+def _state(seen: _Seen) -> str:
+    """What the kernel says about a silent rank's process (this host only)."""
+    pid = seen.beat.get("pid")
+    if not isinstance(pid, int) or seen.beat.get("host") != socket.gethostname():
+        return ""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+    names = {"T": "stopped (SIGSTOP?)", "t": "stopped by a debugger", "D": "waiting on a device or disk",
+             "Z": "exited", "R": "running", "S": "sleeping"}
+    return f"process {pid} is {names.get(state, state)}, last phase {seen.beat.get('phase')}"
+
+
+def _send(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
