@@ -30,7 +30,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness.errors import ConfigError
 from harness.observe import console
-from harness.run import distributed, threads
+from harness.run import distributed, peers, threads
 from harness.run.distributed import World
 from harness.run.interrupts import Stopped, signal_number, stop_on_sigterm
 from harness.run.precision import precision_name
@@ -79,6 +79,9 @@ def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Opti
             except Exception as err:
                 if dog is not None and dog.verdict is not None:
                     raise RankFailed(dog.verdict[0], dog.verdict[1], None, stalled=True) from err
+                dead = peers.dead_peer(run_dir, world.world_size, world.rank, err)  # not the rank that saw it
+                if dead is not None:
+                    raise RankFailed(dead[0], dead[1], None) from err
                 raise
     check_resources(cfg)
     ranks = cfg.gpus * cfg.nodes

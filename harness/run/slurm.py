@@ -179,7 +179,7 @@ def _watch(jobs: list, overrides: list[list[str]], first_num: int) -> list[TaskE
         ids = sorted({j.job_id.split("_")[0] for j in pending.values()})
         print(f"harness.train: stopped watching; the jobs keep running (scancel {' '.join(ids)} stops them)",
               file=sys.stderr)
-        raise
+        raise SystemExit(130) from None  # no run of this process to mark aborted
     return [ends[i] for i in range(len(jobs))]
 
 
