@@ -51,7 +51,7 @@ class SweepSummary(Callback):
                 f"{len(failed)} failed")
         unfinished_in_last_sweep = len(failed)
         if tasks is not None:
-            stopped = [t for t in tasks if t["state"] != "COMPLETED" or not t["ran"]]
+            stopped = [t for t in tasks if t["state"] != "COMPLETED" or not t["ran"] or t["stopped_by"]]
             unfinished_in_last_sweep += sum(1 for t in stopped if not _run_failed(t, failed))
             line += f"; SLURM: {len(tasks)} task(s), {len(tasks) - len(stopped)} completed"
             line += "".join(f"; task {t['job_id']} {t['state']}: {t['note'] or 'no note'}" for t in stopped)

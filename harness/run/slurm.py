@@ -65,6 +65,7 @@ class TaskEnd:
     state: str  # SLURM's: COMPLETED, CANCELLED, TIMEOUT, FAILED, ...
     ran: bool  # the harness ran in it and returned (its run's status is in its result.json)
     run_dir: Optional[str]
+    stopped_by: Optional[str]  # the signal that stopped the task's run (SIGTERM, SIGUSR2), if one did
     note: str
 
 
@@ -160,14 +161,14 @@ def _watch(jobs: list, overrides: list[list[str]], first_num: int) -> list[TaskE
     """Wait for every job; the end of each, in submission order."""
     pending = {i: j for i, j in enumerate(jobs)}
     ends: dict[int, TaskEnd] = {}
-    said: dict[str, str] = {}
+    seen: dict[str, Any] = {}  # per job: the pending reason last said, when its result file appeared
     start = time.monotonic()
     try:
         while pending:
             now = slurm_queue.states({j.job_id.split("_")[0] for j in pending.values()})
             for i, job in list(pending.items()):
                 state = now.get(job.job_id, slurm_queue.JobState("UNKNOWN"))
-                end = _ended(job, state, first_num + i, overrides[i], said)
+                end = _ended(job, state, first_num + i, overrides[i], seen)
                 if end is not None:
                     ends[i] = end
                     del pending[i]
@@ -187,44 +188,52 @@ def _finished(job) -> bool:
     return all(job.task(t).paths.result_pickle.exists() for t in range(job.num_tasks))
 
 
-def _ended(job, state: slurm_queue.JobState, num: int, overrides: list[str], said: dict) -> Optional[TaskEnd]:
-    """The task's end once it has one; says a pending reason once per change."""
+_SETTLE_S = 60.0  # after a task returned, how long SLURM may take to say how its job ended
+
+
+def _ended(job, state: slurm_queue.JobState, num: int, overrides: list[str], seen: dict) -> Optional[TaskEnd]:
+    """The task's end once it has one (its result file, and SLURM's last word on the job: a
+    cancelled job's task returns while the job is still COMPLETING); says a pending reason once."""
     if _finished(job):
-        return _outcome(job, state, num, overrides)
+        returned_at = seen.setdefault(("returned", job.job_id), time.monotonic())
+        if state.ended or time.monotonic() - returned_at > _SETTLE_S:
+            return _outcome(job, state.state if state.state in slurm_queue.ENDED else "COMPLETED", num, overrides)
+        return None
     if state.never_starts:
         slurm_queue.cancel(job.job_id)
-        return TaskEnd(num, job.job_id, overrides, "CANCELLED", False, None,
+        return TaskEnd(num, job.job_id, overrides, "CANCELLED", False, None, None,
                        f"cannot start ({state.reason}): cancelled; fit the request to the partition")
-    if state.state == "PENDING" and said.get(job.job_id) != state.reason:
-        said[job.job_id] = state.reason
+    if state.state == "PENDING" and seen.get(job.job_id) != state.reason:
+        seen[job.job_id] = state.reason
         log.info("task %s pending (%s)", job.job_id, state.reason or "no reason given")
     if state.ended:
         time.sleep(2)  # a task that returned writes its result file just before its job ends
         if _finished(job):
-            return _outcome(job, state, num, overrides)
-        return TaskEnd(num, job.job_id, overrides, state.state, False, None,
+            return _outcome(job, state.state if state.state in slurm_queue.ENDED else "COMPLETED", num, overrides)
+        return TaskEnd(num, job.job_id, overrides, state.state, False, None, None,
                        f"ended without a result; its log: {job.paths.stderr}")
     return None
 
 
-def _outcome(job, state: slurm_queue.JobState, num: int, overrides: list[str]) -> TaskEnd:
-    slurm_state = state.state if state.state not in ("UNKNOWN", "RUNNING", "COMPLETING") else "COMPLETED"
+def _outcome(job, slurm_state: str, num: int, overrides: list[str]) -> TaskEnd:
     try:
         returned = job.task(0).result()
     except Exception as err:  # the task raised outside the harness's run (submitit, Hydra)
-        return TaskEnd(num, job.job_id, overrides, slurm_state, False, None, str(err).splitlines()[0])
+        return TaskEnd(num, job.job_id, overrides, slurm_state, False, None, None, str(err).splitlines()[0])
     value = returned.return_value if returned.status == JobStatus.COMPLETED else None
     if isinstance(value, dict):  # stopped(): the run dir and the signal
-        run_dir, note = value["run_dir"], f"stopped by {value['signal']}"
+        run_dir, signame = value["run_dir"], value["signal"]
     else:
-        run_dir, note = str(returned.hydra_cfg.hydra.runtime.output_dir), ""
+        run_dir, signame = str(returned.hydra_cfg.hydra.runtime.output_dir), None
     if run_dir is None:
-        return TaskEnd(num, job.job_id, overrides, slurm_state, False, None, note + " before its run began")
+        return TaskEnd(num, job.job_id, overrides, slurm_state, False, None, signame,
+                       f"stopped by {signame} before its run began")
+    note = f"stopped by {signame}" if signame else ""
     result = Path(run_dir) / "result.json"
     if result.is_file():
         record = json.loads(result.read_text())
         note = f"run {record.get('status')}" + (f" ({record['reason']})" if record.get("reason") else "")
-    return TaskEnd(num, job.job_id, overrides, slurm_state, True, run_dir, note)
+    return TaskEnd(num, job.job_id, overrides, slurm_state, True, run_dir, signame, note)
 
 
 def _write_ends(path: Path, ends: list[TaskEnd]) -> None:
