@@ -53,8 +53,10 @@ class SweepSummary(Callback):
         if tasks is not None:
             stopped = [t for t in tasks if t["state"] != "COMPLETED" or not t["ran"] or t["stopped_by"]]
             unfinished_in_last_sweep += sum(1 for t in stopped if not _run_failed(t, failed))
-            line += f"; SLURM: {len(tasks)} task(s), {len(tasks) - len(stopped)} completed"
-            line += "".join(f"; task {t['job_id']} {t['state']}: {t['note'] or 'no note'}" for t in stopped)
+            line += f"; SLURM: {len(tasks)} task(s), {len(tasks) - len(stopped)} ran to their end"
+            for t in stopped:
+                after = f" after {t['stopped_by']}" if t["stopped_by"] else ""
+                line += f"; task {t['job_id']} {t['state']}{after}: {t['note'] or 'no note'}"
             _add_tasks(sweep_dir, tasks)
         print(f"{line}; summary in {sweep_dir}/summary.md and {len(written) - 3} plot(s)")
 

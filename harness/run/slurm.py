@@ -146,7 +146,7 @@ def stop_on_slurm_signals() -> None:
             _stopped_in = str(HydraConfig.get().runtime.output_dir)
         except ValueError:  # before Hydra set the job up: no run directory yet
             pass
-        why = " (SLURM: time limit near, or pre-emption)" if signum == usr else ""
+        why = ": SLURM's time limit is near, or the job is pre-empted" if signum == usr else ""
         raise Stopped(signal.Signals(signum).name, why)
 
     signal.signal(signal.SIGTERM, stop)
