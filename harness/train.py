@@ -264,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         records.append(run_job(cfg))
 
     sys.argv = [sys.argv[0], *args]
+    sweep.unfinished_in_last_sweep = 0
     try:
         _task()
     except KeyboardInterrupt as err:

@@ -12,13 +12,13 @@ names the rank that died.
 """
 from __future__ import annotations
 
-import json
 import socket
 import time
 from pathlib import Path
 from typing import Optional
 
 from harness.observe.heartbeat import beat_path
+from harness.run.watchdog import _read as read_beat  # the one reader of heartbeat files
 
 
 def find_dead(run_dir: Path, ranks: range, me: int, settle_s: float = 5.0) -> Optional[tuple[int, str]]:
@@ -29,7 +29,7 @@ def find_dead(run_dir: Path, ranks: range, me: int, settle_s: float = 5.0) -> Op
     end = time.monotonic() + settle_s
     while True:
         for rank in ranks:
-            beat = _read(beat_path(run_dir, rank)) if rank != me else None
+            beat = read_beat(beat_path(run_dir, rank)) if rank != me else None
             if beat is None:
                 first.pop(rank, None)  # ended and tidied up, or never started: not a death
                 continue
@@ -65,14 +65,6 @@ def dead_peer(run_dir: Path, world_size: int, me: int, seen: BaseException) -> O
         pass  # other ranks' files are still there
     # gloo's message ends in advice about remote workers: its first sentence is the fact
     return rank, f"{why}; rank {me} saw: {str(seen).splitlines()[0].split('. ')[0]}"
-
-
-def _read(path: Path) -> Optional[dict]:
-    try:
-        beat = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return beat if isinstance(beat, dict) else None
 
 
 def _local_death(beat: dict) -> Optional[str]:
