@@ -104,7 +104,8 @@ def _split_runs(args: list[str]) -> tuple[Optional[int], list[str]]:
 def main(argv: Optional[list[str]] = None) -> int:
     from harness import registry, train
     from harness.run import seeding
-    from harness.config import ConfigError, check_cli, check_paths, claim_dir, compose
+    from harness.config import ConfigError, check_cli, compose
+    from harness.outputs import check_paths, claim_dir
     from harness.results.score import required_runs
 
     args = list(sys.argv[1:] if argv is None else argv)

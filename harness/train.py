@@ -30,11 +30,11 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from harness import registry, sweep
-from harness.config import (CONF_DIR, HarnessConfig, MLPerfFields, check, check_cli, check_paths, check_run_dirs,
-                            compose, datasets_for)
+from harness.config import CONF_DIR, HarnessConfig, MLPerfFields, check, check_cli, compose, datasets_for
 from harness.errors import ConfigError
 from harness.interface import DataError
 from harness.observe import console, host_load
+from harness.outputs import check_paths, check_run_dirs
 from harness.results import record as rec
 from harness.run import distributed, seeding
 from harness.run.distributed import World
@@ -66,7 +66,8 @@ def run_job(cfg: DictConfig) -> rec.RunRecord:
         try:
             rank0 = _run(cfg, run_dir, facts, world, start)
         except KeyboardInterrupt as err:
-            failure = {"status": rec.ABORTED, "reason": _interrupted(err, run_dir / "mlperf.log")}
+            failure = {"status": rec.ABORTED, "reason": _interrupted(err, run_dir / "mlperf.log" if cfg.mode == "train"
+                                                                      else None)}
             raise
         except RankFailed as err:
             failure = {"reason": str(err), "error": {"type": "RankFailed", "message": str(err), "rank": err.rank,
@@ -121,10 +122,11 @@ def _host_load_during(monitor: host_load.HostLoadMonitor, start: dict, log_path:
     return during
 
 
-def _interrupted(err: KeyboardInterrupt, log_path: Path) -> str:
-    """result.json's reason: the signal, where it went, and whether the timed region had begun."""
+def _interrupted(err: KeyboardInterrupt, log_path: Optional[Path]) -> str:
+    """result.json's reason: the signal, where it went, and whether a training run's timed region
+    had begun (a throughput measurement has no MLPerf log)."""
     reason = f"interrupted ({signal_name(err)}{getattr(err, 'where', '')})"
-    started = log_path.is_file() and '"key": "run_start"' in log_path.read_text(errors="replace")
+    started = log_path is None or (log_path.is_file() and '"key": "run_start"' in log_path.read_text(errors="replace"))
     return reason if started else reason + " before run_start: no time to train"
 
 

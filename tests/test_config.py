@@ -1,10 +1,13 @@
 """Every option of conf/ composes, and every bad option gives one line that names the choices."""
 from __future__ import annotations
 
+import sys
+
 import pytest
 from omegaconf import OmegaConf
 
 from harness.config import CHOICES, ConfigError, check_cli, choices, compose, datasets_for
+from harness.outputs import check_paths, check_run_dirs, claim_dir
 
 
 def test_defaults_compose_to_ncf_on_its_embedded_data():
@@ -49,7 +52,7 @@ def test_every_choice_of_every_option_composes(key, values):
 
 @pytest.mark.parametrize("override", [
     "seed=5", "gpus=2", "max_epochs=3", "eval_every=2", "warmup_steps=0", "clear_caches=true",
-    "progress=false", "tensorboard=false", "telemetry=false", "output_root=/tmp/x", "data_root=/data", "mlperf.org=acme", "mlperf.platform=box",
+    "progress=false", "tensorboard=false", "telemetry=false", "progress_timeout_s=60.0", "output_root=/tmp/x", "data_root=/data", "mlperf.org=acme", "mlperf.platform=box",
     "model.batch_size=4096", "model.learning_rate=1e-3", "model.layers=[8,4]", "dataset.generator.users=500",
 ])
 def test_scalar_options_compose(override):
@@ -76,6 +79,9 @@ def test_scalar_options_compose(override):
     (["model.batch_size=0"], "model.batch_size=0: need at least 1 sample per rank"),
     (["gpus=0"], "gpus=0, nodes=1: need at least 1 each"),
     (["telemetry_interval_s=0"], "telemetry_interval_s=0.0: must be above 0 (telemetry=false turns it off)"),
+    (["progress_timeout_s=0"], "progress_timeout_s=0.0: must be above 0 seconds"),
+    (["model.layers.x=1"], "model.layers.x=1: model.layers is a list; give a position (model.layers.0=...) "
+                           "or the whole list (model.layers=[...])"),
     (["seed=1,x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),
     (["model=ncf,foo"], "unknown model 'foo'"),
 ])
@@ -90,3 +96,49 @@ def test_sweeps_are_checked_value_by_value():
     checked = []
     check_cli(["seed=range(1,4)", "model=ncf"], check_run=lambda cfg: checked.append(cfg.seed))
     assert sorted(checked) == [1, 1, 2, 3]  # the base composition, then each swept value
+
+
+def test_output_and_data_roots_that_cannot_hold_a_run_are_refused_in_one_line(tmp_path):
+    (tmp_path / "afile").write_text("")
+    cases = [
+        (["output_root=F"], "output_root=F is a file, not a folder; choose a folder"),
+        (["output_root=F/sub"], "output_root=F/sub lies under F, which is a file; choose a folder"),
+        (["data_root=F"], "data_root=F is a file, not a folder; choose a folder"),
+        (["data_root=F/x/y"], "data_root=F/x/y lies under F, which is a file; choose a folder"),
+    ]
+    for overrides, message in cases:
+        with pytest.raises(ConfigError) as err:
+            check_paths(compose([o.replace("F", str(tmp_path / "afile")) for o in overrides]))
+        assert str(err.value) == message.replace("F", str(tmp_path / "afile"))
+    check_paths(compose([f"output_root={tmp_path}/new/deeper", f"data_root={tmp_path}/data"]))  # made later
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self is read-only on Linux alone")
+def test_an_output_root_this_user_cannot_write_is_refused():
+    with pytest.raises(ConfigError, match="^output_root=/proc/self/out: /proc/self is not writable by this user; "
+                                          "choose another output_root$"):
+        check_paths(compose(["output_root=/proc/self/out"]))
+
+
+def test_a_run_id_names_one_run_and_a_given_sweep_folder_one_sweep(tmp_path):
+    cfg = compose([f"output_root={tmp_path}", "run_id=nightly"])
+    check_run_dirs(cfg, [], multirun=False)  # new: fine
+    (tmp_path / "runs" / "run-nightly_ncf").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="run-nightly_ncf exists: a run directory names one run; choose a new run_id"):
+        check_run_dirs(cfg, [], multirun=False)
+    several = compose([f"output_root={tmp_path}", "run_id=nightly", "nodes=2"])
+    check_run_dirs(several, [], multirun=False)  # the other nodes of the run share it ...
+    (tmp_path / "runs" / "run-nightly_ncf" / "result.json").write_text("{}")
+    with pytest.raises(ConfigError, match="holds result.json"):  # ... until a run has finished in it
+        check_run_dirs(several, [], multirun=False)
+    sweep = tmp_path / "s"
+    check_run_dirs(cfg, [f"hydra.sweep.dir={sweep}"], multirun=True)
+    sweep.mkdir()
+    (sweep / "multirun.yaml").write_text("")
+    with pytest.raises(ConfigError, match="already holds a sweep; choose a new folder"):
+        check_run_dirs(cfg, [f"hydra.sweep.dir={sweep}"], multirun=True)
+
+
+def test_directories_are_claimed_once_even_under_the_same_name(tmp_path):
+    name = lambda n: tmp_path / "sweeps" / ("2026_ncf" + (f"-{n + 1}" if n else ""))  # noqa: E731
+    assert [claim_dir(name).name for _ in range(3)] == ["2026_ncf", "2026_ncf-2", "2026_ncf-3"]

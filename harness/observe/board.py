@@ -1,6 +1,6 @@
 """TensorBoard for one run, written by rank 0 into RUN_DIR/tb.
 
-    python -m harness.train -m model=ncf seed=range(1,6)
+    python -m harness.train -m model=ncf 'seed=range(1,6)'
     tensorboard --logdir outputs/sweeps/<sweep>            # one run per seed, hparams tab to compare
 
 Per epoch: train/loss, train/lr, train/samples_per_s; per evaluation eval/<metric>, or

@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import os
 import socket
-import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
+
+from harness.observe.ticker import Ticker
 
 FOLDER = ".heartbeat"
 
@@ -35,19 +36,13 @@ class Heartbeat:
         self.interval_s = interval_s
         self.progress = 0  # training steps so far: only this process's main thread adds to it
         self.phase = "init"
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
+        self._ticker = Ticker(interval_s, self._write, "harness-heartbeat")
 
     def start(self) -> "Heartbeat":
         self.path.parent.mkdir(exist_ok=True)
         self._write()
-        self._thread = threading.Thread(target=self._run, name="harness-heartbeat", daemon=True)
-        self._thread.start()
+        self._ticker.start()
         return self
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self._write()
 
     def _write(self) -> None:
         beat = {"rank": self.rank, "pid": os.getpid(), "host": socket.gethostname(), "time": time.time(),
@@ -60,9 +55,7 @@ class Heartbeat:
             pass  # a full disk must not end the run; the watchdog then sees a silent rank
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=self.interval_s + 5)
+        self._ticker.stop()
         for p in (self.path, self.path.with_suffix(".tmp")):
             p.unlink(missing_ok=True)
         try:

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from dataclasses import dataclass
 from typing import Optional
+
+from harness.observe.ticker import Ticker
 
 BUSY_CORES = 0.5  # other processes at this many cores or more make a run "busy" (docs/results.md)
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -157,29 +158,27 @@ class HostLoadMonitor:
         self.interval_s = interval_s
         self.cpus = usable_cpus()
         self.samples: list[tuple[float, float]] = []  # (end time of the interval, other CPU %)
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
+        self._last: Optional[Reading] = None
+        self._ticker = Ticker(interval_s, self._sample, "harness-host-load")
 
     def start(self) -> "HostLoadMonitor":
-        self._thread = threading.Thread(target=self._run, name="harness-host-load", daemon=True)
-        self._thread.start()
+        self._last = read(self.root, self.cpus)
+        if self._last is not None:  # no /proc: nothing to sample
+            self._ticker.start()
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=self.interval_s + 5)
+        self._ticker.stop()
 
-    def _run(self) -> None:
-        last = read(self.root, self.cpus)
-        while last is not None and not self._stop.wait(self.interval_s):
-            now = read(self.root, self.cpus)
-            if now is None:
-                return
-            pct = other_cpu_pct(last, now, len(self.cpus))
-            if pct is not None:
-                self.samples.append((time.time(), pct))
-            last = now
+    def _sample(self) -> bool:
+        now = read(self.root, self.cpus)
+        if now is None or self._last is None:
+            return True  # the counters went away: stop sampling
+        pct = other_cpu_pct(self._last, now, len(self.cpus))
+        if pct is not None:
+            self.samples.append((time.time(), pct))
+        self._last = now
+        return False
 
     def mean(self, t_start: Optional[float] = None, t_stop: Optional[float] = None) -> Optional[float]:
         """The mean over the samples whose interval ended inside [t_start, t_stop + one interval]."""

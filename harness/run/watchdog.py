@@ -6,7 +6,7 @@ rank 0 for the node's other ranks) reads every rank's heartbeat (harness/observe
 a second. A rank is stalled when, for `progress_timeout_s` seconds, its heartbeat file did not
 change (the process is stopped, wedged or gone silent) or, while it trains, its step count did not
 move. Ranks that wait in a collective for a stalled one stall too: the watchdog names the ranks
-that got the least far. It then stops those ranks (SIGCONT and SIGTERM, SIGKILL after
+whose heartbeat went quiet, else the ranks that got the least far. It then stops those ranks (SIGCONT and SIGTERM, SIGKILL after
 `grace_s`), the launcher tears the rest down as for any failed rank, and the run fails with
 "rank N made no progress for S s".
 
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from harness.observe.heartbeat import beat_path
+from harness.observe.ticker import Ticker
 
 log = logging.getLogger("harness.watchdog")
 
@@ -47,23 +48,17 @@ class Watchdog:
     interval_s: float = 1.0
     verdict: Optional[tuple[int, str]] = None  # (first stalled rank, the one-line message)
     _seen: dict[int, _Seen] = field(default_factory=dict)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: Optional[threading.Thread] = None
+    _ticker: Optional[Ticker] = None
 
     def start(self) -> "Watchdog":
         self.ranks = list(self.ranks)
-        self._thread = threading.Thread(target=self._run, name="harness-watchdog", daemon=True)
-        self._thread.start()
+        self._ticker = Ticker(self.interval_s, lambda: self.check(time.monotonic()) is not None,
+                              "harness-watchdog").start()
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=self.interval_s + 5)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s) and self.verdict is None:
-            self.check(time.monotonic())
+        if self._ticker is not None:
+            self._ticker.stop()
 
     def check(self, now: float) -> Optional[tuple[int, str]]:
         """One look at every rank's heartbeat; returns (and acts on) a verdict once there is one."""
@@ -83,8 +78,12 @@ class Watchdog:
                    if now - s.changed_at >= self.limit_s or now - s.progressed_at >= self.limit_s}
         if not stalled or self.verdict is not None:
             return self.verdict
-        least = min(s.beat.get("progress", 0) for s in stalled.values())
-        culprits = sorted(r for r, s in stalled.items() if s.beat.get("progress", 0) == least)
+        # A rank whose heartbeat went quiet is the cause: the live ones without steps are most
+        # likely waiting for it in a collective. Else the ranks that got the least far.
+        quiet = {r: s for r, s in stalled.items() if now - s.changed_at >= 3 * self.interval_s}
+        candidates = quiet or stalled
+        least = min(s.beat.get("progress", 0) for s in candidates.values())
+        culprits = sorted(r for r, s in candidates.items() if s.beat.get("progress", 0) == least)
         who = f"rank {culprits[0]}" if len(culprits) == 1 else "ranks " + ", ".join(map(str, culprits))
         why = [_state(self._seen[r]) for r in culprits]
         self.verdict = (culprits[0], f"{who} made no progress for {self.limit_s:g} s"

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from harness.run import seeding
-from harness.config import ConfigError, _run_dir, _shared_stamp, compose, compose_unchecked
+from harness.config import ConfigError, compose, compose_unchecked
+from harness.outputs import _run_dir, _shared_stamp
 from harness.run.launch import check_resources
 from harness.run.distributed import from_environment, slurm_rendezvous
 from harness.interface import scaled_learning_rate

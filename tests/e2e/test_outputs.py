@@ -1,0 +1,103 @@
+"""Where runs write and what they record about the machine: folders that cannot hold a run are
+refused in one line before anything is written, no two runs or sweeps share a directory, and a
+busy host is measured, said on the console and kept in result.json and system.json."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO, run_cli
+
+pytestmark = pytest.mark.e2e
+TPUT = ["model=tputonly", "mode=throughput", "warmup_steps=1", "throughput_steps=5", "throughput_repeats=1",
+        "progress=false", "tensorboard=false"]
+ENV = {"HARNESS_MODELS": "tests.models.tputonly"}
+
+
+@pytest.mark.parametrize("override,message", [
+    ("output_root=afile", "output_root=afile is a file, not a folder; choose a folder"),
+    ("output_root=afile/sub", "output_root=afile/sub lies under afile, which is a file; choose a folder"),
+    ("data_root=afile", "data_root=afile is a file, not a folder; choose a folder"),
+    ("model.layers.x=1", "model.layers.x=1: model.layers is a list; give a position (model.layers.0=...) "
+                         "or the whole list (model.layers=[...])"),
+])
+def test_a_folder_that_cannot_hold_a_run_is_one_line_and_exit_2(tmp_path, override, message):
+    (tmp_path / "afile").write_text("")
+    out = run_cli("harness.train", "model=ncf", override, cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [f"harness.train: error: {message}"]
+    assert [p.name for p in tmp_path.iterdir()] == ["afile"]  # nothing written, not even outputs/
+
+
+def test_a_run_id_names_one_run(tmp_path):
+    first = run_cli("harness.train", *TPUT, "run_id=r1", "output_root=out", cwd=tmp_path, env=ENV)
+    assert first.returncode == 0, first.stderr
+    again = run_cli("harness.train", *TPUT, "run_id=r1", "output_root=out", cwd=tmp_path, env=ENV)
+    assert again.returncode == 2
+    assert again.stderr.strip().splitlines() == [
+        "harness.train: error: out/runs/run-r1_tputonly holds result.json: a run directory names one run; "
+        "choose a new run_id"]
+
+
+def _popen(cwd: Path, module: str, *args: str, env: dict | None = None) -> subprocess.Popen:
+    """python -m module, with the test suite's own thread policy left out of the environment."""
+    own = {k: v for k, v in os.environ.items() if not k.startswith("OMP_") and k != "HARNESS_THREAD_POLICY"}
+    return subprocess.Popen([sys.executable, "-m", module, *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**own, **ENV, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO), **(env or {})})
+
+
+def test_sweeps_started_at_once_get_directories_of_their_own(tmp_path):
+    """Two Hydra sweeps and two drawn-seed sweeps, each pair started in the same second with the
+    same options: four sweep directories, every job's result and every drawn seed kept."""
+    procs = [_popen(tmp_path, "harness.train", "-m", *TPUT, "seed=1,2", "output_root=out") for _ in range(2)]
+    procs += [_popen(tmp_path, "harness.sweep", *TPUT, "runs=2", "output_root=out") for _ in range(2)]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+    sweeps = sorted((tmp_path / "out" / "sweeps").iterdir())
+    assert len(sweeps) == 4
+    for sweep in sweeps:
+        results = [json.loads(p.read_text()) for p in sweep.rglob("result.json")]
+        assert len(results) == 2 and all(r["status"] == "success" for r in results)
+        if (sweep / "seeds.txt").exists():
+            drawn = [int(x) for x in (sweep / "seeds.txt").read_text().splitlines() if not x.startswith("#")]
+            assert sorted(drawn) == sorted(r["seed"] for r in results)
+
+
+def test_a_busy_host_is_said_and_recorded_and_the_threads_too(tmp_path):
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # one core taken from the run
+    try:
+        out = run_cli("harness.train", *TPUT, "output_root=out", cwd=tmp_path, env=ENV)
+        user = _popen(tmp_path, "harness.train", *TPUT, "output_root=mine", env={"OMP_NUM_THREADS": "1"})
+        user.communicate(timeout=300)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert out.returncode == 0, out.stderr
+    assert "warning: the machine is busy: other processes used" in out.stderr
+    (run_dir,) = [p.parent for p in (tmp_path / "out").rglob("result.json")]
+    result = json.loads((run_dir / "result.json").read_text())
+    load = result["host_load"]
+    assert load["busy"] is True and load["cpus"] == len(os.sched_getaffinity(0))
+    assert load["other_cpu_pct_start"] >= 50 and len(load["load_avg_start"]) == 3
+    assert load["other_cpu_pct_mean"] is None or load["other_cpu_pct_mean"] >= 0
+    assert "time to train measures the machine's neighbours too" in load["note"]
+    system = json.loads((run_dir / "system.json").read_text())
+    assert system["harness_host_load"]["other_cpu_pct_start"] == load["other_cpu_pct_start"]
+    assert system["harness_host_load"]["other_cpu_pct_mean"] is None  # as at the start
+    threads = result["threads"]
+    assert threads["chosen_by"] == "harness" and threads["omp_wait_policy"] == "PASSIVE"
+    assert threads["torch_threads"] == threads["omp_num_threads"]
+    if len(os.sched_getaffinity(0)) == 2:  # the spinner's core is left to it
+        assert threads["omp_num_threads"] == 1
+    assert user.returncode == 0
+    (mine,) = (tmp_path / "mine").rglob("result.json")
+    assert json.loads(mine.read_text())["threads"] == {
+        "omp_num_threads": 1, "omp_wait_policy": None, "torch_threads": 1, "chosen_by": "user",
+        "reason": "set by the user: OMP_NUM_THREADS=1"}
