@@ -1,7 +1,7 @@
 """Throughput of a 2-rank CPU run started by `srun -n2` against the same run started by the harness's
 own launcher (`gpus=2`), measured back to back, alternating, on the SLURM cluster SLURM_CONF names.
 
-    python -m tests.e2e.slurm_cluster &            # a single-node SLURM on this host (prints SLURM_CONF)
+    python -m tests.e2e.slurm_cluster &            # a single-node SLURM here (prints SLURM_CONF; kill %1 stops it)
     SLURM_CONF=/tmp/slurm-XXXX/slurm.conf python scripts/lab/srun_vs_launcher.py --pairs 3
     python scripts/lab/srun_vs_launcher.py --pairs 5 --out docs/benchmarks/srun_vs_launcher.md
 

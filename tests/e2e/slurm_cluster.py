@@ -5,12 +5,13 @@ Needs Debian's slurm-wlm packages and munge (.ci/run installs them:
 `apt-get install slurmctld slurmd slurm-client munge`) and root, since slurmd starts every job's
 processes as the user who submitted it.
 
-    python -m tests.e2e.slurm_cluster      # start one, print `export SLURM_CONF=...`, stop on Ctrl-C
+    python -m tests.e2e.slurm_cluster &    # start one, print `export SLURM_CONF=...`; kill %1 stops it
 """
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -170,11 +171,18 @@ class SingleNodeSlurm:
         self.dir = None
 
 
-if __name__ == "__main__":
+def _serve() -> None:
+    # Ctrl-C, or SIGTERM (`kill %1`: a background job ignores Ctrl-C), stops the cluster
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     with SingleNodeSlurm() as cluster:
-        print(f"export SLURM_CONF={cluster.dir / 'slurm.conf'}    # Ctrl-C stops the cluster")
+        print(f"export SLURM_CONF={cluster.dir / 'slurm.conf'}    # Ctrl-C or SIGTERM stops the cluster", flush=True)
         try:
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:
             pass
+
+
+if __name__ == "__main__":
+    _serve()

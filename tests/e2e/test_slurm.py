@@ -103,7 +103,7 @@ def test_scancel_of_an_sbatch_script_leaves_a_scorable_aborted_run(slurm, tmp_pa
 def test_submitit_sweep_counts_a_cancelled_task_and_goes_on(slurm, tmp_path):
     # the documented command (docs/distributed.md), at the debug scale; task 1 is cancelled mid-run
     sweep = subprocess.Popen(
-        _python("harness.train", "-m", "hydra/launcher=slurm", *NCF, "gpus=2", "seed=1,2", "max_epochs=30",
+        _python("harness.train", "-m", "hydra/launcher=slurm", *NCF, "gpus=2", "seed=1,2", "max_epochs=20",
                 "model.target=0.99"),
         cwd=tmp_path, env=slurm.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
