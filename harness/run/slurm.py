@@ -53,6 +53,7 @@ TASKS_FILE = "slurm_tasks.json"
 EXIT_USAGE = 2
 # options every job of one submission shares: a sweep over them needs one command per value
 _PER_SUBMISSION = ("gpus", "nodes", "device")
+_stopped_in: Optional[str] = None  # in a task: the run directory a signal stopped (Hydra forgets it)
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,8 @@ def fit_request(config: DictConfig, params: dict[str, Any]) -> None:
     """Fit the launcher's params (hydra.launcher.*) to the partition, before anything is submitted;
     a request the cluster could never start ends the command with one line and exit status 2."""
     try:
-        swept = [o.get_key_element() for o in OverridesParser.create().parse_overrides(list(config.hydra.overrides.task))
-                 if o.is_sweep_override() and o.get_key_element() in _PER_SUBMISSION]
+        given = OverridesParser.create().parse_overrides(list(config.hydra.overrides.task))
+        swept = [o.get_key_element() for o in given if o.is_sweep_override() and o.get_key_element() in _PER_SUBMISSION]
         if swept:
             raise ConfigError(f"{swept[0]} is swept, but hydra/launcher=slurm submits one resource request for "
                               f"all jobs: run one command per value of {swept[0]}")
@@ -126,9 +127,6 @@ def _submit(launcher: Any, job_overrides: Sequence[Sequence[str]], initial_job_i
     jobs = executor.map_array(launcher, *zip(*calls))
     log.info("SLURM job %s: %d task(s); outputs in %s", jobs[0].job_id.split("_")[0], len(jobs), sweep_dir)
     return jobs
-
-
-_stopped_in: Optional[str] = None  # the run directory a signal stopped (Hydra forgets it once the job ends)
 
 
 def stop_on_slurm_signals() -> None:

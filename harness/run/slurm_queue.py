@@ -91,7 +91,8 @@ def partition(name: Optional[str]) -> Partition:
     if name is None:
         defaults = {r[1] for r in rows if r[1].endswith("*")}
         if not defaults:
-            raise ConfigError("the cluster has no default partition: set hydra.launcher.partition=NAME (sinfo lists them)")
+            raise ConfigError("the cluster has no default partition: set hydra.launcher.partition=NAME "
+                              "(sinfo lists them)")
         name = defaults.pop().rstrip("*")
     mine = [r for r in rows if r[1].rstrip("*") == name]
     if not mine:

@@ -124,7 +124,8 @@ def test_submitit_sweep_counts_a_cancelled_task_and_goes_on(slurm, tmp_path):
     assert ends["1"]["state"] == "CANCELLED" and "SIGTERM" in ends["1"]["note"]
     runs = sorted(summary["runs"], key=lambda r: r["seed"])
     assert [r["world_size"] for r in runs] == [2, 2] and runs[1]["status"] == "aborted"
-    assert "SLURM: 2 task(s), 1 ran to their end; task" in output and "SLURM request: 1 node(s) x 2 task(s), CPU ranks" in output
+    assert "SLURM: 2 task(s), 1 ran to their end; task" in output
+    assert "SLURM request: 1 node(s) x 2 task(s), CPU ranks" in output
 
 
 def test_a_request_the_partition_cannot_hold_is_refused_before_submission(slurm, tmp_path):
