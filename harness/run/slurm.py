@@ -40,7 +40,6 @@ if os.environ.get("SUBMITIT_EXECUTOR") == "slurm" and "torch" not in sys.modules
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.singleton import Singleton
 from hydra.core.utils import JobReturn, JobStatus, filter_overrides
-from hydra_plugins.hydra_submitit_launcher.config import BaseQueueConf
 from omegaconf import DictConfig, OmegaConf
 
 from harness.errors import ConfigError
@@ -112,6 +111,7 @@ def _submit(launcher: Any, job_overrides: Sequence[Sequence[str]], initial_job_i
     """One job array, submitted as hydra-submitit-launcher submits it; the jobs are returned instead
     of waited on (its own wait raises at the first task that did not return)."""
     import submitit
+    from hydra_plugins.hydra_submitit_launcher.config import BaseQueueConf
 
     params = dict(launcher.params)
     executor = submitit.AutoExecutor(cluster="slurm", folder=params.pop("submitit_folder"),
