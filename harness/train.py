@@ -87,7 +87,9 @@ def run_job(cfg: DictConfig) -> rec.RunRecord:
         if monitor is not None:
             facts["host_load"] = _host_load_during(monitor, start, run_dir / "mlperf.log")
         record = rec.assemble(facts, rank0, failure, run_dir / "mlperf.log" if main_rank else None)
-        if main_rank:
+        if world is None and cfg.nodes > 1 and rank0 is None and failure is None:
+            log.info("run dir: %s (rank 0 ran on another node, whose launcher writes result.json)", run_dir)
+        elif main_rank:
             with shielded():  # a second Ctrl-C must not leave a half-written result.json
                 rec.write(record, run_dir / "result.json")
             _summarise(record)

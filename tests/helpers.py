@@ -17,3 +17,11 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600, env: dict
         [sys.executable, "-m", *args], cwd=cwd or REPO, capture_output=True, text=True,
         timeout=timeout, env=full_env,
     )
+
+
+def said(stderr: str) -> list[str]:
+    """The lines of a command's stderr less the busy-machine warnings (harness/observe/host_load.py),
+    which a shared or loaded machine adds to any run."""
+    return [line for line in stderr.strip().splitlines()
+            if not line.startswith(("warning: the machine is busy:", "warning: the machine got busy",
+                                    "warning: other processes used"))]

@@ -21,6 +21,7 @@ import shutil
 import signal
 import tempfile
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -76,7 +77,7 @@ def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Opti
         with _node_watchdog(cfg, run_dir, world) as dog:
             try:
                 return _run_in_process(job).to_dict()
-            except Exception as err:
+            except BaseException as err:  # torchrun's SIGTERM too, once the stalled rank it stopped is gone
                 if dog is not None and dog.verdict is not None:
                     raise RankFailed(dog.verdict[0], dog.verdict[1], None, stalled=True) from err
                 dead = peers.dead_peer(run_dir, world.world_size, world.rank, err)  # not the rank that saw it
@@ -105,32 +106,12 @@ def _run_in_process(job: RankJob) -> RankResult:
         distributed.destroy_process_group()
 
 
-class _NoWatchdog:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-
-class _Watching:
-    def __init__(self, dog: Watchdog):
-        self.dog = dog
-
-    def __enter__(self) -> Watchdog:
-        return self.dog.start()
-
-    def __exit__(self, *exc) -> None:
-        self.dog.stop()
-
-
 def _node_watchdog(cfg: DictConfig, run_dir: Path, world: World):
     """Under torchrun or srun no harness process sits above the ranks: each node's local rank 0
     watches the node's other ranks (their global ranks follow its own, as both launchers number them)."""
     if world.local_rank != 0 or world.local_world_size < 2:
-        return _NoWatchdog()
-    others = range(world.rank + 1, world.rank + world.local_world_size)
-    return _Watching(Watchdog(run_dir, others, float(cfg.progress_timeout_s)))
+        return nullcontext()
+    return Watchdog(run_dir, range(world.rank + 1, world.rank + world.local_world_size), float(cfg.progress_timeout_s))
 
 
 @dataclass(frozen=True)
@@ -172,10 +153,9 @@ def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path],
     saved_tmp, tempfile.tempdir = tempfile.tempdir, str(elastic)
     # rank r of this node is global rank node_rank * gpus + r: the watchdog reads every rank's
     # heartbeat and acts on those of this host
-    dog = Watchdog(run_dir, range(cfg.gpus * cfg.nodes), float(cfg.progress_timeout_s)).start()
-    quiet = _TorchLogsToFile(run_dir / "train.log")
+    dog = Watchdog(run_dir, range(cfg.gpus * cfg.nodes), float(cfg.progress_timeout_s))
     try:
-        with quiet:
+        with dog, _TorchLogsToFile(run_dir / "train.log"):
             returned = elastic_launch(config, _rank_entry)(payload)
     except ChildFailedError as err:
         rank, failure = err.get_first_failure()
@@ -191,7 +171,6 @@ def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path],
             raise Stopped(signal.Signals(err.sigval).name) from None
         raise
     finally:
-        dog.stop()
         tempfile.tempdir = saved_tmp
         for sig, handler in saved.items():  # the launcher installs its own handlers
             signal.signal(sig, handler)

@@ -3,7 +3,7 @@ torch starts its OpenMP runtime.
 
 OpenMP's default is a team of one thread per core that spins while it waits. On a machine where
 something else holds a core, a spinning team waits on a thread that is not running, and an embedded
-NCF run went from 4 s to 142 s (docs/benchmarks/cpu_policy.md). So each rank gets
+NCF run went from 4 s to 142 s (docs/benchmarks/cpu_policy_*.md). So each rank gets
 
 - threads = the usable CPUs (os.sched_getaffinity) less those other processes keep busy (measured
   over a quarter of a second, harness/observe/host_load.py), split among the ranks on this host;

@@ -60,6 +60,12 @@ class Watchdog:
         if self._ticker is not None:
             self._ticker.stop()
 
+    def __enter__(self) -> "Watchdog":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
     def check(self, now: float) -> Optional[tuple[int, str]]:
         """One look at every rank's heartbeat; returns (and acts on) a verdict once there is one."""
         for rank in self.ranks:

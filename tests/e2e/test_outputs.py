@@ -101,3 +101,11 @@ def test_a_busy_host_is_said_and_recorded_and_the_threads_too(tmp_path):
     assert json.loads(mine.read_text())["threads"] == {
         "omp_num_threads": 1, "omp_wait_policy": None, "torch_threads": 1, "chosen_by": "user",
         "reason": "set by the user: OMP_NUM_THREADS=1"}
+
+
+def test_printing_the_config_writes_nothing_and_is_never_refused(tmp_path):
+    (tmp_path / "out" / "runs" / "run-r1_ncf").mkdir(parents=True)  # a taken run_id: only a run is refused
+    out = run_cli("harness.train", "--cfg", "job", "model=ncf", "run_id=r1", "output_root=out", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "model:" in out.stdout and "progress_timeout_s: 300" in out.stdout
+    assert [p.name for p in (tmp_path / "out" / "runs").iterdir()] == ["run-r1_ncf"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, run_cli
+from tests.helpers import REPO, run_cli, said
 
 pytestmark = pytest.mark.e2e
 
@@ -137,7 +137,7 @@ def test_same_seed_gives_the_same_evaluations(ncf_run):
 def test_missing_dataset_fails_with_one_line_and_a_result(tmp_path):
     out = run_cli("harness.train", "dataset=ml20m", "output_root=out", cwd=tmp_path)
     assert out.returncode == 1
-    assert out.stderr.strip().splitlines() == [
+    assert said(out.stderr) == [
         "error: no ratings.csv in out/datasets/ml-20m: point dataset.path at an unpacked MovieLens folder "
         "(scripts/download_ml20m.sh fetches ml-20m) or use dataset=ncf_embedded"]
     (run_dir,) = _run_dirs(tmp_path / "out")
