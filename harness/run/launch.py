@@ -80,8 +80,9 @@ def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Opti
             except BaseException as err:  # torchrun's SIGTERM too, once the stalled rank it stopped is gone
                 if dog is not None and dog.verdict is not None:
                     raise RankFailed(dog.verdict[0], dog.verdict[1], None, stalled=True) from err
-                dead = peers.dead_peer(run_dir, world.world_size, world.rank, err)  # not the rank that saw it
-                if dead is not None:
+                # a crash that a dead peer caused names that peer, not the rank that saw it
+                dead = isinstance(err, Exception) and peers.dead_peer(run_dir, world.world_size, world.rank, err)
+                if dead:
                     raise RankFailed(dead[0], dead[1], None) from err
                 raise
     check_resources(cfg)

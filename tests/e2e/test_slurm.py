@@ -8,6 +8,8 @@ SLURM is not installed or cannot start.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.slurm_cluster import SingleNodeSlurm, unavailable
-from tests.helpers import run_cli
+from tests.helpers import run_cli, said
 
 pytestmark = pytest.mark.e2e
 # the embedded NCF at its debug scale; an unreachable target keeps a run going until it is cancelled
@@ -84,6 +86,24 @@ def test_srun_two_ranks_join_slurms_world_with_the_thread_policy(slurm, tmp_path
     assert "rank 1/2 (local 1/2, node 0/1, slurm)" in (run_dir / "rank_1.log").read_text()
 
 
+def test_a_killed_srun_rank_is_named_not_the_rank_that_saw_it(slurm, tmp_path):
+    step = subprocess.Popen(["srun", "-n2", *_python("harness.train", *NCF, *ENDLESS, "seed=1")], cwd=tmp_path,
+                            env=slurm.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        runs = tmp_path / "out" / "runs"
+        run_dir = _wait_for(lambda: runs.is_dir() and _started(runs.iterdir()), 300, "the run to start")
+        beat = json.loads((run_dir / ".heartbeat" / "rank_1.json").read_text())
+        os.kill(beat["pid"], signal.SIGKILL)
+        output, _ = step.communicate(timeout=120)
+    finally:
+        if step.poll() is None:
+            step.kill()
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["status"] == "failed" and result["error"]["rank"] == 1, output[-2000:]
+    assert result["reason"].startswith(f"rank 1 failed: its process {beat['pid']} ended without a word")
+    assert not (run_dir / ".heartbeat").exists()
+
+
 def test_scancel_of_an_sbatch_script_leaves_a_scorable_aborted_run(slurm, tmp_path):
     script = tmp_path / "ncf.sbatch"
     script.write_text("#!/bin/bash\n#SBATCH --ntasks=2 --output=slurm-%j.out\n"
@@ -133,7 +153,7 @@ def test_a_request_the_partition_cannot_hold_is_refused_before_submission(slurm,
     out = slurm.run(*_python("harness.train", "-m", "hydra/launcher=slurm", *NCF, f"gpus={too_many}", "seed=1"),
                     cwd=tmp_path)
     assert out.returncode == 2
-    assert out.stderr.strip().splitlines() == [
+    assert said(out.stderr) == [
         f"harness.train: error: gpus={too_many} ranks per node but partition debug's nodes have {slurm.cpus} "
         f"CPU(s): one rank needs one CPU at least; ask for gpus<={slurm.cpus}"]
     assert not slurm.run("squeue", "-h").stdout.strip()  # nothing was submitted
