@@ -11,6 +11,7 @@ directory; `python -m harness.report SWEEP_DIR --md ... --plots ...` rebuilds th
 """
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from datetime import datetime
@@ -23,10 +24,20 @@ from omegaconf import DictConfig
 log = logging.getLogger("harness.sweep")
 
 
+# Written by the SLURM launcher (harness/run/slurm.py): how each array task of the sweep ended.
+SLURM_TASKS = "slurm_tasks.json"
+
+# What the last sweep of this process left unfinished: failed or incomplete runs, and SLURM tasks
+# that were cancelled, timed out or failed (harness.train's exit status reads it: under SLURM the
+# runs end in other processes).
+unfinished_in_last_sweep = 0
+
+
 class SweepSummary(Callback):
     """Hydra callback (conf/config.yaml: hydra.callbacks.sweep_summary): report the whole sweep at its end."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        global unfinished_in_last_sweep
         from harness.report import build, render_text, write_outputs
 
         sweep_dir = Path(config.hydra.sweep.dir)
@@ -34,9 +45,43 @@ class SweepSummary(Callback):
         written = write_outputs(report, md=str(sweep_dir / "summary.md"), json_out=str(sweep_dir / "summary.json"),
                                 csv_out=str(sweep_dir / "summary.csv"), plots=str(sweep_dir / "plots"))
         failed = [r for r in report.runs if r.status in ("failed", "incomplete")]
+        tasks = slurm_tasks(sweep_dir)
         print(render_text(report), end="")
-        print(f"sweep: {len(report.runs)} run(s), {sum(r.converged for r in report.runs)} converged, "
-              f"{len(failed)} failed; summary in {sweep_dir}/summary.md and {len(written) - 3} plot(s)")
+        line = (f"sweep: {len(report.runs)} run(s), {sum(r.converged for r in report.runs)} converged, "
+                f"{len(failed)} failed")
+        unfinished_in_last_sweep = len(failed)
+        if tasks is not None:
+            stopped = [t for t in tasks if t["state"] != "COMPLETED" or not t["ran"] or t["stopped_by"]]
+            unfinished_in_last_sweep += sum(1 for t in stopped if not _run_failed(t, failed))
+            line += f"; SLURM: {len(tasks)} task(s), {len(tasks) - len(stopped)} ran to their end"
+            for t in stopped:
+                after = f" after {t['stopped_by']}" if t["stopped_by"] else ""
+                line += f"; task {t['job_id']} {t['state']}{after}: {t['note'] or 'no note'}"
+            _add_tasks(sweep_dir, tasks)
+        print(f"{line}; summary in {sweep_dir}/summary.md and {len(written) - 3} plot(s)")
+
+
+def slurm_tasks(sweep_dir: Path) -> Optional[list[dict]]:
+    """The SLURM launcher's record of the sweep's tasks, or None for a sweep that did not use it."""
+    path = sweep_dir / SLURM_TASKS
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _run_failed(task: dict, failed: list) -> bool:
+    """The task's run is already counted among the failed runs."""
+    return task["run_dir"] is not None and any(Path(r.path).parent == Path(task["run_dir"]) for r in failed)
+
+
+def _add_tasks(sweep_dir: Path, tasks: list[dict]) -> None:
+    """summary.md and summary.json gain the tasks: a task that never ran has no run to show."""
+    rows = ["", "## SLURM tasks", "", "| task | overrides | state | ran | note |", "|---|---|---|---|---|"]
+    rows += [f"| {t['job_id']} | {' '.join(t['overrides'])} | {t['state']} | {'yes' if t['ran'] else 'no'} | "
+             f"{t['note']} |" for t in tasks]
+    with open(sweep_dir / "summary.md", "a") as f:
+        f.write("\n".join(rows) + "\n")
+    summary = json.loads((sweep_dir / "summary.json").read_text())
+    summary["slurm_tasks"] = tasks
+    (sweep_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 
 def planned_runs(benchmark: str, runs: Optional[int]) -> int:

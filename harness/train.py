@@ -29,7 +29,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from harness import registry
+from harness import registry, sweep
 from harness.config import CONF_DIR, HarnessConfig, MLPerfFields, check, check_cli, compose, datasets_for
 from harness.errors import ConfigError
 from harness.interface import DataError
@@ -272,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         records.append(run_job(cfg))
 
     sys.argv = [sys.argv[0], *args]
+    sweep.unfinished_in_last_sweep = 0
     try:
         _task()
     except KeyboardInterrupt as err:
@@ -279,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         what = "interrupted" if name == "SIGINT" else f"stopped by {name}{getattr(err, 'where', '')}"
         print(f"harness.train: {what}; the run is marked aborted in its result.json", file=sys.stderr)
         return 128 + signal_number(err)
-    if any(r.status == rec.FAILED for r in records):
+    # a sweep's runs may have run elsewhere (SLURM): its summary counts what did not finish
+    if any(r.status == rec.FAILED for r in records) or sweep.unfinished_in_last_sweep:
         return EXIT_FAILED
     return EXIT_OK
 

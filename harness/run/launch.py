@@ -31,7 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness.errors import ConfigError
 from harness.observe import console
-from harness.run import distributed, threads
+from harness.run import distributed, peers, threads
 from harness.run.distributed import World
 from harness.run.interrupts import Stopped, signal_number, stop_on_sigterm
 from harness.run.precision import precision_name
@@ -80,6 +80,10 @@ def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Opti
             except BaseException as err:  # torchrun's SIGTERM too, once the stalled rank it stopped is gone
                 if dog is not None and dog.verdict is not None:
                     raise RankFailed(dog.verdict[0], dog.verdict[1], None, stalled=True) from err
+                # a crash that a dead peer caused names that peer, not the rank that saw it
+                dead = isinstance(err, Exception) and peers.dead_peer(run_dir, world.world_size, world.rank, err)
+                if dead:
+                    raise RankFailed(dead[0], dead[1], None) from err
                 raise
     check_resources(cfg)
     ranks = cfg.gpus * cfg.nodes

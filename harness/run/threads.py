@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from typing import Optional
 
 from harness.observe import host_load
+from harness.run import slurm_binding
 from harness.run.world import from_environment
 
 ENV = "HARNESS_THREAD_POLICY"
@@ -113,6 +114,8 @@ def apply_at_start(main_name: str) -> ThreadPolicy:
         return inherited
     world = from_environment()
     local_ranks = 1 if world is None else world.local_world_size
+    if world is not None and world.source == "slurm":
+        local_ranks = slurm_binding.ranks_sharing(local_ranks)
     _current = decide(local_ranks, root=host_load.run_root("single" if world is None else world.source))
     export(_current)
     return _current
