@@ -19,7 +19,7 @@ from reference_models.gnmt import data as wmt
 from reference_models.gnmt.beam import beam_search
 from reference_models.gnmt.metric import bleu
 from reference_models.gnmt.model import GNMT
-from reference_models.gnmt.schedule import Schedule
+from reference_models.gnmt.schedule import Schedule, warmup_steps
 from reference_models.gnmt.tokenizer import BOS_ID, EOS_ID, PAD_ID, Detokenizer, join_bpe
 
 
@@ -66,8 +66,9 @@ class GNMTBenchmark:
         self.optimizer = torch.optim.Adam(
             self.model.parameters(), lr=self.lr, betas=(hp.adam_beta1, hp.adam_beta2), eps=hp.adam_eps,
             fused=fused)
+        warmup = warmup_steps(hp.warmup_steps, hp.warmup_samples, self.global_batch)
         self.schedule = Schedule.for_run(
-            self.lr, self._steps * ctx.cfg.max_epochs, hp.warmup_steps, hp.remain_steps,
+            self.lr, self._steps * ctx.cfg.max_epochs, warmup, hp.remain_steps,
             hp.decay_interval, hp.decay_steps, hp.decay_factor)
         self.lr_scheduler = self.schedule.scheduler(self.optimizer)
         self.grad_clip_norm = hp.grad_clip

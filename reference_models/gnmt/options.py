@@ -42,6 +42,9 @@ class GNMTOptions(ModelOptions):
     """Adam's epsilon."""
     warmup_steps: int = 200
     """Exponential warm-up from 1% of the rate over this many steps."""
+    warmup_samples: Optional[int] = None
+    """When set, the warm-up covers this many training sentences instead of warmup_steps: warmup_samples
+    / global batch steps (at least one), the same share of an epoch however many ranks share the batch."""
     remain_steps: float = 0.666
     """Fraction of all iterations (max_epochs x steps per epoch) at the full rate (or a step count if >= 1)."""
     decay_interval: Optional[int] = None

@@ -5,6 +5,10 @@ Over `iterations` training steps: an exponential warm-up from 1% of the base rat
 then `decay_steps` halvings (`decay_factor`), one every `decay_interval` steps (by default the
 steps after remain_steps split evenly). The reference advances the schedule before each optimizer
 step, so the first update already uses step 1.
+
+The warm-up can also be given in sentences (model.warmup_samples): its steps then follow the global
+batch, so that a run on more ranks warms up over the same share of an epoch instead of spending
+several epochs of its fewer, larger steps there.
 """
 from __future__ import annotations
 
@@ -12,6 +16,14 @@ import math
 from dataclasses import dataclass
 
 import torch
+
+
+def warmup_steps(steps: int, samples: int | None, global_batch: int) -> int:
+    """The warm-up's length in steps: `samples` sentences at this global batch (at least one step)
+    when given, else `steps`."""
+    if samples is None:
+        return int(steps)
+    return max(1, round(samples / global_batch))
 
 
 @dataclass(frozen=True)

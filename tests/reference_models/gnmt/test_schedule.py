@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from reference_models.gnmt.schedule import Schedule
+from reference_models.gnmt.schedule import Schedule, warmup_steps
 
 
 def test_derived_steps_match_nvidia_dgx1_v0_7_log():
@@ -24,3 +24,10 @@ def test_warmup_decay_and_the_first_update():
     opt.step()
     sched.step()
     assert opt.param_groups[0]["lr"] == pytest.approx(2e-3 * s.factor(2))
+
+
+def test_a_warmup_in_sentences_takes_the_same_share_of_an_epoch_on_more_ranks():
+    # 12,800 sentences: 200 steps at the embedded preset's batch of 64 on one rank, 25 at 512 on eight
+    assert [warmup_steps(200, 12_800, 64 * n) for n in (1, 2, 4, 8)] == [200, 100, 50, 25]
+    assert warmup_steps(200, None, 512) == 200  # unset: MLPerf's step count at any batch
+    assert warmup_steps(200, 10, 512) == 1  # never no warm-up at all
