@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from harness.interface import DataError
+from harness.interface.corpus import Corpus
 from reference_models.transformer.tokenizer import EOS_ID, PAD_ID, Subtokenizer
 
 VOCAB_FILE = "vocab.ende.32768"
@@ -45,39 +46,6 @@ def shard_name(tag: str, n: int, total: int) -> str:
 
 class DatasetError(DataError):
     pass
-
-
-@dataclass
-class Corpus:
-    """Sentences of token ids, stored flat: sentence i is tokens[offsets[i]:offsets[i + 1]]."""
-
-    tokens: np.ndarray  # int32
-    offsets: np.ndarray  # int64, len n + 1
-
-    @classmethod
-    def from_parts(cls, tokens: list[np.ndarray], lengths: list[np.ndarray]) -> "Corpus":
-        lengths_all = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
-        offsets = np.zeros(len(lengths_all) + 1, dtype=np.int64)
-        np.cumsum(lengths_all, out=offsets[1:])
-        return cls(np.concatenate(tokens).astype(np.int32) if tokens else np.zeros(0, np.int32), offsets)
-
-    @classmethod
-    def from_lists(cls, seqs: list[list[int]]) -> "Corpus":
-        return cls.from_parts([np.asarray(s, dtype=np.int32) for s in seqs],
-                              [np.asarray([len(s) for s in seqs], dtype=np.int64)])
-
-    def __len__(self) -> int:
-        return len(self.offsets) - 1
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
-    def __getitem__(self, i: int) -> np.ndarray:
-        return self.tokens[self.offsets[i]: self.offsets[i + 1]]
-
-    def subset(self, keep: np.ndarray) -> "Corpus":
-        return Corpus.from_parts([self.tokens[np.repeat(keep, self.lengths)]], [self.lengths[keep]])
 
 
 @dataclass
