@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from reference_models.gnmt.generate import LanguageSpec, raw, sentence_pairs
 from reference_models.transformer import data as wmt
 from tests.helpers import REPO
@@ -27,6 +29,7 @@ def _raw_dir(tmp_path):
     return root, [raw(s) for s, _ in train]
 
 
+@pytest.mark.e2e
 def test_the_prepared_folder_is_the_layout_the_loader_reads(tmp_path):
     root, sources = _raw_dir(tmp_path)
     out = tmp_path / "wmt17"
