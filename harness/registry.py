@@ -20,11 +20,11 @@ from hydra.core.config_store import ConfigStore
 
 from harness.errors import ConfigError
 from harness.interface import ModelSpec
-from reference_models import (bert_base, bert_large, gnmt, maskrcnn, ncf, ssd, tacotron2, txl_base, txl_large,
-                              waveglow)
+from reference_models import (bert_base, bert_large, gnmt, maskrcnn, ncf, ssd, tacotron2, transformer, txl_base,
+                              txl_large, waveglow)
 
-MODELS: list[ModelSpec] = [ncf.SPEC, gnmt.SPEC, ssd.SPEC, maskrcnn.SPEC, bert_base.SPEC, bert_large.SPEC, txl_base.SPEC,
-                           txl_large.SPEC, tacotron2.SPEC, waveglow.SPEC]
+MODELS: list[ModelSpec] = [ncf.SPEC, gnmt.SPEC, transformer.SPEC, ssd.SPEC, maskrcnn.SPEC, bert_base.SPEC,
+                           bert_large.SPEC, txl_base.SPEC, txl_large.SPEC, tacotron2.SPEC, waveglow.SPEC]
 
 
 def get(name: str) -> ModelSpec:

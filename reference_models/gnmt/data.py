@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from harness.interface import DataError
+from harness.interface.corpus import Corpus
 from reference_models.gnmt.tokenizer import PAD_ID, VOCAB_FILE, Vocab
 
 TRAIN = ("train.tok.clean.bpe.32000.en", "train.tok.clean.bpe.32000.de")
@@ -31,35 +32,6 @@ NUM_BUCKETS = 5
 
 class DatasetError(DataError):
     pass
-
-
-@dataclass
-class Corpus:
-    """Sentences of token ids, stored flat: sentence i is tokens[offsets[i]:offsets[i + 1]]."""
-
-    tokens: np.ndarray  # int32
-    offsets: np.ndarray  # int64, len n + 1
-
-    @classmethod
-    def from_lists(cls, seqs: list[list[int]]) -> "Corpus":
-        lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
-        offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        tokens = np.fromiter((t for s in seqs for t in s), dtype=np.int32, count=int(offsets[-1]))
-        return cls(tokens, offsets)
-
-    def __len__(self) -> int:
-        return len(self.offsets) - 1
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
-    def __getitem__(self, i: int) -> np.ndarray:
-        return self.tokens[self.offsets[i]: self.offsets[i + 1]]
-
-    def subset(self, keep: np.ndarray) -> "Corpus":
-        return Corpus.from_lists([self[int(i)].tolist() for i in np.flatnonzero(keep)])
 
 
 @dataclass

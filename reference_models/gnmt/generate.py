@@ -190,15 +190,23 @@ def raw(words: list[list[str]]) -> str:
     return out
 
 
-def generate(spec: LanguageSpec) -> dict[str, list[str]]:
-    """File name -> lines of the whole layout."""
+Words = list[list[str]]  # a sentence: its words, each a list of BPE units
+
+
+def sentence_pairs(spec: LanguageSpec) -> tuple[list[tuple[Words, Words]], ...]:
+    """The (source, target) sentences of the train, dev and test splits, capitalised: what every
+    layout written from this language pair holds (GNMT's here, the Transformer's in its own)."""
     rng = np.random.default_rng(spec.seed)
     lex = Lexicon(spec, rng)
     pairs = [sentence_pair(rng, lex) for _ in range(spec.train_pairs + spec.dev_pairs + spec.test_pairs)]
     pairs = [(_capitalise_first(s), _capitalise_first(t)) for s, t in pairs]
-    train = pairs[: spec.train_pairs]
-    dev = pairs[spec.train_pairs: spec.train_pairs + spec.dev_pairs]
-    test = pairs[spec.train_pairs + spec.dev_pairs:]
+    dev_end = spec.train_pairs + spec.dev_pairs
+    return pairs[: spec.train_pairs], pairs[spec.train_pairs: dev_end], pairs[dev_end:]
+
+
+def generate(spec: LanguageSpec) -> dict[str, list[str]]:
+    """File name -> lines of the whole layout."""
+    train, dev, test = sentence_pairs(spec)
     files = {
         TRAIN[0]: [tokenized(s) for s, _ in train], TRAIN[1]: [tokenized(t) for _, t in train],
         DEV[0]: [tokenized(s) for s, _ in dev], DEV[1]: [tokenized(t) for _, t in dev],

@@ -15,6 +15,9 @@ pytestmark = pytest.mark.e2e
 @pytest.mark.parametrize("model,extra", [
     ("ncf", ["model.synthetic.n_users=5000", "model.synthetic.n_items=2000"]),
     ("gnmt", ["model.hidden_size=32", "model.vocab_size=512", "model.batch_size=16"]),
+    ("transformer", ["model.hidden_size=32", "model.num_layers=1", "model.num_heads=2", "model.filter_size=64",
+                     "model.vocab_size=512", "model.batch_size=64", "model.synthetic.src_len=8",
+                     "model.synthetic.tgt_len=8"]),
 ])
 def test_throughput_mode_measures_windows_without_data(tmp_path, model, extra):
     out = run_cli(
@@ -88,3 +91,23 @@ def test_the_ddp_overhead_script_sets_each_variant_beside_plain_steps_on_two_ran
         expected = statistics.fmean(max(pair) - statistics.fmean(pair) for pair in zip(*per_rank))
         assert row["lockstep_cost_ms"] == pytest.approx(expected)
     assert "| ddp-noop |" in proc.stdout
+
+
+def test_the_plain_transformer_baseline_measures_source_and_target_tokens(tmp_path):
+    """scripts/lab/transformer_baseline.py, the nn.Transformer that mode=throughput is compared with, at a
+    CPU's tiny shapes: one JSON line with every window and their median, in source + target tokens/s."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "lab" / "transformer_baseline.py"), "--device", "cpu", "--precision",
+         "fp32", "--batch", "4", "--src-len", "8", "--tgt-len", "6", "--d-model", "32", "--heads", "2", "--ffn", "64",
+         "--layers", "1", "--vocab", "100", "--warmup", "1", "--steps", "2", "--repeats", "3"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (line,) = proc.stdout.splitlines()
+    row = json.loads(line)
+    assert row["model"] == "nn.Transformer" and row["batch"] == "4 x (8 + 6) tokens"
+    assert len(row["windows"]) == 3 and row["tokens_per_s"] == statistics.median(row["windows"]) > 0
