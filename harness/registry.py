@@ -20,9 +20,9 @@ from hydra.core.config_store import ConfigStore
 
 from harness.errors import ConfigError
 from harness.interface import ModelSpec
-from reference_models import gnmt, ncf
+from reference_models import gnmt, ncf, resnet
 
-MODELS: list[ModelSpec] = [ncf.SPEC, gnmt.SPEC]
+MODELS: list[ModelSpec] = [ncf.SPEC, gnmt.SPEC, resnet.SPEC]
 
 
 def get(name: str) -> ModelSpec:

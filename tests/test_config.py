@@ -60,7 +60,7 @@ def test_scalar_options_compose(override):
 
 @pytest.mark.parametrize("args,message", [
     (["model=foo"], "unknown model 'foo'; choose one of: gnmt, ncf"),
-    (["dataset=nope"], "unknown dataset 'nope'; choose one of: gnmt_embedded, ml20m, ml20m_generated, ncf_embedded, wmt16"),
+    (["dataset=nope"], "unknown dataset 'nope'; choose one of: gnmt_embedded, imagenet, ml20m, ml20m_generated, ncf_embedded, resnet_embedded, wmt16"),
     (["foo=1"], "unknown option 'foo'; options are: model, dataset, seed"),
     (["model.zz=1"], "unknown option 'model.zz'; 'model' has: name, batch_size, max_epochs, target"),
     (["gpus=abc"], "gpus: Value 'abc' of type 'str' could not be converted to Integer"),
