@@ -63,6 +63,7 @@ class ResNetBenchmark:
                                             f"batch of {self.global_batch}")
             self._make_loaders()
 
+        self.num_classes = num_classes
         model = build(hp.layers, hp.width, num_classes, hp.zero_init_residual).to(ctx.device)
         self.model = to_channels_last(model) if self.channels_last else model
         if hp.compile:
@@ -128,7 +129,7 @@ class ResNetBenchmark:
         size, b = self.hp.image_size, self.hp.batch_size
         gen = torch.Generator(device=self.device).manual_seed(self.ctx.shared_seed)
         images = torch.randint(0, 256, (b, 3, size, size), generator=gen, device=self.device, dtype=torch.uint8)
-        labels = torch.randint(0, self.model.fc.out_features, (b,), generator=gen, device=self.device)
+        labels = torch.randint(0, self.num_classes, (b,), generator=gen, device=self.device)
         return itertools.repeat((imagenet.normalize(images, self.channels_last), labels))
 
     def loss(self, batch: Batch) -> tuple[torch.Tensor, int]:

@@ -157,8 +157,10 @@ def collate_encoded(items: list[tuple[bytes, tuple[int, int, int, int], bool, in
 
 
 def decode_batch(batch: EncodedBatch, size: int, device: torch.device) -> torch.Tensor:
-    """uint8 (B, 3, size, size) on `device`: nvJPEG decodes the batch on a CUDA device (libjpeg-turbo
-    on the CPU, which the tests use), then each crop is resized and flipped there."""
+    """float32 (B, 3, size, size) pixel values (0-255) on `device`: nvJPEG decodes the batch on a CUDA
+    device (libjpeg-turbo on the CPU, which the tests use), then each crop is resized there and the
+    flipped ones are flipped together. Three kernels per image: the batch costs a few milliseconds
+    of launches, where the workers would spend seconds decoding."""
     import warnings
 
     from torchvision.io import ImageReadMode, decode_jpeg
@@ -167,17 +169,18 @@ def decode_batch(batch: EncodedBatch, size: int, device: torch.device) -> torch.
     with warnings.catch_warnings():  # torchvision 0.29 points to TorchCodec, which does not decode batches of JPEGs
         warnings.simplefilter("ignore", DeprecationWarning)
         images = decode_jpeg(blobs, mode=ImageReadMode.RGB, device=device)
-    out = torch.empty((len(images), 3, size, size), dtype=torch.uint8, device=device)
-    for i, (image, (top, left, h, w), flip) in enumerate(zip(images, batch.boxes.tolist(), batch.flips.tolist())):
+    out = torch.empty((len(images), 3, size, size), dtype=torch.float32, device=device)
+    for i, (image, (top, left, h, w)) in enumerate(zip(images, batch.boxes.tolist())):
         crop = image[None, :, top: top + h, left: left + w].float()
-        crop = torch.nn.functional.interpolate(crop, size=(size, size), mode="bilinear", antialias=True,
-                                               align_corners=False)
-        out[i] = (crop.flip(-1) if flip else crop)[0].round_().clamp_(0, 255).to(torch.uint8)
-    return out
+        out[i] = torch.nn.functional.interpolate(crop, size=(size, size), mode="bilinear", antialias=True,
+                                                 align_corners=False)[0]
+    flips = batch.flips.to(device)
+    return torch.where(flips.view(-1, 1, 1, 1), out.flip(-1), out)
 
 
 def normalize(images: torch.Tensor, channels_last: bool) -> torch.Tensor:
-    """uint8 (B, 3, H, W) -> float32, minus the ImageNet mean, over its standard deviation."""
+    """Pixel values (uint8, or float from decode_batch) (B, 3, H, W) -> float32, minus the ImageNet
+    mean, over its standard deviation."""
     mean = torch.tensor(MEAN, device=images.device).view(1, 3, 1, 1)
     std = torch.tensor(STD, device=images.device).view(1, 3, 1, 1)
     out = (images.float() - mean) / std

@@ -2,15 +2,16 @@
 # ResNet-50's GPU measurements (issue 15's Performance section), in stages, on a machine of the device
 # tool with 2 H200s (nvidia-h200-x2; the 1-GPU stages use GPU 0 and CPU cores 0-15, as on a 1-GPU machine):
 #
-#   source scripts/lab/device_env.sh && bash scripts/lab/resnet_perf.sh "$OUT" tput data     # ~7 min
-#   source scripts/lab/device_env.sh && bash scripts/lab/resnet_perf.sh "$OUT" ddp           # ~4 min
+#   source scripts/lab/device_env.sh && bash scripts/lab/resnet_perf.sh "$OUT" tput        # ~6 min
+#   source scripts/lab/device_env.sh && bash scripts/lab/resnet_perf.sh "$OUT" data ddp    # ~7 min
 #
 # Stages (each packs OUT/results.tgz when it ends, so a stage cut off by a time limit keeps the others):
 #   tput  the plain torchvision baseline (scripts/lab/resnet_baseline.py: batch 256, amp, channels_last)
 #         beside mode=throughput of the real-scale preset at batch 256, amp: as configured, then
 #         channels_last, then channels_last + torch.compile, then + CUDA graphs (compile mode
 #         reduce-overhead); goal >= 7,300 images/s
-#   ddp   channels_last + compile on 1 and 2 GPUs at 256 per GPU; goal 2 GPUs >= 1.95x one
+#   ddp   channels_last + compile on 2 GPUs at 256 per GPU; goal >= 1.95x tput's 1-GPU row of the same
+#         variant (the last but one)
 #   data  writes 10,000 training JPEGs of 500x375 (20 classes; reference_models/resnet/generate.py on
 #         cores 16-31), then scripts/lab/resnet_pipeline.py on cores 0-15 with 15 DataLoader workers:
 #         loader alone, training on the JPEGs and on a held batch, for decode=cpu (PIL in the workers)
@@ -41,7 +42,7 @@ for stage in "$@"; do
         "$fast,model.compile_mode=reduce-overhead" \
         --root "$work/tput" --out "$work/tput.md" 2> "$work/tput.log" ;;
     ddp)
-      python3 scripts/lab/benchmark_gpu.py "${common[@]}" --gpus 1 2 --variants "$fast" \
+      python3 scripts/lab/benchmark_gpu.py "${common[@]}" --gpus 2 --variants "$fast" \
         --root "$work/ddp" --out "$work/ddp.md" 2> "$work/ddp.log" ;;
     data)
       [ -e "$data/inet500/GENERATED.json" ] || taskset -c 16-31 python3 -m reference_models.resnet.generate \

@@ -70,7 +70,7 @@ def test_the_gpu_decoders_batch_matches_the_workers_pil_crops(folder):
     torch.manual_seed(3)
     batch = data.collate_encoded([data.EncodedImages(samples, crops)[i] for i in range(6)])
     decoded = data.decode_batch(batch, 64, torch.device("cpu"))
-    assert decoded.shape == pil.shape and decoded.dtype == torch.uint8
+    assert decoded.shape == pil.shape and decoded.dtype == torch.float32
     assert batch.labels.tolist() == [label for _, label in samples]
     assert (decoded.float() - pil.float()).abs().mean() < 3
 
