@@ -46,8 +46,9 @@ class ResNetBenchmark:
         self.global_batch = hp.batch_size * ctx.world_size
         cuda = ctx.device.type == "cuda"
         self.channels_last = bool(hp.channels_last)
-        if hp.decode not in ("cpu", "cuda") or (hp.decode == "cuda" and not cuda):
-            raise imagenet.DatasetError(f"model.decode={hp.decode}: choose cpu, or cuda on a CUDA device")
+        self.optimizer_name, self.decode = str(hp.optimizer), str(hp.decode)  # plain strings from the choices
+        if self.decode == "cuda" and not cuda:
+            raise ValueError("model.decode=cuda needs a CUDA device: use model.decode=cpu")
         if ctx.synthetic:
             self.folder, num_classes = None, hp.num_classes or IMAGENET_CLASSES
             self._steps = ctx.cfg.throughput_steps
@@ -70,7 +71,7 @@ class ResNetBenchmark:
             self.model.compile(mode=None if hp.compile_mode == "default" else hp.compile_mode)
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
         groups = parameter_groups(self.model, hp.weight_decay, hp.decay_bn_and_bias)
-        self.optimizer = make_optimizer(hp.optimizer, groups, self.lr, hp.momentum, hp.lars_eta, hp.lars_epsilon,
+        self.optimizer = make_optimizer(self.optimizer_name, groups, self.lr, hp.momentum, hp.lars_eta, hp.lars_epsilon,
                                         fused=cuda)
         self.schedule = PolyWarmup(self.lr, round(hp.warmup_epochs * self._steps), self._steps * ctx.cfg.max_epochs,
                                    hp.end_learning_rate, hp.poly_power)
@@ -82,7 +83,7 @@ class ResNetBenchmark:
         train_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=True, scale=(hp.min_crop_area, 1.0),
                                      ratio=tuple(hp.crop_ratio))
         eval_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=False)
-        if hp.decode == "cuda":
+        if self.decode == "cuda":
             train_set = imagenet.EncodedImages(self.folder.train, train_crops)
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers,
                                             collate=imagenet.collate_encoded)
@@ -96,7 +97,7 @@ class ResNetBenchmark:
         hp = self.hp
         return {
             "global_batch_size": self.global_batch,
-            **mlperf_keys(hp.optimizer, self.schedule, hp.warmup_epochs, hp.momentum, hp.weight_decay,
+            **mlperf_keys(self.optimizer_name, self.schedule, hp.warmup_epochs, hp.momentum, hp.weight_decay,
                           hp.lars_epsilon),
             "model_bn_span": hp.batch_size,  # BatchNorm statistics are per rank
             "gradient_accumulation_steps": 1,

@@ -7,7 +7,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from harness.interface import ModelOptions
+from harness.interface import Choice, ModelOptions
+
+
+class Optimizer(Choice):
+    sgd = "sgd"
+    lars = "lars"
+
+
+class Decode(Choice):
+    cpu = "cpu"
+    cuda = "cuda"
 
 
 @dataclass
@@ -32,7 +42,7 @@ class ResNetOptions(ModelOptions):
     """Aspect-ratio range of the training crops (the reference's [0.75, 1.33])."""
     label_smoothing: float = 0.1
     """Label smoothing of the cross-entropy loss."""
-    optimizer: str = "sgd"
+    optimizer: Optimizer = Optimizer.sgd
     """sgd (momentum) or lars (layer-wise trust ratio, as MLPerf's closed division allows from v0.6)."""
     learning_rate: float = 0.75
     """Peak rate after warm-up, at the global batch lr_reference_batch."""
@@ -58,7 +68,7 @@ class ResNetOptions(ModelOptions):
     """LARS epsilon in the trust ratio's denominator."""
     workers: int = 4
     """DataLoader worker processes per rank, for training and for evaluation each."""
-    decode: str = "cpu"
+    decode: Decode = Decode.cpu
     """Where training JPEGs are decoded: cpu (the workers decode, crop and resize) or cuda (the
     workers read the files; nvJPEG decodes each batch on the GPU, torchvision.io.decode_jpeg)."""
     eval_batch_size: int = 256
