@@ -20,10 +20,10 @@ from hydra.core.config_store import ConfigStore
 
 from harness.errors import ConfigError
 from harness.interface import ModelSpec
-from reference_models import (bert_base, bert_large, gnmt, maskrcnn, ncf, ssd, tacotron2, transformer, txl_base,
-                              txl_large, waveglow)
+from reference_models import (bert_base, bert_large, gnmt, maskrcnn, ncf, resnet, ssd, tacotron2, transformer,
+                              txl_base, txl_large, waveglow)
 
-MODELS: list[ModelSpec] = [ncf.SPEC, gnmt.SPEC, transformer.SPEC, ssd.SPEC, maskrcnn.SPEC, bert_base.SPEC,
+MODELS: list[ModelSpec] = [ncf.SPEC, gnmt.SPEC, transformer.SPEC, resnet.SPEC, ssd.SPEC, maskrcnn.SPEC, bert_base.SPEC,
                            bert_large.SPEC, txl_base.SPEC, txl_large.SPEC, tacotron2.SPEC, waveglow.SPEC]
 
 

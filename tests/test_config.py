@@ -83,6 +83,7 @@ def _choices(group: str) -> str:
     (["mlperf.division=semi"], "mlperf.division=semi is not an option; choose one of: closed, open"),
     (["model.batch_size=abc"], "model.batch_size: Value 'abc' of type 'str' could not be converted to Integer"),
     (["model.layers=3"], "model.layers: Invalid value assigned: int is not a ListConfig, list or tuple"),
+    (["model=resnet", "model.optimizer=adam"], "model.optimizer: Invalid value 'adam', expected one of [sgd, lars]"),
     (["model.target=high"], "model.target must be a number, got 'high'"),
     (["precision=amp", "device=cpu"], "precision=amp needs a CUDA device, not device=cpu"),
     (["eval_every=3", "model.eval_offset=3"], "eval_offset=3: need 0 <= offset < eval_every (3)"),

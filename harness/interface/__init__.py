@@ -19,11 +19,11 @@ from harness.interface.contract import (
     ThroughputBenchmark,
     scaled_learning_rate,
 )
-from harness.interface.options import ModelOptions
+from harness.interface.options import Choice, ModelOptions
 from harness.interface.quality import Quality, QualityError, QualitySpec
 from harness.interface.schedule import EvalSchedule, ScheduleError
 
 __all__ = [
-    "Benchmark", "DataError", "EvalSchedule", "Logged", "MLPerfTask", "ModelOptions", "ModelSpec", "Quality",
+    "Benchmark", "Choice", "DataError", "EvalSchedule", "Logged", "MLPerfTask", "ModelOptions", "ModelSpec", "Quality",
     "QualityError", "QualitySpec", "RunContext", "ScheduleError", "ThroughputBenchmark", "scaled_learning_rate",
 ]

@@ -17,12 +17,15 @@ import fcntl
 import hashlib
 import json
 import logging
+import multiprocessing
 import os
 import shutil
+import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 log = logging.getLogger("harness.generated")
 
@@ -120,3 +123,23 @@ def ensure(folder: str | Path, generator: str, version: int, params: dict[str, A
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
     return folder
+
+
+def spawn_can_start() -> bool:
+    """A spawned child re-imports the parent's __main__ by its file: a script read from standard
+    input (`python - <<EOF`) has none, and a process pool would break. Such a parent works in-process."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    return getattr(main, "__spec__", None) is not None or path is None or os.path.isfile(path)
+
+
+def run_parallel(work: Callable[..., Any], tasks: Sequence[tuple], workers: Optional[int] = None) -> list[Any]:
+    """[work(*task) for task in tasks], in order, over `workers` processes (default: every core).
+    `work` must be a module-level function: spawned children import it. A generator whose every
+    item comes from its own seeded stream writes the same files whichever process draws them."""
+    workers = min(len(tasks), os.cpu_count() or 1) if workers is None else min(workers, len(tasks))
+    if workers <= 1 or not spawn_can_start():
+        return [work(*task) for task in tasks]
+    # spawn, not fork: a forked child of a process whose BLAS threads already ran can hang in BLAS
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return list(pool.map(work, *zip(*tasks)))

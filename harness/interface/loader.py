@@ -11,6 +11,12 @@
   (seeded by the harness from the rank seed) are used.
 - Pinned memory on CUDA (faster host-to-device copies), persistent workers (no re-spawn per epoch:
   each worker's generators run on across epochs, and batches go to workers in a fixed order).
+
+    evaluation = make_shard_loader(val_set, ctx, batch_size=256, workers=hp.workers)
+
+reads this rank's contiguous shard of an evaluation set in order, every sample exactly once (a
+DistributedSampler pads shards to equal length, which would count some samples twice), so that
+counts summed over ranks (gather.sum_over_ranks) equal what one rank counts.
 """
 from __future__ import annotations
 
@@ -19,9 +25,10 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset, DistributedSampler
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
 
 from harness.interface.contract import RunContext
+from harness.interface.sharding import shard_range
 
 
 def seed_worker(worker_id: int) -> None:
@@ -59,3 +66,12 @@ def make_loader(dataset: Dataset, ctx: RunContext, *, batch_size: int, workers: 
                 drop_last: bool = True, collate: Optional[Callable[[list], Any]] = None) -> RankLoader:
     return RankLoader(dataset, ctx, batch_size=batch_size, workers=workers, shuffle=shuffle, drop_last=drop_last,
                       collate=collate)
+
+
+def make_shard_loader(dataset: Dataset, ctx: RunContext, *, batch_size: int, workers: int = 0,
+                      collate: Optional[Callable[[list], Any]] = None) -> DataLoader:
+    """This rank's contiguous shard of `dataset`, in order, each sample once (for evaluation)."""
+    part = Subset(dataset, shard_range(len(dataset), ctx.rank, ctx.world_size))  # type: ignore[arg-type]
+    return DataLoader(part, batch_size=batch_size, shuffle=False, num_workers=workers, collate_fn=collate,
+                      pin_memory=ctx.device.type == "cuda", worker_init_fn=seed_worker if workers else None,
+                      generator=torch.Generator().manual_seed(ctx.seed), persistent_workers=workers > 0)

@@ -10,12 +10,29 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import enum
 import inspect
 import textwrap
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from omegaconf import MISSING
+
+
+class Choice(str, enum.Enum):
+    """A string option with a fixed set of values. Declared as a field's type (`optimizer: Optimizer =
+    Optimizer.sgd` with `class Optimizer(Choice): sgd = "sgd"; lars = "lars"`), it makes Hydra refuse
+    any other value when the config is composed, in one line that lists the choices, before anything
+    runs. Its members compare, print and serialise as their plain strings."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
 
 
 @dataclass

@@ -1,0 +1,162 @@
+"""ResNet-50 v1.5 plugged into the harness: ImageNet folders through DataLoader workers, label-smoothed
+loss, SGD or LARS with warm-up and polynomial decay, top-1 accuracy over the whole validation set.
+
+    python -m harness.train model=resnet seed=1
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+import torch.distributed as dist
+from omegaconf import DictConfig, OmegaConf
+from torch.nn.functional import cross_entropy
+
+from harness.interface import RunContext, scaled_learning_rate
+from harness.interface.gather import sum_over_ranks
+from harness.interface.loader import make_loader, make_shard_loader
+from reference_models.resnet import data as imagenet
+from reference_models.resnet.model import build, parameter_groups, to_channels_last
+from reference_models.resnet.optim import PolyWarmup, make_optimizer, mlperf_keys
+
+log = logging.getLogger("harness.resnet")
+Batch = tuple[torch.Tensor, torch.Tensor]  # normalized images on the device, labels
+IMAGENET_CLASSES = 1000
+
+
+def prepare(cfg: DictConfig) -> Path:
+    """Generate the embedded dataset if it is missing; check that a real one has train/ and val/."""
+    path = Path(cfg.dataset.path)
+    if cfg.dataset.get("generator"):
+        # imported here: `python -m reference_models.resnet.generate` must not find itself already imported
+        from reference_models.resnet.generate import ImageSpec, ensure
+
+        ensure(ImageSpec(**OmegaConf.to_object(cfg.dataset.generator)), path)
+    imagenet.check_layout(path)
+    return path
+
+
+class ResNetBenchmark:
+    def __init__(self, ctx: RunContext):
+        hp = self.hp = ctx.cfg.model
+        self.ctx, self.device = ctx, ctx.device
+        self.global_batch = hp.batch_size * ctx.world_size
+        cuda = ctx.device.type == "cuda"
+        self.channels_last = bool(hp.channels_last)
+        self.optimizer_name, self.decode = str(hp.optimizer), str(hp.decode)  # plain strings from the choices
+        if self.decode == "cuda" and not cuda:
+            raise ValueError("model.decode=cuda needs a CUDA device: use model.decode=cpu")
+        if ctx.synthetic:
+            self.folder, num_classes = None, hp.num_classes or IMAGENET_CLASSES
+            self._steps = ctx.cfg.throughput_steps
+        else:
+            self.folder = imagenet.load(ctx.data_dir)
+            num_classes = hp.num_classes or len(self.folder.classes)
+            if num_classes < len(self.folder.classes):
+                raise imagenet.DatasetError(f"model.num_classes={num_classes} but the dataset has "
+                                            f"{len(self.folder.classes)} classes")
+            self._steps = len(self.folder.train) // self.global_batch
+            if self._steps == 0:
+                raise imagenet.DatasetError(f"{len(self.folder.train)} training images cannot fill one global "
+                                            f"batch of {self.global_batch}")
+            self._make_loaders()
+
+        self.num_classes = num_classes
+        model = build(hp.layers, hp.width, num_classes, hp.zero_init_residual).to(ctx.device)
+        self.model = to_channels_last(model) if self.channels_last else model
+        if hp.compile:
+            self.model.compile(mode=None if hp.compile_mode == "default" else hp.compile_mode)
+        self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
+        groups = parameter_groups(self.model, hp.weight_decay, hp.decay_bn_and_bias)
+        self.optimizer = make_optimizer(self.optimizer_name, groups, self.lr, hp.momentum, hp.lars_eta, hp.lars_epsilon,
+                                        fused=cuda)
+        self.schedule = PolyWarmup(self.lr, round(hp.warmup_epochs * self._steps), self._steps * ctx.cfg.max_epochs,
+                                   hp.end_learning_rate, hp.poly_power)
+        self.lr_scheduler = self.schedule.scheduler(self.optimizer)
+        self.grad_clip_norm = None
+
+    def _make_loaders(self) -> None:
+        hp, ctx = self.hp, self.ctx
+        train_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=True, scale=(hp.min_crop_area, 1.0),
+                                     ratio=tuple(hp.crop_ratio))
+        eval_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=False)
+        if self.decode == "cuda":
+            train_set = imagenet.EncodedImages(self.folder.train, train_crops)
+            self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers,
+                                            collate=imagenet.collate_encoded)
+        else:
+            train_set = imagenet.DecodedImages(self.folder.train, train_crops)
+            self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers)
+        self.eval_loader = make_shard_loader(imagenet.DecodedImages(self.folder.val, eval_crops), ctx,
+                                             batch_size=hp.eval_batch_size, workers=hp.workers)
+
+    def hyperparameters(self) -> dict[str, Any]:
+        hp = self.hp
+        return {
+            "global_batch_size": self.global_batch,
+            **mlperf_keys(self.optimizer_name, self.schedule, hp.warmup_epochs, hp.momentum, hp.weight_decay,
+                          hp.lars_epsilon),
+            "model_bn_span": hp.batch_size,  # BatchNorm statistics are per rank
+            "gradient_accumulation_steps": 1,
+        }
+
+    def steps_per_epoch(self) -> int:
+        return self._steps
+
+    def train_samples(self) -> int:
+        return len(self.folder.train) if self.folder else 0
+
+    def eval_samples(self) -> int:
+        return len(self.folder.val) if self.folder else 0
+
+    def train_batches(self, epoch: int) -> Iterator[Batch]:
+        if self.folder is None:
+            yield from self._synthetic_batches()
+            return
+        nb = self.device.type == "cuda"
+        for batch in self.train_loader.epoch(epoch):
+            if isinstance(batch, imagenet.EncodedBatch):
+                images, labels = imagenet.decode_batch(batch, self.hp.image_size, self.device), batch.labels
+            else:
+                images, labels = batch
+            yield (imagenet.normalize(images.to(self.device, non_blocking=nb), self.channels_last),
+                   labels.to(self.device, non_blocking=nb))
+
+    def _synthetic_batches(self) -> Iterator[Batch]:
+        """Random images and labels made on the device once and reused: the measurement is of training alone."""
+        size, b = self.hp.image_size, self.hp.batch_size
+        gen = torch.Generator(device=self.device).manual_seed(self.ctx.shared_seed)
+        images = torch.randint(0, 256, (b, 3, size, size), generator=gen, device=self.device, dtype=torch.uint8)
+        labels = torch.randint(0, self.num_classes, (b,), generator=gen, device=self.device)
+        return itertools.repeat((imagenet.normalize(images, self.channels_last), labels))
+
+    def loss(self, batch: Batch) -> tuple[torch.Tensor, int]:
+        images, labels = batch
+        logits = self.model(images)
+        return cross_entropy(logits.float(), labels, label_smoothing=self.hp.label_smoothing), labels.numel()
+
+    @torch.no_grad()
+    def evaluate(self, epoch: int) -> float:
+        """Top-1 accuracy over the whole validation set; every rank returns the same value."""
+        model = getattr(self.model, "module", self.model)
+        self._share_batchnorm_statistics(model)
+        nb = self.device.type == "cuda"
+        counts = torch.zeros(2, dtype=torch.int64, device=self.device)  # correct, seen
+        for images, labels in self.eval_loader:
+            images = imagenet.normalize(images.to(self.device, non_blocking=nb), self.channels_last)
+            labels = labels.to(self.device, non_blocking=nb)
+            counts[0] += (model(images).argmax(dim=1) == labels).sum()
+            counts[1] += labels.numel()
+        sum_over_ranks(counts)  # integer counts: the same result as one rank gets
+        correct, seen = counts.tolist()  # sync point: the quality decides whether to stop
+        return correct / seen
+
+    def _share_batchnorm_statistics(self, model: torch.nn.Module) -> None:
+        """Every rank evaluates with rank 0's running statistics, as one rank would: BatchNorm
+        updates them from each rank's own batches (DDP copies rank 0's at the next forward anyway)."""
+        if self.ctx.world_size > 1 and dist.is_initialized():
+            for buffer in model.buffers():
+                dist.broadcast(buffer, src=0)

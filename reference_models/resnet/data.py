@@ -1,0 +1,200 @@
+"""ImageNet in the folder layout torchvision's ImageFolder reads, with MLPerf's preprocessing.
+
+    DATA_DIR/train/<wnid>/*.JPEG    DATA_DIR/val/<wnid>/*.JPEG
+
+scripts/prepare_imagenet.py makes this layout of the real ImageNet; reference_models/resnet/generate.py
+writes the embedded default in it. Preprocessing, as the MLPerf reference (imagenet_preprocessing.py):
+- training: a random crop covering [min_crop_area, 1] of the image with an aspect ratio in
+  crop_ratio (torchvision's RandomResizedCrop parameters), resized to image_size, flipped
+  horizontally with probability 1/2;
+- evaluation: the centre crop that resizing the shorter side to resize_size and cutting image_size
+  out of the middle shows;
+- both: RGB, minus the ImageNet mean, divided by its standard deviation (on the device).
+Each crop is one crop-and-resize of the decoded image (PIL's resize with a box on the CPU, bilinear
+with antialiasing on the GPU), so both decoders produce the same pictures. The workers hand over
+uint8 images (a quarter of float32's bytes through shared memory); the device converts them.
+
+    python -m reference_models.resnet.data DATA_DIR      # class and image counts of a dataset folder
+"""
+from __future__ import annotations
+
+import io
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from PIL import Image
+from torch.utils.data import Dataset
+from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_dataset
+from torchvision.transforms import RandomResizedCrop
+
+from harness.interface import DataError
+
+MEAN = (0.485 * 255, 0.456 * 255, 0.406 * 255)
+STD = (0.229 * 255, 0.224 * 255, 0.225 * 255)
+SPLITS = ("train", "val")
+
+
+class DatasetError(DataError):
+    pass
+
+
+@dataclass(frozen=True)
+class Folder:
+    classes: list[str]  # wnids, sorted: label i is classes[i]
+    train: list[tuple[str, int]]  # (path, label)
+    val: list[tuple[str, int]]
+
+
+def _split_dir(root: Path, split: str) -> Path:
+    path = root / split
+    if not path.is_dir():
+        raise DatasetError(f"no {split}/ folder in {root}: point dataset.path at an ImageNet folder with train/<wnid>/ "
+                           "and val/<wnid>/ (scripts/prepare_imagenet.py makes it) or use dataset=resnet_embedded")
+    return path
+
+
+def check_layout(root: str | Path) -> None:
+    for split in SPLITS:
+        _split_dir(Path(root), split)
+
+
+def load(root: str | Path) -> Folder:
+    """Every image's path and label; train/ and val/ must hold the same class folders."""
+    root = Path(root)
+    classes, class_to_idx = find_classes(str(_split_dir(root, "train")))
+    val_classes, _ = find_classes(str(_split_dir(root, "val")))
+    if val_classes != classes:
+        missing = sorted(set(classes) ^ set(val_classes))[:3]
+        raise DatasetError(f"train/ has {len(classes)} class folders and val/ {len(val_classes)}, which differ "
+                           f"(e.g. {', '.join(missing)}): both need the same <wnid> folders")
+    try:
+        splits = [make_dataset(str(root / s), class_to_idx, extensions=IMG_EXTENSIONS) for s in SPLITS]
+    except FileNotFoundError as err:  # torchvision names the empty class folder
+        raise DatasetError(f"{str(err).splitlines()[0]} (in {root})") from None
+    return Folder(classes, *splits)
+
+
+@dataclass(frozen=True)
+class Crops:
+    """How each image is cut: random crops and flips for training, the centre crop for evaluation."""
+
+    size: int
+    resize: int
+    train: bool
+    scale: tuple[float, float] = (0.05, 1.0)
+    ratio: tuple[float, float] = (0.75, 1.33)
+
+    def box(self, image: Image.Image) -> tuple[int, int, int, int, bool]:
+        """(top, left, height, width, flip) in the image's pixels; reads only its header."""
+        if self.train:
+            top, left, h, w = RandomResizedCrop.get_params(image, list(self.scale), list(self.ratio))
+            return top, left, h, w, bool(torch.rand(()) < 0.5)
+        width, height = image.size
+        side = max(1, round(min(width, height) * self.size / self.resize))
+        return (height - side) // 2, (width - side) // 2, side, side, False
+
+
+class DecodedImages(Dataset):
+    """(uint8 CHW crop, label): the worker decodes, crops, resizes and flips (PIL)."""
+
+    def __init__(self, samples: Sequence[tuple[str, int]], crops: Crops):
+        self.samples, self.crops = samples, crops
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
+        path, label = self.samples[i]
+        with Image.open(path) as image:
+            top, left, h, w, flip = self.crops.box(image)
+            size = (self.crops.size, self.crops.size)
+            crop = image.convert("RGB").resize(size, Image.Resampling.BILINEAR, box=(left, top, left + w, top + h))
+        if flip:
+            crop = crop.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+        return torch.from_numpy(np.asarray(crop).copy()).permute(2, 0, 1), label
+
+
+class EncodedImages(Dataset):
+    """(JPEG bytes, crop box, flip, label): the worker reads the file and draws the crop from its
+    header; the GPU decodes (decode='cuda')."""
+
+    def __init__(self, samples: Sequence[tuple[str, int]], crops: Crops):
+        self.samples, self.crops = samples, crops
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __getitem__(self, i: int) -> tuple[bytes, tuple[int, int, int, int], bool, int]:
+        path, label = self.samples[i]
+        data = Path(path).read_bytes()
+        with Image.open(io.BytesIO(data)) as image:
+            if image.format != "JPEG":
+                raise DatasetError(f"{path} is {image.format}, not JPEG: decode=cuda reads JPEG only "
+                                   "(scripts/prepare_imagenet.py re-encodes such files)")
+            top, left, h, w, flip = self.crops.box(image)
+        return data, (top, left, h, w), flip, label
+
+
+@dataclass
+class EncodedBatch:
+    data: torch.Tensor  # every image's bytes, end to end (one shared-memory block per batch)
+    offsets: list[int]  # image i is data[offsets[i]:offsets[i + 1]]
+    boxes: torch.Tensor  # (B, 4) top, left, height, width
+    flips: torch.Tensor  # (B,) bool
+    labels: torch.Tensor  # (B,)
+
+
+def collate_encoded(items: list[tuple[bytes, tuple[int, int, int, int], bool, int]]) -> EncodedBatch:
+    blobs = [b for b, _, _, _ in items]
+    offsets = np.concatenate(([0], np.cumsum([len(b) for b in blobs]))).tolist()
+    data = torch.frombuffer(bytearray(b"".join(blobs)), dtype=torch.uint8)
+    return EncodedBatch(data, offsets, torch.tensor([box for _, box, _, _ in items]),
+                        torch.tensor([f for _, _, f, _ in items]), torch.tensor([y for _, _, _, y in items]))
+
+
+def decode_batch(batch: EncodedBatch, size: int, device: torch.device) -> torch.Tensor:
+    """float32 (B, 3, size, size) pixel values (0-255) on `device`: nvJPEG decodes the batch on a CUDA
+    device (libjpeg-turbo on the CPU, which the tests use), then each crop is resized there and the
+    flipped ones are flipped together. Three kernels per image: the batch costs a few milliseconds
+    of launches, where the workers would spend seconds decoding."""
+    import warnings
+
+    from torchvision.io import ImageReadMode, decode_jpeg
+
+    blobs = [batch.data[a:b] for a, b in zip(batch.offsets, batch.offsets[1:])]
+    with warnings.catch_warnings():  # torchvision 0.29 points to TorchCodec, which does not decode batches of JPEGs
+        warnings.simplefilter("ignore", DeprecationWarning)
+        images = decode_jpeg(blobs, mode=ImageReadMode.RGB, device=device)
+    out = torch.empty((len(images), 3, size, size), dtype=torch.float32, device=device)
+    for i, (image, (top, left, h, w)) in enumerate(zip(images, batch.boxes.tolist())):
+        crop = image[None, :, top: top + h, left: left + w].float()
+        out[i] = torch.nn.functional.interpolate(crop, size=(size, size), mode="bilinear", antialias=True,
+                                                 align_corners=False)[0]
+    flips = batch.flips.to(device)
+    return torch.where(flips.view(-1, 1, 1, 1), out.flip(-1), out)
+
+
+def normalize(images: torch.Tensor, channels_last: bool) -> torch.Tensor:
+    """Pixel values (uint8, or float from decode_batch) (B, 3, H, W) -> float32, minus the ImageNet
+    mean, over its standard deviation."""
+    mean = torch.tensor(MEAN, device=images.device).view(1, 3, 1, 1)
+    std = torch.tensor(STD, device=images.device).view(1, 3, 1, 1)
+    out = (images.float() - mean) / std
+    return out.contiguous(memory_format=torch.channels_last) if channels_last else out
+
+
+def describe(folder: Folder) -> str:
+    return f"{len(folder.classes)} classes, {len(folder.train):,} training images, {len(folder.val):,} validation images"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m reference_models.resnet.data DATA_DIR")
+    try:
+        print(describe(load(sys.argv[1])))
+    except DataError as err:
+        sys.exit(f"error: {err}")

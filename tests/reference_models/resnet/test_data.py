@@ -1,0 +1,92 @@
+"""Reading an ImageNet folder: the MLPerf crops, the two decoders agreeing, evaluation shards, bad folders."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from PIL import Image
+from torchvision import transforms
+
+from harness.interface import RunContext
+from harness.interface.loader import make_shard_loader
+from reference_models.resnet import data
+from reference_models.resnet.generate import ImageSpec, write
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    return write(ImageSpec(classes=3, train_per_class=6, val_per_class=2), tmp_path_factory.mktemp("d") / "d", workers=1)
+
+
+def test_load_lists_every_image_with_its_class(folder):
+    f = data.load(folder)
+    assert len(f.classes) == 3 and len(f.train) == 18 and len(f.val) == 6
+    assert sorted({label for _, label in f.val}) == [0, 1, 2]
+
+
+def test_a_folder_without_val_or_with_other_classes_is_a_one_line_error(folder, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(folder / "train", bad / "train")
+    with pytest.raises(data.DatasetError, match="no val/ folder .*prepare_imagenet.py"):
+        data.load(bad)
+    shutil.copytree(folder / "val", bad / "val")
+    shutil.rmtree(next((bad / "val").iterdir()))
+    with pytest.raises(data.DatasetError, match="differ"):
+        data.load(bad)
+
+
+def test_the_evaluation_crop_is_resize_then_centre_crop(tmp_path):
+    y, x = torch.meshgrid(torch.arange(375.0), torch.arange(500.0), indexing="ij")
+    smooth = torch.stack((x / 2, y / 1.5, 128 + 60 * torch.sin(x / 40) * torch.cos(y / 30))).round().to(torch.uint8)
+    path = tmp_path / "smooth.png"
+    transforms.ToPILImage()(smooth).save(path)
+    ours, _ = data.DecodedImages([(str(path), 0)], data.Crops(224, 256, train=False))[0]
+    with Image.open(path) as image:
+        theirs = transforms.Compose([transforms.Resize(256), transforms.CenterCrop(224), transforms.PILToTensor()])(
+            image.convert("RGB"))
+    assert ours.shape == theirs.shape == (3, 224, 224) and ours.dtype == torch.uint8
+    assert (ours.float() - theirs.float()).abs().mean() < 1.5  # one crop-and-resize instead of two steps
+
+
+def test_training_crops_stay_inside_the_image_and_follow_the_area_range():
+    crops = data.Crops(224, 256, train=True, scale=(0.05, 1.0), ratio=(0.75, 1.33))
+    image = Image.new("RGB", (500, 375))
+    torch.manual_seed(0)
+    boxes = [crops.box(image) for _ in range(200)]
+    assert all(t >= 0 and l >= 0 and t + h <= 375 and l + w <= 500 for t, l, h, w, _ in boxes)
+    assert all(0.04 <= h * w / (500 * 375) <= 1.0 for _, _, h, w, _ in boxes)
+    assert 60 < sum(flip for *_, flip in boxes) < 140
+
+
+def test_the_gpu_decoders_batch_matches_the_workers_pil_crops(folder):
+    """decode=cuda's path (bytes from the workers, one decode_jpeg call per batch, crops resized by
+    torch) run on the CPU, against decode=cpu's PIL crops of the same boxes and flips."""
+    samples = data.load(folder).train[:6]
+    crops = data.Crops(64, 73, train=True, scale=(0.25, 1.0))
+    torch.manual_seed(3)
+    pil = torch.stack([data.DecodedImages(samples, crops)[i][0] for i in range(6)])
+    torch.manual_seed(3)
+    batch = data.collate_encoded([data.EncodedImages(samples, crops)[i] for i in range(6)])
+    decoded = data.decode_batch(batch, 64, torch.device("cpu"))
+    assert decoded.shape == pil.shape and decoded.dtype == torch.float32
+    assert batch.labels.tolist() == [label for _, label in samples]
+    assert (decoded.float() - pil.float()).abs().mean() < 3
+
+
+def test_normalize_gives_float_with_the_imagenet_statistics():
+    images = torch.tensor(data.MEAN).round().to(torch.uint8).view(1, 3, 1, 1).expand(2, 3, 4, 4).contiguous()
+    out = data.normalize(images, channels_last=True)
+    assert out.dtype == torch.float32 and out.abs().max() < 0.01
+    assert out.is_contiguous(memory_format=torch.channels_last)
+
+
+def test_evaluation_shards_cover_the_set_once_over_ranks():
+    dataset = list(range(10))
+    seen = []
+    for rank in range(3):
+        ctx = RunContext(cfg=None, data_dir=None, synthetic=False, device=torch.device("cpu"), rank=rank,
+                         world_size=3, seed=rank, shared_seed=0)
+        seen += [int(x) for batch in make_shard_loader(dataset, ctx, batch_size=4) for x in batch]
+    assert seen == dataset
