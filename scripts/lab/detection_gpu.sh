@@ -4,6 +4,7 @@
 #   source scripts/lab/device_env.sh && bash scripts/lab/detection_gpu.sh "$OUT" one       # one GPU's rows
 #   source scripts/lab/device_env.sh && bash scripts/lab/detection_gpu.sh "$OUT" two       # two GPUs' rows
 #   source scripts/lab/device_env.sh && bash scripts/lab/detection_gpu.sh "$OUT"           # both (~7 min)
+#   source scripts/lab/device_env.sh && bash scripts/lab/detection_gpu.sh "$OUT" harness   # the harness rows of one
 #
 # Every line of OUT/detection.jsonl is one measurement (the baselines print their own JSON line; the
 # harness's mode=throughput runs leave result.json, summarised here); OUT/profile_maskrcnn.txt and
@@ -16,6 +17,7 @@ out=$(realpath "${1:?usage: detection_gpu.sh OUT_DIR [one|two]}"); mkdir -p "$ou
 stages=${2:-one two}
 ngpu=$(python3 -c "import torch; print(torch.cuda.device_count())")
 log="$out/detection.jsonl"
+mkdir -p "$out/runs"
 steps=(--warmup 5 --steps 20 --repeats 2)
 base() { python3 scripts/lab/detection_baseline.py "$@" "${steps[@]}" >> "$log" 2>> "$out/stderr.txt"; }
 base2() { torchrun --standalone --nproc_per_node=2 scripts/lab/detection_baseline.py "$@" "${steps[@]}" >> "$log" 2>> "$out/stderr.txt"; }
@@ -37,13 +39,14 @@ PY
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv > "$out/machine.txt" 2>&1
 python3 -c "import torch; print('torch', torch.__version__)" >> "$out/machine.txt"
 
-if [[ $stages == *one* ]]; then
-base maskrcnn --batch 8 --amp
+if [[ $stages == *one* || $stages == *harness* ]]; then
+[[ $stages == *one* ]] && base maskrcnn --batch 8 --amp
 tput maskrcnn 1 model.batch_size=8
 tput maskrcnn 1 model.batch_size=8 model.channels_last=true
-base ssd300 --batch 128 --amp
+[[ $stages == *one* ]] && base ssd300 --batch 128 --amp
 tput ssd 1 model.batch_size=128
 tput ssd 1 model.batch_size=128 model.channels_last=true
+[[ $stages == *one* ]] || { cat "$log"; exit 0; }
 python3 scripts/lab/profile_step.py model=maskrcnn dataset=maskrcnn_coco2017 precision=amp model.batch_size=8 \
   model.channels_last=true --warmup 5 --steps 10 --rows 30 > "$out/profile_maskrcnn.txt" 2>&1
 python3 scripts/lab/profile_step.py model=ssd dataset=ssd_coco2017 precision=amp model.batch_size=128 \

@@ -31,7 +31,7 @@ wait
 python3 - "$out" > "$out/calibration.tsv" <<'PY'
 import json, pathlib, sys
 print("world\tseed\tstatus\tepochs_to_converge\tbleu_per_epoch")
-for path in sorted(pathlib.Path(sys.argv[1]).glob("w*/runs/*/result.json")):
+for path in sorted(pathlib.Path(sys.argv[1]).glob("w[0-9]*/runs/*/result.json")):
     r = json.loads(path.read_text())
     world = r["global_batch_size"] // 64
     bleu = " ".join(f"{e['quality']:.4f}" for e in r.get("evals", []))
