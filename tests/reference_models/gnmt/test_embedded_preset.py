@@ -12,7 +12,7 @@ from harness.interface import scaled_learning_rate
 from reference_models.gnmt.schedule import warmup_steps
 
 # the most epochs any converged seed of 1-5 needed to reach BLEU 0.24 (docs/gnmt.md)
-SLOWEST_SEED = {1: 3, 2: 0, 4: 0, 8: 0}
+SLOWEST_SEED = {1: 3, 2: 5, 4: 8, 8: 12}
 
 
 def test_the_embedded_preset_keeps_its_calibrated_values():
