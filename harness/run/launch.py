@@ -55,7 +55,10 @@ def check_resources(cfg: DictConfig) -> None:
     """Refuse, before anything starts, a run this host cannot hold."""
     if distributed.from_environment() is not None:
         return  # the outside launcher decided the layout
-    wants_cuda = str(cfg.device) == "cuda" or (str(cfg.device) == "auto" and torch.cuda.is_available())
+    wants_cuda = _uses_cuda(cfg)
+    if not wants_cuda and cfg.precision in ("amp", "tf32"):  # device=auto on a host without a GPU
+        raise ConfigError(f"precision={cfg.precision} needs a CUDA device and this host has none; "
+                          "on CPU use precision=fp32 or precision=bf16")
     if wants_cuda:
         have = torch.cuda.device_count()
         if have == 0:
