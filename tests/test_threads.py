@@ -58,9 +58,11 @@ def test_a_spawned_rank_keeps_what_its_launcher_chose():
     chosen = threads.ThreadPolicy(1, "PASSIVE", "harness", "chosen by the launcher for 2 ranks", 2)
     env: dict[str, str] = {}
     threads.export(chosen, env)
-    os.environ, saved = {**os.environ, **env}, os.environ
+    saved = dict(os.environ)
+    os.environ.update(env)
     try:
         assert threads.apply_at_start("__mp_main__") == chosen
     finally:
-        os.environ = saved
+        os.environ.clear()
+        os.environ.update(saved)
         threads._current = None

@@ -122,7 +122,7 @@ def _charts(scalings: Sequence[tp.Scaling], gains: Sequence[tp.PrecisionGain], o
         if not items:
             continue
         labels = list(dict.fromkeys(_name(i) for i in items))
-        groups = _by(items, lambda i: (series(i),))
+        groups = _by(items, lambda i, series=series: (series(i),))
         fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(labels) + 2), 4.2))
         width = 0.8 / max(len(groups), 1)
         for k, ((title,), members) in enumerate(groups.items()):

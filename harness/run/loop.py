@@ -108,7 +108,7 @@ def train_epoch(
         steps += 1
         heartbeat.tick()
         meter.step(samples)
-        progress.step(steps, meter.epoch_samples_all * meter.world_size, lambda: loss.item())
+        progress.step(steps, meter.epoch_samples_all * meter.world_size, lambda loss=loss: loss.item())
         if after_step is not None and after_step(meter.epoch_samples_all):
             break
     counted = meter.end_epoch()  # sync point: the epoch's work is finished

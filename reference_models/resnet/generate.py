@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import io
 import math
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional

@@ -30,7 +30,7 @@ import torch
 
 from harness.interface import DataError
 from harness.interface.corpus import Corpus
-from reference_models.transformer.tokenizer import EOS_ID, PAD_ID, Subtokenizer
+from reference_models.transformer.tokenizer import PAD_ID, Subtokenizer
 
 VOCAB_FILE = "vocab.ende.32768"
 SHARD_DIR = "utf8"

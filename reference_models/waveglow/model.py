@@ -8,7 +8,6 @@ convolutions conditioned on the upsampled mel spectrogram; 2 channels leave earl
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.parametrizations import weight_norm
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-from pycocotools import mask as mask_utils
 
 from reference_models.detection.cocoeval import coco_ap, my_images, score_parts
 from reference_models.detection.coco import load_coco
