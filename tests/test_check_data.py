@@ -14,6 +14,8 @@ from harness import check_data
 from reference_models.detection.generate import GeneratorSpec
 from reference_models.detection.generate import ensure as coco_ensure
 from reference_models.gnmt.generate import LanguageSpec
+from reference_models.ncf.generate import GeneratorSpec as RatingsSpec
+from reference_models.ncf.generate import write as write_ratings
 from reference_models.resnet.generate import ImageSpec
 from reference_models.resnet.generate import write as write_images
 from reference_models.transformer.generate import CorpusSpec
@@ -117,6 +119,22 @@ def test_a_vocabulary_with_a_subtoken_twice_cannot_train(made, tmp_path, capsys)
     code, lines, _ = _check(capsys, "transformer", root)
     (error,) = [line for line in lines if line.startswith("error: ")]
     assert code == 1 and "subtoken 'the_' repeats line" in error
+
+
+def test_movielens_ratings_are_preprocessed_and_what_the_reference_drops_is_said(tmp_path, capsys):
+    ratings = write_ratings(RatingsSpec(users=400, items=2500, mean_ratings=40.0), tmp_path / "ml", workers=1)
+    root = ratings.parent
+    lines = ratings.read_text().splitlines()
+    ratings.write_text("\n".join(lines + [lines[1], "999999,1,4.0,1"]) + "\n")  # a repeat; a user of one rating
+    code, out, _ = _check(capsys, "ncf", root)
+    assert code == 0 and out[-1].startswith("OK: the data can train")
+    assert "  handled as the reference does: ratings.csv: 1 repeated (user, movie) ratings: one positive each, the " \
+        "latest kept" in out
+    assert "  handled as the reference does: ratings.csv: 1 users with fewer than 20 ratings: dropped (the " \
+        "reference's rule)" in out
+    ratings.write_text("userId,movieId\n1,2\n")
+    code, out, _ = _check(capsys, "ncf", root)
+    assert code == 1 and out[-1].startswith("error: ") and "is not a MovieLens ratings.csv" in out[-1]
 
 
 def test_the_problem_lines_are_capped_unless_all_are_asked_for(made, tmp_path, capsys, monkeypatch):
