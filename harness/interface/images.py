@@ -20,7 +20,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from PIL import Image
 
@@ -94,10 +94,9 @@ def image_problem(path: str | Path, *, decode: bool = False, size: Optional[tupl
 
 
 def probe_all(items: Iterable[tuple[str | Path, Optional[tuple[int, int]]]], *, decode: bool = False,
-              threads: int = 8, progress: Optional[Callable[[int], None]] = None) -> list[ImageFacts]:
+              threads: int = 8) -> list[ImageFacts]:
     """probe() of every item (path, expected size or None), in the items' order. Threads overlap the
-    reads (opening a file waits on the disk) and the decodes (Pillow's decoders release the GIL).
-    `progress(done)` is called every few thousand files."""
+    reads (opening a file waits on the disk) and the decodes (Pillow's decoders release the GIL)."""
     todo = list(items)
 
     def one(item: tuple[str | Path, Optional[tuple[int, int]]]) -> ImageFacts:
@@ -105,13 +104,8 @@ def probe_all(items: Iterable[tuple[str | Path, Optional[tuple[int, int]]]], *, 
 
     if len(todo) < 64 or threads <= 1:
         return [one(item) for item in todo]
-    out = []
     with ThreadPoolExecutor(threads) as pool:
-        for n, facts in enumerate(pool.map(one, todo, chunksize=64), 1):
-            out.append(facts)
-            if progress is not None and n % 5000 == 0:
-                progress(n)
-    return out
+        return list(pool.map(one, todo, chunksize=64))
 
 
 def find_problems(items: Iterable[tuple[str | Path, Optional[tuple[int, int]]]], *, decode: bool = False,
