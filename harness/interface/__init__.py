@@ -6,8 +6,8 @@
 - quality: a quality value (a number or named numbers), its direction and when it is reached;
 - schedule: when a model evaluates (every N epochs with an offset, listed epochs, every N samples);
 - options: the typed model options every model's config extends;
-- generated, sharding, loader, gather, corpus: the shared pieces of a model's data and evaluation
-  (imported from their modules: they pull in torch or NumPy).
+- generated, sharding, loader, gather, corpus, images, findings: the shared pieces of a model's data
+  and evaluation (imported from their modules: they pull in torch, NumPy or PIL).
 """
 from harness.interface.contract import (
     Benchmark,

@@ -120,6 +120,9 @@ class MLPerfTask:
     rules_file: Optional[Path]  # the harness's rules file where MLPerf ships none for this benchmark
     real_dataset: str  # the dataset config of the real-scale preset (the MLPerf hyperparameters)
     prepare: Callable[["DictConfig"], Path]  # find or generate the dataset; returns its folder
+    # python -m harness.check_data: check(cfg, folder, report, decode) validates the folder without
+    # training, filling a harness.interface.findings.DataReport (decode=False: headers only)
+    check: Optional[Callable[["DictConfig", Path, Any, bool], None]] = None
 
 
 @dataclass(frozen=True)

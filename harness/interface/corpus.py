@@ -4,13 +4,58 @@
 
 Sentence i is tokens[offsets[i]:offsets[i + 1]]: one int32 array and one int64 array, however many
 sentences (WMT's 4.5 million pairs would be 9 million Python lists otherwise).
+
+The text files around a corpus (vocabularies, test sets) are read through `read_text`, which names
+the file, the line and the byte offset of a byte that is not UTF-8, and vocabularies are checked
+with `repeated`: a token listed twice would take the id of its last line (the references' dicts
+keep the last), encoding text differently from the shards that were made with the first.
+
+    read_text(Path("newstest2014.en"))   # DataError: ... line 17 (byte offset 1234): byte 0xe9 is not UTF-8 ...
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from pathlib import Path
+from typing import Optional, Sequence
 
 import numpy as np
+
+from harness.interface.contract import DataError
+
+
+def read_text(path: str | Path) -> str:
+    """The file's text, decoded as UTF-8; a byte that is not UTF-8 is a DataError naming the file,
+    the line and the offset."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise DataError(f"{path} line {line} (byte offset {err.start}): byte 0x{data[err.start]:02x} is not UTF-8 "
+                        f"({err.reason}): the file must be UTF-8 text; re-encode it (e.g. iconv -f latin1 -t utf-8) "
+                        "or fix that line") from None
+
+
+def text_lines(text: str, universal: bool = True) -> list[str]:
+    """The lines of a text as iterating over the open file gives them, without their line ends: split
+    at "\\n" (and, universal=True as open()'s default newline=None does, at "\\r\\n" and "\\r"), never at
+    the other characters str.splitlines() also splits at (U+2028, "\\x0c", ...)."""
+    if universal:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the line end of the last line, not a line
+    return lines
+
+
+def repeated(tokens: Sequence[str]) -> Optional[tuple[int, int, str]]:
+    """(first index, repeating index, token) of the first token that appears twice, or None."""
+    seen: dict[str, int] = {}
+    for i, token in enumerate(tokens):
+        if token in seen:
+            return seen[token], i, token
+        seen[token] = i
+    return None
 
 
 @dataclass

@@ -93,7 +93,7 @@ def _locked(folder: Path) -> Iterator[None]:
 
 
 def ensure(folder: str | Path, generator: str, version: int, params: dict[str, Any],
-           write: Callable[[Path], None]) -> Path:
+           write: Callable[[Path], Any]) -> Path:
     """`folder`, holding what `write(tmp_folder)` writes for these parameters; written only when
     missing or not what the stamp says."""
     folder = Path(folder)

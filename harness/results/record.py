@@ -65,6 +65,7 @@ class RunRecord:
     telemetry: Optional[dict[str, Any]] = None  # the sampler's summary over run_start..run_stop (docs/results.md)
     host_load: Optional[dict[str, Any]] = None  # other processes' CPU before and during the run (docs/results.md)
     threads: Optional[dict[str, Any]] = None  # OpenMP threads and wait policy the ranks ran with (docs/results.md)
+    data_findings: Optional[dict[str, int]] = None  # what the loader dropped or repaired, counted (docs/results.md)
     schema: str = SCHEMA
 
     def account_overhead(self) -> None:

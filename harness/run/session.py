@@ -68,6 +68,7 @@ class RankResult:
     mlperf_log: Optional[str] = None
     evals: tuple[dict, ...] = field(default=())
     threads: Optional[dict] = None  # the OpenMP threads and wait policy this rank ran with
+    data_findings: Optional[dict] = None  # what the model's loader dropped or repaired (Benchmark.data_findings)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -201,8 +202,9 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RankResu
     reason = None if loop.status == C.SUCCESS else (
         f"{task.quality.name} target {task.quality.describe_target(judge.target)} not reached in "
         f"{cfg.max_epochs} epochs")
-    return _result(loop, **facts, ttt_s=(run_stop - held.run_start) / 1000.0, throughput=meter.throughput(),
-                   reason=reason, mlperf=mlperf)
+    findings = getattr(built.bench, "data_findings", None)  # optional; a collective: every rank calls it
+    return replace(_result(loop, **facts, ttt_s=(run_stop - held.run_start) / 1000.0, throughput=meter.throughput(),
+                           reason=reason, mlperf=mlperf), data_findings=findings() if findings else None)
 
 
 def _result(loop: LoopResult, *, cfg: DictConfig, seed: int, world: World, device, watch: Observers,

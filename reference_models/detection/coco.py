@@ -9,15 +9,22 @@ labels 1..K in sorted id order, 0 being the background, as both references map t
 comes from the annotation file but is only ever joined under the split's image folder: a name that
 would leave it is a DataError, not a path.
 
+Reading a split checks its annotations (reference_models/detection/records.py: bad records
+are one-line errors, degenerate polygons are dropped and counted) and that every image it lists
+is in its folder; the models read the headers of their evaluation shard when they are built, so a
+bad validation image does not wait for the first evaluation. An image that fails in a loader
+worker is named with its image id and annotation file (harness.interface.loader).
+
     python -c "from reference_models.detection.coco import CocoSplit; s = CocoSplit('outputs/datasets/ssd_embedded', 'val'); print(len(s), s.num_classes)"
 """
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import torch
@@ -27,8 +34,12 @@ from pycocotools.coco import COCO
 from torch.utils.data import Dataset
 
 from harness.interface import DataError
+from harness.interface.findings import SampleFlags
+from harness.interface.images import DECODE_ERRORS, find_problems, summary_of, what_is_wrong
+from reference_models.detection import records
 
 SPLITS = ("train", "val")
+REPAIRS = ("cmyk_to_rgb", "greyscale_to_rgb")  # what reading an image converts, per file (data_findings)
 
 
 def annotation_file(root: Path, split: str) -> Path:
@@ -63,7 +74,8 @@ def load_coco(path: Path) -> COCO:
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             return COCO(str(path))
-    except (ValueError, KeyError, TypeError) as err:
+    except (ValueError, KeyError, TypeError, AssertionError) as err:
+        # pycocotools asserts that the file holds a JSON object; json's errors give the line and column
         raise DataError(f"{path} is not a COCO annotation file ({type(err).__name__}: {err})") from None
 
 
@@ -103,50 +115,130 @@ def training_loader(train: "CocoSplit", num_classes: int, ctx: Any, batch_size: 
 class CocoSplit(Dataset):
     """One split of a COCO-format dataset: (PIL image, Target) pairs, then `transform` applied to them.
 
-    keep_empty: keep images without usable annotations (evaluation keeps every image; training drops
-    them as both references do). include_crowd: keep iscrowd boxes (the SSD reference trains on them,
-    maskrcnn-benchmark drops them). with_polygons: carry segmentations (Mask R-CNN).
+    keep_empty: keep images without usable annotations (the evaluation split keeps every image;
+    training drops them as both references do). include_crowd: keep iscrowd boxes (the SSD reference
+    trains on them, maskrcnn-benchmark drops them). with_polygons: carry segmentations (Mask R-CNN),
+    polygons of fewer than 3 points dropped (detectron2's rule). The annotations are checked when the
+    split is read (reference_models/detection/records.py) and every listed image must exist;
+    `check_images` reads the headers of some (the evaluation shard, when the model is built).
+    `findings` counts what was dropped; `flags` what the workers converted (greyscale or CMYK to RGB).
     """
 
     def __init__(self, root: str | Path, split: str, transform: Optional[Callable[[Image.Image, Target], Any]] = None,
                  keep_empty: bool = True, include_crowd: bool = False, with_polygons: bool = False,
-                 limit: Optional[int] = None):
+                 limit: Optional[int] = None, problems: Optional[list[str]] = None):
         root = check_layout(root)
+        self.problems = problems  # None: the first problem is a DataError; a list: each is kept there (check_data)
+        self.split = split
         self.images_dir = (root / f"{split}2017").resolve()
-        self.coco = load_coco(annotation_file(root, split))
+        self.annotations = annotation_file(root, split)
+        self.coco = load_coco(self.annotations)
         self.transform = transform
         self.include_crowd, self.with_polygons = include_crowd, with_polygons
         cat_ids = sorted(self.coco.getCatIds())
         if not cat_ids:
-            raise DataError(f"{annotation_file(root, split)} lists no categories")
+            raise DataError(f"{self.annotations} lists no categories")
         self.label_of = {cid: i + 1 for i, cid in enumerate(cat_ids)}
         self.category_of = {i: cid for cid, i in self.label_of.items()}
+        self.findings = records.audit(self.coco, self.annotations, self.label_of, evaluation=keep_empty,
+                                      with_polygons=with_polygons, problems=problems)
         ids = sorted(self.coco.getImgIds())
         if not keep_empty:
+            self._count_training_drops(ids)
             ids = [i for i in ids if self._usable(self.coco.imgToAnns.get(i, []))]
         self.ids = ids[:limit] if limit else ids
         if not self.ids:
-            raise DataError(f"{annotation_file(root, split)} holds no usable images")
+            raise DataError(f"{self.annotations} holds no usable images")
+        self._check_listed_files()
+        self.flags = SampleFlags(len(self.ids), REPAIRS)
 
     @property
     def num_classes(self) -> int:
         """Categories plus the background."""
         return len(self.label_of) + 1
 
+    def _keeps(self, a: dict) -> tuple[bool, bool, bool]:
+        """(box large enough, crowd allowed, masks usable) for an annotation."""
+        _, _, w, h = a["bbox"]
+        seg = a.get("segmentation")
+        return (w > 1 and h > 1, self.include_crowd or not a.get("iscrowd", 0),
+                not self.with_polygons or (isinstance(seg, list) and len(seg) > 0))
+
     def _usable(self, anns: list[dict]) -> list[dict]:
-        keep = []
-        for a in anns:
-            x, y, w, h = a["bbox"]
-            if w > 1 and h > 1 and (self.include_crowd or not a.get("iscrowd", 0)) \
-                    and (not self.with_polygons or isinstance(a.get("segmentation"), list)):
-                keep.append(a)
-        return keep
+        return [a for a in anns if all(self._keeps(a))]
+
+    def _count_training_drops(self, ids: list[int]) -> None:
+        """What training leaves out, as the references leave it out: boxes of a side <= 1 pixel (the
+        references' empty boxes), crowd regions (Mask R-CNN), annotations without a usable polygon
+        (counted by the audit), and then images left without annotations."""
+        small = crowd = images = 0
+        for i in ids:
+            anns = self.coco.imgToAnns.get(i, [])
+            for a in anns:
+                box, crowd_ok, _ = self._keeps(a)
+                small += not box
+                crowd += box and not crowd_ok
+            images += not self._usable(anns)
+        self.findings.update(boxes_too_small=small, crowd_annotations_dropped=crowd, images_without_annotations=images)
+
+    def _check_listed_files(self) -> None:
+        """Every image the split uses is in its folder: one listing of the folder, not a stat per file."""
+        try:
+            present = {e.name for e in os.scandir(self.images_dir) if e.is_file()}
+        except OSError as err:
+            raise DataError(f"{self.images_dir} cannot be listed ({err.strerror or err})") from None
+        missing = []
+        for image_id in self.ids:
+            info = self.coco.imgs[image_id]
+            name = str(info["file_name"])
+            if name not in present and not ("/" in name and self.image_path(info).is_file()):
+                missing.append((image_id, name))
+        what_to_do = (f"put the split's images in {self.images_dir} (scripts/prepare_coco2017.sh unpacks them) "
+                      "or remove their entries from the annotation file")
+        if missing and self.problems is not None:
+            self.problems.extend(f"{self.images_dir / name} is missing (image {image_id} of "
+                                 f"{self.annotations.name}): {what_to_do}" for image_id, name in missing)
+        elif missing:
+            image_id, name = missing[0]
+            more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+            raise DataError(f"{self.images_dir / name} is missing (image {image_id} of {self.annotations.name}{more}): "
+                            f"{what_to_do}")
+
+    def check_images(self, indices: Sequence[int], hint: str = "") -> None:
+        """A DataError naming the first of these images whose header does not open, whose size differs
+        from its annotation or whose JPEG is cut short, and how many more there are."""
+        items, image_of = [], {}
+        for index in indices:
+            info = self.coco.imgs[self.ids[index]]
+            path = self.image_path(info)
+            items.append((path, (int(info["width"]), int(info["height"]))))
+            image_of[str(path)] = info["id"]
+        problems = find_problems(items)
+        if problems:
+            lists = f"; {hint} lists every image with a problem" if hint else ""
+            named = [(f"{path} (image {image_of[path]} of {self.annotations.name})", problem)
+                     for path, problem in problems]
+            raise DataError(summary_of(named, f"replace it with the dataset's own file{lists}"))
+
+    def data_findings(self) -> dict[str, int]:
+        """What the split dropped (the audit) and what the workers converted, prefixed with the split;
+        the converted files are merged over ranks (a collective: every rank calls it)."""
+        found = {**self.findings, **self.flags.counts()}
+        return {f"{self.split}_{k}": v for k, v in found.items()}
 
     def image_path(self, info: dict) -> Path:
         path = (self.images_dir / str(info["file_name"])).resolve()
         if self.images_dir not in path.parents:
             raise DataError(f"image {info.get('id')}: file_name {info['file_name']!r} points outside {self.images_dir}")
         return path
+
+    def describe_sample(self, index: int) -> str:
+        image_id = self.ids[index]
+        try:
+            where = str(self.image_path(self.coco.imgs[image_id]))
+        except DataError:
+            where = f"{self.images_dir}/{self.coco.imgs[image_id].get('file_name')!r}"
+        return f"{where} (image {image_id} of {self.annotations.name})"
 
     def target(self, index: int) -> Target:
         image_id = self.ids[index]
@@ -164,12 +256,19 @@ class CocoSplit(Dataset):
     def __getitem__(self, index: int) -> Any:
         target = self.target(index)
         path = self.image_path(self.coco.imgs[target.image_id])
+        where = f"{path} (image {target.image_id} of {self.annotations.name})"
         try:
             with Image.open(path) as img:
+                if img.mode == "CMYK":
+                    self.flags.mark(index, "cmyk_to_rgb")
+                elif img.mode != "RGB":
+                    self.flags.mark(index, "greyscale_to_rgb")
                 image = img.convert("RGB")
-        except OSError as err:
-            raise DataError(f"{path} cannot be read as an image ({err})") from None
+        except FileNotFoundError:
+            raise DataError(f"{where} is missing (it was there when the split was read): restore it") from None
+        except DECODE_ERRORS as err:
+            raise DataError(f"{where} {what_is_wrong(err)}: replace it with the dataset's own file") from None
         if image.size != (target.size[1], target.size[0]):
-            raise DataError(f"{path} is {image.size[0]}x{image.size[1]}, its annotation says "
-                            f"{target.size[1]}x{target.size[0]}")
+            raise DataError(f"{where} is {image.size[0]}x{image.size[1]}, its annotation says "
+                            f"{target.size[1]}x{target.size[0]}: replace the file or fix its height and width")
         return self.transform(image, target) if self.transform else (image, target)

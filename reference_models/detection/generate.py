@@ -137,7 +137,7 @@ def _visible_share(objs: list[shapes.Drawn], i: int) -> float:
 
 def _annotate(objs: list[shapes.Drawn], h: int, w: int, image_id: int) -> list[dict]:
     """COCO annotations of the visible part of each object; ids are unique over both splits."""
-    anns = []
+    anns: list[dict] = []
     for i, obj in enumerate(objs):
         polys = shapes.visible(obj.outline, _occluders(objs, i))
         segmentation = [[round(float(v), 2) for v in p.reshape(-1)] for p in polys]

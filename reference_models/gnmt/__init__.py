@@ -20,6 +20,12 @@ def build(ctx):
     return GNMTBenchmark(ctx)
 
 
+def check_data(cfg, folder, report, decode):
+    from reference_models.gnmt.check_data import check
+
+    check(cfg, folder, report, decode)
+
+
 SPEC = ModelSpec(
     name="gnmt",
     options=GNMTOptions,
@@ -33,5 +39,6 @@ SPEC = ModelSpec(
         rules_file=None,  # the official training_0.7.0 rules (closed_gnmt.yaml) apply
         real_dataset="wmt16",
         prepare=prepare,
+        check=check_data,
     ),
 )

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from harness.interface import DataError
-from harness.interface.corpus import Corpus
+from harness.interface.corpus import Corpus, read_text
 from reference_models.gnmt.tokenizer import PAD_ID, VOCAB_FILE, Vocab
 
 TRAIN = ("train.tok.clean.bpe.32000.en", "train.tok.clean.bpe.32000.de")
@@ -55,8 +55,7 @@ def _need(data_dir: Path, name: str) -> Path:
 
 
 def _read(path: Path) -> list[str]:
-    with open(path, encoding="utf-8") as f:
-        return f.read().splitlines()
+    return read_text(path).splitlines()  # a byte that is not UTF-8 is named with its line and offset
 
 
 def check_layout(data_dir: str | Path) -> None:

@@ -27,8 +27,26 @@ class Vocab:
 
     @classmethod
     def from_file(cls, path: str | Path, pad_multiple: int = 8) -> "Vocab":
-        with open(path, encoding="utf-8") as f:
-            return cls([line.strip() for line in f], pad_multiple)
+        """One BPE unit per line after the four special tokens. A byte that is not UTF-8, or a unit
+        listed twice (or a special token listed), is a DataError naming the line: the reference's
+        dict would give it the id of its last line, and text would encode differently from what the
+        training data means."""
+        from harness.interface.contract import DataError
+        from harness.interface.corpus import read_text, text_lines
+
+        units = [line.strip() for line in text_lines(read_text(path))]
+        line_of = {t: -i for i, t in enumerate([PAD, UNK, BOS, EOS])}  # <= 0: a special token, not a line
+        for n, unit in enumerate(units, 1):
+            if not unit:
+                continue  # an empty line is no unit (Vocab skips it)
+            if unit in line_of:
+                first = line_of[unit]
+                was = f"repeats line {first}" if first > 0 else \
+                    f"is the special token {-first} ({PAD}, {UNK}, {BOS}, {EOS} come before the file's lines)"
+                raise DataError(f"{path} line {n}: {unit!r} {was}: each unit must appear once (ids follow the "
+                                "lines); remove that line")
+            line_of[unit] = n
+        return cls(units, pad_multiple)
 
     def __len__(self) -> int:
         return len(self.tokens)

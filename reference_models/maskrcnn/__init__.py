@@ -21,6 +21,14 @@ def build(ctx):
     return MaskRCNNBenchmark(ctx)
 
 
+def check_data(cfg, folder, report, decode):
+    from reference_models.detection.check_data import check
+
+    # as MaskRCNNBenchmark reads the splits: polygons in both, no crowd regions in training
+    check(cfg, folder, report, decode, {"train": {"keep_empty": False, "with_polygons": True},
+                                        "val": {"keep_empty": True, "with_polygons": True}})
+
+
 SPEC = ModelSpec(
     name="maskrcnn",
     options=MaskRCNNOptions,
@@ -34,5 +42,6 @@ SPEC = ModelSpec(
         rules_file=None,  # the official training_0.7.0 rules (closed_maskrcnn.yaml) apply
         real_dataset="maskrcnn_coco2017",
         prepare=prepare,
+        check=check_data,
     ),
 )

@@ -11,12 +11,12 @@ from typing import Any, Iterator
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Subset
 from torchvision.transforms.functional import pil_to_tensor
 from pycocotools import mask as mask_utils
 
 from harness.interface import RunContext, scaled_learning_rate
 from harness.interface.gather import broadcast_buffers
+from harness.interface.loader import check_command, make_shard_loader
 from reference_models.detection import coco
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.schedule import WarmupMultiStep
@@ -53,11 +53,14 @@ def as_lists(batch: list) -> tuple:
 class MaskRCNNBenchmark:
     def __init__(self, ctx: RunContext):
         hp = self.hp = ctx.cfg.model
-        self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
+        self.ctx, self.rank, self.world_size, self.device = ctx, ctx.rank, ctx.world_size, ctx.device
         self.synthetic = ctx.synthetic
         self.global_batch = hp.batch_size * ctx.world_size
         if not self.synthetic:
-            self.val = coco.CocoSplit(ctx.data_dir, "val", eval_transform, keep_empty=True)
+            # with_polygons: the ground truth of mask AP drops degenerate polygons as training does
+            self.val = coco.CocoSplit(ctx.data_dir, "val", eval_transform, keep_empty=True, with_polygons=True)
+            # a bad validation image is found now, not after the first training epoch
+            self.val.check_images(self._eval_shard(), check_command(ctx))
             num_classes = self.val.num_classes
         else:
             num_classes = hp.synthetic.num_classes
@@ -69,8 +72,8 @@ class MaskRCNNBenchmark:
             self._steps, self.n_train = ctx.cfg.throughput_steps, 0
             self._synthetic = self._synthetic_batch(ctx.shared_seed, num_classes)
         else:
-            train = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability), keep_empty=False,
-                                   with_polygons=True)
+            train = self.train = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability),
+                                                keep_empty=False, with_polygons=True)
             self.n_train = len(train)
             self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers, as_lists)
             self._steps = len(self.loader)
@@ -106,6 +109,14 @@ class MaskRCNNBenchmark:
             "min_image_size": hp.min_size,
             "max_image_size": hp.max_size,
         }
+
+    def _eval_shard(self) -> range:
+        return my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size)
+
+    def data_findings(self) -> dict[str, int]:
+        """What the COCO splits dropped or converted (reference_models/detection/records.py); every
+        rank calls it (the converted files are merged over ranks)."""
+        return {} if self.synthetic else {**self.train.data_findings(), **self.val.data_findings()}
 
     def steps_per_epoch(self) -> int:
         return self._steps
@@ -152,9 +163,8 @@ class MaskRCNNBenchmark:
         """{"BBOX": box mAP, "SEGM": mask mAP} over val2017, COCO@[0.5:0.95]; the same on every rank."""
         model = getattr(self.model, "module", self.model)
         broadcast_buffers(model)
-        shard = Subset(self.val, my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size))
-        loader = DataLoader(shard, batch_size=self.hp.eval_batch_size, num_workers=self.hp.workers,
-                            collate_fn=as_lists, pin_memory=self.device.type == "cuda")
+        loader = make_shard_loader(self.val, self.ctx, batch_size=self.hp.eval_batch_size, workers=self.hp.workers,
+                                   collate=as_lists, indices=self._eval_shard(), persistent=False)
         category_of = self.val.category_of
         detections = []
         for images, image_ids in loader:

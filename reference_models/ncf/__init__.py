@@ -21,6 +21,12 @@ def build(ctx):
     return NCFBenchmark(ctx)
 
 
+def check_data(cfg, folder, report, decode):
+    from reference_models.ncf.check_data import check
+
+    check(cfg, folder, report, decode)
+
+
 SPEC = ModelSpec(
     name="ncf",
     options=NCFOptions,
@@ -36,5 +42,6 @@ SPEC = ModelSpec(
         rules_file=Path(__file__).resolve().parent / "rules_0.7.0.yaml",
         real_dataset="ml20m",
         prepare=prepare,
+        check=check_data,
     ),
 )

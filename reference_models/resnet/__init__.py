@@ -20,6 +20,12 @@ def build(ctx):
     return ResNetBenchmark(ctx)
 
 
+def check_data(cfg, folder, report, decode):
+    from reference_models.resnet.check_data import check
+
+    check(cfg, folder, report, decode)
+
+
 SPEC = ModelSpec(
     name="resnet",
     options=ResNetOptions,
@@ -36,5 +42,6 @@ SPEC = ModelSpec(
         rules_file=None,
         real_dataset="imagenet",
         prepare=prepare,
+        check=check_data,
     ),
 )

@@ -17,7 +17,9 @@ from torch.nn.functional import cross_entropy
 
 from harness.interface import RunContext, scaled_learning_rate
 from harness.interface.gather import sum_over_ranks
-from harness.interface.loader import make_loader, make_shard_loader
+from harness.interface.findings import SampleFlags
+from harness.interface.loader import check_command, make_loader, make_shard_loader
+from harness.interface.sharding import shard
 from reference_models.resnet import data as imagenet
 from reference_models.resnet.model import build, parameter_groups, to_channels_last
 from reference_models.resnet.optim import PolyWarmup, make_optimizer, mlperf_keys
@@ -80,18 +82,29 @@ class ResNetBenchmark:
 
     def _make_loaders(self) -> None:
         hp, ctx = self.hp, self.ctx
+        assert self.folder is not None  # a dataset was loaded
+        # a bad validation file is found now, not after the first training epoch (this rank's shard)
+        imagenet.check_images(shard(self.folder.val, ctx.rank, ctx.world_size), check_command(ctx))
+        self.flags = {s: SampleFlags(len(getattr(self.folder, s)), imagenet.REPAIRS) for s in imagenet.SPLITS}
         train_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=True, scale=(hp.min_crop_area, 1.0),
                                      ratio=tuple(hp.crop_ratio))
         eval_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=False)
         if self.decode == "cuda":
-            train_set = imagenet.EncodedImages(self.folder.train, train_crops)
+            train_set = imagenet.EncodedImages(self.folder.train, train_crops, self.flags["train"])
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers,
                                             collate=imagenet.collate_encoded)
         else:
-            train_set = imagenet.DecodedImages(self.folder.train, train_crops)
+            train_set = imagenet.DecodedImages(self.folder.train, train_crops, self.flags["train"])
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers)
-        self.eval_loader = make_shard_loader(imagenet.DecodedImages(self.folder.val, eval_crops), ctx,
-                                             batch_size=hp.eval_batch_size, workers=hp.workers)
+        self.eval_loader = make_shard_loader(imagenet.DecodedImages(self.folder.val, eval_crops, self.flags["val"]),
+                                             ctx, batch_size=hp.eval_batch_size, workers=hp.workers)
+
+    def data_findings(self) -> dict[str, int]:
+        """Files read so far that were converted or re-encoded (CMYK, greyscale, not JPEG), each once,
+        over every rank; a collective: every rank calls it."""
+        if self.folder is None:
+            return {}
+        return {f"{split}_{name}": n for split, flags in self.flags.items() for name, n in flags.counts().items()}
 
     def hyperparameters(self) -> dict[str, Any]:
         hp = self.hp

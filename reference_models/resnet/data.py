@@ -14,6 +14,15 @@ Each crop is one crop-and-resize of the decoded image (PIL's resize with a box o
 with antialiasing on the GPU), so both decoders produce the same pictures. The workers hand over
 uint8 images (a quarter of float32's bytes through shared memory); the device converts them.
 
+Files as real ImageNet has them: 22 CMYK JPEGs and one PNG named .JPEG in the training set, and
+greyscale JPEGs. The reference's preprocessing re-encodes the first two as RGB JPEGs at quality 100
+and decodes every image to 3 channels; here the CPU decoder converts each to RGB as it reads it, and
+decode=cuda re-encodes the first two in the worker as the reference does. Each file converted or
+re-encoded is counted once (REPAIRS) for result.json's data_findings. A file that is missing,
+truncated or not an image is a one-line error naming it; every validation file's header and end
+are checked when the model is built (check_images), so a bad one does not wait for the first
+evaluation, and `python -m harness.check_data model=resnet dataset=imagenet` decodes every file.
+
     python -m reference_models.resnet.data DATA_DIR      # class and image counts of a dataset folder
 """
 from __future__ import annotations
@@ -22,7 +31,7 @@ import io
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
@@ -32,10 +41,14 @@ from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_datas
 from torchvision.transforms import RandomResizedCrop
 
 from harness.interface import DataError
+from harness.interface.findings import SampleFlags
+from harness.interface.images import DECODE_ERRORS, EOI, find_problems, summary_of, what_is_wrong
 
 MEAN = (0.485 * 255, 0.456 * 255, 0.406 * 255)
 STD = (0.229 * 255, 0.224 * 255, 0.225 * 255)
 SPLITS = ("train", "val")
+# what the loaders convert or re-encode as they read, one flag per file (data_findings)
+REPAIRS = ("cmyk_to_rgb", "greyscale_to_rgb", "not_jpeg")
 
 
 class DatasetError(DataError):
@@ -98,21 +111,48 @@ class Crops:
         return (height - side) // 2, (width - side) // 2, side, side, False
 
 
-class DecodedImages(Dataset):
-    """(uint8 CHW crop, label): the worker decodes, crops, resizes and flips (PIL)."""
+def _unreadable(path: str, err: BaseException) -> DatasetError:
+    if isinstance(err, FileNotFoundError):
+        return DatasetError(f"{path} is missing (it was there when the folder was listed): restore it, or start "
+                            "again so that the list is made anew")
+    return DatasetError(f"{path} {what_is_wrong(err)}: replace it with a good copy or delete it")
 
-    def __init__(self, samples: Sequence[tuple[str, int]], crops: Crops):
-        self.samples, self.crops = samples, crops
+
+def _note(flags: Optional[SampleFlags], i: int, image: Image.Image) -> None:
+    """Count what reading this file converts: CMYK or greyscale to RGB, a PNG (or other) named .JPEG."""
+    if flags is None:
+        return
+    if image.format != "JPEG":
+        flags.mark(i, "not_jpeg")
+    if image.mode == "CMYK":
+        flags.mark(i, "cmyk_to_rgb")
+    elif image.mode != "RGB":
+        flags.mark(i, "greyscale_to_rgb")
+
+
+class DecodedImages(Dataset):
+    """(uint8 CHW crop, label): the worker decodes, crops, resizes and flips (PIL). `flags` (shared
+    with the workers) counts the files that were not RGB JPEGs."""
+
+    def __init__(self, samples: Sequence[tuple[str, int]], crops: Crops, flags: Optional[SampleFlags] = None):
+        self.samples, self.crops, self.flags = samples, crops, flags
 
     def __len__(self) -> int:
         return len(self.samples)
 
+    def describe_sample(self, i: int) -> str:
+        return str(self.samples[i][0])
+
     def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
         path, label = self.samples[i]
-        with Image.open(path) as image:
-            top, left, h, w, flip = self.crops.box(image)
-            size = (self.crops.size, self.crops.size)
-            crop = image.convert("RGB").resize(size, Image.Resampling.BILINEAR, box=(left, top, left + w, top + h))
+        try:
+            with Image.open(path) as image:
+                top, left, h, w, flip = self.crops.box(image)
+                size = (self.crops.size, self.crops.size)
+                _note(self.flags, i, image)
+                crop = image.convert("RGB").resize(size, Image.Resampling.BILINEAR, box=(left, top, left + w, top + h))
+        except DECODE_ERRORS as err:
+            raise _unreadable(path, err) from None
         if flip:
             crop = crop.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
         return torch.from_numpy(np.asarray(crop).copy()).permute(2, 0, 1), label
@@ -120,22 +160,34 @@ class DecodedImages(Dataset):
 
 class EncodedImages(Dataset):
     """(JPEG bytes, crop box, flip, label): the worker reads the file and draws the crop from its
-    header; the GPU decodes (decode='cuda')."""
+    header; the GPU decodes (decode='cuda'). A file that is not a JPEG, or a CMYK one, is re-encoded
+    here as an RGB JPEG at quality 100, as the reference's preprocessing re-encodes them; a JPEG
+    without its end marker is decoded here to be sure it is whole (the GPU's error would not name it)."""
 
-    def __init__(self, samples: Sequence[tuple[str, int]], crops: Crops):
-        self.samples, self.crops = samples, crops
+    def __init__(self, samples: Sequence[tuple[str, int]], crops: Crops, flags: Optional[SampleFlags] = None):
+        self.samples, self.crops, self.flags = samples, crops, flags
 
     def __len__(self) -> int:
         return len(self.samples)
 
+    def describe_sample(self, i: int) -> str:
+        return str(self.samples[i][0])
+
     def __getitem__(self, i: int) -> tuple[bytes, tuple[int, int, int, int], bool, int]:
         path, label = self.samples[i]
-        data = Path(path).read_bytes()
-        with Image.open(io.BytesIO(data)) as image:
-            if image.format != "JPEG":
-                raise DatasetError(f"{path} is {image.format}, not JPEG: decode=cuda reads JPEG only "
-                                   "(scripts/prepare_imagenet.py re-encodes such files)")
-            top, left, h, w, flip = self.crops.box(image)
+        try:
+            data = Path(path).read_bytes()
+            with Image.open(io.BytesIO(data)) as image:
+                top, left, h, w, flip = self.crops.box(image)
+                _note(self.flags, i, image)
+                if image.format != "JPEG" or image.mode == "CMYK":
+                    out = io.BytesIO()
+                    image.convert("RGB").save(out, "JPEG", quality=100)
+                    data = out.getvalue()
+                elif EOI not in data[-4096:]:
+                    image.load()
+        except DECODE_ERRORS as err:
+            raise _unreadable(path, err) from None
         return data, (top, left, h, w), flip, label
 
 
@@ -185,6 +237,16 @@ def normalize(images: torch.Tensor, channels_last: bool) -> torch.Tensor:
     std = torch.tensor(STD, device=images.device).view(1, 3, 1, 1)
     out = (images.float() - mean) / std
     return out.contiguous(memory_format=torch.channels_last) if channels_last else out
+
+
+def check_images(samples: Sequence[tuple[str, int]], hint: str = "") -> None:
+    """A DatasetError naming the first of `samples` whose header does not open or whose JPEG is cut
+    short (harness.interface.images), and how many more there are; the model checks its validation
+    shard with it when it is built."""
+    problems = find_problems((path, None) for path, _ in samples)
+    if problems:
+        lists = f"; {hint} lists every file with a problem" if hint else ""
+        raise DatasetError(summary_of(problems, f"replace or delete it{lists}"))
 
 
 def describe(folder: Folder) -> str:

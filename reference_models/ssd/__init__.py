@@ -20,6 +20,14 @@ def build(ctx):
     return SSDBenchmark(ctx)
 
 
+def check_data(cfg, folder, report, decode):
+    from reference_models.detection.check_data import check
+
+    # as SSDBenchmark reads the splits: crowd boxes in training (the reference trains on them)
+    check(cfg, folder, report, decode, {"train": {"keep_empty": False, "include_crowd": True},
+                                        "val": {"keep_empty": True, "include_crowd": True}})
+
+
 SPEC = ModelSpec(
     name="ssd",
     options=SSDOptions,
@@ -33,5 +41,6 @@ SPEC = ModelSpec(
         rules_file=None,  # the official training_0.7.0 rules (closed_ssd.yaml) apply
         real_dataset="ssd_coco2017",
         prepare=prepare,
+        check=check_data,
     ),
 )

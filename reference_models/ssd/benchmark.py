@@ -9,10 +9,9 @@ import itertools
 from typing import Any, Iterator
 
 import torch
-from torch.utils.data import DataLoader, Subset
-
 from harness.interface import RunContext, scaled_learning_rate
 from harness.interface.gather import broadcast_buffers
+from harness.interface.loader import check_command, make_shard_loader
 from reference_models.detection import coco
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.resnet import load_weights
@@ -28,12 +27,14 @@ Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 class SSDBenchmark:
     def __init__(self, ctx: RunContext):
         hp = self.hp = ctx.cfg.model
-        self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
+        self.ctx, self.rank, self.world_size, self.device = ctx, ctx.rank, ctx.world_size, ctx.device
         self.synthetic = ctx.synthetic
         self.global_batch = hp.batch_size * ctx.world_size
         if not self.synthetic:
             self.val = coco.CocoSplit(ctx.data_dir, "val", EvalTransform(hp.image_size), keep_empty=True,
                                       include_crowd=True)
+            # a bad validation image is found now, not after the first training epoch
+            self.val.check_images(self._eval_shard(), check_command(ctx))
             num_classes = self.val.num_classes
         else:
             num_classes = hp.synthetic.num_classes
@@ -52,9 +53,10 @@ class SSDBenchmark:
             self._steps, self.n_train = ctx.cfg.throughput_steps, 0
             self._synthetic = self._synthetic_batch(ctx.shared_seed)
         else:
-            train = coco.CocoSplit(ctx.data_dir, "train",
-                                   TrainTransform(self.encoder, hp.image_size, hp.max_samples, hp.color_jitter),
-                                   keep_empty=False, include_crowd=True)
+            train = self.train = coco.CocoSplit(ctx.data_dir, "train",
+                                                TrainTransform(self.encoder, hp.image_size, hp.max_samples,
+                                                               hp.color_jitter),
+                                                keep_empty=False, include_crowd=True)
             self.n_train = len(train)
             self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers)
             self._steps = len(self.loader)
@@ -82,6 +84,14 @@ class SSDBenchmark:
             "opt_learning_rate_decay_factor": hp.lr_decay_factor,
             "max_samples": hp.max_samples,  # random-crop attempts per drawn crop mode
         }
+
+    def _eval_shard(self) -> range:
+        return my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size)
+
+    def data_findings(self) -> dict[str, int]:
+        """What the COCO splits dropped or converted (reference_models/detection/records.py); every
+        rank calls it (the converted files are merged over ranks)."""
+        return {} if self.synthetic else {**self.train.data_findings(), **self.val.data_findings()}
 
     def steps_per_epoch(self) -> int:
         return self._steps
@@ -124,9 +134,8 @@ class SSDBenchmark:
         model = getattr(self.model, "module", self.model)
         broadcast_buffers(model)
         hp = self.hp
-        shard = Subset(self.val, my_images(len(self.val), self.rank, self.world_size, hp.eval_batch_size))
-        loader = DataLoader(shard, batch_size=hp.eval_batch_size, num_workers=hp.workers,
-                            pin_memory=self.device.type == "cuda")
+        loader = make_shard_loader(self.val, self.ctx, batch_size=hp.eval_batch_size, workers=hp.workers,
+                                   indices=self._eval_shard(), persistent=False)
         category_of = self.val.category_of
         detections = []
         for images, image_ids, sizes in loader:

@@ -21,6 +21,12 @@ def build(ctx):
     return TransformerBenchmark(ctx)
 
 
+def check_data(cfg, folder, report, decode):
+    from reference_models.transformer.check_data import check
+
+    check(cfg, folder, report, decode)
+
+
 SPEC = ModelSpec(
     name="transformer",
     options=TransformerOptions,
@@ -34,5 +40,6 @@ SPEC = ModelSpec(
         rules_file=None,  # the official training_0.7.0 rules (closed_transformer.yaml) apply
         real_dataset="wmt17",
         prepare=prepare,
+        check=check_data,
     ),
 )

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from harness.interface import DataError
-from harness.interface.corpus import Corpus
+from harness.interface.corpus import Corpus, read_text
 from reference_models.transformer.tokenizer import PAD_ID, Subtokenizer
 
 VOCAB_FILE = "vocab.ende.32768"
@@ -88,10 +88,33 @@ def read_ids(path: Path) -> tuple[np.ndarray, np.ndarray]:
         lengths = np.fromiter((len(line.split()) for line in lines), dtype=np.int64, count=len(lines))
         ids = np.array(text.split(), dtype=np.int64)
     except (UnicodeDecodeError, ValueError):
-        raise DatasetError(f"{path} holds something other than token ids, one sentence per line") from None
+        raise DatasetError(f"{path}{_first_bad_line(path)} holds something other than token ids: each line is one "
+                           "sentence of space-separated ids (scripts/prepare_wmt17.py writes them)") from None
     if np.any(lengths == 0):
         raise DatasetError(f"{path} line {int(np.argmax(lengths == 0)) + 1} is empty: every sentence ends with EOS")
     return ids, lengths
+
+
+def _first_bad_line(path: Path) -> str:
+    """" line N" of the first line that is not ids, for the message (read again only on failure)."""
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            if not all(word.isdigit() for word in line.split()):
+                return f" line {n}"
+    return ""
+
+
+def read_test_lines(path: Path) -> list[str]:
+    """The lines of a plain-text test file (UTF-8, named with line and offset where it is not)."""
+    return read_text(path).strip().splitlines()
+
+
+def _encode(vocab: Subtokenizer, line: str, n: int) -> list[int]:
+    try:
+        return vocab.encode(line.strip(), add_eos=True)
+    except ValueError as err:  # a vocabulary without one of the escape characters cannot spell everything
+        raise DatasetError(f"{TEST_SRC} line {n}: {err}: {VOCAB_FILE} must hold every character of its alphabet "
+                           "and the escape characters \\_u;0-9 as subtokens") from None
 
 
 def load(data_dir: str | Path, max_length: int) -> TranslationData:
@@ -99,10 +122,10 @@ def load(data_dir: str | Path, max_length: int) -> TranslationData:
     vocab = Subtokenizer.from_file(_need(data_dir / VOCAB_FILE))
     parts: dict[str, list[np.ndarray]] = {"src": [], "tgt": [], "src_len": [], "tgt_len": []}
     for src_path, tgt_path in train_shards(data_dir):
-        (src, src_len), (tgt, tgt_len) = read_ids(src_path), read_ids(tgt_path)
+        (src_ids, src_len), (tgt_ids, tgt_len) = read_ids(src_path), read_ids(tgt_path)
         if len(src_len) != len(tgt_len):
             raise DatasetError(f"{src_path.name} has {len(src_len)} lines but {tgt_path.name} has {len(tgt_len)}")
-        for key, value in (("src", src), ("tgt", tgt), ("src_len", src_len), ("tgt_len", tgt_len)):
+        for key, value in (("src", src_ids), ("tgt", tgt_ids), ("src_len", src_len), ("tgt_len", tgt_len)):
             parts[key].append(value)
     src, tgt = Corpus.from_parts(parts["src"], parts["src_len"]), Corpus.from_parts(parts["tgt"], parts["tgt_len"])
     for name, corpus in (("source", src), ("target", tgt)):
@@ -112,11 +135,11 @@ def load(data_dir: str | Path, max_length: int) -> TranslationData:
     keep = (src.lengths <= max_length) & (tgt.lengths <= max_length)
     if not keep.all():
         src, tgt = src.subset(keep), tgt.subset(keep)
-    lines = (data_dir / TEST_SRC).read_text(encoding="utf-8").strip().splitlines()
-    refs = _need(data_dir / TEST_REF).read_text(encoding="utf-8").strip().splitlines()
+    lines = read_test_lines(data_dir / TEST_SRC)
+    refs = read_test_lines(_need(data_dir / TEST_REF))
     if len(lines) != len(refs):
         raise DatasetError(f"{TEST_SRC} has {len(lines)} lines but {TEST_REF} has {len(refs)}")
-    test = Corpus.from_lists([vocab.encode(line.strip(), add_eos=True) for line in lines])
+    test = Corpus.from_lists([_encode(vocab, line, n) for n, line in enumerate(lines, 1)])
     return TranslationData(vocab, src, tgt, test, refs, int((~keep).sum()))
 
 

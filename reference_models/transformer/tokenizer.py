@@ -104,8 +104,28 @@ class Subtokenizer:
 
     @classmethod
     def from_file(cls, path: str | Path) -> "Subtokenizer":
-        with open(path, encoding="utf-8", newline="\n") as f:
-            return cls([line.strip()[1:-1] for line in f])
+        """The vocabulary file's subtokens, line i as id i. A byte that is not UTF-8, a line that is
+        not a quoted subtoken, or a subtoken listed twice is a DataError naming the line: the
+        reference's dict would give a repeated subtoken the id of its last line, so text would encode
+        differently from the shards made with the first (and BLEU would be quietly wrong)."""
+        from harness.interface.contract import DataError
+        from harness.interface.corpus import read_text, repeated, text_lines
+
+        lines = text_lines(read_text(path), universal=False)  # as the reference opens it: newline="\n"
+        subtokens = []
+        for n, line in enumerate(lines, 1):
+            quoted = line.strip()
+            if len(quoted) < 3 or quoted[0] != "'" or quoted[-1] != "'":
+                raise DataError(f"{path} line {n} is {line[:40]!r}, not a subtoken in single quotes: every line of "
+                                "the vocabulary is one quoted subtoken ('the_'); fix or remove that line")
+            subtokens.append(quoted[1:-1])
+        twice = repeated(subtokens)
+        if twice is not None:
+            first, again, token = twice
+            raise DataError(f"{path} line {again + 1}: subtoken {token!r} repeats line {first + 1}: each subtoken "
+                            "must appear once (ids are line numbers); remove the repeated line, and re-encode the "
+                            "training shards if they were made with this file")
+        return cls(subtokens)
 
     def __len__(self) -> int:
         return len(self.subtokens)
