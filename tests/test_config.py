@@ -133,6 +133,8 @@ def _choices(group: str) -> str:
     (["gpus=0"], "gpus=0: out of range; need gpus >= 1"),
     (["telemetry_interval_s=0"], "telemetry_interval_s=0.0: out of range; need telemetry_interval_s > 0"),
     (["progress_timeout_s=0"], "progress_timeout_s=0.0: out of range; need progress_timeout_s > 0"),
+    (["model.learning_rate=inf"], "model.learning_rate=inf: out of range; need a finite number, learning_rate > 0"),
+    (["model.dropout=nan"], "model.dropout=nan: out of range; need a finite number, 0 <= dropout < 1"),
     (["run_id=../../elsewhere"], "run_id='../../elsewhere': out of range; need a name of letters, digits"),
     (["model.lr=0.01"], "unknown option 'model.lr'; did you mean 'model.learning_rate'? 'model' has: name,"),
     (["+model.lr=0.01"], "unknown option 'model.lr'; did you mean 'model.learning_rate'?"),

@@ -125,8 +125,8 @@ class Bound:
     def _number_holds(self, x: Any) -> bool:
         if x is None or isinstance(x, bool) or not isinstance(x, (int, float)):
             return True  # the schema holds the types; a bound only judges numbers
-        if isinstance(x, float) and math.isnan(x):
-            return False
+        if isinstance(x, float) and not math.isfinite(x):
+            return False  # nan and inf: no option of a model takes either
         return ((self.ge is None or x >= self.ge) and (self.gt is None or x > self.gt)
                 and (self.le is None or x <= self.le) and (self.lt is None or x < self.lt))
 
@@ -239,8 +239,9 @@ def check(options: type, node: Any, prefix: str) -> None:
             continue
         bound = bound_of(f)
         if bound is not None and value is not None and not bound.holds(value):
+            finite = "" if all(math.isfinite(x) for x in _numbers(value)) else "a finite number, "
             raise OptionError(f"{prefix}{f.name}={_shown(value)}: out of range; "
-                              f"need {bound.text(f.name, _is_list(kinds[f.name]))}")
+                              f"need {finite}{bound.text(f.name, _is_list(kinds[f.name]))}")
 
 
 def check_relations(options: type, node: DictConfig, prefix: str, max_epochs: int) -> None:
@@ -324,6 +325,11 @@ def _plain(value: Any) -> Any:
     if OmegaConf.is_config(value):
         return OmegaConf.to_container(value, resolve=True)
     return value
+
+
+def _numbers(value: Any) -> list[float]:
+    values = list(_leaves(value)) if isinstance(value, (list, tuple)) else [value]
+    return [x for x in values if isinstance(x, float)]
 
 
 def _leaves(value: Any) -> Iterator[Any]:
