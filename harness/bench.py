@@ -37,6 +37,7 @@ from typing import Optional, Sequence
 from harness import registry
 from harness.bench_suite import Cell, estimate_s, suite_models
 from harness.errors import ConfigError
+from harness.precisions import Precision
 from harness.results import bench_tables
 from harness.results import record as rec
 from harness.results.throughput import read_runs
@@ -65,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.splitlines()[0])
     p.add_argument("--models", nargs="+", help="model or model:workload (default: the whole suite, every model "
                    f"whose ModelSpec has a suite entry: {', '.join(suite_models())})")
-    p.add_argument("--precisions", nargs="+", default=["fp32", "amp"], choices=["fp32", "tf32", "amp", "bf16"])
+    p.add_argument("--precisions", nargs="+", default=["fp32", "amp"], choices=[p.value for p in Precision])
     p.add_argument("--gpus", nargs="+", type=int, help="GPU counts (default: 1 and each power of two up to all)")
     p.add_argument("--repeats", type=int, default=3, help="measured windows per cell")
     p.add_argument("--window-s", type=float, default=3.0, help="aimed length of a window, seconds")
