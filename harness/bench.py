@@ -66,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.splitlines()[0])
     p.add_argument("--models", nargs="+", help="model or model:workload (default: the whole suite, every model "
                    f"whose ModelSpec has a suite entry: {', '.join(suite_models())})")
-    p.add_argument("--precisions", nargs="+", default=["fp32", "amp"], choices=[p.value for p in Precision])
+    p.add_argument("--precisions", nargs="+", default=["fp32", "amp"], choices=[c.value for c in Precision])
     p.add_argument("--gpus", nargs="+", type=int, help="GPU counts (default: 1 and each power of two up to all)")
     p.add_argument("--repeats", type=int, default=3, help="measured windows per cell")
     p.add_argument("--window-s", type=float, default=3.0, help="aimed length of a window, seconds")
