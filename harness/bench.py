@@ -5,7 +5,7 @@
     python -m harness.bench --models bert_large:pretrain512 --set model.batch_size=16
     python -m harness.bench --out outputs/bench/h200 --budget-min 9 --resume   # continue a cut-short matrix
     python -m harness.bench --tables-only --out outputs/bench/h200            # rebuild the tables
-    python -m harness.bench --smoke                           # every suite model, debug preset, 2 CPU steps
+    python -m harness.bench --smoke                           # each suite model once: debug preset, fp32, 1 CPU rank
 
 Each cell is its own process, `python -m harness.train model=... mode=throughput precision=... gpus=...`
 at the model's real-scale preset (a time-to-train model with its real dataset's config; no data is
@@ -35,8 +35,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from harness import registry
-from harness.bench_suite import SUITE, Cell, estimate_s, suite_models
+from harness.bench_suite import Cell, estimate_s, suite_models
 from harness.errors import ConfigError
+from harness.precisions import Precision
 from harness.results import bench_tables
 from harness.results import record as rec
 from harness.results.throughput import read_runs
@@ -63,10 +64,9 @@ class Outcome:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.splitlines()[0])
-    p.add_argument("--models", nargs="+", help="model or model:workload (default: the whole suite: "
-                   f"{', '.join(suite_models())}; {', '.join(n for n, _ in SUITE if n not in suite_models())} "
-                   "join once registered)")
-    p.add_argument("--precisions", nargs="+", default=["fp32", "amp"], choices=["fp32", "tf32", "amp", "bf16"])
+    p.add_argument("--models", nargs="+", help="model or model:workload (default: the whole suite, every model "
+                   f"whose ModelSpec has a suite entry: {', '.join(suite_models())})")
+    p.add_argument("--precisions", nargs="+", default=["fp32", "amp"], choices=[c.value for c in Precision])
     p.add_argument("--gpus", nargs="+", type=int, help="GPU counts (default: 1 and each power of two up to all)")
     p.add_argument("--repeats", type=int, default=3, help="measured windows per cell")
     p.add_argument("--window-s", type=float, default=3.0, help="aimed length of a window, seconds")
@@ -78,7 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tables-only", action="store_true", help="run nothing; rebuild the tables from OUT")
     p.add_argument("--device", choices=["cuda", "cpu"], help="default: cuda when PyTorch sees a GPU")
     p.add_argument("--jobs", type=int, help="cells run at once, each on GPUs of its own (default 1; --smoke: 2)")
-    p.add_argument("--smoke", action="store_true", help="each suite model's debug preset, 2 steps on the CPU")
+    p.add_argument("--smoke", action="store_true", help="a check that each cell's model runs, not the matrix: each "
+                   "suite model (or --models) once at its debug preset, fp32 on one CPU rank, 2 steps")
     p.add_argument("--out", help="output folder (default: outputs/bench/<date>_<time>)")
     return p
 
@@ -238,7 +239,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     cell_seconds = [json.loads(line).get("seconds") or 0 for line in _lines(out / "bench.jsonl")]
     meta.update(cells_run=len(runs), cells_failed=sum(r.status != "success" for r in runs),
                 minutes=sum(cell_seconds) / 60)
-    for path in bench_tables.summarise(runs, meta, out, order=[name for name, _ in SUITE]):
+    for path in bench_tables.summarise(runs, meta, out, order=suite_models()):
         _say(f"wrote {path}")
     if stopped:
         _say(f"budget reached: {stopped} cell(s) not started; run the same command with --resume to continue")

@@ -1,13 +1,18 @@
 """The harness's configuration: the typed schema of conf/config.yaml and one-line config errors.
 
-Hydra composes conf/ (found next to this package, whatever the working directory); this module
-checks the command-line overrides before Hydra runs anything, so that a typo gives one line that
-names the choices instead of a stack of composition errors.
+Hydra composes conf/ (found next to this package, whatever the working directory) over the schemas:
+HarnessConfig below for the harness's own options, each model's options dataclass for model.*. The
+schemas hold every default, type, choice and bound (harness.interface.options); a preset's YAML holds
+only what it changes. This module checks the command-line overrides before Hydra runs anything, so
+that a typo or a value out of bounds gives one line that names the option, the value and what it
+needs, instead of a stack of composition errors or a failure deep in torch.
 
     python -c "from harness.config import compose; print(compose(['model=ncf']))"
 """
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -25,88 +30,111 @@ import harness.registry  # noqa: F401  (stores each model's options as the schem
 from harness import registry
 from harness.errors import ConfigError
 from harness.interface import ScheduleError
+from harness.interface import options as model_options
+from harness.interface.options import Choice, OptionError, UnknownOption, option
 from harness.interface.schedule import EvalSchedule
+from harness.precisions import Precision, check_device
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 
 
-# The allowed values of the string options, checked by check() with a one-line error.
-CHOICES: dict[str, tuple[str, ...]] = {
-    "device": ("auto", "cpu", "cuda"),
-    "precision": ("fp32", "tf32", "amp", "bf16"),  # amp: fp16 autocast with a gradient scaler
-    "mode": ("train", "throughput"),
-    "mlperf.division": ("closed", "open"),
-    "mlperf.status": ("onprem", "cloud", "preview", "research"),
-}
+class Device(Choice):
+    auto = "auto"  # CUDA when PyTorch sees a GPU, else the CPU
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+class Mode(Choice):
+    train = "train"
+    throughput = "throughput"
+
+
+class Division(Choice):
+    closed = "closed"
+    open = "open"
+
+
+class Status(Choice):
+    onprem = "onprem"
+    cloud = "cloud"
+    preview = "preview"
+    research = "research"
 
 
 @dataclass
 class MLPerfFields:
     """The submission_* keys of the MLPerf log."""
 
-    org: str = "harness"
+    org: str = option("harness", unbounded="free text, logged as the submitter's name")
     """submission_org."""
-    division: str = "closed"
+    division: Division = Division.closed
     """submission_division: closed or open."""
-    status: str = "research"
+    status: Status = Status.research
     """submission_status: onprem, cloud, preview or research."""
-    platform: Optional[str] = None
+    platform: Optional[str] = option(None, unbounded="free text, logged as the system's name")
     """submission_platform; null: "<ranks>x<device name>", e.g. "1xNVIDIA H200"."""
+
+
+_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"  # a run_id becomes a directory name under output_root/runs
 
 
 @dataclass
 class HarnessConfig:
-    model: Any = MISSING
+    model: Any = option(MISSING, unbounded="a config group: model=<name> picks one of the registered models")
     """The model: model=<name> picks conf/model/<name>.yaml (options: --help model=<name>)."""
-    dataset: Any = None
+    dataset: Any = option(None, unbounded="a config group: dataset=<name> picks one of the model's datasets")
     """The dataset: dataset=<name> picks conf/dataset/<name>.yaml; default: the model's embedded one."""
-    seed: Optional[int] = None
+    seed: Optional[int] = option(None, ge=0)
     """The run's master seed; null: drawn from the OS and recorded in the log and result.json."""
-    gpus: int = 1
+    gpus: int = option(1, ge=1)
     """Ranks per node: GPUs, or CPU processes with device=cpu."""
-    nodes: int = 1
+    nodes: int = option(1, ge=1)
     """Nodes of a multi-node run, each started with the same command."""
-    rdzv_endpoint: Optional[str] = None
+    rdzv_endpoint: Optional[str] = option(None, pattern=r"\S+:[0-9]+", like="HOST:PORT")
     """HOST:PORT of the c10d rendezvous, needed when nodes > 1."""
-    run_id: Optional[str] = None
-    """Names a multi-node run: the same on every node, a fresh one per run."""
-    device: str = "auto"
+    run_id: Optional[str] = option(None, pattern=_NAME, like="a name of letters, digits, '.', '_' and '-'")
+    """Names a multi-node run: the same on every node, a fresh one per run (its directory is
+    <output_root>/runs/run-<run_id>_<model>)."""
+    device: Device = Device.auto
     """auto, cpu or cuda."""
-    precision: str = "fp32"
-    """fp32, tf32, amp (fp16 autocast with a gradient scaler) or bf16."""
+    precision: Precision = Precision.fp32
+    """fp32, tf32, amp (fp16 autocast with a gradient scaler) or bf16; tf32 and amp need CUDA."""
     master_weights: bool = False
     """amp/bf16: the weights themselves in fp16/bf16, fp32 copies in the optimizer."""
-    ddp_bucket_mb: float = 25.0
-    """DistributedDataParallel's gradient bucket size; above the gradient size, one all-reduce after backward."""
-    mode: str = "train"
+    ddp_bucket_mb: float = option(25.0, gt=0)
+    """DistributedDataParallel's gradient bucket size on several ranks; above the model's gradient size,
+    one all-reduce after backward instead of several overlapping it."""
+    mode: Mode = Mode.train
     """train: to the quality target or the epoch cap; throughput: the model on synthetic batches, no data."""
-    max_epochs: int = MISSING
+    max_epochs: int = option("${model.max_epochs}", ge=1)
     """The epoch cap; default: the model's max_epochs."""
-    eval_every: int = 1
-    """Epochs between evaluations; default: the model's eval_every."""
-    warmup_steps: int = 20
+    eval_every: int = option("${model.eval_every}", ge=1)
+    """Epochs between evaluations; default: the model's eval_every (its schedule: model.eval_*)."""
+    warmup_steps: int = option(20, ge=0)
     """Training steps left out of the throughput figure."""
-    throughput_steps: int = 200
+    throughput_steps: int = option(200, ge=1)
     """mode=throughput: counted steps per window, after warm-up."""
-    throughput_repeats: int = 5
+    throughput_repeats: int = option(5, ge=1)
     """mode=throughput: windows measured; result.json has each and their median."""
     clear_caches: bool = False
     """Drop the OS page cache before the run (needs root), as MLPerf submissions must."""
     progress: bool = True
     """A live progress line with ETA on the console."""
     tensorboard: bool = True
-    """RUN_DIR/tb: losses, quality, throughput, telemetry and hparams, written by rank 0."""
+    """RUN_DIR/tb: losses, quality, throughput, telemetry and hparams, written by rank 0 (tensorboard --logdir)."""
     telemetry: bool = True
     """GPUs through NVML (the process on CPU) into telemetry.jsonl, a summary in result.json."""
-    telemetry_interval_s: float = 1.0
-    """Seconds between telemetry samples."""
-    progress_timeout_s: float = 300.0
+    telemetry_interval_s: float = option(1.0, gt=0)
+    """Seconds between telemetry samples (telemetry=false turns it off)."""
+    progress_timeout_s: float = option(300.0, gt=0)
     """Several ranks: a rank silent (stopped, wedged) or without a training step for this long ends
     the run with "rank N made no progress for S s". Evaluation is judged on liveness alone, so a
     slow evaluation is safe at any value."""
-    output_root: str = "outputs"
+    output_root: str = option("outputs", unbounded="a folder, checked before the run for being one this user "
+                                                   "can write (harness.outputs.check_paths)")
     """Every file a run writes goes under here."""
-    data_root: str = MISSING
+    data_root: str = option("${output_root}/datasets", unbounded="a folder, checked before the run for not "
+                                                                 "being a file (harness.outputs.check_paths)")
     """Where embedded datasets are generated; default: <output_root>/datasets."""
     mlperf: MLPerfFields = field(default_factory=MLPerfFields)
     """The submission_* keys of mlperf.log."""
@@ -120,7 +148,7 @@ _GROUPS = ("model", "dataset")
 
 
 def compose(overrides: list[str]) -> DictConfig:
-    """The composed config for these overrides (no sweeps), or ConfigError."""
+    """The composed config for these overrides (no sweeps), held to every check below, or ConfigError."""
     for override in overrides:
         group, _, name = override.partition("=")
         # the dataset default is optional (throughput-only models have none), and Hydra skips an
@@ -132,11 +160,12 @@ def compose(overrides: list[str]) -> DictConfig:
     except MissingConfigException as err:
         raise ConfigError(_missing_group_message(err)) from None
     except ConfigCompositionException as err:
-        raise ConfigError(_composition_message(err)) from None
+        raise ConfigError(_composition_message(err, overrides)) from None
     except OmegaConfBaseException as err:
         raise ConfigError(_omegaconf_message(err)) from None
     except ValueError as err:  # OmegaConf indexing a list by a name (model.layers.x=1)
         raise ConfigError(_value_message(overrides, err)) from None
+    _check_generator_types(cfg, overrides)
     check(cfg)
     return cfg
 
@@ -159,11 +188,10 @@ def _value_message(overrides: list[str], err: ValueError) -> str:
 
 
 def check(cfg: DictConfig) -> None:
-    """Allowed values and cross-field rules that no type can express."""
-    for key, allowed in CHOICES.items():
-        value = OmegaConf.select(cfg, key)
-        if value not in allowed:
-            raise ConfigError(f"{key}={value} is not an option; choose one of: {', '.join(allowed)}")
+    """A composed config held to what its schemas' types cannot say: every option's bound and the
+    model's rules between options (harness.interface.options), the evaluation schedule, the target's
+    shape, and the rules between the harness's own options. The schemas held the types and choices
+    when it was composed."""
     spec = registry.get(str(cfg.model.name))
     if spec.throughput_only:
         if cfg.mode != "throughput":
@@ -176,40 +204,28 @@ def check(cfg: DictConfig) -> None:
             f"dataset={cfg.dataset.name} is a {cfg.dataset.model} dataset, not for model={cfg.model.name}; "
             f"choose one of: {', '.join(datasets_for(cfg.model.name))}"
         )
-    if cfg.gpus < 1 or cfg.nodes < 1:
-        raise ConfigError(f"gpus={cfg.gpus}, nodes={cfg.nodes}: need at least 1 each")
-    if cfg.model.batch_size < 1:
-        raise ConfigError(f"model.batch_size={cfg.model.batch_size}: need at least 1 sample per rank")
-    if cfg.max_epochs < 1:
-        raise ConfigError(f"max_epochs={cfg.max_epochs}: need at least 1")
-    if cfg.eval_every < 1:
-        raise ConfigError(f"eval_every={cfg.eval_every}: need at least 1")
+    try:  # the model's bounds before the harness's, whose epoch cap and schedule default to the model's
+        model_options.check(spec.options, cfg.model, "model.")
+        model_options.check(HarnessConfig, cfg, "")
+        model_options.check_relations(spec.options, cfg.model, "model.", max_epochs=cfg.max_epochs)
+    except UnknownOption as err:  # added with +key=value: no schema has it
+        raise ConfigError(f"unknown option '{err.key}'; {_known_options(err.key, [f'model={spec.name}'])}") from None
+    except OptionError as err:
+        raise ConfigError(str(err)) from None
     try:
         EvalSchedule.of(cfg.eval_every, cfg.model.eval_offset, cfg.model.eval_epochs, cfg.model.eval_every_samples)
     except ScheduleError as err:
         raise ConfigError(str(err)) from None
-    if not spec.throughput_only and cfg.mode == "train":
+    if spec.task is not None and cfg.mode == "train":
         try:
             spec.task.quality.value(_plain(cfg.model.target), "model.target")
         except ValueError as err:
             raise ConfigError(str(err)) from None
-    if cfg.warmup_steps < 0:
-        raise ConfigError(f"warmup_steps={cfg.warmup_steps}: cannot be negative")
-    if cfg.throughput_steps < 1 or cfg.throughput_repeats < 1:
-        raise ConfigError(f"throughput_steps={cfg.throughput_steps}, throughput_repeats={cfg.throughput_repeats}: "
-                          "need at least 1 each")
-    if cfg.precision in ("amp", "tf32") and cfg.device == "cpu":
-        raise ConfigError(f"precision={cfg.precision} needs a CUDA device, not device=cpu; "
-                          "on CPU use precision=fp32 or precision=bf16")
+    if str(cfg.device) == "cpu":
+        check_device(cfg.precision, cuda=False, where=", not device=cpu")
     if cfg.master_weights and cfg.precision not in ("amp", "bf16"):
         raise ConfigError(f"master_weights=true keeps fp16 or bf16 weights: use it with precision=amp or "
                           f"precision=bf16, not precision={cfg.precision}")
-    if cfg.ddp_bucket_mb <= 0:
-        raise ConfigError(f"ddp_bucket_mb={cfg.ddp_bucket_mb}: must be above 0")
-    if cfg.telemetry_interval_s <= 0:
-        raise ConfigError(f"telemetry_interval_s={cfg.telemetry_interval_s}: must be above 0 (telemetry=false turns it off)")
-    if cfg.progress_timeout_s <= 0:
-        raise ConfigError(f"progress_timeout_s={cfg.progress_timeout_s}: must be above 0 seconds")
 
 
 def _plain(value: Any) -> Any:
@@ -237,19 +253,21 @@ def check_cli(args: list[str], check_run: Optional[Callable[[DictConfig], None]]
                 trials.append(trial)
     for trial in trials:
         cfg = compose(trial)
-        _check_value_types(cfg, trial)
         if check_run is not None:
             check_run(cfg)
 
 
-def _check_value_types(cfg: DictConfig, overrides: list[str]) -> None:
-    """A model's or dataset's hyperparameters are untyped in the schema: hold each overridden value
-    to the type of the value it replaces (an integer stays an integer, a float takes an integer)."""
-    groups = [o for o in overrides if o.split("=", 1)[0] in _GROUPS]
-    defaults = compose_unchecked(groups)
-    for override in overrides:
-        key = override.split("=", 1)[0].lstrip("+~")
-        if key in _GROUPS or not key.startswith(_GROUPS):
+def _check_generator_types(cfg: DictConfig, overrides: list[str]) -> None:
+    """The one part of a config no schema types: a dataset's generator parameters (each generator's
+    own dataclass reads them when it writes the data). Hold each overridden one to the type of the
+    preset's value it replaces (an integer stays an integer, a float takes an integer); model.* and
+    the harness's options are typed by their schemas."""
+    keys = [o.split("=", 1)[0].lstrip("+~") for o in overrides]
+    if not any(k.startswith("dataset.") for k in keys):
+        return
+    defaults = compose_unchecked([o for o in overrides if o.split("=", 1)[0] in _GROUPS or o.startswith("+debug=")])
+    for override, key in zip(overrides, keys):
+        if not key.startswith("dataset."):
             continue
         old, new = OmegaConf.select(defaults, key), OmegaConf.select(cfg, key)
         if old is None or new is None:
@@ -323,13 +341,19 @@ def _missing_group_message(err: MissingConfigException) -> str:
     return str(err).splitlines()[0]
 
 
-def _composition_message(err: ConfigCompositionException) -> str:
+_NOT_A_CHOICE = re.compile(r"Invalid value '(.*)', expected one of \[(.*)\]")
+
+
+def _composition_message(err: ConfigCompositionException, overrides: list[str]) -> str:
     cause = err.__cause__
     first = str(err).splitlines()[0]
-    if first.startswith("Could not override '"):
+    choice = _NOT_A_CHOICE.match(str(cause)) if cause is not None else None
+    if choice and getattr(cause, "full_key", None):  # a Choice field: the values as the user types them
+        return f"{cause.full_key}={choice.group(1)} is not an option; choose one of: {choice.group(2)}"  # type: ignore[union-attr]
+    if first.startswith(("Could not override '", "Could not append to config. An item is already at '")):
         key = first.split("'")[1]
         if cause is not None and ("not in struct" in str(cause) or "not in '" in str(cause)):
-            return f"unknown option '{key}'; {_known_options(key)}"
+            return f"unknown option '{key}'; {_known_options(key, overrides)}"
         if cause is not None:
             return f"bad value for '{key}': {_omegaconf_message(cause)}"
     if cause is not None:
@@ -343,15 +367,27 @@ def _omegaconf_message(err: BaseException) -> str:
     return f"{key}: {msg}" if key and key not in msg else msg
 
 
-def _known_options(key: str) -> str:
-    parent, _, _ = key.rpartition(".")
+def _known_options(key: str, overrides: list[str]) -> str:
+    """The options beside a misspelt one, of the model and dataset this command line picks, with
+    the closest names first where some are close (model.lr: did you mean model.learning_rate?)."""
+    parent, _, leaf = key.rpartition(".")
     try:
-        cfg = compose([])
-    except ConfigError:
+        cfg = compose_unchecked([o for o in overrides if o.split("=", 1)[0] in _GROUPS])
+    except Exception:
         return "run with --cfg job to list the options"
     node = OmegaConf.select(cfg, parent) if parent else cfg
     if isinstance(node, DictConfig):
-        names = ", ".join(str(k) for k in node.keys())
+        names = [str(k) for k in node.keys()]
+        close = _close_names(leaf, names)
         where = f"'{parent}' has" if parent else "options are"
-        return f"{where}: {names}"
+        hint = f"did you mean {' or '.join(repr('.'.join(filter(None, (parent, c)))) for c in close)}? " if close else ""
+        return f"{hint}{where}: {', '.join(names)}"
     return "run with --cfg job to list the options"
+
+
+def _close_names(name: str, names: list[str]) -> list[str]:
+    """Names like `name`: difflib's close matches, and the names it abbreviates (lr: learning_rate)."""
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    initials = [n for n in names if "_" in n and "".join(w[0] for w in n.split("_") if w) == name]
+    prefixed = [n for n in names if len(name) >= 3 and n.startswith(name)]
+    return list(dict.fromkeys(initials + close + prefixed))[:3]

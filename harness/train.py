@@ -30,7 +30,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from harness import registry, sweep
-from harness.config import CONF_DIR, HarnessConfig, MLPerfFields, check, check_cli, compose, datasets_for
+from harness.config import CONF_DIR, HarnessConfig, check, check_cli, compose, datasets_for
 from harness.errors import ConfigError
 from harness.interface import DataError
 from harness.observe import console, host_load
@@ -211,12 +211,16 @@ def overrides_of(args: list[str]) -> list[str]:
 
 
 def print_help(args: list[str]) -> int:
-    """Every option of the harness and of the model named on the command line, with its documentation."""
+    """Every option of the harness and of the model named on the command line (else conf/config.yaml's
+    default model), with its value, bound and documentation."""
+    from harness.config import compose_unchecked
     from harness.interface.options import describe
 
     overrides = overrides_of(args)
     try:
-        name = next((o.split("=", 1)[1] for o in overrides if o.startswith("model=")), "ncf")
+        name = next((o.split("=", 1)[1] for o in overrides if o.startswith("model=")), None)
+        if name is None:
+            name = str(compose_unchecked([]).model.name)  # what a bare run trains
         if registry.get(name).throughput_only and not any(o.startswith("mode=") for o in overrides):
             overrides.append("mode=throughput")  # the only mode such a model has
         cfg = compose(overrides)
@@ -224,15 +228,14 @@ def print_help(args: list[str]) -> int:
         print(f"harness.train: error: {err}", file=sys.stderr)
         return EXIT_USAGE
     spec = registry.get(str(cfg.model.name))
+    dataset = cfg.dataset.name if cfg.get("dataset") else None
+    values: dict = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]  # the root is a mapping
     print(__doc__.split("\n\n")[1].rstrip())
-    print("\nOptions (key=value; conf/config.yaml):")
-    print(describe(HarnessConfig, {k: v for k, v in OmegaConf.to_container(cfg).items()
-                                    if k not in ("model", "dataset", "mlperf")}))
-    print(describe(MLPerfFields, OmegaConf.to_container(cfg.mlperf)).replace("  ", "  mlperf.", 1)
-          .replace("\n  ", "\n  mlperf."))
+    print("\nOptions (key=value; harness/config.py):")
+    print(describe(HarnessConfig, {**values, "model": spec.name, "dataset": dataset}))
     print(f"\nmodel={spec.name} ({spec.summary}; model.<option>=...; dataset "
-          f"{cfg.dataset.name if cfg.get('dataset') else 'none: throughput-only'}):")
-    print(describe(spec.options, OmegaConf.to_container(cfg.model)))
+          f"{dataset or 'none: throughput-only'}):")
+    print(describe(spec.options, values["model"]))
     print(f"\nmodels: {', '.join(s.name for s in registry.MODELS)}; datasets of {spec.name}: "
           f"{', '.join(datasets_for(spec.name)) or 'none'}; Hydra's own flags: --hydra-help")
     return EXIT_OK

@@ -11,25 +11,17 @@ from typing import Any, Iterator, Optional, Sequence
 
 import torch
 
-from harness.errors import ConfigError
 from harness.interface import RunContext
 
 NO_DECAY = ("bias", "norm")  # BERT's rule: no weight decay on biases and LayerNorms
-
-
-def choice(value: Any, allowed: Sequence[str], key: str) -> str:
-    """A string option held to its choices, with the one-line error a user can act on."""
-    name = str(getattr(value, "name", value))
-    if name not in allowed:
-        raise ConfigError(f"{key}={name} is not an option; choose one of: {', '.join(allowed)}")
-    return name
 
 
 def adam(model: torch.nn.Module, device: torch.device, lr: float, betas: tuple[float, float], eps: float,
          weight_decay: float = 0.0) -> torch.optim.Optimizer:
     """AdamW over every parameter, weight decay off for biases and norms; one fused kernel on CUDA
     (the CPU has no fused Adam)."""
-    decay, plain = [], []
+    decay: list[torch.nn.Parameter] = []
+    plain: list[torch.nn.Parameter] = []
     for name, p in model.named_parameters():
         if p.requires_grad:
             (plain if weight_decay == 0 or any(n in name for n in NO_DECAY) else decay).append(p)

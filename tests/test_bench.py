@@ -8,16 +8,36 @@ import pytest
 
 from harness.bench import _parser, default_gpus, plan
 from harness.bench_suite import Cell, suite_models
-from tests.helpers import run_cli
+from tests.helpers import REPO, run_cli
 
 
 def test_the_default_matrix_is_the_registered_suite_in_fp32_and_amp_on_each_power_of_two():
     assert default_gpus(1) == [1] and default_gpus(2) == [1, 2] and default_gpus(6) == [1, 2, 4]
     assert suite_models()[:8] == ["bert_base", "bert_large", "txl_base", "txl_large", "tacotron2", "waveglow",
-                                  "gnmt", "ncf"]
+                                  "ncf", "gnmt"]
     cells = plan(_parser().parse_args([]), available=2)
     assert len(cells) == len(suite_models()) * 2 * 2
     assert {(c.precision, c.gpus) for c in cells} == {("fp32", 1), ("fp32", 2), ("amp", 1), ("amp", 2)}
+
+
+def test_the_suite_is_what_the_model_specs_declare_throughput_only_models_first():
+    from harness import registry
+
+    listed = [s for s in registry.MODELS if s.suite is not None]
+    assert suite_models() == [s.name for s in listed if s.throughput_only] + [s.name for s in listed if s.task]
+    ncf = Cell("ncf", None, "amp", 1).overrides("cuda", smoke=False, window_s=3.0, warmup_s=3.0, repeats=3)
+    assert "model.batch_size=1048576" in ncf and "throughput_steps=273" in ncf  # its entry's 0.011 s amp step
+    assert Cell("ncf", None, "fp32", 1).step_s() == registry.get("ncf").suite.step_s[1]
+
+
+def test_smoke_is_a_check_of_each_model_not_the_matrix():
+    """--smoke runs every suite model once, at its debug preset, fp32 on one CPU rank: it says so."""
+    args = _parser().parse_args(["--smoke"])
+    cells = plan(args, available=0, device="cpu")
+    assert [(c.model, c.precision, c.gpus) for c in cells] == [(m, "fp32", 1) for m in suite_models()]
+    assert "not the matrix" in _parser().format_help() and "fp32 on one CPU rank" in _parser().format_help()
+    readme = (REPO / "README.md").read_text()
+    assert "same matrix" not in readme and "--smoke" in readme
 
 
 def test_a_cell_runs_the_real_scale_preset_with_windows_aimed_at_seconds():

@@ -1,14 +1,25 @@
-"""Every option of conf/ composes, and every bad option gives one line that names the choices."""
+"""Every option of conf/ composes, and every bad option gives one line that names the choices or the
+bound: every option of the harness and of every model is bounded (by its type, its declared range or
+the model's rules between options) or says why not, and a value out of bounds stops before anything
+is written."""
 from __future__ import annotations
 
+import copy
+import dataclasses
+import enum
+import math
 import sys
+import typing
 
 import pytest
 from omegaconf import OmegaConf
 
-from harness.config import CHOICES, ConfigError, check_cli, choices, compose, datasets_for
+from harness import registry
+from harness.config import HarnessConfig, check, check_cli, choices, compose, datasets_for
+from harness.errors import ConfigError
+from harness.interface import options as opts
 from harness.outputs import check_paths, check_run_dirs, claim_dir
-from tests.helpers import REPO
+from tests.helpers import REPO, run_cli, said
 
 
 def test_defaults_compose_to_ncf_on_its_embedded_data():
@@ -50,10 +61,36 @@ def test_real_scale_ncf_keeps_the_mlperf_reference_hyperparameters():
     assert (m.adam_beta1, m.adam_beta2, m.adam_eps, m.train_negatives, m.target) == (0.9, 0.999, 1e-8, 4, 0.635)
 
 
-@pytest.mark.parametrize("key,values", sorted(CHOICES.items()))
-def test_every_choice_of_every_option_composes(key, values):
-    for value in values:
-        assert OmegaConf.select(compose([f"{key}={value}"]), key) == value
+def _base(model: str) -> list[str]:
+    return [f"model={model}"] + (["mode=throughput"] if registry.get(model).throughput_only else [])
+
+
+def _fields(options: type, prefix: str = ""):
+    """(dotted key, field, type) of every option, nested blocks (GNMT's synthetic) opened."""
+    kinds = opts.field_types(options)
+    for f in dataclasses.fields(options):
+        nested = opts.nested_options(kinds[f.name])
+        if nested is not None:
+            yield from _fields(nested, f"{prefix}{f.name}.")
+        else:
+            yield f"{prefix}{f.name}", f, kinds[f.name]
+
+
+def _choice_type(kind):
+    plain = opts._without_none(kind)
+    return plain if isinstance(plain, type) and issubclass(plain, enum.Enum) else None
+
+
+OWNERS = [(None, HarnessConfig, "")] + [(s.name, s.options, "model.") for s in registry.MODELS]
+
+
+@pytest.mark.parametrize("model,options,prefix", OWNERS, ids=[o[0] or "harness" for o in OWNERS])
+def test_every_choice_of_every_option_composes(model, options, prefix):
+    base = _base(model or "ncf")
+    for key, _, kind in _fields(options):
+        for member in _choice_type(kind) or ():
+            value = OmegaConf.select(compose(base + [f"{prefix}{key}={member.value}"]), prefix + key)
+            assert str(value) == member.value
 
 
 @pytest.mark.parametrize("override", [
@@ -82,16 +119,30 @@ def _choices(group: str) -> str:
     (["device=tpu"], "device=tpu is not an option; choose one of: auto, cpu, cuda"),
     (["mlperf.division=semi"], "mlperf.division=semi is not an option; choose one of: closed, open"),
     (["model.batch_size=abc"], "model.batch_size: Value 'abc' of type 'str' could not be converted to Integer"),
+    (["model.batch_size=1.5"], "model.batch_size: Value '1.5' of type 'float' could not be converted to Integer"),
     (["model.layers=3"], "model.layers: Invalid value assigned: int is not a ListConfig, list or tuple"),
-    (["model=resnet", "model.optimizer=adam"], "model.optimizer: Invalid value 'adam', expected one of [sgd, lars]"),
+    (["model=resnet", "model.optimizer=adam"], "model.optimizer=adam is not an option; choose one of: sgd, lars"),
+    (["model=bert_base", "mode=throughput", "model.workload=squad2"],
+     "model.workload=squad2 is not an option; choose one of: squad384, pretrain128, pretrain512"),
+    (["dataset.generator.users=1.5"], "dataset.generator.users=1.5: expected an integer like the default 4000"),
     (["model.target=high"], "model.target must be a number, got 'high'"),
     (["precision=amp", "device=cpu"], "precision=amp needs a CUDA device, not device=cpu"),
     (["eval_every=3", "model.eval_offset=3"], "eval_offset=3: need 0 <= offset < eval_every (3)"),
-    (["max_epochs=0"], "max_epochs=0: need at least 1"),
-    (["model.batch_size=0"], "model.batch_size=0: need at least 1 sample per rank"),
-    (["gpus=0"], "gpus=0, nodes=1: need at least 1 each"),
-    (["telemetry_interval_s=0"], "telemetry_interval_s=0.0: must be above 0 (telemetry=false turns it off)"),
-    (["progress_timeout_s=0"], "progress_timeout_s=0.0: must be above 0 seconds"),
+    (["max_epochs=0"], "max_epochs=0: out of range; need max_epochs >= 1"),
+    (["model.batch_size=0"], "model.batch_size=0: out of range; need batch_size >= 1"),
+    (["gpus=0"], "gpus=0: out of range; need gpus >= 1"),
+    (["telemetry_interval_s=0"], "telemetry_interval_s=0.0: out of range; need telemetry_interval_s > 0"),
+    (["progress_timeout_s=0"], "progress_timeout_s=0.0: out of range; need progress_timeout_s > 0"),
+    (["model.learning_rate=inf"], "model.learning_rate=inf: out of range; need a finite number, learning_rate > 0"),
+    (["model.dropout=nan"], "model.dropout=nan: out of range; need a finite number, 0 <= dropout < 1"),
+    (["run_id=../../elsewhere"], "run_id='../../elsewhere': out of range; need a name of letters, digits"),
+    (["model.lr=0.01"], "unknown option 'model.lr'; did you mean 'model.learning_rate'? 'model' has: name,"),
+    (["+model.lr=0.01"], "unknown option 'model.lr'; did you mean 'model.learning_rate'?"),
+    # the options listed are the model's own, not the default model's
+    (["model=resnet", "model.lr=-1"], "did you mean 'model.learning_rate'? 'model' has: name, batch_size, max_epochs, "
+                                      "target, eval_every, eval_offset, eval_epochs, eval_every_samples, layers, width"),
+    (["model=ssd", "model.lr=-1"], "'model' has: name, batch_size, max_epochs, target, eval_every, eval_offset, "
+                                   "eval_epochs, eval_every_samples, image_size, backbone_layers"),
     (["model.layers.x=1"], "model.layers.x=1: model.layers is a list; give a position (model.layers.0=...) "
                            "or the whole list (model.layers=[...])"),
     (["seed=1,x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),
@@ -154,3 +205,182 @@ def test_a_run_id_names_one_run_and_a_given_sweep_folder_one_sweep(tmp_path):
 def test_directories_are_claimed_once_even_under_the_same_name(tmp_path):
     name = lambda n: tmp_path / "sweeps" / ("2026_ncf" + (f"-{n + 1}" if n else ""))  # noqa: E731
     assert [claim_dir(name).name for _ in range(3)] == ["2026_ncf", "2026_ncf-2", "2026_ncf-3"]
+
+
+@pytest.mark.parametrize("model,options,prefix", OWNERS, ids=[o[0] or "harness" for o in OWNERS])
+def test_every_option_is_bounded_or_says_why_not(model, options, prefix):
+    """A bool or a Choice is bounded by its type; any other option declares a range or a reason."""
+    loose = [key for key, f, kind in _fields(options)
+             if not opts.bounded_by_type(kind) and opts.bound_of(f) is None and not opts.unbounded_reason(f)]
+    assert loose == [], f"give these options a bound (harness.interface.option) or unbounded='why not': {loose}"
+
+
+def _outside(bound: opts.Bound, kind, default):
+    """A value out of `bound`, derived from it: just past its low or high end (for a list, its first
+    number), or a string its pattern refuses."""
+    if bound.pattern is not None:
+        return "not a name/../"
+    if bound.ge is not None:
+        number = bound.ge - 1
+    elif bound.gt is not None:
+        number = bound.gt
+    elif bound.le is not None:
+        number = bound.le + 1
+    else:
+        assert bound.lt is not None, "a list bound by its length alone"
+        number = bound.lt
+    plain = opts._without_none(kind)
+    leaf = plain
+    while typing.get_origin(leaf) is list:
+        leaf = typing.get_args(leaf)[0]
+    number = int(math.floor(number)) if leaf is int else float(number)
+    if typing.get_origin(plain) is not list:
+        return number
+    value = copy.deepcopy(default) if default else [1]
+    holder = value
+    while isinstance(holder[0], list):
+        holder = holder[0]
+    holder[0] = number
+    return value
+
+
+def _bounded(options: type, prefix: str):
+    for key, f, kind in _fields(options):
+        bound = opts.bound_of(f)
+        if bound is not None:
+            yield prefix + key, f.name, bound, kind
+
+
+@pytest.mark.parametrize("model", [s.name for s in registry.MODELS])
+def test_every_option_out_of_its_bound_is_one_line_naming_the_option_the_value_and_the_bound(model):
+    """Each bounded option of the harness and of every model, set just outside its declared bound on
+    the model's embedded preset, is refused by the config's check with the one line the command line
+    prints: `<key>=<value>: out of range; need <bound>`. Its length too, for a list of fixed length."""
+    base = compose(_base(model))
+    cases = list(_bounded(registry.get(model).options, "model."))
+    if model == "ncf":  # the harness's own options once, beside the default model
+        cases += list(_bounded(HarnessConfig, ""))
+    tried = 0
+    for key, name, bound, kind in cases:
+        default = OmegaConf.to_container(base, resolve=True)
+        for part in key.split("."):
+            default = default[part]
+        values = [_outside(bound, kind, default)]
+        if bound.length is not None:
+            values.append(list(default) + list(default)[:1])
+        for value in values:
+            cfg = copy.deepcopy(base)
+            OmegaConf.update(cfg, key, value)  # through the schema, as an override is
+            with pytest.raises(ConfigError) as err:
+                check(cfg)
+            shown = opts._shown(OmegaConf.select(cfg, key))
+            is_list = typing.get_origin(opts._without_none(kind)) is list
+            assert str(err.value) == f"{key}={shown}: out of range; need {bound.text(name, is_list)}"
+            tried += 1
+    assert tried >= len(cases) > 5
+
+
+@pytest.mark.parametrize("args,message", [
+    (["model=ncf", "model.layers=[15,8]"], "model.layers=[15, 8]: out of range; need an even first width"),
+    (["model=gnmt", "model.min_length=80"], "model.min_length=80: out of range; need min_length <= max_length (75)"),
+    (["model=transformer", "model.num_heads=3"], "model.hidden_size=128: out of range; need a multiple of num_heads (3)"),
+    (["model=resnet", "model.resize_size=10"], "model.resize_size=10: out of range; need resize_size >= image_size (64)"),
+    (["model=resnet", "model.crop_ratio=[2,1]"], "model.crop_ratio=[2.0, 1.0]: out of range; need [low, high] with low <= high"),
+    (["model=resnet", "model.warmup_epochs=11"], "model.warmup_epochs=11.0: out of range; need warmup_epochs <= max_epochs (10)"),
+    # the run's cap, not the model's, bounds it
+    (["model=resnet", "dataset=imagenet", "max_epochs=3"], "model.warmup_epochs=5.0: out of range; need "
+                                                           "warmup_epochs <= max_epochs (3)"),
+    (["model=ssd", "model.image_size=20"], "model.image_size=20: out of range; need every feature map at least 1 pixel"),
+    (["model=ssd", "model.anchor_steps=[8]"], "model.anchor_steps=[8]: out of range; need one entry per feature map (5"),
+    (["model=ssd", "model.extra_blocks=[[64,128,0,1]]"], "model.extra_blocks=[[64, 128, 0, 1]]: out of range; need [1x1"),
+    (["model=ssd", "model.lr_decay_epochs=[15,12]"], "model.lr_decay_epochs=[15, 12]: out of range; need increasing"),
+    (["model=ssd", "model.color_jitter=[0.1,0.1,0.1,0.6]"], "need a hue of at most 0.5"),
+    (["model=maskrcnn", "model.anchor_sizes=[16]"], "model.anchor_sizes=[16]: out of range; need one size per FPN level (5"),
+    (["model=maskrcnn", "model.max_size=100"], "model.max_size=100: out of range; need max_size >= min_size (128)"),
+    (["model=bert_base", "mode=throughput", "model.seq_len=1024"],
+     "model.seq_len=1024: out of range; need seq_len <= max_position_embeddings (512)"),
+    (["model=bert_base", "mode=throughput", "model.workload=pretrain128", "model.max_predictions=200"],
+     "model.max_predictions=200: out of range; need max_predictions <= seq_len (128)"),
+    (["model=txl_base", "mode=throughput", "model.cutoffs=[10,5]"], "model.cutoffs=[10, 5]: out of range; need boundaries"),
+    (["model=tacotron2", "mode=throughput", "model.postnet_kernel_size=4"], "need an odd kernel"),
+    (["model=tacotron2", "mode=throughput", "model.utterances.mel_max=10"],
+     "model.utterances.mel_max=10: out of range; need mel_max >= utterances.mel_min (96)"),
+    (["model=waveglow", "mode=throughput", "model.n_group=7"], "model.n_group=7: out of range; need an even count"),
+    (["model=waveglow", "mode=throughput", "model.n_early_size=6"], "model.n_early_size=6: out of range; need an even "
+                                                                    "count that leaves the last flow at least 2"),
+])
+def test_rules_between_options_are_one_line_naming_the_option(args, message):
+    with pytest.raises(ConfigError) as err:
+        check_cli(args)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_every_preset_composes_and_passes_its_checks_with_each_dataset_and_the_debug_preset():
+    """Including the debug preset on a real dataset: its one epoch once held ResNet's real warm-up of
+    5 epochs, which logged a decay of -16 steps."""
+    for model in choices("model"):
+        for dataset in datasets_for(model) or [None]:
+            for debug in ([], [f"+debug={model}"]):
+                cfg = compose(_base(model) + ([f"dataset={dataset}"] if dataset else []) + debug)
+                if model == "resnet":
+                    assert cfg.model.warmup_epochs <= cfg.max_epochs
+
+
+def test_the_ssd_rule_on_feature_maps_computes_the_sides_the_model_has():
+    import torch
+
+    from reference_models.ssd.model import SSD300
+    from reference_models.ssd.options import feature_sides
+
+    for extra in ([], ["+debug=ssd"], ["dataset=ssd_coco2017"]):
+        m = compose(["model=ssd", *extra]).model
+        blocks = [list(b) for b in m.extra_blocks]
+        with torch.device("meta"):
+            pass
+        net = SSD300(81, [4] * (len(blocks) + 1), list(m.backbone_layers), list(m.backbone_widths), m.backbone_stem,
+                     blocks)
+        assert feature_sides(m.image_size, len(m.backbone_layers), blocks) == net.feature_sizes(m.image_size)
+
+
+def test_the_cuda_rule_of_amp_and_tf32_is_one_rule_wherever_the_device_is_decided():
+    import torch
+
+    from harness.precisions import CUDA_ONLY
+    from harness.run.launch import check_resources
+    from harness.run.precision import policy
+
+    assert set(CUDA_ONLY) == {"amp", "tf32"}
+    for precision in CUDA_ONLY:
+        with pytest.raises(ConfigError, match=f"^precision={precision} needs a CUDA device; on CPU use precision=fp32"):
+            policy(precision, torch.device("cpu"))
+        with pytest.raises(ConfigError, match=f"^precision={precision} needs a CUDA device, not device=cpu; on CPU"):
+            compose([f"precision={precision}", "device=cpu"])
+        if not torch.cuda.is_available():
+            with pytest.raises(ConfigError, match=f"^precision={precision} needs a CUDA device and this host has none"):
+                check_resources(compose([f"precision={precision}"]))
+    policy("bf16", torch.device("cpu"))
+
+
+def test_help_shows_the_model_a_bare_run_trains_with_each_option_s_bound(capsys):
+    from harness.train import main
+
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "  model = 'ncf'" in out and "  dataset = 'ncf_embedded'" in out and "(required)" not in out
+    assert "model=ncf (" in out and "  max_epochs = 10    [max_epochs >= 1]" in out  # resolved, not ${...}
+    assert main(["--help", "model=gnmt"]) == 0
+    out = capsys.readouterr().out
+    assert "mlperf.    " not in out and "  mlperf.org = 'harness'\n      submission_org." in out
+    assert "  mlperf.division = 'closed'    [one of: closed, open]" in out
+    assert "  model = 'gnmt'" in out and "  dropout = 0.2    [0 <= dropout < 1]" in out
+    assert "  synthetic.src_len = 30    [src_len >= 2]" in out
+
+
+def test_an_option_out_of_range_exits_2_with_one_line_before_anything_is_written(tmp_path):
+    for args, shown in ((["model=resnet", "model.momentum=-5"], "model.momentum=-5.0: out of range; need 0 <="),
+                        (["model=resnet", "model.resize_size=10"], "model.resize_size=10: out of range; need resize_size"),
+                        (["model=gnmt", "model.warmup_samples=-5"], "model.warmup_samples=-5: out of range; need")):
+        out = run_cli("harness.train", *args, f"output_root={tmp_path}/out", cwd=tmp_path)
+        assert out.returncode == 2 and len(said(out.stderr)) == 1, out.stderr
+        assert said(out.stderr)[0].startswith(f"harness.train: error: {shown}"), out.stderr
+        assert not (tmp_path / "out").exists() and not (tmp_path / "outputs").exists()

@@ -5,7 +5,8 @@
 - contract: ModelSpec, MLPerfTask, the Benchmark / ThroughputBenchmark protocols, RunContext, Logged;
 - quality: a quality value (a number or named numbers), its direction and when it is reached;
 - schedule: when a model evaluates (every N epochs with an offset, listed epochs, every N samples);
-- options: the typed model options every model's config extends;
+- options: the typed model options every model's config extends, with their bounds (`option`);
+- suite: a model's MLPerf category and its entry in the GPU benchmark suite;
 - generated, sharding, loader, gather, corpus, images, findings: the shared pieces of a model's data
   and evaluation (imported from their modules: they pull in torch, NumPy or PIL).
 """
@@ -19,11 +20,13 @@ from harness.interface.contract import (
     ThroughputBenchmark,
     scaled_learning_rate,
 )
-from harness.interface.options import Choice, ModelOptions
+from harness.interface.options import Broken, Choice, LrScaling, ModelOptions, option
 from harness.interface.quality import Quality, QualityError, QualitySpec
 from harness.interface.schedule import EvalSchedule, ScheduleError
+from harness.interface.suite import SuiteEntry
 
 __all__ = [
-    "Benchmark", "Choice", "DataError", "EvalSchedule", "Logged", "MLPerfTask", "ModelOptions", "ModelSpec", "Quality",
-    "QualityError", "QualitySpec", "RunContext", "ScheduleError", "ThroughputBenchmark", "scaled_learning_rate",
+    "Benchmark", "Broken", "Choice", "DataError", "EvalSchedule", "Logged", "LrScaling", "MLPerfTask", "ModelOptions",
+    "ModelSpec", "Quality", "QualityError", "QualitySpec", "RunContext", "ScheduleError", "SuiteEntry",
+    "ThroughputBenchmark", "option", "scaled_learning_rate",
 ]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Protocol
 
 from harness.interface.quality import Quality, QualitySpec
+from harness.interface.suite import CATEGORIES, OTHER, SuiteEntry
 
 if TYPE_CHECKING:
     import torch
@@ -135,6 +136,15 @@ class ModelSpec:
     build: Callable[[RunContext], ThroughputBenchmark]  # a Benchmark when `task` is set
     task: Optional[MLPerfTask] = None  # None: a throughput-only model
     summary: str = ""  # one line for listings
+    category: str = OTHER  # MLPerf's area, for the report's geometric means: harness.interface.suite.CATEGORIES
+    metric: str = ""  # what eval_accuracy measures in tables and plots; "": the quality's name (task.quality.name)
+    suite: Optional[SuiteEntry] = None  # its cells in `python -m harness.bench`; None: not in the suite
+
+    def __post_init__(self) -> None:
+        if self.category not in CATEGORIES:
+            raise ValueError(f"ModelSpec {self.name}: category={self.category!r}; choose one of {', '.join(CATEGORIES)}")
+        if not self.metric and self.task is not None:
+            object.__setattr__(self, "metric", self.task.quality.name)
 
     @property
     def throughput_only(self) -> bool:

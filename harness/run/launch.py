@@ -30,6 +30,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from harness.errors import ConfigError
+from harness.precisions import check_device
 from harness.observe import console
 from harness.run import distributed, peers, threads
 from harness.run.distributed import World
@@ -56,9 +57,7 @@ def check_resources(cfg: DictConfig) -> None:
     if distributed.from_environment() is not None:
         return  # the outside launcher decided the layout
     wants_cuda = _uses_cuda(cfg)
-    if not wants_cuda and cfg.precision in ("amp", "tf32"):  # device=auto on a host without a GPU
-        raise ConfigError(f"precision={cfg.precision} needs a CUDA device and this host has none; "
-                          "on CPU use precision=fp32 or precision=bf16")
+    check_device(cfg.precision, wants_cuda, where=" and this host has none")  # device=auto without a GPU
     if wants_cuda:
         have = torch.cuda.device_count()
         if have == 0:

@@ -9,6 +9,7 @@ from typing import ContextManager, Optional
 import torch
 
 from harness.config import ConfigError
+from harness.precisions import check_device
 from harness.run.master_weights import MasterWeights
 
 
@@ -34,8 +35,7 @@ class PrecisionPolicy:
 
 def policy(name: str, device: torch.device) -> PrecisionPolicy:
     cuda = device.type == "cuda"
-    if name in ("tf32", "amp") and not cuda:
-        raise ConfigError(f"precision={name} needs a CUDA device; on CPU use precision=fp32 or precision=bf16")
+    check_device(name, cuda)  # under an outside launcher (torchrun, srun) the rank's device is known only here
     if cuda:
         # TF32 tensor-core matmuls only where asked for: fp32 means IEEE fp32 on every device.
         allow = name == "tf32"

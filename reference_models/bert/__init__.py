@@ -4,7 +4,8 @@ reference_models.bert_base and reference_models.bert_large; this package holds w
 
     python -m harness.train model=bert_large mode=throughput precision=amp
 """
-from harness.interface import ModelSpec
+from harness.interface import ModelSpec, SuiteEntry
+from harness.interface.suite import LANGUAGE
 from reference_models.bert.options import BertOptions
 
 
@@ -14,5 +15,6 @@ def build(ctx):
     return BertBenchmark(ctx)
 
 
-def spec(name: str, summary: str) -> ModelSpec:
-    return ModelSpec(name=name, options=BertOptions, sample_unit="sequences", build=build, summary=summary)
+def spec(name: str, summary: str, suite: SuiteEntry) -> ModelSpec:
+    return ModelSpec(name=name, options=BertOptions, sample_unit="sequences", build=build, summary=summary,
+                     category=LANGUAGE, suite=suite)

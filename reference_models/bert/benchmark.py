@@ -10,13 +10,10 @@ from typing import Any
 
 import torch
 
-from harness.errors import ConfigError
 from harness.interface import RunContext
 from reference_models.bert.model import BertEncoder, BertForPreTraining, BertForQuestionAnswering, init_weights
-from reference_models.bert.options import WORKLOADS
-from reference_models.synthetic import SyntheticBenchmark, adam, choice
-
-FIRST_WORDPIECE = 999  # ids below are [PAD], [unusedN], [UNK], [CLS], [SEP], [MASK]
+from reference_models.bert.options import FIRST_WORDPIECE, workload_shape
+from reference_models.synthetic import SyntheticBenchmark, adam
 
 
 def padded(vocab: int, multiple: int) -> int:
@@ -24,16 +21,9 @@ def padded(vocab: int, multiple: int) -> int:
 
 
 def shape_of(hp) -> tuple[str, int, str, int]:
-    """(workload, sequence length, head, masked positions) after the options' overrides."""
-    workload = choice(hp.workload, list(WORKLOADS), "model.workload")
-    seq, head, predictions = WORKLOADS[workload]
-    seq = int(hp.seq_len or seq)
-    predictions = int(hp.max_predictions or predictions)
-    if seq > hp.max_position_embeddings:
-        raise ConfigError(f"model.seq_len={seq} exceeds model.max_position_embeddings={hp.max_position_embeddings}")
-    if head == "pretrain" and not 1 <= predictions <= seq:
-        raise ConfigError(f"model.max_predictions={predictions}: choose 1 to model.seq_len ({seq})")
-    return workload, seq, head, predictions
+    """(workload, sequence length, head, masked positions) after the options' overrides (held to
+    their bounds with the config: BertOptions.relations)."""
+    return (str(hp.workload), *workload_shape(hp.workload, hp.seq_len, hp.max_predictions))
 
 
 def build_model(hp, head: str) -> torch.nn.Module:

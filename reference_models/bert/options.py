@@ -1,14 +1,15 @@
-"""BERT's options (conf/model/bert_base.yaml and bert_large.yaml hold the real-scale values).
+"""BERT's options, at BERT-large's values as NVIDIA's DeepLearningExamples fine-tunes it on SQuAD v1.1
+(uncased, 24 x 1024, 16 heads); conf/model/bert_large.yaml adds its batch, conf/model/bert_base.yaml
+its batch and BERT-base's sizes.
 
     python -m harness.train --help model=bert_large
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
-from typing import Optional
+from typing import Iterator, Optional
 
-from harness.interface import ModelOptions
+from harness.interface import Broken, Choice, ModelOptions, option
 
 # The workloads people benchmark BERT with: (sequence length, head, masked positions per sequence).
 # SQuAD v1.1 fine-tuning at 384 tokens is what the published GPU tables use; pre-training is NVIDIA's
@@ -18,17 +19,19 @@ WORKLOADS = {
     "pretrain128": (128, "pretrain", 20),
     "pretrain512": (512, "pretrain", 80),
 }
+FIRST_WORDPIECE = 999  # ids below are [PAD], [unusedN], [UNK], [CLS], [SEP], [MASK]
 
 
-class Workload(Enum):
-    """The workload's name; a typed choice, so a misspelt one stops at the command line."""
+def workload_shape(workload: str, seq_len: Optional[int], max_predictions: Optional[int]) -> tuple[int, str, int]:
+    """(sequence length, head, masked positions) of a workload after seq_len's and max_predictions' overrides."""
+    seq, head, predictions = WORKLOADS[str(workload)]
+    return int(seq_len or seq), head, int(max_predictions or predictions)
 
+
+class Workload(Choice):
     squad384 = "squad384"
     pretrain128 = "pretrain128"
     pretrain512 = "pretrain512"
-
-    def __repr__(self) -> str:
-        return repr(self.value)
 
 
 @dataclass
@@ -36,48 +39,59 @@ class BertOptions(ModelOptions):
     workload: Workload = Workload.squad384
     """squad384: SQuAD v1.1 fine-tuning (start/end span loss) at 384 tokens; pretrain128 and
     pretrain512: masked LM + next sentence prediction at 128 and 512 tokens. Logged as
-    hyperparameters["workload"]."""
-    seq_len: Optional[int] = None
-    """Tokens per sequence; null: the workload's (384, 128 or 512)."""
-    max_predictions: Optional[int] = None
-    """Pre-training: masked positions scored per sequence; null: the workload's (20 at 128, 80 at
-    512); seq_len scores every token (masked LM over all tokens)."""
-    vocab_size: int = 30522
-    """WordPiece vocabulary of the uncased checkpoints."""
-    pad_vocab_to: int = 8
+    hyperparameters["workload"]. NVIDIA's per-GPU batches: squad384 32, pretrain128 64, pretrain512 16
+    (docs/gpu_suite.md)."""
+    seq_len: Optional[int] = option(None, ge=4)
+    """Tokens per sequence, at most max_position_embeddings; null: the workload's (384, 128 or 512)."""
+    max_predictions: Optional[int] = option(None, ge=1)
+    """Pre-training: masked positions scored per sequence, at most seq_len; null: the workload's (20 at
+    128, 80 at 512)."""
+    vocab_size: int = option(30522, ge=FIRST_WORDPIECE + 1)
+    """WordPiece vocabulary of the uncased checkpoints (the synthetic tokens are drawn above the first
+    999 special ids)."""
+    pad_vocab_to: int = option(8, ge=1)
     """Word-embedding rows padded to a multiple of this (30522 -> 30528), as NVIDIA's scripts do for
     tensor cores; 1 keeps the checkpoint's shape."""
-    hidden_size: int = 1024
-    """Width of the encoder."""
-    num_layers: int = 24
+    hidden_size: int = option(1024, ge=1)
+    """Width of the encoder; a multiple of num_heads."""
+    num_layers: int = option(24, ge=1)
     """Transformer layers."""
-    num_heads: int = 16
+    num_heads: int = option(16, ge=1)
     """Attention heads per layer."""
-    intermediate_size: int = 4096
+    intermediate_size: int = option(4096, ge=1)
     """Width of each layer's feed-forward block."""
-    max_position_embeddings: int = 512
+    max_position_embeddings: int = option(512, ge=1)
     """Learned positions."""
-    type_vocab_size: int = 2
-    """Segment (token type) embeddings."""
-    dropout: float = 0.1
+    type_vocab_size: int = option(2, ge=2)
+    """Segment (token type) embeddings: question and context, or sentences A and B."""
+    dropout: float = option(0.1, ge=0, lt=1)
     """Dropout on embeddings and after each sub-layer (hidden_dropout_prob)."""
-    attention_dropout: float = 0.1
+    attention_dropout: float = option(0.1, ge=0, lt=1)
     """Dropout on attention probabilities (attention_probs_dropout_prob)."""
-    layer_norm_eps: float = 1.0e-12
+    layer_norm_eps: float = option(1.0e-12, gt=0)
     """LayerNorm epsilon."""
-    initializer_range: float = 0.02
+    initializer_range: float = option(0.02, gt=0)
     """Standard deviation of the normal initialisation."""
-    learning_rate: float = 4.6e-5
-    """AdamW's rate (NVIDIA's SQuAD fine-tuning value)."""
-    weight_decay: float = 0.01
+    learning_rate: float = option(4.6e-5, gt=0)
+    """AdamW's rate (NVIDIA's SQuAD fine-tuning value, squad_config.sh)."""
+    weight_decay: float = option(0.01, ge=0)
     """AdamW's weight decay, off for biases and LayerNorms."""
-    adam_beta1: float = 0.9
+    adam_beta1: float = option(0.9, ge=0, lt=1)
     """AdamW's beta1."""
-    adam_beta2: float = 0.999
+    adam_beta2: float = option(0.999, ge=0, lt=1)
     """AdamW's beta2."""
-    adam_eps: float = 1.0e-6
+    adam_eps: float = option(1.0e-6, gt=0)
     """AdamW's epsilon."""
-    grad_clip: float = 1.0
+    grad_clip: float = option(1.0, gt=0)
     """Max global gradient norm."""
     compile: bool = False
     """CUDA: torch.compile the model (compilation falls in the warm-up steps)."""
+
+    def relations(self, max_epochs: int) -> Iterator[Broken]:
+        seq, head, predictions = workload_shape(self.workload, self.seq_len, self.max_predictions)
+        if seq > self.max_position_embeddings:
+            yield Broken("seq_len", seq, f"<= max_position_embeddings ({self.max_position_embeddings})")
+        if head == "pretrain" and predictions > seq:
+            yield Broken("max_predictions", predictions, f"<= seq_len ({seq})")
+        if self.hidden_size % self.num_heads:
+            yield Broken("hidden_size", self.hidden_size, f"a multiple of num_heads ({self.num_heads})")

@@ -4,7 +4,8 @@
     python -m harness.train model=gnmt dataset=wmt16 seed=1                    # real WMT16, reference scale
     python -m harness.train model=gnmt dataset=wmt16 mode=throughput precision=amp
 """
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry
+from harness.interface.suite import LANGUAGE
 from reference_models.gnmt.options import GNMTOptions
 
 
@@ -32,6 +33,9 @@ SPEC = ModelSpec(
     sample_unit="tokens",
     build=build,
     summary="GNMT v2 translation on WMT16 En-De, BLEU",
+    category=LANGUAGE,
+    # the bench at the batch docs/gnmt.md measured 572k tokens/s at
+    suite=SuiteEntry(overrides=("model.batch_size=512",), step_s=(0.05, 0.20)),
     task=MLPerfTask(
         benchmark="gnmt",
         quality=QualitySpec("BLEU"),

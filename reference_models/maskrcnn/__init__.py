@@ -5,7 +5,8 @@
     python -m harness.train model=maskrcnn dataset=maskrcnn_coco2017 seed=1        # real COCO 2017
     python -m harness.train model=maskrcnn dataset=maskrcnn_coco2017 mode=throughput precision=amp
 """
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry
+from harness.interface.suite import VISION
 from reference_models.maskrcnn.options import MaskRCNNOptions
 
 
@@ -35,6 +36,8 @@ SPEC = ModelSpec(
     sample_unit="images",
     build=build,
     summary="Mask R-CNN ResNet-50-FPN detection and segmentation on COCO 2017, box and mask mAP",
+    category=VISION,
+    suite=SuiteEntry(step_s=(0.30, 0.90)),
     task=MLPerfTask(
         benchmark="maskrcnn",
         quality=QualitySpec("mAP", parts=("BBOX", "SEGM")),

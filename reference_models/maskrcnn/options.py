@@ -1,107 +1,133 @@
-"""Mask R-CNN's options (conf/model/maskrcnn.yaml holds the MLCommons v0.7 reference's values, those of
-maskrcnn-benchmark's e2e_mask_rcnn_R_50_FPN_1x; datasets scale them down).
+"""Mask R-CNN's options, at the MLCommons v0.7 reference's values (object_detection, those of
+maskrcnn-benchmark's e2e_mask_rcnn_R_50_FPN_1x on COCO 2017); conf/model/maskrcnn.yaml adds its batch,
+target and epoch cap, and datasets scale the model down.
 
     python -m harness.train --help model=maskrcnn
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Iterator, Optional
 
-from harness.interface import ModelOptions
+from harness.interface import Broken, Choice, LrScaling, ModelOptions, option
+
+
+class Block(Choice):
+    bottleneck = "bottleneck"
+    basic = "basic"
 
 
 @dataclass
 class Synthetic:
-    num_classes: int = 81
+    num_classes: int = option(81, ge=2)
     """Classes (with the background) of mode=throughput's random targets: COCO's 80 + 1."""
-    height: int = 800
+    height: int = option(800, ge=1)
     """Height of mode=throughput's random images (the short side after the reference's resize)."""
-    width: int = 1216
+    width: int = option(1216, ge=1)
     """Width of those images."""
-    objects: int = 5
+    objects: int = option(5, ge=1)
     """Objects (boxes with rectangular masks) per synthetic image."""
 
 
 @dataclass
 class MaskRCNNOptions(ModelOptions):
-    backbone_block: str = "bottleneck"
+    backbone_block: Block = Block.bottleneck
     """ResNet block: bottleneck (ResNet-50) or basic."""
-    backbone_layers: list[int] = field(default_factory=lambda: [3, 4, 6, 3])
+    backbone_layers: list[int] = option(factory=lambda: [3, 4, 6, 3], ge=1, min_length=1)
     """Blocks per ResNet stage (ResNet-50's)."""
-    backbone_widths: list[int] = field(default_factory=lambda: [64, 128, 256, 512])
-    """Inner channels of each stage (a bottleneck stage outputs 4x)."""
-    backbone_stem: int = 64
+    backbone_widths: list[int] = option(factory=lambda: [64, 128, 256, 512], ge=1, min_length=1)
+    """Inner channels of each stage (a bottleneck stage outputs 4x), one per stage."""
+    backbone_stem: int = option(64, ge=1)
     """Channels of the 7x7 stem convolution."""
-    backbone_weights: Optional[str] = None
+    backbone_weights: Optional[str] = option(None, unbounded="a checkpoint file, read when the model is built "
+                                                             "(a missing or mismatched one is named there)")
     """A torchvision ResNet-50 ImageNet checkpoint (the reference starts from MSRA's R-50). With weights,
     batch norm is frozen and the stem and conv2_x are not trained (the reference's FREEZE_CONV_BODY_AT 2);
     null starts from random weights with trainable batch norm everywhere, as torchvision does then."""
-    trainable_layers: int = 3
-    """With backbone_weights: the ResNet stages trained, counted from the last (3: conv3_x..conv5_x)."""
-    fpn_channels: int = 256
+    trainable_layers: int = option(3, ge=0)
+    """With backbone_weights: the ResNet stages trained, counted from the last (3: conv3_x..conv5_x); at
+    most the stages plus one (the stem)."""
+    fpn_channels: int = option(256, ge=1)
     """FPN output channels (P2..P6)."""
-    anchor_sizes: list[int] = field(default_factory=lambda: [32, 64, 128, 256, 512])
-    """RPN anchor size in pixels on P2..P6."""
-    anchor_ratios: list[float] = field(default_factory=lambda: [0.5, 1.0, 2.0])
+    anchor_sizes: list[int] = option(factory=lambda: [32, 64, 128, 256, 512], ge=1, min_length=1)
+    """RPN anchor size in pixels on P2..P6: one per stage plus one."""
+    anchor_ratios: list[float] = option(factory=lambda: [0.5, 1.0, 2.0], gt=0, min_length=1)
     """RPN anchor aspect ratios (height / width)."""
-    rpn_pre_nms_train: int = 2000
+    rpn_pre_nms_train: int = option(2000, ge=1)
     """RPN proposals per level and image before NMS, training."""
-    rpn_post_nms_train: int = 1000
+    rpn_post_nms_train: int = option(1000, ge=1)
     """RPN proposals per image after NMS, training (the reference keeps 2000 per GPU batch of 2 images;
     logged as num_image_candidates = this x batch_size)."""
-    rpn_pre_nms_test: int = 1000
+    rpn_pre_nms_test: int = option(1000, ge=1)
     """RPN proposals per level and image before NMS, evaluation."""
-    rpn_post_nms_test: int = 1000
+    rpn_post_nms_test: int = option(1000, ge=1)
     """RPN proposals per image after NMS, evaluation."""
-    rpn_batch_per_image: int = 256
+    rpn_batch_per_image: int = option(256, ge=1)
     """Anchors sampled per image for the RPN loss."""
-    box_batch_per_image: int = 512
+    box_batch_per_image: int = option(512, ge=1)
     """Proposals sampled per image for the box and mask heads."""
-    roi_sampling_ratio: int = 2
-    """ROIAlign's sampling points per bin side (the reference's POOLER_SAMPLING_RATIO)."""
-    representation_size: int = 1024
+    roi_sampling_ratio: int = option(2, ge=0)
+    """ROIAlign's sampling points per bin side (the reference's POOLER_SAMPLING_RATIO); 0: adaptive,
+    ceil(roi size / bins), as torchvision reads it."""
+    representation_size: int = option(1024, ge=1)
     """Width of the box head's two fully connected layers."""
-    mask_layers: list[int] = field(default_factory=lambda: [256, 256, 256, 256])
+    mask_layers: list[int] = option(factory=lambda: [256, 256, 256, 256], ge=1, min_length=1)
     """Channels of the mask head's 3x3 convolutions."""
-    box_score_threshold: float = 0.05
+    box_score_threshold: float = option(0.05, ge=0, lt=1)
     """Evaluation: detections scoring below this are dropped."""
-    box_nms_iou: float = 0.5
+    box_nms_iou: float = option(0.5, gt=0, le=1)
     """Evaluation: NMS IoU per class."""
-    detections_per_image: int = 100
+    detections_per_image: int = option(100, ge=1)
     """Evaluation: detections kept per image."""
-    min_size: int = 800
+    min_size: int = option(800, ge=1)
     """Images are resized so that the short side is this long ..."""
-    max_size: int = 1333
-    """... unless the long side would pass this."""
-    learning_rate: float = 0.02
-    """SGD's base rate at the global batch lr_reference_batch (ruleset 0.7.0: a multiple of 0.02)."""
-    lr_scaling: str = "linear"
+    max_size: int = option(1333, ge=1)
+    """... unless the long side would pass this (at least min_size)."""
+    learning_rate: float = option(0.02, gt=0)
+    """SGD's base rate at the global batch lr_reference_batch (SOLVER.BASE_LR; ruleset 0.7.0: a multiple
+    of 0.02)."""
+    lr_scaling: LrScaling = LrScaling.linear
     """How the rate follows the global batch: none, linear or sqrt."""
-    lr_reference_batch: int = 16
+    lr_reference_batch: int = option(16, ge=1)
     """The global batch learning_rate, lr_warmup_steps and lr_decay_steps are given for; at another
     global batch the steps scale inversely, so they fall after the same number of images."""
-    momentum: float = 0.9
+    momentum: float = option(0.9, ge=0, lt=1)
     """SGD momentum."""
-    weight_decay: float = 1e-4
+    weight_decay: float = option(1e-4, ge=0)
     """SGD weight decay of the weights (biases have none, as the reference's WEIGHT_DECAY_BIAS 0)."""
-    bias_lr_factor: float = 2.0
+    bias_lr_factor: float = option(2.0, gt=0)
     """Biases learn this many times faster (the reference's BIAS_LR_FACTOR)."""
-    lr_warmup_steps: int = 500
-    """Linear warm-up steps at the reference batch."""
-    lr_warmup_factor: float = 0.333333
-    """The rate starts at this fraction of the base rate."""
-    lr_decay_steps: list[int] = field(default_factory=lambda: [60000, 80000])
-    """Steps at the reference batch after which the rate is multiplied by lr_decay_factor."""
-    lr_decay_factor: float = 0.1
+    lr_warmup_steps: int = option(500, ge=0)
+    """Linear warm-up steps at the reference batch (maskrcnn-benchmark's WARMUP_ITERS); at least one is
+    run."""
+    lr_warmup_factor: float = option(0.333333, gt=0, le=1)
+    """The rate starts at this fraction of the base rate (WARMUP_FACTOR)."""
+    lr_decay_steps: list[int] = option(factory=lambda: [60000, 80000], ge=1)
+    """Steps at the reference batch after which the rate is multiplied by lr_decay_factor, increasing
+    (SOLVER.STEPS at batch 16; MAX_ITER 90000 is about 12.3 epochs)."""
+    lr_decay_factor: float = option(0.1, gt=0, le=1)
     """The step decay's factor (ruleset 0.7.0: 0.1)."""
-    flip_probability: float = 0.5
+    flip_probability: float = option(0.5, ge=0, le=1)
     """Horizontal flips of training images, the reference's only augmentation."""
-    eval_batch_size: int = 8
+    eval_batch_size: int = option(8, ge=1)
     """Images per evaluation batch on each rank (memory, not quality)."""
-    workers: int = 4
+    workers: int = option(4, ge=0)
     """DataLoader worker processes per rank (0: load in the training process)."""
     channels_last: bool = False
-    """Backbone and FPN weights in NHWC: tensor-core convolutions without layout transposes (GPU with amp/bf16)."""
+    """Backbone and FPN weights in NHWC: tensor-core convolutions without layout transposes (GPU with
+    amp/bf16, docs/maskrcnn.md)."""
     synthetic: Synthetic = field(default_factory=Synthetic)
     """mode=throughput: the random images and targets."""
+
+    def relations(self, max_epochs: int) -> Iterator[Broken]:
+        stages = len(self.backbone_layers)
+        if len(self.backbone_widths) != stages:
+            yield Broken("backbone_widths", self.backbone_widths, f"one width per stage of backbone_layers ({stages})")
+        if len(self.anchor_sizes) != stages + 1:
+            yield Broken("anchor_sizes", self.anchor_sizes, f"one size per FPN level ({stages + 1}: the stages and P6)")
+        if self.trainable_layers > stages + 1:
+            yield Broken("trainable_layers", self.trainable_layers, f"<= {stages + 1} (the stages and the stem)")
+        if self.max_size < self.min_size:
+            yield Broken("max_size", self.max_size, f">= min_size ({self.min_size})")
+        if list(self.lr_decay_steps) != sorted(self.lr_decay_steps):
+            yield Broken("lr_decay_steps", self.lr_decay_steps, "increasing steps")

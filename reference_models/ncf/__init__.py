@@ -5,7 +5,8 @@
 """
 from pathlib import Path
 
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry
+from harness.interface.suite import RECOMMENDATION
 from reference_models.ncf.options import NCFOptions
 
 
@@ -33,6 +34,9 @@ SPEC = ModelSpec(
     sample_unit="samples",
     build=build,
     summary="NeuMF recommendation on MovieLens ratings, HR@10",
+    category=RECOMMENDATION,
+    # the bench at 2^20 per GPU, as docs/ncf.md's 101M samples/s
+    suite=SuiteEntry(overrides=("model.batch_size=1048576",), step_s=(0.011, 0.03)),
     task=MLPerfTask(
         benchmark="ncf",
         quality=QualitySpec("HR@10"),

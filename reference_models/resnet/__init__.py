@@ -4,7 +4,8 @@
     python -m harness.train model=resnet dataset=imagenet seed=1                  # real ImageNet, MLPerf scale
     python -m harness.train model=resnet dataset=imagenet mode=throughput precision=amp model.channels_last=true
 """
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry
+from harness.interface.suite import VISION
 from reference_models.resnet.options import ResNetOptions
 
 
@@ -32,6 +33,8 @@ SPEC = ModelSpec(
     sample_unit="images",
     build=build,
     summary="ResNet-50 v1.5 image classification on ImageNet, top-1 accuracy",
+    category=VISION,
+    suite=SuiteEntry(step_s=(0.08, 0.30)),
     task=MLPerfTask(
         benchmark="resnet",
         quality=QualitySpec("top-1"),

@@ -1,13 +1,17 @@
-"""ResNet-50's options (conf/model/resnet.yaml holds the MLPerf values; datasets scale them down).
+"""ResNet-50's options, at MLPerf's values (image_classification, ImageNet, top-1 0.759): SGD as NVIDIA's
+closed MLPerf v0.7 DGX A100 run set it (8 GPUs x 408 images, rate 6.0, weight decay 2.5e-5, 5 warm-up
+epochs, polynomial decay of power 2, label smoothing 0.1), the rate scaled linearly to other GPU counts.
+conf/model/resnet.yaml adds its batch, target, epoch cap and evaluation schedule; datasets scale the
+model down.
 
     python -m harness.train --help model=resnet
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass
+from typing import Iterator, Optional
 
-from harness.interface import Choice, ModelOptions
+from harness.interface import Broken, Choice, LrScaling, ModelOptions, option
 
 
 class Optimizer(Choice):
@@ -20,62 +24,80 @@ class Decode(Choice):
     cuda = "cuda"
 
 
+# torch.compile's modes, named as torch spells them (hyphens: the functional form of an Enum)
+CompileMode = Choice("CompileMode", [(m, m) for m in ("default", "max-autotune-no-cudagraphs",  # type: ignore[call-overload]
+                                                       "reduce-overhead", "max-autotune")])
+
+
 @dataclass
 class ResNetOptions(ModelOptions):
-    layers: list[int] = field(default_factory=lambda: [3, 4, 6, 3])
+    layers: list[int] = option(factory=lambda: [3, 4, 6, 3], ge=1, length=4)
     """Bottleneck blocks per stage; [3, 4, 6, 3] with width 64 is torchvision's resnet50 (v1.5)."""
-    width: int = 64
+    width: int = option(64, ge=1)
     """Channels of the stem and the first stage (each later stage doubles them)."""
-    num_classes: Optional[int] = None
+    num_classes: Optional[int] = option(None, ge=2)
     """Outputs of the classifier; null: the class folders of the dataset (1000 for ImageNet;
     mode=throughput, which reads no data, takes 1000)."""
     zero_init_residual: bool = False
     """Start each block's last BatchNorm scale at 0 (Goyal et al.; NVIDIA's --bn-gamma-init0). The
     MLPerf reference leaves every scale at 1."""
-    image_size: int = 224
+    image_size: int = option(224, ge=1)
     """Side of the training crops and of the evaluation's centre crop."""
-    resize_size: int = 256
-    """Evaluation: the shorter side is resized to this before the centre crop of image_size."""
-    min_crop_area: float = 0.05
+    resize_size: int = option(256, ge=1)
+    """Evaluation: the shorter side is resized to this (at least image_size) before the centre crop of
+    image_size."""
+    min_crop_area: float = option(0.05, gt=0, le=1)
     """Smallest share of the image a training crop covers (the reference's area range [0.05, 1])."""
-    crop_ratio: list[float] = field(default_factory=lambda: [0.75, 1.33])
-    """Aspect-ratio range of the training crops (the reference's [0.75, 1.33])."""
-    label_smoothing: float = 0.1
+    crop_ratio: list[float] = option(factory=lambda: [0.75, 1.33], gt=0, length=2)
+    """Aspect-ratio range of the training crops, low then high (the reference's [0.75, 1.33])."""
+    label_smoothing: float = option(0.1, ge=0, lt=1)
     """Label smoothing of the cross-entropy loss."""
     optimizer: Optimizer = Optimizer.sgd
-    """sgd (momentum) or lars (layer-wise trust ratio, as MLPerf's closed division allows from v0.6)."""
-    learning_rate: float = 0.75
-    """Peak rate after warm-up, at the global batch lr_reference_batch."""
-    lr_scaling: str = "linear"
+    """sgd (momentum) or lars (layer-wise trust ratio, as MLPerf's closed division allows from v0.6;
+    +optimizer=resnet_lars sets NVIDIA's LARS values)."""
+    learning_rate: float = option(0.75, gt=0)
+    """Peak rate after warm-up, at the global batch lr_reference_batch (6.0 at 8 x 408)."""
+    lr_scaling: LrScaling = LrScaling.linear
     """How the rate follows the global batch: none, linear or sqrt (docs/distributed.md)."""
-    lr_reference_batch: int = 408
+    lr_reference_batch: int = option(408, ge=1)
     """The global batch learning_rate was set for."""
-    end_learning_rate: float = 0.0001
+    end_learning_rate: float = option(0.0001, ge=0)
     """Rate at the end of the polynomial decay (MLPerf fixes it at 0.0001)."""
-    poly_power: float = 2.0
+    poly_power: float = option(2.0, gt=0)
     """Power of the polynomial decay after warm-up."""
-    warmup_epochs: float = 5.0
-    """Linear warm-up from 0 to learning_rate over this many epochs."""
-    momentum: float = 0.9
+    warmup_epochs: float = option(5.0, ge=0)
+    """Linear warm-up from 0 to learning_rate over this many epochs, at most the run's max_epochs."""
+    momentum: float = option(0.9, ge=0, lt=1)
     """Momentum of SGD or LARS."""
-    weight_decay: float = 2.5e-5
+    weight_decay: float = option(2.5e-5, ge=0)
     """L2 weight decay (MLPerf's closed rules want 0.0001 x a power of 2)."""
     decay_bn_and_bias: bool = False
     """Also decay BatchNorm scales and shifts and biases (the reference spares them)."""
-    lars_eta: float = 0.001
+    lars_eta: float = option(0.001, gt=0)
     """LARS trust coefficient."""
-    lars_epsilon: float = 0.0
+    lars_epsilon: float = option(0.0, ge=0)
     """LARS epsilon in the trust ratio's denominator."""
-    workers: int = 4
-    """DataLoader worker processes per rank, for training and for evaluation each."""
+    workers: int = option(8, ge=0)
+    """DataLoader worker processes per rank, for training and for evaluation each (0: load in the
+    training process)."""
     decode: Decode = Decode.cpu
     """Where training JPEGs are decoded: cpu (the workers decode, crop and resize) or cuda (the
     workers read the files; nvJPEG decodes each batch on the GPU, torchvision.io.decode_jpeg)."""
-    eval_batch_size: int = 256
+    eval_batch_size: int = option(256, ge=1)
     """Images per evaluation batch on each rank."""
     channels_last: bool = False
-    """NHWC weights and activations (faster convolutions on tensor cores)."""
+    """CUDA: NHWC weights and activations (faster convolutions on tensor cores)."""
     compile: bool = False
     """torch.compile the network (CUDA; the first steps compile it)."""
-    compile_mode: str = "default"
+    compile_mode: CompileMode = CompileMode["default"]  # type: ignore[valid-type]
     """torch.compile mode: default, max-autotune-no-cudagraphs, reduce-overhead or max-autotune."""
+
+    def relations(self, max_epochs: int) -> Iterator[Broken]:
+        if self.resize_size < self.image_size:
+            yield Broken("resize_size", self.resize_size, f">= image_size ({self.image_size}): the evaluation's "
+                                                          "centre crop of image_size is cut from it")
+        if self.crop_ratio[0] > self.crop_ratio[1]:
+            yield Broken("crop_ratio", self.crop_ratio, "[low, high] with low <= high")
+        if self.warmup_epochs > max_epochs:
+            yield Broken("warmup_epochs", self.warmup_epochs, f"<= max_epochs ({max_epochs}): the warm-up would "
+                                                              "outlast the run and the decay get negative steps")

@@ -4,7 +4,8 @@
     python -m harness.train model=ssd dataset=ssd_coco2017 seed=1              # real COCO 2017, reference scale
     python -m harness.train model=ssd dataset=ssd_coco2017 mode=throughput precision=amp
 """
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry
+from harness.interface.suite import VISION
 from reference_models.ssd.options import SSDOptions
 
 
@@ -34,6 +35,8 @@ SPEC = ModelSpec(
     sample_unit="images",
     build=build,
     summary="SSD300-ResNet34 object detection on COCO 2017, box mAP",
+    category=VISION,
+    suite=SuiteEntry(step_s=(0.10, 0.35)),
     task=MLPerfTask(
         benchmark="ssd",
         quality=QualitySpec("mAP"),

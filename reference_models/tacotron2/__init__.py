@@ -3,7 +3,8 @@ conf/model/tacotron2.yaml.
 
     python -m harness.train model=tacotron2 mode=throughput precision=amp
 """
-from harness.interface import ModelSpec
+from harness.interface import ModelSpec, SuiteEntry
+from harness.interface.suite import SPEECH
 from reference_models.tacotron2.options import Tacotron2Options
 
 
@@ -14,4 +15,5 @@ def build(ctx):
 
 
 SPEC = ModelSpec(name="tacotron2", options=Tacotron2Options, sample_unit="mel frames", build=build,
-                 summary="Tacotron 2 text-to-mel on LJSpeech shapes, mel frames/s")
+                 summary="Tacotron 2 text-to-mel on LJSpeech shapes, mel frames/s", category=SPEECH,
+                 suite=SuiteEntry(step_s=(0.55, 0.80)))  # ~870 decoder steps of small kernels

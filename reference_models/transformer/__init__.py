@@ -5,7 +5,8 @@ to uncased BLEU 0.25 on newstest2014.
     python -m harness.train model=transformer dataset=wmt17 seed=1              # real WMT17, reference scale
     python -m harness.train model=transformer dataset=wmt17 mode=throughput precision=amp
 """
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry
+from harness.interface.suite import LANGUAGE
 from reference_models.transformer.options import TransformerOptions
 
 
@@ -33,6 +34,8 @@ SPEC = ModelSpec(
     sample_unit="tokens",
     build=build,
     summary="Transformer-big translation on WMT17 En-De, BLEU",
+    category=LANGUAGE,
+    suite=SuiteEntry(step_s=(0.10, 0.35)),
     task=MLPerfTask(
         benchmark="transformer",
         quality=QualitySpec("BLEU"),

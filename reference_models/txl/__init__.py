@@ -4,7 +4,8 @@ reference_models.txl_large; this package holds what they share.
 
     python -m harness.train model=txl_base mode=throughput precision=amp
 """
-from harness.interface import ModelSpec
+from harness.interface import ModelSpec, SuiteEntry
+from harness.interface.suite import LANGUAGE
 from reference_models.txl.options import TXLOptions
 
 
@@ -14,5 +15,6 @@ def build(ctx):
     return TXLBenchmark(ctx)
 
 
-def spec(name: str, summary: str) -> ModelSpec:
-    return ModelSpec(name=name, options=TXLOptions, sample_unit="tokens", build=build, summary=summary)
+def spec(name: str, summary: str, suite: SuiteEntry) -> ModelSpec:
+    return ModelSpec(name=name, options=TXLOptions, sample_unit="tokens", build=build, summary=summary,
+                     category=LANGUAGE, suite=suite)

@@ -3,7 +3,8 @@ conf/model/waveglow.yaml.
 
     python -m harness.train model=waveglow mode=throughput precision=amp
 """
-from harness.interface import ModelSpec
+from harness.interface import ModelSpec, SuiteEntry
+from harness.interface.suite import SPEECH
 from reference_models.waveglow.options import WaveGlowOptions
 
 
@@ -14,4 +15,5 @@ def build(ctx):
 
 
 SPEC = ModelSpec(name="waveglow", options=WaveGlowOptions, sample_unit="samples", build=build,
-                 summary="WaveGlow mel-to-audio flow on LJSpeech shapes, audio samples/s")
+                 summary="WaveGlow mel-to-audio flow on LJSpeech shapes, audio samples/s", category=SPEECH,
+                 suite=SuiteEntry(step_s=(0.15, 0.50)))  # 80,000 samples a step
