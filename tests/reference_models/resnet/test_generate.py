@@ -17,6 +17,8 @@ from reference_models.resnet.generate import ImageSpec, ensure, wnid, write
 from tests.helpers import REPO
 
 EMBEDDED = yaml.safe_load((REPO / "conf" / "dataset" / "resnet_embedded.yaml").read_text())
+# the embedded preset keeps the real-scale target (conf/model/resnet.yaml), as the official rules hold it
+TARGET = float(yaml.safe_load((REPO / "conf" / "model" / "resnet.yaml").read_text())["target"])
 
 
 def test_the_config_repeats_the_generator_defaults():
@@ -89,7 +91,7 @@ def test_a_colour_histogram_with_nearest_class_means_stays_far_below_the_target(
 
     accuracy = _nearest_mean(histogram(tx), ty, histogram(vx), vy)
     print(f"colour histogram + nearest class mean: top-1 {accuracy:.3f}")  # docs/resnet.md quotes it (pytest -s)
-    assert accuracy < EMBEDDED["model"]["target"] - 0.5, accuracy
+    assert accuracy < TARGET - 0.5, accuracy
 
 
 def test_a_linear_classifier_on_the_pixels_stays_far_below_the_target(small_embedded):
@@ -105,4 +107,4 @@ def test_a_linear_classifier_on_the_pixels_stays_far_below_the_target(small_embe
     weights = np.linalg.solve(a.T @ a + 10.0 * np.eye(a.shape[1]), a.T @ onehot)  # ridge regression
     accuracy = float(((features(vx) @ weights).argmax(1) == vy).mean())
     print(f"ridge regression on 16x16 pixels: top-1 {accuracy:.3f}")
-    assert accuracy < EMBEDDED["model"]["target"] - 0.5, accuracy
+    assert accuracy < TARGET - 0.5, accuracy
