@@ -160,8 +160,8 @@ def compare(a_paths: list[str], b_paths: list[str], jobs: Optional[int] = None,
 
 def pair_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
     header = ["benchmark", "category", "GPUs (A vs B)" if any(" vs " in m.gpus_cell for m in c.matched) else "GPUs",
-              "precision", "A", "B", "A speedup (ttt)", "95% interval",
-              "= throughput", "95% interval", "x epochs", "x rest", "verdict"]
+              "precision", "A", "B", "A speedup (ttt)", "ttt 95% interval",
+              "= throughput", "throughput 95% interval", "x epochs", "x rest", "verdict"]
     rows = []
     for p, m in zip(c.pairs, c.matched):
         rows.append([p.benchmark, p.category, m.gpus_cell, p.precision or "n/a", p.a, p.b, render.times(p.time_to_train),

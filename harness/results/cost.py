@@ -4,8 +4,8 @@
     python -m harness.report A B --compare --price prices.yaml        # prices.yaml: {"NVIDIA H200": 3.5, T4: 0.35}
 
 A price names groups by their platform (`8xNVIDIA DGX-1`, `1xCPU`: the report's platform column), their
-system (a submission tree's system name) or their accelerator (`NVIDIA H200`, or its chip `H200`),
-matched without regard to case, in that order. A platform's or a system's price is per hour of the whole
+system (a submission tree's system name) or their accelerator (`NVIDIA H200`, its chip `H200`, or a
+whole word of its name: `A6000` for `NVIDIA RTX A6000`), matched without regard to case, in that order. A platform's or a system's price is per hour of the whole
 system; an accelerator's is per accelerator-hour, times the GPU count (CPU ranks count as one each).
 
 - cost per run = USD per hour x the group's time to train (its score, else the mean of its converged
@@ -20,6 +20,7 @@ Rows rank within each benchmark by time, cost or energy (`--rank`), lowest first
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -46,9 +47,15 @@ def _price(text: Any, where: str) -> float:
     return value
 
 
+def _put(out: dict[str, float], key: str, value: float) -> None:
+    for old in [k for k in out if k.lower() == key.lower()]:
+        del out[old]
+    out[key] = value
+
+
 def parse_prices(items: Sequence[str]) -> dict[str, float]:
     """--price values: PLATFORM=USD_PER_HOUR, or a YAML file mapping names to prices (optionally under
-    `prices:`); later ones win. Keys are kept in lower case."""
+    `prices:`); later ones win (names match without regard to case)."""
     import yaml
 
     out: dict[str, float] = {}
@@ -68,12 +75,12 @@ def parse_prices(items: Sequence[str]) -> dict[str, float]:
             if not isinstance(data, dict):
                 raise PriceError(f"--price {item}: give a mapping of platform (or accelerator) to USD per hour")
             for key, value in data.items():
-                out[str(key).strip().lower()] = _price(value, f"--price {item}: {key}")
+                _put(out, str(key).strip(), _price(value, f"--price {item}: {key}"))
         elif "=" in item:
             key, value = item.rsplit("=", 1)
             if not key.strip():
                 raise PriceError(f"--price {item!r}: name a platform, system or accelerator before '='")
-            out[key.strip().lower()] = _price(value, f"--price {key.strip()}")
+            _put(out, key.strip(), _price(value, f"--price {key.strip()}"))
         else:
             raise PriceError(f"--price {item!r}: give PLATFORM=USD_PER_HOUR (e.g. --price '8xA100=32.8') or a YAML "
                              "file of them")
@@ -84,14 +91,21 @@ def price_for(key: GroupKey, runs: Sequence[RunSummary], prices: dict[str, float
     """(USD per hour of the group's system, how it was priced) or (None, "")."""
     if not prices:
         return None, ""
+    lower = {k.lower(): k for k in prices}
     whole = [key.platform] + sorted({r.system for r in runs if r.system})
     for name in whole:
-        if name and name.lower() in prices:
-            return prices[name.lower()], f"{name}"
+        if name and name.lower() in lower:
+            return prices[lower[name.lower()]], lower[name.lower()]
     count = max(key.world or 1, 1)
     for each in (key.accelerator, accelerator_kind(key.accelerator, key.platform), platform_kind(key.platform)):
-        if each and each.lower() in prices:
-            return prices[each.lower()] * count, f"{each} x {count}"
+        if each and each.lower() in lower:
+            return prices[lower[each.lower()]] * count, f"{lower[each.lower()]} x {count}"
+    # a name within the accelerator's, as a whole word: A6000 for NVIDIA RTX A6000; the longest wins
+    name = (key.accelerator or "").lower()
+    inside = [k for k in lower if name and re.search(rf"(?<![\w-]){re.escape(k)}(?![\w-])", name)]
+    if inside:
+        best = lower[max(inside, key=len)]
+        return prices[best] * count, f"{best} x {count}"
     return None, ""
 
 
@@ -171,8 +185,8 @@ def _range(iv: Optional[Interval], fmt) -> str:
 def cost_table(rows: Sequence[CostRow], rank_by: str) -> tuple[list[str], list[list[str]]]:
     sides = any(r.side for r in rows)
     header = [f"rank ({rank_by})", "benchmark"] + ["side"] * sides + [
-        "platform", "world", "precision", "runs", "time min", "95% interval", "USD/h", "priced by", "cost/run",
-        "95% interval", "per $", "energy kJ/run", "95% interval"]
+        "platform", "world", "precision", "runs", "time min", "time 95% interval", "USD/h", "priced by", "cost/run",
+        "cost 95% interval", "per $", "energy kJ/run", "energy 95% interval"]
     out = []
     for r in rows:
         unit = (r.throughput_unit or "samples/s").split("/")[0]

@@ -30,8 +30,8 @@ def _value(iv: Optional[Interval], spec: str = ".4g") -> str:
 
 
 def score_rows(report: Any) -> tuple[list[str], list[list[str]]]:
-    header = ["benchmark", "platform", "world", "precision", "batch", "runs", "conv", "time_min", "95% interval",
-              "throughput/s mean", "95% interval", "energy_kJ", "data wait"]
+    header = ["benchmark", "platform", "world", "precision", "batch", "runs", "conv", "time_min", "time 95% interval",
+              "throughput/s mean", "throughput 95% interval", "energy_kJ", "data wait"]
     rows = []
     for g in report.stats:
         c: Optional[GroupConfidence] = report.confidence.get(g.key)

@@ -57,7 +57,7 @@ HEADLINES = ("compare.png", "speedup.png", "time_to_train.png", "quality.png")
 CAPTIONS = {
     "compare.png": "A's speedup over B per benchmark, with 95% intervals",
     "compare_throughput.png": "A's throughput over B's (mode=throughput results)",
-    "speedup.png": "speedup against GPUs: throughput and time to train, with the ideal line",
+    "speedup.png": "speedup against GPUs: throughput and time to train (its 95% intervals shaded), with the ideal line",
     "time_to_train.png": "time to train of each run (one y-axis for every panel; red: did not converge)",
     "epochs.png": "epochs to converge: runs at each count",
     "quality.png": "quality per evaluation, each run, with the target",
@@ -173,11 +173,12 @@ def page(title: str, paths: Sequence[str], figures: Figures, verdicts: Sequence[
 
 
 def report_page(report: Any, markdown: str, figures: Figures, paths: Sequence[str]) -> str:
-    """harness.report's page; verdicts: every comparison's (decision.comparison_lines), else every score's."""
+    """harness.report's page; verdicts: every comparison's verdict and chances (decision.comparison_lines),
+    else every score's interval."""
     from harness.results.decision import comparison_lines
     from harness.results.render import key_cells
 
-    verdicts = [line for line in comparison_lines(report) if ": chances: " not in line]
+    verdicts = comparison_lines(report)
     if not verdicts:
         verdicts = [f"{' '.join(key_cells(k))}: {c.text}" for k, c in report.confidence.items()]
     return page("harness.report", paths, figures if report.groups else [], verdicts, markdown)
@@ -188,4 +189,4 @@ def compare_page(c: Any, markdown: str, figures: Figures) -> str:
 
     return page(f"harness.report --compare: A ({c.a_name}) against B ({c.b_name})",
                 [f"A: {', '.join(c.a_paths)}", f"B: {', '.join(c.b_paths)}"], figures,
-                [line for line in verdict_lines(c) if ": chances: " not in line], markdown)
+                verdict_lines(c), markdown)

@@ -6,7 +6,8 @@
 - time_to_train.png: time to train of each run, per group, seeds in numeric order (runs that missed
   the target marked), every panel on one y-axis;
 - epochs.png: epochs-to-converge histogram per group, ticks at whole epochs;
-- speedup.png: speedup against GPUs with the ideal line, throughput and time-to-train side by side;
+- speedup.png: speedup against GPUs with the ideal line, throughput and time to train (with its 95%
+  intervals) side by side;
 - compare.png (--compare): A's speedup over B per benchmark (labelled with its GPU counts) and the
   geometric means, time to train, throughput and epochs as grouped bars with their 95% intervals; the
   title names the folders A and B; compare_throughput.png for throughput results.
@@ -165,6 +166,12 @@ def _speedup(speedups: Sequence[Speedup], out_dir, plt) -> Path:
         ax.plot(worlds, [1.0] + [s.throughput or math.nan for s in members], marker="o",
                 label="throughput" + (" (implied)" if any(s.throughput_implied for s in members) else ""))
         ax.plot(worlds, [1.0] + [s.time_to_train or math.nan for s in members], marker="s", label="time to train")
+        for s in members:  # the 95% interval of each time-to-train speedup (harness.results.confidence)
+            iv = s.confidence.time_interval if s.confidence is not None else None
+            if iv is not None and s.time_to_train is not None:
+                top = iv.high if iv.high is not None else ax.get_ylim()[1]
+                ax.plot([s.world, s.world], [iv.low or 0.0, top], color="C1", lw=3, alpha=0.35,
+                        solid_capstyle="butt", label="95% interval" if s is members[0] else None)
         ax.set(title=f"{bench}, {system}, {precision or ''}", xlabel="GPUs (ranks)", ylabel="speedup")
         ax.set_xticks(worlds)  # world sizes are counts: no 1.2 GPUs between them
         ax.legend(fontsize=7)

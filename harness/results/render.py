@@ -169,7 +169,7 @@ def verdict_word(conf: Any) -> str:
 
 
 def speedup_rows(speedups: list[Speedup]) -> tuple[list[str], list[list[str]]]:
-    header = ["benchmark", "system", "precision", "GPUs", "ttt speedup", "95% interval", "= throughput", "x epochs",
+    header = ["benchmark", "system", "precision", "GPUs", "ttt speedup", "ttt 95% interval", "= throughput", "x epochs",
               "x rest", "efficiency", "RCP vs baseline", "verdict"]
     rows = []
     for s in speedups:
@@ -195,8 +195,8 @@ def speedup_notes(speedups: list[Speedup]) -> list[str]:
 
 
 def precision_rows(ratios: list[PrecisionRatio]) -> tuple[list[str], list[list[str]]]:
-    header = ["benchmark", "system", "world", "precision", "vs", "throughput ratio", "95% interval", "ttt ratio",
-              "95% interval", "epochs ratio", "verdict"]
+    header = ["benchmark", "system", "world", "precision", "vs", "throughput ratio", "throughput 95% interval",
+              "ttt ratio", "ttt 95% interval", "epochs ratio", "verdict"]
     return header, [[r.benchmark, r.system, "n/a" if r.world is None else str(r.world), r.precision,
                      r.baseline_precision, times(r.throughput), interval(r.confidence, "throughput"),
                      times(r.time_to_train), interval(r.confidence), times(r.epochs_ratio),
