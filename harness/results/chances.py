@@ -9,6 +9,8 @@ as an observed one sums the pairs that reach it. Exact over the observed values:
 
 On MLPerf GNMT, 4 T4s trained 10.4x faster than one in seed 2 (12 epochs against 4) while throughput
 scaled 3.47x: read this way it is "expected about 3x; a 10.4x result happens with probability p".
+
+    python -m harness.report outputs/sweeps/X        # every speedup's chances, after its verdict
 """
 from __future__ import annotations
 

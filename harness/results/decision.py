@@ -3,6 +3,8 @@ comparison's verdict and chances, and cost and energy ranked by time, cost or en
 
 harness.report prints them after harness.results.sections (the runs, groups, speedups and seed spread);
 the JSON and CSV carry the same figures (harness.results.export).
+
+    python -m harness.report outputs/ --price CPU=0.05 --rank cost
 """
 from __future__ import annotations
 
