@@ -5,31 +5,42 @@
     python -m harness.report outputs/sweeps/X --md report.md --csv runs.csv --json report.json --plots plots/
     python -m harness.report outputs/ --baseline-world 1 --baseline-precision fp32
     python -m harness.report A B --compare --md compare.md --plots plots/    platform A against platform B
+    python -m harness.report A B --compare --price "1xNVIDIA H200=3.5" --price T4=0.35 --rank cost
+    python -m harness.report outputs/sweeps/X --html report.html              one self-contained page
 
 Reads every mlperf.log and result_*.txt under the paths (v0.5's :::MLPv0.5.0, v0.6's :::MLL and
 :::MLLOG logs; a submission tree's system descriptions give world size, accelerator and framework),
 the result.json of harness runs that failed before their log began, and mode=throughput results.
 It needs nothing else, so official submissions report like the harness's own runs. Runs are grouped
 by (benchmark, platform, world size, precision, global batch, accelerator, framework).
---json, --csv and --md take a file name, or - for stdout (then the text table is not printed).
-A file that cannot be read, or a run with a problem, is named on stderr and the exit status is 1;
-the other runs are still reported. docs/report.md has the definitions and the JSON schema.
+--json, --csv and --md take a file name, or - for stdout (then the text table is not printed); --html
+writes one self-contained page (tables, verdicts, notes and the plots inlined). Every group score and
+every comparison carries a 95% interval, a verdict in words and the runs that would resolve it; every
+speedup, the chances its epoch spreads give it; --price adds cost per run beside the energy per run.
+A file that cannot be read, a badly typed result.json, or a run with a problem, is named on stderr and
+the exit status is 1; the other runs are still reported. docs/report.md has the definitions and the
+JSON schema.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Callable, Optional
 
-from harness.results import export, render
+from harness.results import cost, export, render, sections
 from harness.results.collect import Report, build, label_for, target_for
-from harness.results.sections import render_text
+from harness.results.decision import render_decision
 
 SCHEMA = export.SCHEMA
 to_json, to_csv = export.to_json, export.to_csv
 __all__ = ["Report", "build", "render_text", "write_outputs", "to_json", "to_csv", "main"]
+
+
+def render_text(report: Report, markdown: bool = False) -> str:
+    """The whole report as text or Markdown: its tables (harness.results.sections), then the scores'
+    intervals, the comparisons' verdicts and chances, and cost and energy (harness.results.decision)."""
+    return sections.render_text(report, markdown) + render_decision(report, markdown)
 
 
 def _write(dest: Optional[str], text: Callable[[], str], written: list[str]) -> None:
@@ -42,34 +53,60 @@ def _write(dest: Optional[str], text: Callable[[], str], written: list[str]) -> 
 
 
 def write_outputs(report: Report, *, md: Optional[str] = None, json_out: Optional[str] = None,
-                  csv_out: Optional[str] = None, plots: Optional[str] = None) -> list[str]:
+                  csv_out: Optional[str] = None, plots: Optional[str] = None, html: Optional[str] = None,
+                  paths: Optional[list[str]] = None) -> list[str]:
     """Write the asked-for files ('-' is stdout); returns what was written."""
     written: list[str] = []
     _write(md, lambda: render_text(report, markdown=True), written)
-    _write(json_out, lambda: json.dumps(to_json(report), indent=2, default=str) + "\n", written)
+    _write(json_out, lambda: export.dumps(to_json(report)), written)
     _write(csv_out, lambda: to_csv(report), written)
+    pngs: list[Path] = []
     if plots and report.groups:
-        from harness.results.plots import plot_all
+        pngs = _plots(report, Path(plots))
+        written += [str(p) for p in pngs]
+    if html:
+        from harness.results import html as page
 
-        written += [str(p) for p in plot_all(report.groups, report.speedups, Path(plots), target_for,
-                                             label_for(report))]
+        def text() -> str:
+            return page.report_page(report, render_text(report, markdown=True), pngs or (lambda d: _plots(report, d)),
+                                    paths or [])
+
+        _write(html, text, written)
     return written
+
+
+def _plots(report: Report, out_dir: Path) -> list[Path]:
+    from harness.results.plots import plot_all
+
+    if not report.groups:
+        return []
+    return plot_all(report.groups, report.speedups, out_dir, target_for, label_for(report))
 
 
 def _compare(args: argparse.Namespace) -> int:
     from harness.results import comparison
 
-    c = comparison.compare([args.paths[0]], [args.paths[1]], args.jobs)
+    c = comparison.compare([args.paths[0]], [args.paths[1]], args.jobs, prices=args.prices, rank_by=args.rank)
     for side, rep in (("A", c.a), ("B", c.b)):
         for path, message in rep.errors:
             print(f"{side}: {render.rel(path)}: {message}", file=sys.stderr)
     written: list[str] = []
     _write(args.md, lambda: comparison.render_compare(c, markdown=True), written)
-    _write(args.json, lambda: json.dumps(export.compare_json(c), indent=2, default=str) + "\n", written)
+    _write(args.json, lambda: export.dumps(export.compare_json(c)), written)
     _write(args.csv, lambda: export.compare_csv(c), written)
+    pngs: list[Path] = []
     if args.plots:
-        written += [str(p) for p in comparison.plot(c, Path(args.plots))]
-    if "-" not in (args.md, args.json, args.csv):
+        pngs = comparison.plot(c, Path(args.plots))
+        written += [str(p) for p in pngs]
+    if args.html:
+        from harness.results import html as page
+
+        def text() -> str:
+            return page.compare_page(c, comparison.render_compare(c, markdown=True),
+                                     pngs or (lambda d: comparison.plot(c, d)))
+
+        _write(args.html, text, written)
+    if "-" not in (args.md, args.json, args.csv, args.html):
         print(comparison.render_compare(c), end="")
         for path in written:
             print(f"wrote {path}")
@@ -83,18 +120,30 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON to FILE (- for stdout)")
     parser.add_argument("--csv", metavar="FILE", help="write one CSV row per run to FILE (- for stdout)")
     parser.add_argument("--plots", metavar="DIR", help="write the PNG plots into DIR")
+    parser.add_argument("--html", metavar="FILE", help="write one self-contained HTML page: tables, verdicts, notes "
+                        "and plots (- for stdout)")
+    parser.add_argument("--price", action="append", default=[], metavar="NAME=USD_PER_HOUR",
+                        help="price per hour of a platform or system (or per accelerator-hour of an accelerator "
+                        "such as H200), repeatable; or a YAML file of name: price lines")
+    parser.add_argument("--rank", choices=cost.RANKS, default="time",
+                        help="order of the cost and energy table within each benchmark (default: time)")
     parser.add_argument("--baseline-world", type=int, help="world size the speedups are against (default: smallest)")
     parser.add_argument("--baseline-precision", default="fp32", help="precision the others are compared with")
     parser.add_argument("--compare", action="store_true",
                         help="compare two platforms: the first path is A, the second B (A's speedup over B)")
     parser.add_argument("--jobs", type=int, help="processes that parse logs (default: one per core)")
     args = parser.parse_args(argv)
+    try:
+        args.prices = cost.parse_prices(args.price)
+    except cost.PriceError as err:
+        parser.error(str(err))
     if args.compare:
         if len(args.paths) != 2:
             parser.error(f"--compare takes two paths, platform A and platform B; got {len(args.paths)}")
         return _compare(args)
 
     report = build(args.paths, args.baseline_world, args.baseline_precision, args.jobs)
+    report.prices, report.rank_by = args.prices, args.rank
     for path, message in report.errors:
         print(f"{render.rel(path)}: {message}", file=sys.stderr)
     for run in report.runs:
@@ -105,8 +154,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                   file=sys.stderr)
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    written = write_outputs(report, md=args.md, json_out=args.json, csv_out=args.csv, plots=args.plots)
-    if "-" not in (args.md, args.json, args.csv):
+    written = write_outputs(report, md=args.md, json_out=args.json, csv_out=args.csv, plots=args.plots,
+                            html=args.html, paths=args.paths)
+    if "-" not in (args.md, args.json, args.csv, args.html):
         print(render_text(report), end="")
         for path in written:
             print(f"wrote {path}")

@@ -7,5 +7,7 @@ intervals (throughput derived from epoch timing), sanity (events out of order), 
 targets), stats / score / variance (groups, scores by round, seed spread), compare (speedups across
 world sizes and precisions), platforms / comparison (platform A against B), categories, throughput
 (mode=throughput results), collect (the whole report), render / sections / export / plots (its outputs),
-record (a run's own result.json, written by the run).
+record (a run's own result.json, written by the run). How sure each figure is: confidence (intervals,
+verdicts, runs to resolve), chances (what the epoch spreads make likely), cost (prices, cost and energy
+per run), decision (their sections of the report), html (the report as one page).
 """

@@ -1,5 +1,8 @@
-"""Everything the report says about a set of paths, computed once: runs, groups, scores, speedups,
-precision ratios, seed spreads, throughput results and the warnings, for harness.report to print."""
+"""Everything the report says about a set of paths, computed once: runs, groups, scores with their 95%
+intervals, speedups and precision ratios with their verdicts and chances, seed spreads, throughput
+results, the prices for cost, and the warnings (input-bound runs among them), for harness.report to print.
+
+A result.json with a badly typed field is named among the errors and skipped (runfiles.problems)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -9,14 +12,17 @@ from pathlib import Path
 from typing import Any, Optional
 
 from harness.interface.quality import QualityError, QualitySpec
-from harness.results import rules, throughput
+from harness.results import confidence, rules, runfiles, throughput
 from harness.results.compare import PrecisionRatio, Speedup, precision_ratios, world_speedups
 from harness.results.find import find_logs
 from harness.results.parse import LogError, RunSummary, from_result_json, parse_file
-from harness.results.render import group_warnings
+from harness.results.render import group_warnings, key_cells
 from harness.results.score import Score, round_score
 from harness.results.stats import GroupKey, GroupStats, group_key, group_stats
 from harness.results.variance import SeedSpread, seed_spread
+
+SKIPPED = "skipped"
+SKIPPED_BESIDE_LOG = "skipped: the run is read from its mlperf.log alone"
 
 PARALLEL_FROM = 64  # files; below this, a worker pool costs more than it saves
 
@@ -36,6 +42,9 @@ class Report:
     scalings: list[throughput.Scaling] = field(default_factory=list)
     gains: list[throughput.PrecisionGain] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # worth knowing, not a reason to fail
+    confidence: dict[GroupKey, confidence.GroupConfidence] = field(default_factory=dict)
+    prices: dict[str, float] = field(default_factory=dict)  # --price: platform, system or accelerator -> USD/h
+    rank_by: str = "time"  # the cost table's order: time, cost or energy
 
     @property
     def failed(self) -> bool:
@@ -44,11 +53,14 @@ class Report:
                     or any(t.status != "success" for t in self.tput_runs))
 
 
-def _parse(path: Path) -> tuple[Optional[RunSummary], Optional[str]]:
+def _parse(path: Path) -> tuple[Optional[RunSummary], Optional[str], list[str]]:
+    """(run, why the log cannot be read, what is wrong with the result.json beside it)."""
     try:
-        return parse_file(path), None
+        run = parse_file(path)
     except LogError as err:
-        return None, str(err)
+        return None, str(err), []
+    found = runfiles.read_result(path.parent / "result.json")[1] if path.name == "mlperf.log" else []
+    return run, None, found  # read_result is cached: parse_file has just read the same file
 
 
 def build(paths: list[str], baseline_world: Optional[int] = None, baseline_precision: str = "fp32",
@@ -60,15 +72,23 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
     else:
         parsed = [_parse(p) for p in logs]
     runs = []
-    for path, (run, err) in zip(logs, parsed):
+    for path, (run, err, found) in zip(logs, parsed):
         if run is None:
-            errors.append((str(path), err))
+            errors.append((str(path), err or "cannot be read"))
         else:
             runs.append(run)
+        if found:
+            errors.append((str(path.parent / "result.json"), f"{runfiles.describe(found)}: {SKIPPED_BESIDE_LOG}"))
+    readable = []
     for path in orphans:
-        run = from_result_json(path)
-        if run is not None:
-            runs.append(run)
+        try:
+            orphan = from_result_json(path)
+        except LogError as err:
+            errors.append((str(path), f"{err}: {SKIPPED}"))
+            continue
+        readable.append(path)
+        if orphan is not None:
+            runs.append(orphan)
     groups: dict[GroupKey, list[RunSummary]] = {}
     for run in runs:
         groups.setdefault(group_key(run), []).append(run)
@@ -76,16 +96,34 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
     stats = [group_stats(k, groups[k]) for k in keys]
     scores = {k: round_score(k.benchmark, groups[k]) for k in keys}
     minutes = {k: s.minutes for k, s in scores.items()}
-    tput_runs = throughput.read_runs(orphans)
+    tput_runs = throughput.read_runs(readable)
     tput_groups = throughput.groups(tput_runs)
     return Report(
         runs=sorted(runs, key=lambda r: (str(group_key(r)), r.path)), groups=groups, stats=stats, scores=scores,
-        speedups=world_speedups(stats, minutes, baseline_world),
-        precisions=precision_ratios(stats, minutes, baseline_precision), errors=errors,
+        speedups=world_speedups(stats, minutes, baseline_world, groups),
+        precisions=precision_ratios(stats, minutes, baseline_precision, groups), errors=errors,
         spreads={k: seed_spread(k, groups[k]) for k in keys}, tput_runs=tput_runs, tput_groups=tput_groups,
         scalings=throughput.scaling(tput_groups), gains=throughput.precision_gains(tput_groups, baseline_precision),
-        warnings=group_warnings(stats) + quality_warnings(groups),
+        warnings=group_warnings(stats) + quality_warnings(groups) + input_bound_warnings(groups),
+        confidence={k: confidence.group_confidence(groups[k], scores[k].minutes, k.benchmark, scores[k].rule)
+                    for k in keys},
     )
+
+
+def input_bound_warnings(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:
+    """Groups whose runs waited for data over 5% of training time, and the runs that did (result.json)."""
+    out = []
+    for key in sorted(groups, key=str):
+        runs = groups[key]
+        share = confidence.data_wait(runs)
+        over = [r for r in runs if confidence.input_bound(r.data_wait_share)]
+        if confidence.input_bound(share):
+            out.append(f"{' '.join(key_cells(key))}: {confidence.INPUT_BOUND_TEXT} (data wait {share:.0%} of "
+                       f"training time, mean of {sum(r.data_wait_share is not None for r in runs)} run(s))")
+        elif over:
+            out.append(f"{' '.join(key_cells(key))}: {len(over)} run(s) {confidence.INPUT_BOUND_TEXT} (data wait "
+                       f"over {confidence.INPUT_BOUND:.0%}: {', '.join(f'{r.data_wait_share:.0%}' for r in over[:5])})")
+    return out
 
 
 def target_for(key: GroupKey, runs: list[RunSummary]) -> Any:

@@ -12,6 +12,11 @@ the GPU ratio is flagged as superlinear, one far below the throughput speedup as
 Across precisions (same benchmark, system and world size): throughput ratio against time-to-train
 ratio, amp or bf16 or tf32 against fp32.
 
+Given each group's runs, every speedup and precision ratio also says how sure it is
+(harness.results.confidence: a 95% interval, a permutation verdict, the runs that would resolve it) and
+where it comes from as chances (harness.results.chances: the expected speedup from each side's epoch
+spread and the probability of one as large as observed).
+
 On MLPerf GNMT, 4 T4s trained 10.4x faster than one because the runs needed 12, 7, 5 and 4 epochs:
 throughput scaled about linearly and the rest was convergence. These tables show exactly that.
 """
@@ -21,7 +26,12 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from harness.results.stats import GroupStats, RCPVerdict, accelerator_kind, rcp_check
+from harness.results.chances import Chances, chances
+from harness.results.confidence import Judgement, judge
+from harness.results.stats import GroupKey, GroupStats, RCPVerdict, accelerator_kind, rcp_check
+from harness.results.summary import RunSummary
+
+Runs = Optional[dict[GroupKey, list[RunSummary]]]
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,8 @@ class Speedup:
     efficiency: Optional[float]  # throughput speedup / world ratio
     rcp: Optional[RCPVerdict]  # this group's convergence against the baseline's, as MLPerf's RCP checker
     flag: str  # plain-language note, "" when unremarkable
+    confidence: Optional[Judgement] = None  # interval, verdict, runs to resolve (given the groups' runs)
+    chances: Optional[Chances] = None  # the expected speedup from the epoch spreads, and how likely this one is
 
     @property
     def gpu_ratio(self) -> float:
@@ -55,6 +67,27 @@ class PrecisionRatio:
     throughput: Optional[float]
     time_to_train: Optional[float]
     epochs_ratio: Optional[float]
+    confidence: Optional[Judgement] = None
+    chances: Optional[Chances] = None
+
+
+def count_label(world: Optional[int], system: str) -> str:
+    """'4 GPUs', '1 GPU', '2 CPU ranks': what a world size counts."""
+    if world is None:
+        return "n/a GPUs"
+    what = "CPU rank" if system == "CPU" else "GPU"
+    return f"{world} {what}{'' if world == 1 else 's'}"
+
+
+def judged(subject: str, g: GroupStats, reference: str, base: GroupStats, scores: dict, runs: Runs
+           ) -> tuple[Optional[Judgement], Optional[Chances]]:
+    """g against base, how sure and as chances; (None, None) without the groups' runs."""
+    if runs is None or g.key not in runs or base.key not in runs:
+        return None, None
+    same = g.throughput_unit == base.throughput_unit
+    j = judge(subject, runs[g.key], scores.get(g.key), reference, runs[base.key], scores.get(base.key),
+              g.key.benchmark, same)
+    return j, chances(subject, runs[g.key], reference, runs[base.key], j.time_to_train)
 
 
 def _time(g: GroupStats, score: Optional[float]) -> Optional[float]:
@@ -71,7 +104,8 @@ def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
     return a / b if a is not None and b else None
 
 
-def world_speedups(groups: Sequence[GroupStats], scores: dict, baseline_world: Optional[int] = None) -> list[Speedup]:
+def world_speedups(groups: Sequence[GroupStats], scores: dict, baseline_world: Optional[int] = None,
+                   runs: Runs = None) -> list[Speedup]:
     """Every group against the baseline world size of its family: the same benchmark, accelerator
     (its chip: V100, A100, H200, CPU; the platform without its count when no accelerator is named) and
     precision. Where a family holds two groups at one world size, it is split by MLPerf round, then
@@ -85,12 +119,12 @@ def world_speedups(groups: Sequence[GroupStats], scores: dict, baseline_world: O
     out = []
     for (bench, system, precision), members in sorted(families.items(), key=lambda kv: str(kv[0])):
         for family in _split(members, _SPLITS):
-            worlds = sorted({g.key.world for g in family})
+            worlds = sorted({g.key.world or 0 for g in family})
             base_world = baseline_world if baseline_world in worlds else worlds[0]
             base = next(g for g in family if g.key.world == base_world)
-            for g in sorted(family, key=lambda g: g.key.world):
+            for g in sorted(family, key=lambda g: g.key.world or 0):
                 if g is not base:
-                    out.append(_speedup(bench, system, precision, base, g, scores))
+                    out.append(_speedup(bench, system, precision, base, g, scores, runs))
     return out
 
 
@@ -112,19 +146,21 @@ def _split(members: list[GroupStats], splits) -> list[list[GroupStats]]:
 
 
 def _speedup(bench: str, system: str, precision: Optional[str], base: GroupStats, g: GroupStats,
-             scores: dict) -> Speedup:
+             scores: dict, runs: Runs = None) -> Speedup:
     ttt = _ratio(_time(base, scores.get(base.key)), _time(g, scores.get(g.key)))
     epochs = _ratio(_epochs(base), _epochs(g))
     same_unit = g.throughput_unit == base.throughput_unit
     tput = _ratio(g.throughput.mean, base.throughput.mean) if same_unit else None
     implied = tput is None and ttt is not None and epochs is not None
-    if implied:
+    if implied and ttt is not None and epochs:
         tput = ttt / epochs
-    rest = ttt / (tput * epochs) if not implied and None not in (ttt, tput, epochs) else None
-    gpus = g.key.world / base.key.world
+    rest = ttt / (tput * epochs) if not implied and ttt is not None and tput and epochs else None
+    world, base_world = g.key.world or 0, base.key.world or 1  # families hold known world sizes only
+    gpus = world / base_world
     efficiency = tput / gpus if tput is not None else None
-    return Speedup(bench, system, precision, base.key.world, g.key.world, ttt, tput, implied, epochs, rest, efficiency,
-                   rcp_check(base, g), attribution(ttt, tput, epochs, rest, gpus, base, g, implied))
+    conf, odds = judged(count_label(g.key.world, system), g, count_label(base.key.world, system), base, scores, runs)
+    return Speedup(bench, system, precision, base_world, world, ttt, tput, implied, epochs, rest, efficiency,
+                   rcp_check(base, g), attribution(ttt, tput, epochs, rest, gpus, base, g, implied), conf, odds)
 
 
 def _share(x: float, whole: float) -> str:
@@ -178,7 +214,8 @@ def attribution(ttt, tput, epochs, rest, gpus, base: GroupStats, g: GroupStats, 
     return ""
 
 
-def precision_ratios(groups: Sequence[GroupStats], scores: dict, baseline: str = "fp32") -> list[PrecisionRatio]:
+def precision_ratios(groups: Sequence[GroupStats], scores: dict, baseline: str = "fp32",
+                     runs: Runs = None) -> list[PrecisionRatio]:
     """Each non-baseline precision against the baseline at the same benchmark, system and world size."""
     by_key: dict[tuple, dict[str, GroupStats]] = {}
     for g in groups:
@@ -197,6 +234,6 @@ def precision_ratios(groups: Sequence[GroupStats], scores: dict, baseline: str =
                 bench, system, world, precision, baseline,
                 _ratio(g.throughput.mean, base.throughput.mean) if g.throughput_unit == base.throughput_unit else None,
                 _ratio(_time(base, scores.get(base.key)), _time(g, scores.get(g.key))),
-                _ratio(_epochs(base), _epochs(g)),
+                _ratio(_epochs(base), _epochs(g)), *judged(precision, g, baseline, base, scores, runs),
             ))
     return out

@@ -33,7 +33,7 @@ def derived_throughput(records: Sequence[Record], v05: bool) -> tuple[Optional[f
         if not epochs:
             epochs, seconds = _blocks(timed)
         per_epoch = next((r.value for r in records if r.key == "train_samples"), None)
-        samples = per_epoch * epochs if _positive(per_epoch) else None
+        samples = float(per_epoch) * epochs if per_epoch is not None and _positive(per_epoch) else None
     if not epochs or seconds <= 0:
         return None, None
     if samples:
@@ -60,11 +60,13 @@ def _epochs(records: Sequence[Record]) -> tuple[int, float]:
 
 def _blocks(records: Sequence[Record]) -> tuple[int, float]:
     count, seconds = 0, 0.0
-    block_t, block_n, eval_t, in_eval = None, 0, 0.0, None
+    block_t: Optional[float] = None
+    in_eval: Optional[float] = None
+    block_n, eval_t = 0, 0.0
     for r in records:
         if r.key == "block_start":
             n = r.meta.get("epoch_count")
-            block_t, block_n, eval_t = r.t, n if _positive(n) else 1, 0.0
+            block_t, block_n, eval_t = r.t, int(n) if n is not None and _positive(n) else 1, 0.0
         elif r.key == "eval_start" and block_t is not None:
             in_eval = r.t
         elif r.key == "eval_stop" and in_eval is not None:

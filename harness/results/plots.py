@@ -4,11 +4,13 @@
   line per run (seed) and per quality part (Mask R-CNN's BBOX and SEGM), each part's target dashed;
   the axis names the metric (HR@10, BLEU);
 - time_to_train.png: time to train of each run, per group, seeds in numeric order (runs that missed
-  the target marked);
-- epochs.png: epochs-to-converge histogram per group;
-- speedup.png: speedup against GPUs with the ideal line, throughput and time-to-train side by side;
-- compare.png (--compare): A's speedup over B per benchmark and the geometric means, time to train,
-  throughput and epochs as grouped bars; compare_throughput.png for throughput results.
+  the target marked), every panel on one y-axis;
+- epochs.png: epochs-to-converge histogram per group, ticks at whole epochs;
+- speedup.png: speedup against GPUs with the ideal line, throughput and time to train (with its 95%
+  intervals) side by side;
+- compare.png (--compare): A's speedup over B per benchmark (labelled with its GPU counts) and the
+  geometric means, time to train, throughput and epochs as grouped bars with their 95% intervals; the
+  title names the folders A and B; compare_throughput.png for throughput results.
 One panel per group (or per system for speedups).
 """
 from __future__ import annotations
@@ -46,10 +48,10 @@ def _title(key: GroupKey) -> str:
     return ", ".join(parts)
 
 
-def _grid(n: int, plt):
+def _grid(n: int, plt, sharey: bool = False):
     cols = min(n, 3)
     rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 3.8 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 3.8 * rows), squeeze=False, sharey=sharey)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     return fig, list(axes.flat[:n])
@@ -117,7 +119,8 @@ def _quality(groups, keys, out_dir, target_of, label_of, plt) -> Path:
 
 
 def _ttt(groups, keys, out_dir, plt) -> Path:
-    fig, axes = _grid(len(keys), plt)
+    # one y-axis for every panel: equal bars are equal times, whichever group they belong to
+    fig, axes = _grid(len(keys), plt, sharey=True)
     for ax, key in zip(axes, keys):
         runs = sorted(groups[key], key=seed_order)
         labels = [str(r.seed) if r.seed is not None else Path(r.path).parent.name[-8:] for r in runs]
@@ -126,6 +129,7 @@ def _ttt(groups, keys, out_dir, plt) -> Path:
         ax.bar(range(len(runs)), heights, color=colors)
         ax.set_xticks(range(len(runs)), labels, rotation=45, fontsize=7)
         ax.set(title=_title(key), xlabel="seed (red: did not converge)", ylabel="time to train (min)")
+        ax.yaxis.set_tick_params(labelleft=True)  # shared, but each panel keeps its numbers
     return _save(fig, out_dir / "time_to_train.png", plt)
 
 
@@ -133,11 +137,19 @@ def _epochs(groups, keys, out_dir, plt) -> Path:
     fig, axes = _grid(len(keys), plt)
     for ax, key in zip(axes, keys):
         epochs = [r.epochs_to_converge for r in groups[key] if r.converged and r.epochs_to_converge is not None]
+        samples = any(r.epoch_unit == "samples" for r in groups[key])
+        lo = hi = 0
         if epochs:
             lo, hi = math.floor(min(epochs)), math.ceil(max(epochs))
-            ax.hist(epochs, bins=[x - 0.5 for x in range(lo, hi + 2)], rwidth=0.8)
-        ax.set(title=_title(key), xlabel="epochs to converge", ylabel="runs")
-        ax.xaxis.set_major_locator(_integer_ticks())
+            if hi - lo <= 60:  # one bar per epoch count
+                ax.hist(epochs, bins=[x - 0.5 for x in range(lo, hi + 2)], rwidth=0.8)
+            else:  # counted in samples (or a long tail): matplotlib's bins
+                ax.hist(epochs, bins=20, rwidth=0.9)
+        ax.set(title=_title(key), xlabel="samples to converge" if samples else "epochs to converge", ylabel="runs")
+        if epochs and hi - lo <= 20:
+            ax.set_xticks(range(lo, hi + 1))  # whole epochs, even when every run needed the same
+        else:
+            ax.xaxis.set_major_locator(_integer_ticks())
         ax.yaxis.set_major_locator(_integer_ticks())
     return _save(fig, out_dir / "epochs.png", plt)
 
@@ -154,15 +166,22 @@ def _speedup(speedups: Sequence[Speedup], out_dir, plt) -> Path:
         ax.plot(worlds, [1.0] + [s.throughput or math.nan for s in members], marker="o",
                 label="throughput" + (" (implied)" if any(s.throughput_implied for s in members) else ""))
         ax.plot(worlds, [1.0] + [s.time_to_train or math.nan for s in members], marker="s", label="time to train")
+        for s in members:  # the 95% interval of each time-to-train speedup (harness.results.confidence)
+            iv = s.confidence.time_interval if s.confidence is not None else None
+            if iv is not None and s.time_to_train is not None:
+                top = iv.high if iv.high is not None else ax.get_ylim()[1]
+                ax.plot([s.world, s.world], [iv.low or 0.0, top], color="C1", lw=3, alpha=0.35,
+                        solid_capstyle="butt", label="95% interval" if s is members[0] else None)
         ax.set(title=f"{bench}, {system}, {precision or ''}", xlabel="GPUs (ranks)", ylabel="speedup")
         ax.set_xticks(worlds)  # world sizes are counts: no 1.2 GPUs between them
         ax.legend(fontsize=7)
     return _save(fig, out_dir / "speedup.png", plt)
 
 
-def plot_compare(labels: Sequence[str], series: dict[str, Sequence[Optional[float]]], title: str,
-                 path: Path) -> Path:
-    """Grouped bars: one group per label (benchmark, category geomean, overall), one bar per series."""
+def plot_compare(labels: Sequence[str], series: Mapping[str, Sequence[Optional[float]]], title: str,
+                 path: Path, errors: Optional[Mapping[str, Sequence[Optional[tuple]]]] = None) -> Path:
+    """Grouped bars: one group per label (benchmark, category geomean, overall), one bar per series;
+    errors[series][i] = (low, high) draws bar i's 95% interval (an open bound is drawn to the axis)."""
     plt = _pyplot()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(labels) * max(1, len(series)) / 2 + 2), 4.2))
@@ -171,14 +190,21 @@ def plot_compare(labels: Sequence[str], series: dict[str, Sequence[Optional[floa
         xs = [k + (i - (len(series) - 1) / 2) * width for k in range(len(labels))]
         heights = [v if v is not None else 0.0 for v in values]
         bars = ax.bar(xs, heights, width, label=name)
+        for x, v, bound in zip(xs, values, (errors or {}).get(name) or [None] * len(values)):
+            if v is not None and bound is not None:
+                low, high = bound
+                top_of = high if high is not None else v * 1.5
+                ax.plot([x, x], [low if low is not None else 0.0, top_of], color="black", lw=1)
         for bar, v in zip(bars, values):
             ax.annotate("n/a" if v is None else f"{v:.2f}x", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                         ha="center", va="bottom", fontsize=6)
     ax.axhline(1.0, color="black", lw=1, ls="--")
-    top = max([v for vs in series.values() for v in vs if v is not None] + [1.0])
+    highs = [b[1] for bs in (errors or {}).values() for b in bs if b is not None and b[1] is not None]
+    top = max([v for vs in series.values() for v in vs if v is not None] + [1.0] + highs)
     ax.set_ylim(0, top * 1.25)  # room for the legend above the bars
     ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
-    ax.set(title=title, ylabel="A / B (1 = equal)")
+    ax.set_title(title, fontsize=9)
+    ax.set_ylabel("A / B (1 = equal)" + ("; lines: 95% intervals" if errors else ""))
     ax.legend(fontsize=7, loc="upper center", ncol=max(1, len(series)))
     return _save(fig, path, plt)
 
@@ -186,7 +212,7 @@ def plot_compare(labels: Sequence[str], series: dict[str, Sequence[Optional[floa
 def _integer_ticks():
     from matplotlib.ticker import MaxNLocator
 
-    return MaxNLocator(integer=True)
+    return MaxNLocator(integer=True, min_n_ticks=1)  # one whole tick rather than fractions
 
 
 def _save(fig, path: Path, plt) -> Path:

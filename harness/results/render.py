@@ -5,12 +5,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.results.compare import PrecisionRatio, Speedup
+from harness.results.compare import PrecisionRatio, Speedup, count_label
+from harness.results.confidence import INPUT_BOUND, INPUT_BOUND_TEXT, input_bound
 from harness.results.score import Score
 from harness.results.stats import GroupKey, GroupStats
 from harness.results.summary import RunSummary
 
 UNSCORABLE, BUSY, DERIVED = "*", "!", "(d)"
+INPUT_BOUND_MARK = "input-bound"
 
 
 def fmt(value: Optional[float], spec: str = ".4g") -> str:
@@ -46,8 +48,9 @@ def run_rows(runs: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
     # the hardware columns appear once any run names its accelerator (a harness run, or a log in a
     # submission tree); a run without telemetry (no NVML, a CPU run, an official log) shows n/a there
     hardware = any(r.accelerator or r.energy_j is not None or r.power_w is not None for r in runs)
+    waits = any(r.data_wait_share is not None for r in runs)  # result.json's data wait (harness runs)
     header = ["benchmark", "status", "ttt_s", "ttt_min", "epochs", "throughput/s", "seed", "world", "precision"]
-    header += ["gpu", "energy_kJ", "power_W"] * hardware + ["quality", "round", "log"]
+    header += ["gpu", "energy_kJ", "power_W"] * hardware + ["data wait"] * waits + ["quality", "round", "log"]
     rows = []
     for r in runs:
         marks = ("" if r.scorable else UNSCORABLE) + (BUSY if r.busy else "")
@@ -61,8 +64,17 @@ def run_rows(runs: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
         if hardware:
             row += [r.accelerator or "n/a", fmt(None if r.energy_j is None else r.energy_j / 1000, ".3g"),
                     fmt(r.power_w, ".0f")]
+        if waits:
+            row.append(data_wait(r.data_wait_share))
         rows.append(row + [quality(r.final_quality), r.round or "n/a", rel(r.path)])
     return header, rows
+
+
+def data_wait(share: Optional[float]) -> str:
+    """'3%', or '12% INPUT-BOUND' over the 5% at which a run's numbers measure its loader."""
+    if share is None:
+        return "n/a"
+    return f"{share:.0%}" + (f" {INPUT_BOUND_MARK}" if input_bound(share) else "")
 
 
 def _epochs(r: RunSummary) -> str:
@@ -79,6 +91,9 @@ def run_footnotes(runs: list[RunSummary]) -> list[str]:
     if any(r.busy for r in runs):
         notes.append(f"{BUSY} the machine was busy: other processes used at least half a core during the run "
                      "(result.json host_load); still scored, but its time to train measures its neighbours too")
+    if any(input_bound(r.data_wait_share) for r in runs):
+        notes.append(f"{INPUT_BOUND_MARK}: data wait over {INPUT_BOUND:.0%} of training time (result.json "
+                     f"data_wait_share): {INPUT_BOUND_TEXT}")
     if any(r.throughput_derived for r in runs):
         notes.append(f"{DERIVED} throughput derived from the log's epoch intervals: samples per second of training "
                      "(train_samples x epochs / epoch seconds), or epochs per second where the log counts no samples")
@@ -135,17 +150,35 @@ def group_warnings(stats: list[GroupStats]) -> list[str]:
     return out
 
 
+def times(value: Optional[float]) -> str:
+    """'2.37x', or n/a (never 'n/ax')."""
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+def interval(conf: Any, what: str = "time") -> str:
+    """A judgement's 95% interval as '2.31x-2.42x', or n/a."""
+    iv = None if conf is None else getattr(conf, "time_interval" if what == "time" else f"{what}_interval")
+    return "n/a" if iv is None else iv.ratio()
+
+
+def verdict_word(conf: Any) -> str:
+    if conf is None:
+        return "n/a"
+    word = {"faster": f"{conf.subject} faster", "slower": f"{conf.reference} faster"}.get(conf.verdict, conf.verdict)
+    return word + (" (input-bound)" if conf.input_bound else "")
+
+
 def speedup_rows(speedups: list[Speedup]) -> tuple[list[str], list[list[str]]]:
-    header = ["benchmark", "system", "precision", "GPUs", "ttt speedup", "= throughput", "x epochs", "x rest",
-              "efficiency", "RCP vs baseline"]
+    header = ["benchmark", "system", "precision", "GPUs", "ttt speedup", "ttt 95% interval", "= throughput", "x epochs",
+              "x rest", "efficiency", "RCP vs baseline", "verdict"]
     rows = []
     for s in speedups:
-        tput = fmt(s.throughput, ".2f") + ("x (implied)" if s.throughput_implied else "x")
+        tput = times(s.throughput) + (" (implied)" if s.throughput_implied and s.throughput is not None else "")
         rows.append([
             s.benchmark, s.system, s.precision or "n/a", f"{s.world} vs {s.baseline_world}",
-            fmt(s.time_to_train, ".2f") + "x", tput, fmt(s.epochs_ratio, ".2f") + "x",
-            "n/a" if s.rest is None else f"{s.rest:.2f}x", fmt(s.efficiency, ".0%"),
-            "n/a (too few runs)" if s.rcp is None else ("pass" if s.rcp.passed else "FAIL"),
+            times(s.time_to_train), interval(s.confidence), tput, times(s.epochs_ratio), times(s.rest),
+            fmt(s.efficiency, ".0%"), "n/a (too few runs)" if s.rcp is None else ("pass" if s.rcp.passed else "FAIL"),
+            verdict_word(s.confidence),
         ])
     return header, rows
 
@@ -153,7 +186,7 @@ def speedup_rows(speedups: list[Speedup]) -> tuple[list[str], list[list[str]]]:
 def speedup_notes(speedups: list[Speedup]) -> list[str]:
     notes = []
     for s in speedups:
-        where = f"{s.benchmark} {s.system} {s.precision or ''} {s.world} vs {s.baseline_world} GPUs"
+        where = f"{s.benchmark} {s.system} {s.precision or ''} {s.world} vs {count_label(s.baseline_world, s.system)}"
         if s.flag:
             notes.append(f"{where}: {s.flag}")
         if s.rcp is not None:
@@ -162,10 +195,12 @@ def speedup_notes(speedups: list[Speedup]) -> list[str]:
 
 
 def precision_rows(ratios: list[PrecisionRatio]) -> tuple[list[str], list[list[str]]]:
-    header = ["benchmark", "system", "world", "precision", "vs", "throughput ratio", "ttt ratio", "epochs ratio"]
+    header = ["benchmark", "system", "world", "precision", "vs", "throughput ratio", "throughput 95% interval",
+              "ttt ratio", "ttt 95% interval", "epochs ratio", "verdict"]
     return header, [[r.benchmark, r.system, "n/a" if r.world is None else str(r.world), r.precision,
-                     r.baseline_precision, fmt(r.throughput, ".2f") + "x", fmt(r.time_to_train, ".2f") + "x",
-                     fmt(r.epochs_ratio, ".2f") + "x"] for r in ratios]
+                     r.baseline_precision, times(r.throughput), interval(r.confidence, "throughput"),
+                     times(r.time_to_train), interval(r.confidence), times(r.epochs_ratio),
+                     verdict_word(r.confidence)] for r in ratios]
 
 
 def text_table(header: list[str], rows: list[list[str]]) -> str:

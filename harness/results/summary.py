@@ -56,6 +56,8 @@ class RunSummary:
     busy: Optional[bool] = None  # result.json host_load.busy: other processes used the machine during the run
     host_note: Optional[str] = None  # host_load.note
     submitter_scored: Optional[bool] = None  # listed in the tree's first_50_success_file (v0.5 NCF); None: no list
+    data_wait_s: Optional[float] = None  # result.json: rank 0's wait for batches over the counted steps
+    data_wait_share: Optional[float] = None  # data_wait_s / training seconds of those steps (0..1)
 
     @property
     def scorable(self) -> bool:

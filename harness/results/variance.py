@@ -47,24 +47,26 @@ class SeedSpread:
 
 
 def seed_spread(key: GroupKey, runs: Sequence[RunSummary]) -> SeedSpread:
-    conv = [r for r in runs if r.converged and r.epochs_to_converge is not None and r.time_to_train_min is not None]
+    # (epochs, minutes, log) of each converged run
+    conv = [(float(r.epochs_to_converge), float(r.time_to_train_min), r.path) for r in runs
+            if r.converged and r.epochs_to_converge is not None and r.time_to_train_min is not None]
     by_epochs: dict[str, list[float]] = {}
-    for r in conv:
-        by_epochs.setdefault(_label(r.epochs_to_converge), []).append(r.time_to_train_min)
+    for e, minutes, _ in conv:
+        by_epochs.setdefault(_label(e), []).append(minutes)
     counts = {k: len(v) for k, v in sorted(by_epochs.items(), key=lambda kv: float(kv[0]))}
     if len(conv) < 2:
         return SeedSpread(key, len(runs), len(conv), counts, None, None, None, None, None, None)
-    x = [float(r.epochs_to_converge) for r in conv]
-    y = [r.time_to_train_min for r in conv]
+    x = [e for e, _, _ in conv]
+    y = [m for _, m, _ in conv]
     std, mean = statistics.pstdev(y), statistics.fmean(y)
     explained = 0.0
     if statistics.pstdev(x) > 0 and std > 0:
         explained = statistics.correlation(x, y) ** 2
     lo, hi = min(counts, key=float), max(counts, key=float)
-    slowest = max(conv, key=lambda r: r.time_to_train_min)
+    slowest = max(conv, key=lambda c: c[1])
     return SeedSpread(key, len(runs), len(conv), counts, std, std / mean if mean else None, explained,
-                      statistics.fmean(by_epochs[lo]), statistics.fmean(by_epochs[hi]), slowest.path,
-                      slowest.epochs_to_converge, slowest.time_to_train_min)
+                      statistics.fmean(by_epochs[lo]), statistics.fmean(by_epochs[hi]), slowest[2],
+                      slowest[0], slowest[1])
 
 
 def _label(x: float) -> str:

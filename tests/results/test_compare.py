@@ -77,7 +77,7 @@ def test_report_cli_writes_every_output_and_plot(t4_runs, tmp_path, capsys):
     md = (out / "r.md").read_text()
     assert md.startswith("## Runs") and "| gnmt | 4xT4 | 4 | amp | 1024 |" in md
     data = json.loads((out / "r.json").read_text())
-    assert data["schema"] == "harness.report/3" and len(data["groups"]) == 4
+    assert data["schema"] == "harness.report/4" and len(data["groups"]) == 4
     assert {round(s["time_to_train"], 1) for s in data["speedups"]} >= {10.4}
     pngs = sorted(p.name for p in (out / "plots").iterdir())
     assert pngs == ["epochs.png", "quality.png", "speedup.png", "time_to_train.png"]
