@@ -25,7 +25,8 @@ def group_json(report: Any) -> list[dict[str, Any]]:
         out.append({
             "benchmark": g.key.benchmark, "platform": g.key.platform, "world_size": g.key.world,
             "precision": g.key.precision, "global_batch_size": g.key.batch, "accelerator": g.key.accelerator,
-            "framework": g.key.framework, "score": {**asdict(score), "count_ok": score.count_ok},
+            "framework": g.key.framework, "folder": g.key.folder,
+            "score": {**asdict(score), "count_ok": score.count_ok},
             **{k: v for k, v in asdict(g).items() if k != "key"},
             "repeated_seeds": {str(k): v for k, v in g.repeated_seeds.items()},
             "seed_spread": None if spread is None else {

@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import SHARED
 
-TREES = REPO.parent / "shared" / "fixtures" / "mlperf_trees"
+TREES = SHARED / "fixtures" / "mlperf_trees"
 
 
 @pytest.fixture(scope="session")
 def trees_dir() -> Path:
     if not TREES.is_dir():
-        pytest.skip(f"real MLPerf submission trees not found at {TREES} (they live in ../shared beside the checkout)")
+        pytest.skip(f"real MLPerf submission trees not found at {TREES} (they live in ../shared beside the checkout, or set HARNESS_SHARED)")
     return TREES
