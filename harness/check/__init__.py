@@ -13,22 +13,26 @@ that would choose the rules file the checker runs next (a crafted submission_div
 exec another file's code). After it, the harness's own sanity pass (harness.results.sanity:
 timestamps and epochs that go backwards, run_stop before run_start) adds warnings, which do not
 change the verdict. A harness run stopped by Ctrl-C or SIGTERM is not a completed run: it is listed
-as such and not checked. With a time limit the check runs in a forked child that is stopped at the
-limit; no compliance_checker.log is left in the working directory.
+as such and not checked. Checks run in forked workers, one log at a time each, and a worker whose log
+takes longer than the time limit is stopped and replaced; no compliance_checker.log is left behind.
 """
 from __future__ import annotations
 
 import multiprocessing
+import os
+import time
+from collections import deque
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional, Sequence
 
 from harness.results import formats, official, rules, sanity, screen
 from harness.results.parse import LogError, parse_lines, round_in_path
 from harness.results.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
 from harness.results.summary import CRASH, FAIL, PASS, REFUSED, UNCHECKED
 
-__all__ = ["CheckResult", "check_log", "pick_rules", "quality_target", "training_rulesets", "DEFAULT_RULESET",
+__all__ = ["CheckResult", "check_log", "check_logs", "pick_rules", "quality_target", "training_rulesets", "DEFAULT_RULESET",
            "INTERRUPTED", "PASS", "FAIL", "CRASH", "REFUSED", "UNCHECKED"]
 INTERRUPTED = "interrupted"
 
@@ -57,7 +61,6 @@ def check_log(path: str | Path, ruleset: Optional[str] = None, timeout: Optional
     that is stopped when the time is up, and the log then fails saying so."""
     if timeout is None:
         return _check(Path(path), ruleset)
-    rules.warm()  # imported once here, not again in every child
     ctx = multiprocessing.get_context("fork")  # the child inherits the imported checker: no start-up cost
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(send, Path(path), ruleset), daemon=True)
@@ -78,6 +81,95 @@ def check_log(path: str | Path, ruleset: Optional[str] = None, timeout: Optional
     if stopped:
         return CheckResult(str(path), False, messages=[f"the check took longer than {timeout:g} s: stopped"])
     return CheckResult(str(path), False, messages=[f"the check ended with exit code {child.exitcode}"])
+
+
+def check_logs(paths: Sequence[str | Path], ruleset: Optional[str] = None, timeout: float = 60.0,
+               jobs: Optional[int] = None) -> Iterator[CheckResult]:
+    """Each log's verdict, in the order given, from `jobs` forked workers (default: one per core) that
+    check one log at a time and keep the rules they parsed; a worker whose log takes longer than
+    `timeout` seconds is stopped (that log fails, saying so) and replaced."""
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(paths) or 1))
+    rules.warm()  # imported once here, not again in every worker
+    ctx = multiprocessing.get_context("fork")
+    pending = deque(enumerate(Path(p) for p in paths))
+    workers = [_Worker(ctx, ruleset) for _ in range(jobs)]
+    done: dict[int, CheckResult] = {}
+    emitted = 0
+    try:
+        while pending or any(w.task for w in workers):
+            for w in workers:
+                if w.task is None and pending:
+                    w.give(*pending.popleft(), timeout)
+            busy = [w for w in workers if w.task]
+            nearest = min(w.task[2] for w in busy)
+            ready = wait([w.results for w in busy], timeout=max(0.0, nearest - time.monotonic()))
+            for i, w in enumerate(workers):
+                if w.task is None:
+                    continue
+                index, path, deadline = w.task
+                if w.results in ready:
+                    try:
+                        done[index] = w.results.recv()[1]
+                        w.task = None
+                        continue
+                    except EOFError:
+                        w.proc.join()
+                        done[index] = CheckResult(str(path), False,
+                                                  messages=[f"the check ended with exit code {w.proc.exitcode}"])
+                elif time.monotonic() >= deadline:
+                    done[index] = CheckResult(str(path), False,
+                                              messages=[f"the check took longer than {timeout:g} s: stopped"])
+                else:
+                    continue
+                w.stop(kill=True)
+                workers[i] = _Worker(ctx, ruleset)
+            while emitted in done:
+                yield done.pop(emitted)
+                emitted += 1
+    finally:
+        for w in workers:
+            w.stop(kill=bool(w.task))
+
+
+class _Worker:
+    """A forked process that checks the logs it is sent, one at a time, until it is sent None."""
+
+    def __init__(self, ctx, ruleset: Optional[str]) -> None:
+        tasks, self.tasks = ctx.Pipe(duplex=False)
+        self.results, results = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=_serve, args=(tasks, results, ruleset), daemon=True)
+        self.proc.start()
+        tasks.close()
+        results.close()
+        self.task: Optional[tuple[int, Path, float]] = None
+
+    def give(self, index: int, path: Path, timeout: float) -> None:
+        self.task = (index, path, time.monotonic() + timeout)
+        self.tasks.send((index, path))
+
+    def stop(self, kill: bool = False) -> None:
+        if kill and self.proc.is_alive():
+            self.proc.kill()
+        elif self.proc.is_alive():
+            try:
+                self.tasks.send(None)  # a forked worker holds the pipe's other end too: EOF alone never comes
+            except OSError:
+                self.proc.kill()
+        self.proc.join()
+        self.tasks.close()
+        self.results.close()
+
+
+def _serve(tasks, results, ruleset: Optional[str]) -> None:
+    while True:
+        try:
+            task = tasks.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        index, path = task
+        results.send((index, _check(path, ruleset)))
 
 
 def _child(send, path: Path, ruleset: Optional[str]) -> None:

@@ -3,7 +3,7 @@
     python -m harness.check outputs/                    every mlperf.log and result_*.txt under outputs/
     python -m harness.check training_results_v4.1/      a whole round: 4.1.0 from the folder's name
     python -m harness.check RUN_DIR/mlperf.log --ruleset 0.7.0 --verbose
-    python -m harness.check RESULTS/ --timeout 120      at most 120 s per log (default 60)
+    python -m harness.check RESULTS/ --timeout 120      at most 120 s per log (default 60); --jobs N at once
 
 Prints one short line per log (PASS, FAIL with its first reasons, CRASH where the official checker
 itself fails on the log, SKIP where no official checker reads it, STOP for a run stopped by Ctrl-C
@@ -17,11 +17,12 @@ import sys
 from collections import Counter
 from typing import Optional
 
-from harness.check import CRASH, INTERRUPTED, PASS, REFUSED, CheckResult, check_log, training_rulesets
+from harness.check import CRASH, INTERRUPTED, PASS, REFUSED, CheckResult, check_logs, training_rulesets
 from harness.results.find import find_logs
 
 WORD = {PASS: "PASS", CRASH: "CRASH", INTERRUPTED: "STOP"}
 WIDTH = 240  # characters: one line a terminal shows whole, whatever the checker wrote
+REASON = 110  # characters of the reasons that every line keeps, however long its path
 
 
 def line_for(path: str, result: CheckResult) -> str:
@@ -33,8 +34,10 @@ def line_for(path: str, result: CheckResult) -> str:
     else:
         why = result.messages[0].strip().splitlines()[0] if result.status != "fail" and result.messages \
             else result.reason
-    text = f"{head}: {why}" if why else head
-    return text if len(text) <= WIDTH else text[: WIDTH - 3].rstrip() + "..."
+    room = max(REASON, WIDTH - len(head) - 2)  # a long path costs the line its width, never the reason
+    if len(why) > room:
+        why = why[: room - 3].rstrip() + "..."
+    return f"{head}: {why}" if why else head
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -45,6 +48,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds one log's check may take before it is stopped and failed (default 60)")
     parser.add_argument("--verbose", "-v", action="store_true", help="print the checker's full messages")
+    parser.add_argument("--jobs", type=int, help="logs checked at once (default: one per core)")
     args = parser.parse_args(argv)
     if args.timeout <= 0:
         parser.error("--timeout must be a positive number of seconds")
@@ -57,8 +61,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
     counts: Counter = Counter()
     sources: Counter = Counter()
-    for path in files:
-        result = check_log(path, args.ruleset, timeout=args.timeout)
+    for path, result in zip(files, check_logs(files, args.ruleset, timeout=args.timeout, jobs=args.jobs)):
         kind = result.status if result.status in (PASS, CRASH, INTERRUPTED) else ("skip" if not result.checked
                                                                                    else "fail")
         counts[kind] += 1

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.results import formats, official, rules, sanity, screen, tree
+from harness.results import formats, official, rules, sanity, tree
 from harness.results.formats import Record
 from harness.results.intervals import derived_throughput
 from harness.results.runfiles import add_run_files, from_result_json
@@ -110,17 +110,14 @@ def _judge(run: RunSummary, lines: list[str], path: Path, explicit: Optional[str
     elif verdict.status == CRASH:
         run.warnings.append(f"{who} crashes on this log, so it is not judged ({verdict.reason})")
     if run.log_format == "MLLOG" and chosen.version is not None:
-        _rcp_reading(run, lines, path, chosen.version)
+        _rcp_reading(run, lines, chosen.version)
 
 
-def _rcp_reading(run: RunSummary, lines: list[str], path: Path, version: str) -> None:
+def _rcp_reading(run: RunSummary, lines: list[str], version: str) -> None:
     """Convergence as the official RCP checker reads it, in its unit."""
     run.epoch_unit = official.convergence_unit(run.benchmark, version)
     run.warnings = [w for w in run.warnings if w != NO_EPOCH]  # the reader counts in its own unit
-    if screen.long_line(lines):  # the reader's prefix regex is quadratic in a line's length: not run
-        run.epochs_to_converge = None
-        return
-    value, note = official.rcp_convergence(path, version)
+    value, note = official.rcp_convergence(lines, version)
     if note:
         run.warnings.append(note)
     own = run.epochs_to_converge
