@@ -30,7 +30,7 @@ from typing import Iterator, Optional, Sequence
 from harness.results import formats, official, rules, sanity, screen
 from harness.results.parse import LogError, parse_lines, round_in_path
 from harness.results.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
-from harness.results.summary import CRASH, FAIL, PASS, REFUSED, UNCHECKED
+from harness.results.summary import CRASH, FAIL, PASS, REFUSED, UNCHECKED, interrupted_by
 
 __all__ = ["CheckResult", "check_log", "check_logs", "pick_rules", "quality_target", "training_rulesets", "DEFAULT_RULESET",
            "INTERRUPTED", "PASS", "FAIL", "CRASH", "REFUSED", "UNCHECKED"]
@@ -172,6 +172,17 @@ def _serve(tasks, results, ruleset: Optional[str]) -> None:
         results.send((index, _check(path, ruleset)))
 
 
+def _stopped_by(result_json: Path) -> Optional[str]:
+    """The signal a harness run's result.json says stopped it, if it says so."""
+    import json
+
+    try:
+        data = json.loads(result_json.read_text())
+    except (OSError, ValueError):
+        return None
+    return interrupted_by(data.get("reason")) if isinstance(data, dict) and data.get("status") == "aborted" else None
+
+
 def _child(send, path: Path, ruleset: Optional[str]) -> None:
     try:
         send.send(_check(path, ruleset))
@@ -192,6 +203,8 @@ def _check(path: Path, ruleset: Optional[str]) -> CheckResult:
         summary = parse_lines(lines, str(path))
     except LogError as err:
         return CheckResult(str(path), False, messages=[str(err)])
+    if path.name == "mlperf.log" and summary.interrupted is None:  # a log cut off by the signal: result.json says
+        summary.interrupted = _stopped_by(path.parent / "result.json")
     if summary.interrupted is not None and summary.log_format == "MLLOG":
         return CheckResult(str(path), True, summary.benchmark, None, None, checked=False, status=INTERRUPTED,
                            messages=[f"stopped by {summary.interrupted}: not a completed run (MLPerf checks and "

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any, Sequence
 
 from harness.results import render
+from harness.results.summary import tally
 
 SCHEMA = "harness.report/3"
 COMPARE_SCHEMA = "harness.compare/1"
@@ -49,6 +50,7 @@ def to_json(report: Any) -> dict[str, Any]:
             "precision_gains": [asdict(p) for p in report.gains],
         },
         "warnings": report.warnings,
+        "outcome": asdict(tally(report.runs)),  # runs scored, not converged, not scorable, interrupted, by reason
         "errors": [{"path": p, "message": m} for p, m in report.errors],
     }
 

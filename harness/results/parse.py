@@ -61,6 +61,8 @@ def parse_file(path: str | Path, ruleset: Optional[str] = None) -> RunSummary:
         return run
     if path.name == "mlperf.log":
         add_run_files(run, path.parent)
+        if run.interrupted is not None:  # stopped by a signal: an unfinished log is what that leaves
+            run.problems = [p for p in run.problems if not p.startswith(("no run_stop", "no run_start"))]
     else:
         _add_tree(run, path, place)
         _judge(run, lines, path, ruleset)

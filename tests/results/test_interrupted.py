@@ -77,3 +77,22 @@ def test_check_lists_interrupted_logs_as_stopped_and_does_not_fail_on_them(tmp_p
     assert "stopped by SIGTERM: not a completed run (MLPerf checks and scores completed runs only)" in out.stdout
     assert lines[2] == "2 log(s): 0 passed, 0 failed, 2 interrupted (not completed runs: not checked)"
     assert all(len(l) < 240 for l in lines)
+
+
+def test_a_log_cut_off_by_the_signal_is_still_an_interrupted_run(tmp_path):
+    """The second signal of a Ctrl-C can cut the log before its run_stop; result.json still names the first."""
+    _run(tmp_path / "cut", 1, (0.5,), status="aborted", reason="SIGINT", result_reason="interrupted (SIGINT)")
+    log = tmp_path / "cut" / "mlperf.log"
+    log.write_text("".join(log.read_text().splitlines(keepends=True)[:-1]))  # no run_stop
+    report = json.loads(run_cli("harness.report", str(tmp_path), "--json", "-").stdout)
+    (run,) = report["runs"]
+    assert run["interrupted"] == "SIGINT" and run["problems"] == [] and report["groups"] == []
+    check = run_cli("harness.check", str(tmp_path))
+    assert check.returncode == 0 and check.stdout.startswith("STOP")
+
+
+def test_the_json_says_what_became_of_every_run(tmp_path):
+    report = json.loads(run_cli("harness.report", str(_sweep(tmp_path)), "--json", "-").stdout)
+    outcome = report["outcome"]
+    assert (outcome["runs"], outcome["scored"], outcome["not_converged"], outcome["interrupted"]) == (7, 3, 1, 3)
+    assert outcome["signals"] == {"SIGTERM": 1, "SIGINT": 2}
