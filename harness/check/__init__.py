@@ -100,8 +100,8 @@ def check_logs(paths: Sequence[str | Path], ruleset: Optional[str] = None, timeo
             for w in workers:
                 if w.task is None and pending:
                     w.give(*pending.popleft(), timeout)
-            busy = [w for w in workers if w.task]
-            nearest = min(w.task[2] for w in busy)
+            nearest = min(w.task[2] for w in workers if w.task is not None)
+            busy = [w for w in workers if w.task is not None]
             ready = wait([w.results for w in busy], timeout=max(0.0, nearest - time.monotonic()))
             for i, w in enumerate(workers):
                 if w.task is None:
