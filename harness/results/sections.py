@@ -50,7 +50,7 @@ def render_text(report: Report, markdown: bool = False) -> str:
         out += ["", head("Seed variance: how much of the spread in time to train the epochs explain"),
                 table(*spread_rows(spreads)), ""]
         out += [f"{bullet}{s.key.benchmark} {s.key.platform} {'' if s.key.world is None else s.key.world}: "
-                f"{s.describe()}; slowest: {render.rel(s.slowest or '?')} ({s.slowest_epochs:g} epochs, "
+                f"{s.describe()}; slowest: {render.rel(s.slowest or '?')} ({s.slowest_epochs:g} {s.unit}, "
                 f"{s.slowest_min:.4g} min)" for s in spreads]
     if report.tput_runs:
         out += ["", head("Throughput (mode=throughput): median of each run's windows; spread over runs"),
