@@ -132,3 +132,18 @@ def test_v06_logs_are_checked_with_0_6_0_and_v05_logs_are_listed_as_not_checked(
     assert sum(l.startswith("SKIP") and "v0.5" in l for l in lines) == 10
     assert "20 log(s): 10 passed, 0 failed, 10 not checked (no official checker for them)" in lines
     assert lines[-1] == "  ruleset 0.6.0: 10 log(s), v0.6 in the path"
+
+
+def test_the_checker_reads_each_rules_file_as_yaml_would_once_per_process():
+    """harness.results.official parses a rules file once, not once per log: what the checker gets must be
+    what yaml.load gives it, and a copy of its own."""
+    from harness.results import official  # noqa: F401 - installs the cache in mlp_compliance
+
+    for path in sorted((Path(mlp_compliance.__file__).parent / "training_4.1.0").glob("*.yaml")):
+        with open(path) as f:
+            fresh = yaml.load(f, Loader=yaml.BaseLoader)
+        with open(path) as f:
+            first = mlp_compliance.yaml.load(f, Loader=yaml.BaseLoader)
+        first.append("changed by a reader")
+        with open(path) as f:
+            assert mlp_compliance.yaml.load(f, Loader=yaml.BaseLoader) == fresh, path
