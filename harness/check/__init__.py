@@ -1,34 +1,40 @@
-"""Run MLPerf's official compliance checker on logs, each with the ruleset that fits its benchmark.
+"""Run MLPerf's official compliance checker on logs, each with the ruleset of its round.
 
-The checker runs in this process, or, with a time limit, in a forked child that is stopped at the
-limit (no compliance_checker.log is left in the working directory); its own verdict is reported
-unchanged. Benchmarks the harness runs use the ruleset their model declares (harness/registry.py),
-with the harness's rules file where MLPerf ships none (NCF); any other benchmark uses 0.7.0 if that
-ruleset has it, else the newest ruleset that does. v0.6 logs (:::MLL) are checked with 0.6.0; v0.5
-logs (:::MLPv0.5.0) have no checker in mlperf_logging and are reported as not checked.
+The ruleset (harness.results.rules.choose): `--ruleset`; else the round of a `vX.Y` folder on the way
+to an official log (training_results_v4.1/... -> 4.1.0), as MLCommons runs the checker per round;
+else the log's own format (:::MLL is v0.6's, 0.6.0; :::MLPv0.5.0 has no checker in mlperf_logging);
+else, for a harness run's mlperf.log, the ruleset its model declares (with the harness's rules file
+where MLPerf ships none, NCF); else the newest ruleset that has the benchmark, saying the round was
+not known. The verdict is the official checker's, unchanged (harness.results.official): pass, fail,
+or, where the checker itself raises, "the official checker crashed", which is not a failure of the log.
 
-Before the checker sees a log (harness.check.screen): no record line over 1 MiB, and no logged value
+Before the checker sees a log (harness.results.screen): no record line over 1 MiB, and no logged value
 that would choose the rules file the checker runs next (a crafted submission_division would make it
-exec another file's code). After it: the harness's own sanity pass (harness.results.sanity:
-timestamps and epochs that go backwards, run_stop before run_start), which the checker lets through.
+exec another file's code). After it, the harness's own sanity pass (harness.results.sanity:
+timestamps and epochs that go backwards, run_stop before run_start) adds warnings, which do not
+change the verdict. A harness run stopped by Ctrl-C or SIGTERM is not a completed run: it is listed
+as such and not checked. Checks run in forked workers, one log at a time each, and a worker whose log
+takes longer than the time limit is stopped and replaced; no compliance_checker.log is left behind.
 """
 from __future__ import annotations
 
-import importlib
-import logging
 import multiprocessing
+import os
+import time
+from collections import deque
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional, Sequence
 
-from mlperf_logging.compliance_checker import mlp_compliance
-
-from harness.results import formats, sanity
-from harness.results.parse import LogError, parse_lines
+from harness.results import formats, official, rules, sanity, screen
+from harness.results.parse import LogError, parse_lines, round_in_path
 from harness.results.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
+from harness.results.summary import CRASH, FAIL, PASS, REFUSED, UNCHECKED, interrupted_by
 
-__all__ = ["CheckResult", "check_log", "pick_rules", "quality_target", "training_rulesets", "DEFAULT_RULESET"]
-_SEPARATOR = "\n" + "-" * 30 + "\n"  # how mlp_compliance joins its messages
+__all__ = ["CheckResult", "check_log", "check_logs", "pick_rules", "quality_target", "training_rulesets", "DEFAULT_RULESET",
+           "INTERRUPTED", "PASS", "FAIL", "CRASH", "REFUSED", "UNCHECKED"]
+INTERRUPTED = "interrupted"
 
 
 @dataclass
@@ -36,26 +42,18 @@ class CheckResult:
     path: str
     passed: bool
     benchmark: Optional[str] = None
-    ruleset: Optional[str] = None  # e.g. "0.7.0", or "harness-ncf-0.7.0" for a harness rules file
+    ruleset: Optional[str] = None  # e.g. "4.0.0", or "harness-ncf-0.7.0" for a harness rules file
     rules: Optional[str] = None  # the rules file the checker started from
     messages: list[str] = field(default_factory=list)  # the checker's messages, as it wrote them
-    checked: bool = True  # False: no checker reads this log's format (v0.5)
+    checked: bool = True  # False: not judged (v0.5, no ruleset has the benchmark, interrupted, the checker crashed)
+    status: str = FAIL  # PASS, FAIL, REFUSED (screened), CRASH, UNCHECKED, INTERRUPTED
+    source: Optional[str] = None  # why this ruleset: "v4.0 in the path", "--ruleset", ...
+    warnings: list[str] = field(default_factory=list)  # the harness's sanity findings; never a failure
 
     @property
     def reason(self) -> str:
-        if self.passed:
-            return ""
-        firsts = [m.strip().splitlines()[0] for m in self.messages if m.strip()]
-        return " | ".join(firsts) if firsts else "failed"
-
-
-class _Capture(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(level=logging.WARNING)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
+        """The first messages, one short line (the full ones: `messages`, or --verbose)."""
+        return "" if self.passed else official.brief(self.messages)
 
 
 def check_log(path: str | Path, ruleset: Optional[str] = None, timeout: Optional[float] = None) -> CheckResult:
@@ -85,6 +83,106 @@ def check_log(path: str | Path, ruleset: Optional[str] = None, timeout: Optional
     return CheckResult(str(path), False, messages=[f"the check ended with exit code {child.exitcode}"])
 
 
+def check_logs(paths: Sequence[str | Path], ruleset: Optional[str] = None, timeout: float = 60.0,
+               jobs: Optional[int] = None) -> Iterator[CheckResult]:
+    """Each log's verdict, in the order given, from `jobs` forked workers (default: one per core) that
+    check one log at a time and keep the rules they parsed; a worker whose log takes longer than
+    `timeout` seconds is stopped (that log fails, saying so) and replaced."""
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(paths) or 1))
+    rules.warm()  # imported once here, not again in every worker
+    ctx = multiprocessing.get_context("fork")
+    pending = deque(enumerate(Path(p) for p in paths))
+    workers = [_Worker(ctx, ruleset) for _ in range(jobs)]
+    done: dict[int, CheckResult] = {}
+    emitted = 0
+    try:
+        while pending or any(w.task for w in workers):
+            for w in workers:
+                if w.task is None and pending:
+                    w.give(*pending.popleft(), timeout)
+            nearest = min(w.task[2] for w in workers if w.task is not None)
+            busy = [w for w in workers if w.task is not None]
+            ready = wait([w.results for w in busy], timeout=max(0.0, nearest - time.monotonic()))
+            for i, w in enumerate(workers):
+                if w.task is None:
+                    continue
+                index, path, deadline = w.task
+                if w.results in ready:
+                    try:
+                        done[index] = w.results.recv()[1]
+                        w.task = None
+                        continue
+                    except EOFError:
+                        w.proc.join()
+                        done[index] = CheckResult(str(path), False,
+                                                  messages=[f"the check ended with exit code {w.proc.exitcode}"])
+                elif time.monotonic() >= deadline:
+                    done[index] = CheckResult(str(path), False,
+                                              messages=[f"the check took longer than {timeout:g} s: stopped"])
+                else:
+                    continue
+                w.stop(kill=True)
+                workers[i] = _Worker(ctx, ruleset)
+            while emitted in done:
+                yield done.pop(emitted)
+                emitted += 1
+    finally:
+        for w in workers:
+            w.stop(kill=bool(w.task))
+
+
+class _Worker:
+    """A forked process that checks the logs it is sent, one at a time, until it is sent None."""
+
+    def __init__(self, ctx, ruleset: Optional[str]) -> None:
+        tasks, self.tasks = ctx.Pipe(duplex=False)
+        self.results, results = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=_serve, args=(tasks, results, ruleset), daemon=True)
+        self.proc.start()
+        tasks.close()
+        results.close()
+        self.task: Optional[tuple[int, Path, float]] = None
+
+    def give(self, index: int, path: Path, timeout: float) -> None:
+        self.task = (index, path, time.monotonic() + timeout)
+        self.tasks.send((index, path))
+
+    def stop(self, kill: bool = False) -> None:
+        if kill and self.proc.is_alive():
+            self.proc.kill()
+        elif self.proc.is_alive():
+            try:
+                self.tasks.send(None)  # a forked worker holds the pipe's other end too: EOF alone never comes
+            except OSError:
+                self.proc.kill()
+        self.proc.join()
+        self.tasks.close()
+        self.results.close()
+
+
+def _serve(tasks, results, ruleset: Optional[str]) -> None:
+    while True:
+        try:
+            task = tasks.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        index, path = task
+        results.send((index, _check(path, ruleset)))
+
+
+def _stopped_by(result_json: Path) -> Optional[str]:
+    """The signal a harness run's result.json says stopped it, if it says so."""
+    import json
+
+    try:
+        data = json.loads(result_json.read_text())
+    except (OSError, ValueError):
+        return None
+    return interrupted_by(data.get("reason")) if isinstance(data, dict) and data.get("status") == "aborted" else None
+
+
 def _child(send, path: Path, ruleset: Optional[str]) -> None:
     try:
         send.send(_check(path, ruleset))
@@ -93,8 +191,6 @@ def _child(send, path: Path, ruleset: Optional[str]) -> None:
 
 
 def _check(path: Path, ruleset: Optional[str]) -> CheckResult:
-    from harness.check import screen  # here, so that `python -m harness.check.screen` imports it once
-
     try:
         with open(path, encoding="latin-1") as f:  # as mlp_parser reads: never a decode error
             lines = f.readlines()
@@ -102,84 +198,30 @@ def _check(path: Path, ruleset: Optional[str]) -> CheckResult:
         return CheckResult(str(path), False, messages=[f"cannot read: {err.strerror or err}"])
     too_long = screen.long_line(lines)
     if too_long:
-        return CheckResult(str(path), False, messages=[too_long])
+        return CheckResult(str(path), False, messages=[too_long], status=REFUSED)
     try:
         summary = parse_lines(lines, str(path))
     except LogError as err:
         return CheckResult(str(path), False, messages=[str(err)])
-    if summary.log_format == "MLPv0.5.0":
-        return CheckResult(str(path), True, summary.benchmark, "v0.5", None, checked=False,
-                           messages=["a v0.5 log: mlperf_logging has no checker for this format"])
-    if summary.benchmark is None:
+    if path.name == "mlperf.log" and summary.interrupted is None:  # a log cut off by the signal: result.json says
+        summary.interrupted = _stopped_by(path.parent / "result.json")
+    if summary.interrupted is not None and summary.log_format == "MLLOG":
+        return CheckResult(str(path), True, summary.benchmark, None, None, checked=False, status=INTERRUPTED,
+                           messages=[f"stopped by {summary.interrupted}: not a completed run (MLPerf checks and "
+                                     "scores completed runs only)"])
+    if summary.benchmark is None and summary.log_format != "MLPv0.5.0":
         return CheckResult(str(path), False, messages=["no submission_benchmark: cannot tell which rules apply"])
-    if ruleset is None and summary.log_format == "MLL":
-        ruleset = "0.6.0"  # the :::MLL format is v0.6's, and so are its rules
-    version, label, rules = pick_rules(summary.benchmark, ruleset)
-    result = CheckResult(str(path), False, summary.benchmark, label, rules)
-    try:
-        loglines, errors = _loglines(lines, version)
-    except KeyError as err:
-        result.messages = [
-            f"the official {version} parser cannot read this log: a line lacks {err}"
-            + (" (its timestamps are seconds, 'time_s')" if summary.timestamp_unit == "s" else "")
-        ]
-        return result
-    refused = screen.refused_value(loglines, rules)
-    if refused:
-        result.messages = [refused]
-        return result
-    _run_checker(result, version, loglines, errors, rules)
-    findings = sanity.check(formats.read(lines).records)
-    if findings:
-        result.passed = False
-        result.messages += [f"harness sanity check: {f}" for f in findings]
-    if not result.passed and not result.messages:
+    harness_run = path.name == "mlperf.log"
+    chosen = rules.choose(summary.benchmark, explicit=ruleset, path_round=None if harness_run else round_in_path(path),
+                          log_format=summary.log_format, harness_run=harness_run)
+    verdict = official.judge(lines, chosen, summary.timestamp_unit == "s")
+    result = CheckResult(str(path), verdict.status == PASS, summary.benchmark, chosen.label, chosen.rules,
+                         verdict.messages, verdict.status not in (UNCHECKED, CRASH), verdict.status, chosen.source)
+    if verdict.status in (UNCHECKED, CRASH):
+        result.passed = True  # not judged: neither a pass nor a failure of the log
+    if verdict.status in (PASS, FAIL):
+        result.warnings = [f"harness sanity check: {f}" for f in sanity.check(formats.read(lines).records)]
+        result.warnings += [f"the official checker warns: {w}" for w in verdict.warnings]
+    if verdict.status == FAIL and not result.messages:
         result.messages = ["failed (the checker gave no message)"]
     return result
-
-
-def _loglines(lines: list[str], version: str) -> tuple[list, list]:
-    """The checker's own LogLine records, made by its own parser for the ruleset from each line cut at
-    its last token: mlp_parser's strip_and_dedup does the cut with a regex that is quadratic in the
-    line's length, and reading the file again would let the checker see other lines than these."""
-    parser = importlib.import_module(
-        f"mlperf_logging.compliance_checker.mlp_parser.ruleset_{version.replace('.', '')}")
-    token = parser.TOKEN
-    loglines, errors = [], []
-    for line in lines:
-        at = line.rfind(token)
-        if at < 0:
-            continue
-        text = line[at:].strip()
-        try:
-            loglines.append(parser.string_to_logline(len(loglines) + len(errors), text))
-        except ValueError as err:
-            errors.append((text, str(err)))
-    return loglines, errors
-
-
-def _run_checker(result: CheckResult, version: str, loglines: list, errors: list, rules: str) -> None:
-    capture = _Capture()
-    root = logging.getLogger()
-    # The checker reports through the root logger; a handler of ours on it also keeps logging from
-    # adding its own stderr handler for good (what a module-level logging.warning does to a bare root).
-    root.addHandler(capture)
-    mlp_compliance.enqueued_configs.clear()  # module-level queue: never inherit a previous check's
-    try:
-        checker = mlp_compliance.make_checker("training", version, quiet=False, werror=False)
-        if errors:  # as ComplianceChecker.check_file reports them
-            logging.warning(" Found parsing errors:")
-            for line, error in errors:
-                logging.warning("  %s", line)
-                logging.warning("   ^^  %s", error)
-            checker.put_message("Log lines had parsing errors.")
-        checker.check_loglines(loglines, rules)
-        checker.log_messages()
-        result.passed = not checker.has_messages()
-        for message in capture.messages:
-            result.messages.extend(m for m in message.split(_SEPARATOR) if m.strip())
-    except Exception as err:  # the checker evaluates rule code; a crash is a failed check, not ours
-        result.messages = [f"the official checker crashed: {type(err).__name__}: {err}"]
-    finally:
-        root.removeHandler(capture)
-        mlp_compliance.enqueued_configs.clear()

@@ -1,30 +1,54 @@
-"""Check MLPerf logs with the official compliance checker.
+"""Check MLPerf logs with the official compliance checker, each with the ruleset of its round.
 
     python -m harness.check outputs/                    every mlperf.log and result_*.txt under outputs/
+    python -m harness.check training_results_v4.1/      a whole round: 4.1.0 from the folder's name
     python -m harness.check RUN_DIR/mlperf.log --ruleset 0.7.0 --verbose
-    python -m harness.check RESULTS/ --timeout 120      at most 120 s per log (default 60)
+    python -m harness.check RESULTS/ --timeout 120      at most 120 s per log (default 60); --jobs N at once
 
-Prints one line per log and a summary; exits 1 if any log fails, 2 if no log was found. A v0.5 log
-has no official checker: it is listed as SKIP and does not fail the run.
+Prints one short line per log (PASS, FAIL with its first reasons, CRASH where the official checker
+itself fails on the log, SKIP where no official checker reads it, STOP for a run stopped by Ctrl-C
+or SIGTERM), then a summary with the rulesets used and why; exits 1 if any log fails, 2 if no log was
+found. Only FAIL fails the check: the rest are not judgements of the log.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from typing import Optional
 
-from harness.check import check_log, training_rulesets
+from harness.check import CRASH, INTERRUPTED, PASS, REFUSED, CheckResult, check_logs, training_rulesets
 from harness.results.find import find_logs
+
+WORD = {PASS: "PASS", CRASH: "CRASH", INTERRUPTED: "STOP"}
+WIDTH = 240  # characters: one line a terminal shows whole, whatever the checker wrote
+REASON = 110  # characters of the reasons that every line keeps, however long its path
+
+
+def line_for(path: str, result: CheckResult) -> str:
+    """One line for one log: the verdict, the file, the benchmark and ruleset, and the first reasons."""
+    word = WORD.get(result.status, "SKIP" if not result.checked else "FAIL")
+    head = f"{word:<5} {path}  ({result.benchmark or '?'}, {result.ruleset or 'no ruleset'})"
+    if result.status == PASS:
+        why = f"{len(result.warnings)} warning(s): {result.warnings[0]}" if result.warnings else ""
+    else:
+        why = result.messages[0].strip().splitlines()[0] if result.status != "fail" and result.messages \
+            else result.reason
+    room = max(REASON, WIDTH - len(head) - 2)  # a long path costs the line its width, never the reason
+    if len(why) > room:
+        why = why[: room - 3].rstrip() + "..."
+    return f"{head}: {why}" if why else head
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.check", description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", help="run directories, sweep directories, submission trees, or log files")
     parser.add_argument("--ruleset", choices=training_rulesets(),
-                        help="check every log against this official ruleset instead of picking per benchmark")
+                        help="check every log against this official ruleset instead of its round's")
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds one log's check may take before it is stopped and failed (default 60)")
     parser.add_argument("--verbose", "-v", action="store_true", help="print the checker's full messages")
+    parser.add_argument("--jobs", type=int, help="logs checked at once (default: one per core)")
     args = parser.parse_args(argv)
     if args.timeout <= 0:
         parser.error("--timeout must be a positive number of seconds")
@@ -35,25 +59,29 @@ def main(argv: Optional[list[str]] = None) -> int:
     if not files:
         print("harness.check: error: no MLPerf log found", file=sys.stderr)
         return 2
-    failed = skipped = 0
-    for path in files:
-        result = check_log(path, args.ruleset, timeout=args.timeout)
-        what = f"{result.benchmark or '?'}, {result.ruleset or 'no ruleset'}"
-        if not result.checked:
-            skipped += 1
-            print(f"SKIP  {path}  ({what}): {result.messages[0]}")
-        elif result.passed:
-            print(f"PASS  {path}  ({what})")
-        else:
-            failed += 1
-            print(f"FAIL  {path}  ({what}): {result.reason}")
+    counts: Counter = Counter()
+    sources: Counter = Counter()
+    for path, result in zip(files, check_logs(files, args.ruleset, timeout=args.timeout, jobs=args.jobs)):
+        kind = result.status if result.status in (PASS, CRASH, INTERRUPTED) else ("skip" if not result.checked
+                                                                                   else "fail")
+        counts[kind] += 1
+        if result.source and result.checked:
+            sources[(result.ruleset, result.source)] += 1
+        print(line_for(str(path), result))
         if args.verbose:
-            for message in result.messages:
+            for message in result.messages + result.warnings:
                 print("      " + message.strip().replace("\n", "\n      "))
-    summary = f"{len(files)} log(s): {len(files) - failed - skipped} passed, {failed} failed"
-    print(summary + (f", {skipped} not checked (no official checker for their format)" if skipped else ""))
-    return 1 if failed or missing else 0
+    parts = [f"{counts[PASS]} passed", f"{counts['fail']} failed"]
+    parts += [f"{counts[CRASH]} not judged (the official checker crashed on them)"] * bool(counts[CRASH])
+    parts += [f"{counts['skip']} not checked (no official checker for them)"] * bool(counts["skip"])
+    parts += [f"{counts[INTERRUPTED]} interrupted (not completed runs: not checked)"] * bool(counts[INTERRUPTED])
+    print(f"{len(files)} log(s): " + ", ".join(parts))
+    for (label, source), n in sorted(sources.items(), key=lambda kv: -kv[1]):
+        print(f"  ruleset {label}: {n} log(s), {source}")
+    return 1 if counts["fail"] or missing else 0
 
 
 if __name__ == "__main__":
     sys.exit(main())
+
+__all__ = ["main", "line_for", "REFUSED"]

@@ -18,7 +18,7 @@ from harness.results.find import find_logs
 from harness.results.parse import LogError, RunSummary, from_result_json, parse_file
 from harness.results.render import group_warnings, key_cells
 from harness.results.score import Score, round_score
-from harness.results.stats import GroupKey, GroupStats, group_key, group_stats
+from harness.results.stats import GroupKey, GroupStats, group_key, group_runs, group_stats
 from harness.results.variance import SeedSpread, seed_spread
 
 SKIPPED = "skipped"
@@ -89,9 +89,7 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
         readable.append(path)
         if orphan is not None:
             runs.append(orphan)
-    groups: dict[GroupKey, list[RunSummary]] = {}
-    for run in runs:
-        groups.setdefault(group_key(run), []).append(run)
+    groups = group_runs(runs)  # a tree's runs by their folder; interrupted runs in none
     keys = sorted(groups, key=str)
     stats = [group_stats(k, groups[k]) for k in keys]
     scores = {k: round_score(k.benchmark, groups[k]) for k in keys}

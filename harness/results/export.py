@@ -14,6 +14,7 @@ from dataclasses import asdict
 from typing import Any, Optional, Sequence
 
 from harness.results import confidence, cost, render
+from harness.results.summary import tally
 
 SCHEMA = "harness.report/4"
 COMPARE_SCHEMA = "harness.compare/2"
@@ -63,7 +64,8 @@ def group_json(report: Any) -> list[dict[str, Any]]:
         out.append({
             "benchmark": g.key.benchmark, "platform": g.key.platform, "world_size": g.key.world,
             "precision": g.key.precision, "global_batch_size": g.key.batch, "accelerator": g.key.accelerator,
-            "framework": g.key.framework, "score": {**asdict(score), "count_ok": score.count_ok},
+            "framework": g.key.framework, "folder": g.key.folder,
+            "score": {**asdict(score), "count_ok": score.count_ok},
             **{k: v for k, v in asdict(g).items() if k != "key"},
             "repeated_seeds": {str(k): v for k, v in g.repeated_seeds.items()},
             "seed_spread": None if spread is None else {
@@ -103,6 +105,7 @@ def to_json(report: Any) -> dict[str, Any]:
         "cost": {"rank_by": report.rank_by, "prices": report.prices, "rows": _cost_json(report_cost(report))},
         "method": METHOD,
         "warnings": report.warnings,
+        "outcome": asdict(tally(report.runs)),  # runs scored, not converged, not scorable, interrupted, by reason
         "errors": [{"path": p, "message": m} for p, m in report.errors],
     }
 

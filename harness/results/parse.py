@@ -12,6 +12,13 @@ v0.5 counts epochs from 0, so its epoch + 1). v0.5's run_stop says {"success": t
 a submission tree takes world size, accelerator and framework from the tree (harness.results.tree);
 throughput comes from tracked_stats, or is derived from the epoch intervals (harness.results.intervals).
 
+An official log (anything but a harness run's own mlperf.log, which `harness.check` judges) is also
+judged as MLPerf's own tools judge it (harness.results.official): the compliance checker with the
+ruleset of its round, and the RCP checker's convergence reading in its unit. A run is voided only
+where that checker rejects a log that claims success; the harness's sanity findings are warnings.
+A run stopped by a signal (run_stop's reason SIGINT or SIGTERM) is interrupted, not a run that did
+not converge.
+
     python -m harness.results.parse FILE...     # one JSON object per file
 """
 from __future__ import annotations
@@ -22,32 +29,47 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.results import formats, sanity, tree
+from harness.results import formats, official, rules, sanity, tree
 from harness.results.formats import Record
 from harness.results.intervals import derived_throughput
 from harness.results.runfiles import add_run_files, from_result_json
-from harness.results.summary import INCOMPLETE, SUCCESS, LogError, RunSummary
+from harness.results.summary import (CRASH, FAIL, INCOMPLETE, PASS, REFUSED, SUCCESS, LogError, RunSummary,
+                                     interrupted_by)
 
 TOKEN = formats.MLLOG
+NO_EPOCH = "status success but no eval_accuracy with an epoch_num"
 __all__ = ["LogError", "RunSummary", "parse_file", "parse_lines", "from_result_json", "TOKEN", "SUCCESS", "INCOMPLETE"]
 
 
-def parse_file(path: str | Path) -> RunSummary:
+def parse_file(path: str | Path, ruleset: Optional[str] = None) -> RunSummary:
+    """One log file as a run. `ruleset` forces the official ruleset its check uses (else its round's)."""
     path = Path(path)
     try:
         with open(path, encoding="latin-1") as f:  # as mlp_parser reads: never a decode error
             lines = f.readlines()
     except OSError as err:
         raise LogError(f"cannot read: {err.strerror or err}") from None
-    run = parse_lines(lines, str(path))
+    place = tree.place_of(path) if path.name != "mlperf.log" else None
+    try:
+        run = parse_lines(lines, str(path))
+    except LogError as err:
+        if place is None:
+            raise
+        # in a tree every result file of a folder counts toward its score, as the summarizer counts it
+        run = RunSummary(path=str(path), benchmark=place.benchmark, status="unreadable", problems=[str(err)])
+        _add_tree(run, path, place)
+        return run
     if path.name == "mlperf.log":
         add_run_files(run, path.parent)
+        if run.interrupted is not None:  # stopped by a signal: an unfinished log is what that leaves
+            run.problems = [p for p in run.problems if not p.startswith(("no run_stop", "no run_start"))]
     else:
-        _add_tree(run, path)
+        _add_tree(run, path, place)
+        _judge(run, lines, path, ruleset)
     return run
 
 
-def _add_tree(run: RunSummary, path: Path) -> None:
+def _add_tree(run: RunSummary, path: Path, place: Optional[tree.Place]) -> None:
     system = tree.system_for(path)
     if system is not None:
         run.system = system.name
@@ -55,19 +77,67 @@ def _add_tree(run: RunSummary, path: Path) -> None:
         run.accelerator = system.accelerator or run.accelerator
         run.framework = system.framework or run.framework
         run.platform = run.platform or system.hardware or system.name  # v0.5 logs name no platform
+        run.division = system.division or run.division  # the summarizer reads the system file's
         if system.scored is not None:
             run.submitter_scored = str(path.resolve()) in system.scored
+    if place is not None:
+        run.folder = place.folder
+        if run.benchmark != place.benchmark:
+            run.warnings.append(f"logs benchmark {run.benchmark!r} in a {place.benchmark!r} folder: scored with the "
+                                "folder, as the official summarizer scores it")
     found = round_in_path(path)
     if found and run.log_format == "MLLOG":
         run.round = found
 
 
+def _judge(run: RunSummary, lines: list[str], path: Path, explicit: Optional[str]) -> None:
+    """The official checker's verdict and the RCP checker's convergence reading on an official log."""
+    if run.interrupted is not None:
+        return
+    chosen = rules.choose(run.benchmark, explicit=explicit, path_round=round_in_path(path),
+                          log_format=run.log_format)
+    verdict = official.judge(lines, chosen, run.timestamp_unit == "s")
+    run.check, run.check_ruleset, run.check_source = verdict.status, chosen.label, chosen.source
+    run.check_reason = verdict.reason or None
+    who = f"the official checker ({chosen.label})"
+    if verdict.status == PASS:
+        # what the checker accepts is scored: the parser's own findings are no longer reasons to drop it
+        run.warnings[:0] = run.problems
+        run.problems = []
+        if run.status != SUCCESS and run.time_to_train_min is not None:
+            run.warnings.append(f"run_stop says {run.status!r}, but {who} passes the log: the official summarizer "
+                                "scores its time (the rules of its division state no target), and so does this report")
+    elif verdict.status in (FAIL, REFUSED) and run.status == SUCCESS and not run.problems:  # one reason is enough
+        run.problems.append(f"{who} {'rejects' if verdict.status == FAIL else 'was not run on'} it: {verdict.reason}")
+    elif verdict.status == CRASH:
+        run.warnings.append(f"{who} crashes on this log, so it is not judged ({verdict.reason})")
+    if run.log_format == "MLLOG" and chosen.version is not None:
+        _rcp_reading(run, lines, chosen.version)
+
+
+def _rcp_reading(run: RunSummary, lines: list[str], version: str) -> None:
+    """Convergence as the official RCP checker reads it, in its unit."""
+    run.epoch_unit = official.convergence_unit(run.benchmark, version)
+    run.warnings = [w for w in run.warnings if w != NO_EPOCH]  # the reader counts in its own unit
+    value, note = official.rcp_convergence(lines, version)
+    if note:
+        run.warnings.append(note)
+    own = run.epochs_to_converge
+    run.epochs_to_converge = value if run.status == SUCCESS else None
+    if value is None and run.status == SUCCESS and own is not None and note is None:
+        run.warnings.append("the official RCP checker finds no convergence point in this log")
+
+
 def round_in_path(path: Path) -> Optional[str]:
-    """'v0.7' from a folder named v0.7, v0.7.0 or training_results_v0.7 on the way to the file."""
-    for part in reversed(path.resolve().parts[:-1]):
-        m = re.search(r"(?:^|_)v(\d+)\.(\d+)(?:\.\d+)?$", part)
-        if m:
-            return f"v{m.group(1)}.{m.group(2)}"
+    """'v0.7' from the folder of a round on the way to the file: the nearest one named for it alone
+    (v0.7, v0.7.0, training_results_v0.7), else the nearest whose name holds a vX.Y word
+    (mlperf_v0.7_results); a system or submission folder such as cloud_v3.8 does not outrank its round's."""
+    parts = list(reversed(path.resolve().parts[:-1]))
+    for pattern in (r"(?:training_results_)?v(\d+)\.(\d+)(?:\.\d+)?", r".*(?:^|[_-])v(\d+)\.(\d+)(?:\.\d+)?(?:$|[_-]).*"):
+        for part in parts:
+            m = re.fullmatch(pattern, part)
+            if m:
+                return f"v{m.group(1)}.{m.group(2)}"
     return None
 
 
@@ -122,6 +192,7 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
         elif key == "run_stop" and run.run_stop_ms is None:
             run.run_stop_ms = t
             run.status = _v05_status(value) if v05 else str(meta.get("status", "unknown"))
+            run.interrupted = None if v05 else interrupted_by(meta.get("reason"))
         elif key == "eval_accuracy" and run.run_stop_ms is None:
             if v05 and isinstance(value, dict):
                 run.evals.append((value.get("epoch"), value.get("value")))
@@ -167,21 +238,34 @@ def _timing(run: RunSummary, records: list[Record], v05: bool) -> None:
     if run.benchmark is None:
         run.problems.append("no submission_benchmark")
     if run.run_start_ms is None:
-        run.problems.append("no run_start: the run never started its timed region")
-        run.status = INCOMPLETE
+        if run.interrupted is None:  # an interrupted run may stop before its timed region: that is no fault
+            run.problems.append("no run_start: the run never started its timed region")
+        run.status = INCOMPLETE if run.interrupted is None else run.status
     elif run.run_stop_ms is None:
         run.problems.append("no run_stop: the run did not finish (crashed, killed or still running)")
     else:
         elapsed = run.run_stop_ms - run.run_start_ms
         run.time_to_train_s = elapsed / 1000.0
         run.time_to_train_min = elapsed / 60 / 1000  # MLPerf's summarizer's own arithmetic, to the bit
-    run.problems.extend(sanity.check(records))
+    # the official checker lets these through, and so does the score: warnings (harness.results.sanity)
+    run.warnings.extend(sanity.check(records))
     if run.status == SUCCESS:
         epochs = [e for e, _ in run.evals if _number(e)]
         if epochs:
             run.epochs_to_converge = epochs[-1] + 1 if v05 else epochs[-1]
         else:
-            run.problems.append("status success but no eval_accuracy with an epoch_num")
+            run.warnings.append(NO_EPOCH)
+        if v05:
+            _v05_target(run)
+
+
+def _v05_target(run: RunSummary) -> None:
+    """v0.5 has no official checker: a success whose last evaluation is below the eval_target the log
+    states is dropped, as the summarizer drops a success the checker's target test rejects."""
+    quality = run.final_quality
+    if _number(run.target) and _number(quality) and quality < run.target:
+        run.problems.append(f"success, but its last evaluation ({quality:g}) is below the eval_target it logs "
+                            f"({run.target:g}): not a converged run")
 
 
 def _v05_status(value: Any) -> str:

@@ -89,7 +89,7 @@ def pair_groups(a: Sequence[GroupStats], a_scores: dict, b: Sequence[GroupStats]
         ttt = _ratio(_time(gb, _minutes(b_scores, gb)), _time(ga, _minutes(a_scores, ga)))
         tput = _ratio(ga.throughput.mean, gb.throughput.mean) if ga.throughput_unit == gb.throughput_unit else None
         epochs = _ratio(_epochs(gb), _epochs(ga))
-        rest = ttt / (tput * epochs) if None not in (ttt, tput, epochs) else None
+        rest = ttt / (tput * epochs) if ttt is not None and tput is not None and epochs is not None else None
         out.append(Pair(ka[0], category(ka[0]), ka[1] if ka[1] is not None else kb[1], ka[2] or kb[2],
                         _system(ga), _system(gb), ttt, tput, epochs, rest))
     return out

@@ -1,5 +1,13 @@
 """Which MLPerf rules a log answers to, and the quality target those rules hold it to.
 
+The ruleset of a log (`choose`), in this order: the one asked for (`--ruleset`); the round of a
+`vX.Y` folder on the way to an official log (`training_results_v4.1/...` -> 4.1.0), as the official
+tools are run per round; the log's own format (`:::MLPv0.5.0`: v0.5, which mlperf_logging has no
+checker for; `:::MLL`: 0.6.0); for a harness run, its registered model's ruleset (and rules file,
+where MLPerf ships none); else the newest ruleset that has the benchmark, saying that the round
+was not known. A benchmark that no ruleset has is not checked. Nothing a log holds forms a path:
+the version always comes from mlperf_logging's own list.
+
 The target is read from the rules file's `ATLEAST_ONE_CHECK` for `eval_accuracy` (mlperf_logging's
 own rules, or the rules file a registered model ships, spec.task.rules_file), by a regular
 expression over the expression's text: rule code is never evaluated here. The first `>=` or `<=`
@@ -47,15 +55,74 @@ class Target:
         return "higher" if self.higher_is_better else "lower"
 
 
+@functools.lru_cache(maxsize=1)
+def _rulesets() -> tuple[str, ...]:
+    return tuple(sorted(mlp_compliance.rule_choices(), key=lambda v: tuple(int(x) for x in v.split("."))))
+
+
 def training_rulesets() -> list[str]:
-    return sorted(mlp_compliance.rule_choices(), key=lambda v: tuple(int(x) for x in v.split(".")))
+    return list(_rulesets())
 
 
+@functools.lru_cache(maxsize=None)
 def _allowed(version: str) -> list[str]:
     try:
         return get_allowed_benchmarks("training", version)
     except ValueError:
         return []
+
+
+def _having(benchmark: Optional[str]) -> list[str]:
+    """The official rulesets whose benchmark list names it, oldest first; 0.6.0 reads only :::MLL
+    logs, which choose it by their format, so it is left out here."""
+    return [v for v in _rulesets() if v != "0.6.0" and benchmark and benchmark in _allowed(v)]
+
+
+@dataclass(frozen=True)
+class Ruleset:
+    """The rules one log is checked against, and why those."""
+
+    version: Optional[str]  # the official ruleset (and parser) version, "4.0.0"; None: no official checker reads it
+    label: str  # what the check prints: "4.0.0", "harness-ncf-0.7.0", or why there is none ("v0.5")
+    rules: Optional[str]  # the rules file the checker starts from
+    source: str  # why: "--ruleset", "v4.0 in the path", "the :::MLL format (v0.6)", ...
+
+
+def choose(benchmark: Optional[str], *, explicit: Optional[str] = None, path_round: Optional[str] = None,
+           log_format: Optional[str] = None, harness_run: bool = False) -> Ruleset:
+    """The ruleset for one log (the order is the module docstring's)."""
+    if log_format == "MLPv0.5.0":
+        return Ruleset(None, "v0.5", None, "a v0.5 log: mlperf_logging has no checker for this format")
+    named = benchmark if isinstance(benchmark, str) and re.fullmatch(r"[A-Za-z0-9_]+", benchmark) else None
+    spec = _spec(named) if named else None
+    of_round = ruleset_of_round(path_round)
+    version: str
+    if explicit is not None:
+        version, source = explicit, "--ruleset"
+    elif path_round and of_round:
+        version, source = of_round, f"{path_round} in the path"
+    elif log_format == "MLL":
+        version, source = "0.6.0", "the :::MLL format (v0.6)"
+    elif spec is not None and (harness_run or not _having(named)):
+        task = spec.task
+        if task.rules_file is not None:
+            return Ruleset(task.ruleset, f"harness-{named}-{task.ruleset}", str(task.rules_file),
+                           f"the {spec.name} model's rules file")
+        version, source = task.ruleset, f"the {spec.name} model's ruleset"
+    else:
+        having = _having(named)
+        if not having:
+            what = f"benchmark {benchmark!r}" if benchmark else "a log that names no benchmark"
+            return Ruleset(None, "no ruleset", None, f"no official ruleset has {what}")
+        version = having[-1]
+        source = (f"{path_round} is not a round mlperf_logging has rules for" if path_round else "no round in the path") \
+            + f": the newest ruleset with {named} (give --ruleset, or keep the log under its round's vX.Y folder)"
+    return Ruleset(version, version, f"training_{version}/common.yaml", source)
+
+
+def warm() -> None:
+    """Import what choosing a ruleset needs (the registry of models), so that forked checks share it."""
+    _spec("")
 
 
 def _spec(benchmark: str):
@@ -151,7 +218,13 @@ def ruleset_of_round(round_: Optional[str]) -> Optional[str]:
         return None
     m = re.fullmatch(r"v(\d+)\.(\d+)", round_)
     version = f"{m.group(1)}.{m.group(2)}.0" if m else None
-    return version if version in training_rulesets() else None
+    return version if version in _rulesets() else None
+
+
+def round_at_least(round_: Optional[str], major: int, minor: int) -> Optional[bool]:
+    """Whether a round ("v2.1") is at least vMAJOR.MINOR; None when the round is not known exactly."""
+    m = re.fullmatch(r"v(\d+)\.(\d+)", round_ or "")
+    return None if m is None else (int(m.group(1)), int(m.group(2))) >= (major, minor)
 
 
 def main(argv: list[str]) -> int:

@@ -19,7 +19,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from harness.results.summary import LogError, RunSummary
+from harness.results.summary import LogError, RunSummary, interrupted_by
 
 MAX_NAMED = 3  # fields named per file; the rest are counted
 
@@ -176,6 +176,8 @@ def _from_result(run: RunSummary, result: dict[str, Any]) -> None:
         run.epoch_unit = result["epoch_unit"]
     if run.throughput is not None and not run.throughput_derived:
         run.throughput_unit = _str(result.get("throughput_unit")) or run.throughput_unit or "samples/s"
+    if result.get("status") == "aborted" and run.interrupted is None:  # a log cut off before its run_stop
+        run.interrupted = interrupted_by(result.get("reason"))
     load = _obj(result.get("host_load"))
     if isinstance(load.get("busy"), bool):
         run.busy = load["busy"]
@@ -205,11 +207,13 @@ def from_result_json(path: str | Path) -> Optional[RunSummary]:
     if data.get("mode") == "throughput":
         return None
     reason = data.get("reason") or "no MLPerf log"
+    stopped = interrupted_by(reason) if data.get("status") == "aborted" else None
     run = RunSummary(
         path=str(path), benchmark=data.get("benchmark") or None, status=str(data.get("status", "failed")),
         platform=data.get("platform") or None, seed=data.get("seed"), world_size=data.get("world_size"),
         precision=data.get("precision") or None, global_batch_size=data.get("global_batch_size"),
-        problems=[f"no mlperf.log: the run ended before its log began ({reason})"],
+        problems=[] if stopped else [f"no mlperf.log: the run ended before its log began ({reason})"],
+        interrupted=stopped,
     )
     evals = data["evals"] if isinstance(data.get("evals"), list) else []
     run.evals = [(e.get("epoch"), e.get("quality")) for e in evals if isinstance(e, dict)]

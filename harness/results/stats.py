@@ -16,14 +16,18 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import NamedTuple, Optional, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, Optional, Sequence
 
 from harness.results.summary import RunSummary
 
 
 class GroupKey(NamedTuple):
     """Runs of one benchmark on one system: platform, world size, precision, global batch, and the
-    accelerator model and framework (from the tree's system description or the harness's files)."""
+    accelerator model and framework (from the tree's system description or the harness's files).
+    In a submission tree a group is one benchmark folder (`folder`), as the official summarizer
+    scores it; its platform is then `<division>/<org>/<system>` and the other fields are what all of
+    the folder's runs agree on (None where they differ)."""
 
     benchmark: str
     platform: str
@@ -32,11 +36,50 @@ class GroupKey(NamedTuple):
     batch: Optional[int]
     accelerator: Optional[str] = None
     framework: Optional[str] = None
+    folder: Optional[str] = None  # the submission folder, where the runs come from one
 
 
 def group_key(run: RunSummary) -> GroupKey:
+    """A run's group outside a submission tree: by the log's own fields (group_runs puts a tree's runs
+    in their folder's group)."""
     return GroupKey(run.benchmark or "?", run.platform or "?", run.world_size, run.precision, run.global_batch_size,
                     run.accelerator, run.framework)
+
+
+def folder_label(folder: str, division: Optional[str]) -> str:
+    """'closed/NVIDIA/dgxa100_ngc20.06_pytorch' for .../NVIDIA/results/dgxa100_ngc20.06_pytorch/gnmt."""
+    parts = Path(folder).parts
+    org, system = (parts[-4], parts[-2]) if len(parts) >= 4 else ("?", parts[-2] if len(parts) >= 2 else "?")
+    return f"{division or 'division n/a'}/{org}/{system}"
+
+
+def _common(values: Sequence) -> Any:
+    found = {v for v in values if v is not None}
+    return found.pop() if len(found) == 1 else None
+
+
+def group_runs(runs: Sequence[RunSummary]) -> dict[GroupKey, list[RunSummary]]:
+    """The runs that form groups, by group: a submission tree's runs by their folder (with its division),
+    other runs by group_key. Interrupted runs are in no group: MLPerf scores completed runs only, and one
+    stopped before its log named its batch would otherwise stand alone."""
+    groups: dict[GroupKey, list[RunSummary]] = {}
+    folders: dict[str, list[RunSummary]] = {}
+    for run in runs:
+        if run.interrupted is not None:
+            continue
+        if run.folder is not None:
+            folders.setdefault(run.folder, []).append(run)
+        else:
+            groups.setdefault(group_key(run), []).append(run)
+    for folder, members in folders.items():
+        benchmark = Path(folder).name
+        benchmark = "maskrcnn" if benchmark == "mask" else benchmark
+        key = GroupKey(benchmark, folder_label(folder, _common([r.division for r in members])),
+                       _common([r.world_size for r in members]), _common([r.precision for r in members]),
+                       _common([r.global_batch_size for r in members]), _common([r.accelerator for r in members]),
+                       _common([r.framework for r in members]), folder)
+        groups[key] = members
+    return groups
 
 
 def platform_kind(platform: str) -> str:
@@ -67,7 +110,7 @@ class Spread:
     max: Optional[float]
 
     @classmethod
-    def of(cls, values: Sequence[float]) -> "Spread":
+    def of(cls, values: Sequence[Optional[float]]) -> "Spread":
         v = [float(x) for x in values if x is not None]
         if not v:
             return cls(0, None, None, None, None, None)
@@ -85,7 +128,7 @@ class EpochStats:
     counts: dict[str, int] = field(default_factory=dict)  # epochs -> runs
 
     @classmethod
-    def of(cls, epochs: Sequence[float], dropped: int = 1) -> "EpochStats":
+    def of(cls, epochs: Sequence[Optional[float]], dropped: int = 1) -> "EpochStats":
         e = sorted(float(x) for x in epochs if x is not None)
         if not e:
             return cls(0, None, None, None, None, None, {})

@@ -84,8 +84,8 @@ def _number(x: Any) -> Optional[float]:
 
 
 def _run(path: Path, data: dict) -> ThroughputRun:
-    hp = data.get("hyperparameters") if isinstance(data.get("hyperparameters"), dict) else {}
-    epochs = data.get("epochs") if isinstance(data.get("epochs"), list) else []
+    hp: dict = data["hyperparameters"] if isinstance(data.get("hyperparameters"), dict) else {}
+    epochs: list = data["epochs"] if isinstance(data.get("epochs"), list) else []
     windows = tuple(w for w in (_number(e.get("throughput")) for e in epochs if isinstance(e, dict)) if w)
     model = str(data.get("model") or "?")
     status = "success" if data.get("status") == "success" else "failed"
@@ -190,7 +190,8 @@ def table_rows(groups: Sequence[ThroughputGroup]) -> tuple[list[str], list[list[
               "unit", "spread of runs (min-max, std)", "windows (min-max)"]
     rows = []
     for g in groups:
-        spread = "n/a" if g.median is None else f"{_fmt(g.min)}-{_fmt(g.max)} ({(g.max - g.min) / g.median:.1%}), std {_fmt(g.std)}"
+        spread = "n/a" if g.median is None or g.min is None or g.max is None else \
+            f"{_fmt(g.min)}-{_fmt(g.max)} ({(g.max - g.min) / g.median:.1%}), std {_fmt(g.std)}"
         runs = f"{g.runs}" + (f" ({g.failed} failed)" if g.failed else "")
         rows.append([g.workload, g.model, g.accelerator, g.precision, str(g.world_size),
                      "n/a" if g.global_batch_size is None else str(g.global_batch_size), runs, _fmt(g.median), g.unit,

@@ -13,6 +13,14 @@ ast.literal_eval, which builds literals only and never runs code. v0.5's entry.j
 count means 1); no accelerators means a CPU system, world size 0. v0.6 logs carry the same entry as
 `submission_entry`, which the parser reads through `from_entry` when the tree has no system file.
 
+Where a score belongs (`place_of`): in a tree, to the benchmark folder
+`<org>/results/<system>/<benchmark>` in its division (the system file's `division`, else the log's
+`submission_division`), as mlperf_logging's result_summarizer scores one folder at a time, whatever
+platform strings or batch sizes its logs state. A folder's `scaling.json` holds the factor the
+official score carries (`scaling_factor`: the review committee's, or, from v2.1, the RCP checker's
+normalisation of a submission that converges faster than the reference mean); the summarizer reads
+it from v2.0 on.
+
     python -m harness.results.tree RESULT_FILE...    # what the tree says about each file's system
 """
 from __future__ import annotations
@@ -39,6 +47,46 @@ class System:
     source: str  # the file it was read from
     scored: Optional[frozenset[str]] = None  # resolved result files the submitter's first_50_success_file lists
     hardware: Optional[str] = None  # v0.5/v0.6 entry's "hardware": the platform where the log names none
+    division: Optional[str] = None  # v0.7 on: "closed" or "open", as the result_summarizer reads it
+
+
+@dataclass(frozen=True)
+class Place:
+    """The folder of a submission tree that a result file's score belongs to."""
+
+    folder: str  # the benchmark folder, resolved
+    org: str  # the folder above results/ (the submitter, or v0.5's submission)
+    system: str  # the system folder's name
+    benchmark: str  # the benchmark folder's name, with the summarizer's alias (mask -> maskrcnn)
+
+
+def place_of(result_file: str | Path) -> Optional[Place]:
+    """Where a result_*.txt sits in a submission tree, or None when it is not in one."""
+    p = Path(result_file).resolve()
+    bench_dir = p.parent
+    system_dir = bench_dir.parent
+    if system_dir.parent.name != "results" or not p.name.startswith("result_"):
+        return None
+    name = "maskrcnn" if bench_dir.name == "mask" else bench_dir.name  # result_summarizer._benchmark_alias
+    return Place(str(bench_dir), system_dir.parent.parent.name, system_dir.name, name)
+
+
+@functools.lru_cache(maxsize=1024)
+def scaling_factor(folder: str) -> tuple[float, Optional[str]]:
+    """(the factor a benchmark folder's scaling.json gives its score, a note): 1.0 without the file;
+    a file that cannot be read, or whose factor is not a positive number, is named and not applied
+    (the official summarizer would stop on it)."""
+    path = Path(folder) / "scaling.json"
+    if not path.is_file():
+        return 1.0, None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError) as err:
+        return 1.0, f"{path} cannot be read ({err}): not applied"
+    factor = data.get("scaling_factor") if isinstance(data, dict) else None
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0 or factor == float("inf"):
+        return 1.0, f"{path} gives no positive scaling_factor ({factor!r}): not applied"
+    return float(factor), None
 
 
 def literal(text: Any) -> Any:
@@ -125,7 +173,8 @@ def read_system(path: str) -> Optional[System]:
     if "number_of_nodes" in data or "accelerators_per_node" in data:
         per = _count(data.get("accelerators_per_node"))
         return System(_text(data.get("system_name")) or name, world(data.get("number_of_nodes"), per),
-                      _accel_name(data.get("accelerator_model_name"), per), _text(data.get("framework")), path)
+                      _accel_name(data.get("accelerator_model_name"), per), _text(data.get("framework")), path,
+                      division=_text(data.get("division")))
     if "entry" in data:
         return from_entry(data["entry"], path, name)
     if "nodes" in data:
@@ -174,7 +223,7 @@ def _with_scored(system: Optional[System], system_dir: Path) -> Optional[System]
     if listed is None:
         return system
     return System(system.name, system.world_size, system.accelerator, system.framework, system.source, listed,
-                  system.hardware)
+                  system.hardware, system.division)
 
 
 @functools.lru_cache(maxsize=256)

@@ -30,17 +30,19 @@ class SeedSpread:
     slowest: Optional[str]  # the slowest converged run's log
     slowest_epochs: Optional[float] = None
     slowest_min: Optional[float] = None
+    unit: str = "epochs"  # what convergence is counted in (samples, steps: the RCP checker's unit)
 
     def describe(self) -> str:
         if self.explained is None:
             return "too few converged runs"
         lo, hi = min(self.epochs, key=float), max(self.epochs, key=float)
-        text = f"epochs explain {self.explained:.0%} of the variance of time to train"
+        u = self.unit
+        text = f"{'epochs' if u == 'epochs' else u + ' to converge'} explain {self.explained:.0%} of the variance of time to train"
         if lo != hi:
-            text += (f"; {lo} epochs took {self.ttt_at_fewest:.4g} min on average, {hi} epochs "
+            text += (f"; {lo} {u} took {self.ttt_at_fewest:.4g} min on average, {hi} {u} "
                      f"{self.ttt_at_most:.4g} min")
         else:
-            text += f"; every converged run needed {lo} epochs: the spread is throughput and the rest"
+            text += f"; every converged run needed {lo} {u}: the spread is throughput and the rest"
         if self.converged < self.runs:
             text += f"; {self.runs - self.converged} of {self.runs} runs did not converge"
         return text
@@ -64,9 +66,10 @@ def seed_spread(key: GroupKey, runs: Sequence[RunSummary]) -> SeedSpread:
         explained = statistics.correlation(x, y) ** 2
     lo, hi = min(counts, key=float), max(counts, key=float)
     slowest = max(conv, key=lambda c: c[1])
+    unit = next((r.epoch_unit for r in runs if r.path == slowest[2]), "epochs")
     return SeedSpread(key, len(runs), len(conv), counts, std, std / mean if mean else None, explained,
                       statistics.fmean(by_epochs[lo]), statistics.fmean(by_epochs[hi]), slowest[2],
-                      slowest[0], slowest[1])
+                      slowest[0], slowest[1], unit)
 
 
 def _label(x: float) -> str:

@@ -36,9 +36,9 @@ def _runs(report, folder):
     return [r for r in report["runs"] if folder in r["path"]]
 
 
-def test_every_log_of_every_round_reads_to_the_readme_numbers(trees_report):
+def test_every_log_of_every_round_reads_to_the_readme_numbers(trees_report, trees_dir):
     report, stderr = trees_report
-    assert len(report["runs"]) == 160 and report["errors"] == []
+    assert len(report["runs"]) == len(list(trees_dir.rglob("result_*.txt"))) and report["errors"] == []
     assert "Traceback" not in stderr
     for folder, (n, conv, minutes, epochs, world) in README.items():
         runs = _runs(report, folder)
@@ -53,7 +53,8 @@ def test_every_log_of_every_round_reads_to_the_readme_numbers(trees_report):
             t = sorted(r["time_to_train_min"] for r in converged)
             assert (round(t[0], 4), round(statistics.median(t), 4), round(t[-1], 4)) == minutes, folder
     rounds = {r["round"] for r in report["runs"]}
-    assert rounds == {"v0.5", "v0.6", "v0.7"}
+    assert {"v0.5", "v0.6", "v0.7"} <= rounds
+    assert rounds == {p.name for p in trees_dir.iterdir() if p.is_dir()}  # each newer folder reads as its round
     assert {r["accelerator"] for r in _runs(report, "intel")} == {"CPU"}
 
 
