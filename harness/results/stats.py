@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Optional, Sequence
 
 from harness.results.summary import RunSummary
+from harness.results.tree import benchmark_alias
 
 
 class GroupKey(NamedTuple):
@@ -72,8 +73,7 @@ def group_runs(runs: Sequence[RunSummary]) -> dict[GroupKey, list[RunSummary]]:
         else:
             groups.setdefault(group_key(run), []).append(run)
     for folder, members in folders.items():
-        benchmark = Path(folder).name
-        benchmark = "maskrcnn" if benchmark == "mask" else benchmark
+        benchmark = benchmark_alias(Path(folder).name)
         key = GroupKey(benchmark, folder_label(folder, _common([r.division for r in members])),
                        _common([r.world_size for r in members]), _common([r.precision for r in members]),
                        _common([r.global_batch_size for r in members]), _common([r.accelerator for r in members]),

@@ -67,8 +67,15 @@ def place_of(result_file: str | Path) -> Optional[Place]:
     system_dir = bench_dir.parent
     if system_dir.parent.name != "results" or not p.name.startswith("result_"):
         return None
-    name = "maskrcnn" if bench_dir.name == "mask" else bench_dir.name  # result_summarizer._benchmark_alias
-    return Place(str(bench_dir), system_dir.parent.parent.name, system_dir.name, name)
+    return Place(str(bench_dir), system_dir.parent.parent.name, system_dir.name, benchmark_alias(bench_dir.name))
+
+
+def benchmark_alias(folder_name: str) -> str:
+    """The benchmark a results folder holds, by the summarizer's own alias table (v0.5's `mask`)."""
+    # imported here: the summarizer pulls in pandas, which only tree readers need
+    from mlperf_logging.result_summarizer.result_summarizer import _benchmark_alias
+
+    return _benchmark_alias(folder_name)
 
 
 @functools.lru_cache(maxsize=1024)
