@@ -29,7 +29,7 @@ import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, Sequence
@@ -258,32 +258,32 @@ def _run_all(todo: list[Cell], est: list[float], args, out: Path, device: str,
     t0, jobs = time.perf_counter(), max(args.jobs, 1)
     budget = args.budget_min * 60 if args.budget_min else math.inf
     free = list(range(gpu_count)) if device == "cuda" else []
-    running: dict = {}  # future -> (estimate, GPUs it holds)
+    running: dict[Future, tuple[float, list[int]]] = {}  # future -> (estimate, GPUs it holds)
     outcomes: list[Outcome] = []
     progress = {"done_s": 0.0, "left_s": sum(est)}
 
-    def collect(block: bool) -> None:
-        while running and (block or any(f.done() for f in running)):
-            for f in [f for f in running if f.done()]:
-                guess, held = running.pop(f)
-                free.extend(held)
-                progress["done_s"] += guess
-                progress["left_s"] -= guess
-                outcomes.append(_report(f.result(), len(outcomes) + 1, len(todo), t0, progress, out, jobs))
-            if block and running:
-                time.sleep(0.05)
+    def collect(until: str) -> None:
+        """Wait for the first running cell to end (FIRST_COMPLETED) or for all (ALL_COMPLETED)."""
+        if not running:
+            return
+        done, _ = wait(running, return_when=until)
+        for f in done:
+            guess, held = running.pop(f)
+            free.extend(held)
+            progress["done_s"] += guess
+            progress["left_s"] -= guess
+            outcomes.append(_report(f.result(), len(outcomes) + 1, len(todo), t0, progress, out, jobs))
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for i, (cell, guess) in enumerate(zip(todo, est)):
             if time.perf_counter() - t0 + guess > budget:
-                collect(block=True)
+                collect(ALL_COMPLETED)
                 return outcomes, len(todo) - i, t0
-            while len(running) >= jobs or (device == "cuda" and len(free) < cell.gpus):
-                time.sleep(0.05)
-                collect(block=False)
+            while running and (len(running) >= jobs or (device == "cuda" and len(free) < cell.gpus)):
+                collect(FIRST_COMPLETED)
             held = [free.pop(0) for _ in range(cell.gpus)] if device == "cuda" else []
             running[pool.submit(run_cell, cell, args, out, device, held)] = (guess, held)
-        collect(block=True)
+        collect(ALL_COMPLETED)
     return outcomes, 0, t0
 
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+import psutil
+
 log = logging.getLogger("harness.telemetry")
 
 # NVML's clock-event (throttle) bits; the names are nvml.h's without their prefix. Idle, application
@@ -145,7 +147,7 @@ class Sampler:
 
 
 class ProcessSampler(Sampler):
-    """A CPU run: this process's resident memory and CPU time (stdlib only)."""
+    """A CPU run: this process's resident memory (psutil) and CPU time."""
 
     source = "process"
 
@@ -355,11 +357,7 @@ def _cpu_seconds() -> float:
 
 
 def _rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):  # not Linux: the peak is all there is
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return psutil.Process().memory_info().rss
 
 
 def _clean(values) -> list[float]:

@@ -8,7 +8,7 @@ from typing import ContextManager, Optional
 
 import torch
 
-from harness.config import ConfigError
+from harness.errors import ConfigError
 from harness.run.master_weights import MasterWeights
 
 
