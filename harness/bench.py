@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -152,21 +152,19 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus:
         rec.write(rec.RunRecord(status=rec.FAILED, mode="throughput", model=cell.model, benchmark=cell.model,
                                 world_size=cell.gpus, precision=cell.precision, run_dir=str(run_dir),
                                 accelerator=args.accelerator, platform=f"{cell.gpus}x{args.accelerator}",
-                                reason=reason or "no result.json written", command=overrides,
+                                reason=reason or "no result.json written", command=tuple(overrides),
                                 hyperparameters={"workload": cell.workload} if cell.workload else {},
                                 started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")),
                   result_path)
-    r = rec.read(result_path)
+    r = rec.load(result_path)
     if timed_out:  # the run recorded its own end (interrupted): the table should say why
-        r["reason"] = reason
-        rec.write(rec.RunRecord(**{k: v for k, v in r.items() if k in rec.RunRecord.__dataclass_fields__}),
-                  result_path)
-    windows = [e["throughput"] for e in r.get("epochs", []) if e.get("throughput")]
-    workload = (r.get("hyperparameters") or {}).get("workload", cell.workload)
-    return Outcome(cell.name, cell.model, workload, r.get("precision") or cell.precision, cell.gpus,
-                   r.get("status", rec.FAILED),
-                   r.get("throughput"), r.get("throughput_unit", ""), windows, round(seconds, 1),
-                   r.get("reason") or (reason if r.get("status") != "success" else None), str(run_dir), shown)
+        r = replace(r, reason=reason)
+        rec.write(r, result_path)
+    windows = [e.throughput for e in r.epochs if e.throughput]
+    workload = r.hyperparameters.get("workload", cell.workload)
+    return Outcome(cell.name, cell.model, workload, r.precision or cell.precision, cell.gpus, r.status,
+                   r.throughput, r.throughput_unit, windows, round(seconds, 1),
+                   r.reason or (reason if r.status != rec.SUCCESS else None), str(run_dir), shown)
 
 
 RUNNING: set[subprocess.Popen] = set()  # the cells' launchers now running

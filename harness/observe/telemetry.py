@@ -26,6 +26,8 @@ from typing import Any, Callable, Optional
 
 import psutil
 
+from harness.observe import disk
+
 log = logging.getLogger("harness.telemetry")
 
 # NVML's clock-event (throttle) bits; the names are nvml.h's without their prefix. Idle, application
@@ -67,7 +69,7 @@ class Sampler:
         self.window = _Window()
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
-        self._file = None
+        self._file: Optional[disk.RecordFile] = None
         self._t0 = time.time()
         self._lock = threading.Lock()
         self._in_window = False
@@ -77,7 +79,7 @@ class Sampler:
         if self.source == "none":
             return self
         if self.path is not None:
-            self._file = open(self.path, "a", buffering=1)  # line-buffered: a crash keeps what was seen
+            self._file = disk.RecordFile(self.path, exclusive=False)  # whole lines: a crash keeps what was seen
         self._sample_once()
         self._thread = threading.Thread(target=self._run, name="harness-telemetry", daemon=True)
         self._thread.start()
@@ -125,7 +127,11 @@ class Sampler:
             if self._in_window:
                 self.window.samples.append(record)
             if self._file is not None:
-                self._file.write(json.dumps(record) + "\n")
+                try:
+                    self._file.write_line(json.dumps(record))
+                except OSError as err:  # a full disk: the run ends at its next step (disk.DiskCheck)
+                    log.debug("telemetry.jsonl: %s", err)
+                    self._file = None
         if self.on_sample is not None:
             try:
                 self.on_sample(record)

@@ -56,7 +56,7 @@ class BertBenchmark(SyntheticBenchmark):
         self.optimizer = adam(self.model, ctx.device, hp.learning_rate, (hp.adam_beta1, hp.adam_beta2), hp.adam_eps,
                               hp.weight_decay)
         self.grad_clip_norm = hp.grad_clip
-        self.batches = (self._batch(),)
+        self.batch = self._batch()
 
     def _batch(self) -> dict[str, torch.Tensor]:
         """One batch of the workload's shape. Every sequence fills its positions: a padded batch costs
@@ -78,8 +78,8 @@ class BertBenchmark(SyntheticBenchmark):
         return {"tokens": tokens, "token_types": token_types, "positions": positions,
                 "labels": tokens.gather(1, positions), "next_sentence": ints(2, b)}
 
-    def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int]:
-        return self.model(**batch), batch["tokens"].shape[0]
+    def loss(self, model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int]:
+        return model(**batch), batch["tokens"].shape[0]
 
     def hyperparameters(self) -> dict[str, Any]:
         extra = {"max_sequence_length": self.seq}

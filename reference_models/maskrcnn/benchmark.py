@@ -5,7 +5,6 @@ warm-up and two decay steps, COCO box and mask mAP on every rank's share of val2
 """
 from __future__ import annotations
 
-import itertools
 import random
 from typing import Any, Iterator
 
@@ -15,8 +14,7 @@ from torch.utils.data import DataLoader, Subset
 from torchvision.transforms.functional import pil_to_tensor
 from pycocotools import mask as mask_utils
 
-from harness.interface import RunContext, scaled_learning_rate
-from harness.interface.gather import broadcast_buffers
+from harness.interface import LossTerms, RunContext, scaled_learning_rate
 from reference_models.detection import coco
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.schedule import WarmupMultiStep
@@ -54,21 +52,19 @@ class MaskRCNNBenchmark:
     def __init__(self, ctx: RunContext):
         hp = self.hp = ctx.cfg.model
         self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
-        self.synthetic = ctx.synthetic
         self.global_batch = hp.batch_size * ctx.world_size
-        if not self.synthetic:
-            self.val = coco.CocoSplit(ctx.data_dir, "val", eval_transform, keep_empty=True)
-            num_classes = self.val.num_classes
-        else:
-            num_classes = hp.synthetic.num_classes
+        self.seed = ctx.shared_seed
+        # without a dataset (mode=throughput): the configured classes, and the schedule's length in
+        # measured steps
+        self.val = None if ctx.data_dir is None else coco.CocoSplit(ctx.data_dir, "val", eval_transform,
+                                                                     keep_empty=True)
+        self.num_classes = num_classes = hp.synthetic.num_classes if self.val is None else self.val.num_classes
         self.model = build_model(hp, num_classes).to(ctx.device)
         if hp.channels_last:
             self.model.backbone.to(memory_format=torch.channels_last)
 
-        if self.synthetic:
-            self._steps, self.n_train = ctx.cfg.throughput_steps, 0
-            self._synthetic = self._synthetic_batch(ctx.shared_seed, num_classes)
-        else:
+        self._steps, self.n_train = ctx.cfg.throughput_steps, 0
+        if ctx.data_dir is not None:
             train = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability), keep_empty=False,
                                    with_polygons=True)
             self.n_train = len(train)
@@ -114,20 +110,15 @@ class MaskRCNNBenchmark:
         return self.n_train
 
     def eval_samples(self) -> int:
-        return 0 if self.synthetic else len(self.val)
+        return len(self.val)
 
     def train_batches(self, epoch: int) -> Iterator[Batch]:
-        if self.synthetic:
-            yield from itertools.repeat(self._synthetic)
-            return
-        dev = self.device
-        for images, targets in self.loader.epoch(epoch):
-            yield ([im.to(dev, non_blocking=True) for im in images],
-                   [{k: v.to(dev, non_blocking=True) for k, v in t.items()} for t in targets])
+        """The loader's host batches (pinned on CUDA): lists of images and of their targets."""
+        return iter(self.loader.epoch(epoch))
 
-    def _synthetic_batch(self, seed: int, num_classes: int) -> Batch:
-        """Random images of the configured shape with random boxes and rectangular masks, on the device."""
-        syn, gen = self.hp.synthetic, torch.Generator().manual_seed(seed)
+    def synthetic_batch(self) -> Batch:
+        """Random images of the configured shape with random boxes and rectangular masks."""
+        syn, gen, num_classes = self.hp.synthetic, torch.Generator().manual_seed(self.seed), self.num_classes
         h, w = syn.height, syn.width
         images, targets = [], []
         for _ in range(self.hp.batch_size):
@@ -137,21 +128,18 @@ class MaskRCNNBenchmark:
             masks = torch.zeros(syn.objects, h, w, dtype=torch.uint8)
             for m, (x1, y1, x2, y2) in zip(masks, boxes.int().tolist()):
                 m[y1:y2, x1:x2] = 1
-            images.append(torch.rand(3, h, w, generator=gen).to(self.device))
-            targets.append({"boxes": boxes.to(self.device), "masks": masks.to(self.device),
-                            "labels": torch.randint(1, num_classes, (syn.objects,), generator=gen).to(self.device)})
+            images.append(torch.rand(3, h, w, generator=gen))
+            targets.append({"boxes": boxes, "masks": masks,
+                            "labels": torch.randint(1, num_classes, (syn.objects,), generator=gen)})
         return images, targets
 
-    def loss(self, batch: Batch) -> tuple[torch.Tensor, int]:
+    def loss(self, model: torch.nn.Module, batch: Batch) -> tuple[LossTerms, int]:
+        """torchvision's loss dict (classifier, box regression, mask, objectness, RPN boxes), summed."""
         images, targets = batch
-        losses = self.model(images, targets)
-        return sum(v.float() for v in losses.values()), len(images)
+        return LossTerms.summed(model(images, targets)), len(images)
 
-    @torch.no_grad()
-    def evaluate(self, epoch: int) -> dict[str, float]:
+    def evaluate(self, model: torch.nn.Module, epoch: int) -> dict[str, float]:
         """{"BBOX": box mAP, "SEGM": mask mAP} over val2017, COCO@[0.5:0.95]; the same on every rank."""
-        model = getattr(self.model, "module", self.model)
-        broadcast_buffers(model)
         shard = Subset(self.val, my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size))
         loader = DataLoader(shard, batch_size=self.hp.eval_batch_size, num_workers=self.hp.workers,
                             collate_fn=as_lists, pin_memory=self.device.type == "cuda")

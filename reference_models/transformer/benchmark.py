@@ -5,7 +5,6 @@ learning rate, beam search, and the reference's BLEU.
 """
 from __future__ import annotations
 
-import itertools
 import math
 from pathlib import Path
 from typing import Any, Iterator
@@ -55,12 +54,12 @@ class TransformerBenchmark:
         hp = self.hp = ctx.cfg.model
         self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
         self.global_batch = hp.batch_size * ctx.world_size  # tokens
-        self.synthetic, self.shared_seed = ctx.synthetic, ctx.shared_seed
-        if self.synthetic:
-            self.data, vocab = None, hp.vocab_size
-            self._steps = ctx.cfg.throughput_steps
-        else:
-            self.data = wmt.load(ctx.data_dir, hp.max_length)
+        self.shared_seed = ctx.shared_seed
+        # without a dataset (mode=throughput): the configured vocabulary, and the schedule's length
+        # in measured steps
+        self.data = None if ctx.data_dir is None else wmt.load(ctx.data_dir, hp.max_length)
+        vocab, self._steps = hp.vocab_size, ctx.cfg.throughput_steps
+        if self.data is not None:
             vocab = len(self.data.vocab)
             self.buckets = wmt.bucket_of(self.data.train_src.lengths, self.data.train_tgt.lengths, hp.max_length)
             self._steps = wmt.batch_count(self.buckets, hp.max_length, hp.batch_size) // ctx.world_size
@@ -109,19 +108,16 @@ class TransformerBenchmark:
         return 0 if self.data is None else len(self.data.test_src)
 
     def train_batches(self, epoch: int) -> Iterator[wmt.Batch]:
-        if self.synthetic:
-            yield from self._synthetic_batches()
-            return
+        """Host batches, pinned on CUDA."""
         hp, world = self.hp, self.world_size
         # one order per epoch, the same on every rank, from the run's shared seed
         batches = wmt.epoch_batches(self.buckets, hp.max_length, hp.batch_size, self.shared_seed + epoch)
         pin = self.device.type == "cuda"
         for idx in batches[self.rank: self._steps * world: world]:
-            yield wmt.collate(self.data.train_src, self.data.train_tgt, idx, pin).to(self.device)
+            yield wmt.collate(self.data.train_src, self.data.train_tgt, idx, pin)
 
-    def _synthetic_batches(self) -> Iterator[wmt.Batch]:
-        """Random sentences of fixed lengths without padding (model.synthetic), made on the device
-        once and reused, so that the measurement is of training alone."""
+    def synthetic_batch(self) -> wmt.Batch:
+        """Random sentences of fixed lengths without padding (model.synthetic), made on the device."""
         syn, hp = self.hp.synthetic, self.hp
         count = max(hp.batch_size // max(syn.src_len, syn.tgt_len), 1)
         gen = torch.Generator(device=self.device).manual_seed(self.shared_seed)
@@ -131,17 +127,14 @@ class TransformerBenchmark:
             ids[:, -1] = EOS_ID
             return ids
 
-        batch = wmt.Batch(sentences(syn.src_len), sentences(syn.tgt_len), None, count * (syn.src_len + syn.tgt_len))
-        return itertools.repeat(batch)
+        return wmt.Batch(sentences(syn.src_len), sentences(syn.tgt_len), None, count * (syn.src_len + syn.tgt_len))
 
-    def loss(self, batch: wmt.Batch) -> tuple[torch.Tensor, int]:
-        logits = self.model(batch.src, batch.tgt, batch.src_pad)
+    def loss(self, model: torch.nn.Module, batch: wmt.Batch) -> tuple[torch.Tensor, int]:
+        logits = model(batch.src, batch.tgt, batch.src_pad)
         return self._loss(logits, batch.tgt, self.hp.label_smoothing), batch.tokens
 
-    @torch.no_grad()
-    def evaluate(self, epoch: int) -> float:
+    def evaluate(self, model: torch.nn.Module, epoch: int) -> float:
         """Uncased BLEU of beam-search translations of the whole test set; the same on every rank."""
-        model = getattr(self.model, "module", self.model)
         hp, vocab = self.hp, self.data.vocab
         mine: list[tuple[int, str]] = []
         for idx, src in wmt.test_batches(self.data.test_src, hp.eval_batch_size, self.rank, self.world_size):

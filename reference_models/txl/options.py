@@ -58,7 +58,5 @@ class TXLOptions(ModelOptions):
     """Max global gradient norm."""
     zipf_exponent: float = 1.0
     """Synthetic tokens: rank r drawn with probability proportional to 1 / (r + 1)^zipf_exponent."""
-    segments: int = 4
-    """Synthetic stream length in segments; steps cycle over them, carrying the memory across."""
     compile: bool = False
     """CUDA: torch.compile each decoder layer (compilation falls in the warm-up steps)."""
