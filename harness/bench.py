@@ -186,7 +186,7 @@ def stop(proc: subprocess.Popen) -> None:
 def _last_line(path: Path) -> Optional[str]:
     lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
     errors = [line for line in lines if "error" in line.lower()]
-    return (errors or lines or [None])[-1]
+    return (errors or lines)[-1] if errors or lines else None
 
 
 def _done(out: Path, cell: Cell) -> bool:

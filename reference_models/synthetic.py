@@ -28,7 +28,8 @@ def adam(model: torch.nn.Module, device: torch.device, lr: float, betas: tuple[f
          weight_decay: float = 0.0) -> torch.optim.Optimizer:
     """AdamW over every parameter, weight decay off for biases and norms; one fused kernel on CUDA
     (the CPU has no fused Adam)."""
-    decay, plain = [], []
+    decay: list[torch.nn.Parameter] = []
+    plain: list[torch.nn.Parameter] = []
     for name, p in model.named_parameters():
         if p.requires_grad:
             (plain if weight_decay == 0 or any(n in name for n in NO_DECAY) else decay).append(p)

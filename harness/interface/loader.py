@@ -43,7 +43,7 @@ class RankLoader:
 
     def __init__(self, dataset: Dataset, ctx: RunContext, *, batch_size: int, workers: int = 0, shuffle: bool = True,
                  drop_last: bool = True, collate: Optional[Callable[[list], Any]] = None, prefetch: int = 2):
-        self.sampler = DistributedSampler(dataset, num_replicas=ctx.world_size, rank=ctx.rank, shuffle=shuffle,
+        self.sampler: DistributedSampler = DistributedSampler(dataset, num_replicas=ctx.world_size, rank=ctx.rank, shuffle=shuffle,
                                           seed=ctx.shared_seed, drop_last=drop_last)
         self.loader = DataLoader(
             dataset, batch_size=batch_size, sampler=self.sampler, num_workers=workers, collate_fn=collate,

@@ -102,6 +102,8 @@ class Board:
         values = {k: float(v) for k, v in metrics.items() if v is not None}
         exp, ssi, sei = hparams_summary(clean, values)
         with self._lock:
+            if self.writer is None or self.writer.file_writer is None:
+                return
             try:
                 for summary in (exp, ssi, sei):
                     self.writer.file_writer.add_summary(summary)

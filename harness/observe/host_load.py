@@ -173,7 +173,7 @@ def summary(start_pct: Optional[float], mean_pct: Optional[float], load_avg: Opt
     seen = [p for p in (start_pct, mean_pct) if p is not None]
     worst = max(seen) if seen else None
     busy = worst is not None and worst >= 100 * BUSY_CORES
-    if busy:
+    if busy and worst is not None:
         when = "during the run" if mean_pct is not None and mean_pct == worst else "just before the run"
         note = (f"other processes used {worst / 100:.2f} of {n} CPUs {when}: "
                 "time to train measures the machine's neighbours too")

@@ -237,6 +237,7 @@ class NvmlSampler(Sampler):
         for g in self.gpus:
             rows = [r for s in w.samples for r in s["gpus"] if r["index"] == g["index"]]
             start, stop = w.energy_start_mj.get(g["index"]), w.energy_stop_mj.get(g["index"])
+            energy: Optional[float]
             if start is not None and stop is not None:
                 energy, method = (stop - start) / 1000.0, "counter"
             else:

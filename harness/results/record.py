@@ -166,7 +166,7 @@ def from_log(record: RunRecord, path: Path) -> RunRecord:
     seed = record.seed
     eval_t0 = None
     for key, value, meta, t in _records(path):
-        epoch = meta.get("epoch_num")
+        epoch: Any = meta.get("epoch_num")
         if key == "tracked_stats" and isinstance(value, dict):
             epochs[epoch] = {"epoch": epoch, "train_loss": value.get("train_loss"), "train_seconds": value.get("seconds"),
                              "throughput": value.get("throughput"), "data_wait_s": value.get("data_wait_s"),

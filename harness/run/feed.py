@@ -85,7 +85,7 @@ class Feed:
             compute = torch.cuda.current_stream(self.device)
             before, after = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             before.record(compute)
-            compute.wait_stream(self._stream)  # the compute stream waits for this batch's copy: no host sync
+            compute.wait_stream(self._stream)  # type: ignore[arg-type]  # waits for this batch's copy: no host sync
             after.record(compute)
             for t in tensors(batch):
                 if t.device.type == "cuda":
@@ -96,6 +96,7 @@ class Feed:
     def _copy(self, batch: Any) -> Any:
         if batch is _END:
             return _END
+        assert self._stream is not None  # CUDA only
         with torch.cuda.stream(self._stream):
             return to_device(batch, self.device, non_blocking=True)
 

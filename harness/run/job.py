@@ -68,10 +68,9 @@ def run_job(cfg: DictConfig) -> RunRecord:
     finally:
         if reserve is not None:
             reserve.release()
-        finish = {"finished_at": _now()}
-        if monitor is not None and load is not None:
-            finish["host_load"] = _host_load_during(monitor, load, run_dir / "mlperf.log")
-        record = rec.assemble(start, rank0, end, log_path, **finish)
+        during = _host_load_during(monitor, load, run_dir / "mlperf.log") if monitor and load else None
+        record = rec.assemble(start, rank0, end, log_path, finished_at=_now(),
+                              **({"host_load": during} if during is not None else {}))
         if world is None and cfg.nodes > 1 and rank0 is None and end is None:
             log.info("run dir: %s (rank 0 ran on another node, whose launcher writes result.json)", run_dir)
         elif main_rank:
@@ -90,14 +89,15 @@ def _plan(cfg: DictConfig, start: RunRecord) -> tuple[ModelSpec, RunRecord]:
     spec = registry.get(cfg.model.name)
     if cfg.seed is None:
         cfg.seed = seeding.draw_seed()
-    facts = dict(model=spec.name, benchmark=spec.benchmark, seed=int(cfg.seed), precision=precision_name(cfg),
-                 throughput_unit=f"{spec.sample_unit}/s", dataset=cfg.dataset.name if cfg.get("dataset") else "")
-    if spec.task is not None:
-        target = cfg.model.target
-        facts.update(quality_metric=spec.task.quality.name, quality_direction=spec.task.quality.direction,
-                     target=OmegaConf.to_object(target) if OmegaConf.is_config(target) else target,
-                     epoch_unit="samples" if cfg.model.get("eval_every_samples") else "epochs")
-    return spec, replace(start, **facts)
+    start = replace(start, model=spec.name, benchmark=spec.benchmark, seed=int(cfg.seed),
+                    precision=precision_name(cfg), throughput_unit=f"{spec.sample_unit}/s",
+                    dataset=cfg.dataset.name if cfg.get("dataset") else "")
+    if spec.task is None:
+        return spec, start
+    target = cfg.model.target
+    return spec, replace(start, quality_metric=spec.task.quality.name, quality_direction=spec.task.quality.direction,
+                         target=OmegaConf.to_object(target) if OmegaConf.is_config(target) else target,
+                         epoch_unit="samples" if cfg.model.get("eval_every_samples") else "epochs")
 
 
 def _failed(err: Exception) -> RunEnd:

@@ -176,7 +176,7 @@ def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], recor
         raise RankFailed(rank, message, trace) from None
     except Exception as err:
         if type(err).__name__ == "SignalException":  # the launcher turns a signal into this
-            raise Stopped(signal.Signals(err.sigval).name) from None
+            raise Stopped(signal.Signals(err.sigval).name) from None  # type: ignore[attr-defined]
         raise
     finally:
         tempfile.tempdir = saved_tmp
@@ -278,6 +278,7 @@ def _rank_main(payload: _Payload) -> Optional[RunRecord]:
     if policy.omp_num_threads:
         torch.set_num_threads(policy.omp_num_threads)
     cfg = OmegaConf.create(payload.config_yaml)
+    assert isinstance(cfg, DictConfig)
     job = RankJob(cfg=cfg, run_dir=run_dir, data_dir=None if payload.data_dir is None else Path(payload.data_dir),
                   world=world, host_load=payload.host_load, record=payload.record)
     try:

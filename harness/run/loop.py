@@ -133,7 +133,9 @@ class EpochTraining:
         stats = EpochStats(self.epoch, self.steps)
         self.hooks.end_epoch(stats)  # sync points: the meter's clock and all-reduce, the loss check
         steps = max(self.steps, 1)
-        terms = None if self.term_sums is None else {k: (v / steps).item() for k, v in self.term_sums.items()}
+        terms: Optional[dict[str, Optional[float]]] = None
+        if self.term_sums is not None:
+            terms = {k: float((v / steps).item()) for k, v in self.term_sums.items()}
         mean = (self.loss_sum / steps).item()  # sync point: the epoch's mean loss
         return Epoch(self.epoch, train_loss=mean, train_seconds=stats.train_seconds, throughput=stats.throughput,
                      data_wait_s=stats.data_wait_s, loss_terms=terms), stats

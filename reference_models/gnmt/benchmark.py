@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import torch
 from omegaconf import DictConfig
@@ -94,6 +94,7 @@ class GNMTBenchmark:
 
     def train_batches(self, epoch: int) -> Iterator[wmt.Batch]:
         """Host batches (pinned on CUDA); Batch.to keeps the source lengths on the host for cuDNN."""
+        assert self.data is not None  # mode=train, where there is a dataset
         # one order per epoch, the same on every rank, from the run's shared seed
         order = wmt.epoch_order(self.buckets, self.global_batch, self.shared_seed + epoch)
         pin = self.device.type == "cuda"
@@ -125,10 +126,11 @@ class GNMTBenchmark:
 
     def evaluate(self, model: torch.nn.Module, epoch: int) -> float:
         """BLEU of beam-search translations of the whole test set; every rank returns the same value."""
+        assert self.data is not None  # mode=train, where there is a dataset
         hp, vocab = self.hp, self.data.vocab
         mine: list[tuple[int, str]] = []
         for idx, src, src_len in wmt.test_batches(self.data.test_src, hp.eval_batch_size, self.rank, self.world_size):
-            hyps = beam_search(model, src.to(self.device), src_len, beam=hp.beam_size, max_len=hp.max_length_test,
+            hyps = beam_search(cast(GNMT, model), src.to(self.device), src_len, beam=hp.beam_size, max_len=hp.max_length_test,
                                len_norm_factor=hp.len_norm_factor, len_norm_const=hp.len_norm_const,
                                cov_penalty_factor=hp.cov_penalty_factor)
             mine.extend((int(i), self.detokenize(join_bpe(vocab.units(h)))) for i, h in zip(idx, hyps))

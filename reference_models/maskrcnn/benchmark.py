@@ -110,6 +110,7 @@ class MaskRCNNBenchmark:
         return self.n_train
 
     def eval_samples(self) -> int:
+        assert self.val is not None  # mode=train, where there is a dataset
         return len(self.val)
 
     def train_batches(self, epoch: int) -> Iterator[Batch]:
@@ -140,6 +141,7 @@ class MaskRCNNBenchmark:
 
     def evaluate(self, model: torch.nn.Module, epoch: int) -> dict[str, float]:
         """{"BBOX": box mAP, "SEGM": mask mAP} over val2017, COCO@[0.5:0.95]; the same on every rank."""
+        assert self.val is not None  # mode=train, where there is a dataset
         shard = Subset(self.val, my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size))
         loader = DataLoader(shard, batch_size=self.hp.eval_batch_size, num_workers=self.hp.workers,
                             collate_fn=as_lists, pin_memory=self.device.type == "cuda")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Union
+from typing import Any, Iterator, Union, cast
 
 import torch
 from omegaconf import DictConfig, OmegaConf
@@ -33,7 +33,7 @@ def prepare(cfg: DictConfig) -> Path:
         # imported here: `python -m reference_models.resnet.generate` must not find itself already imported
         from reference_models.resnet.generate import ImageSpec, ensure
 
-        ensure(ImageSpec(**OmegaConf.to_object(cfg.dataset.generator)), path)
+        ensure(ImageSpec(**cast(dict, OmegaConf.to_object(cfg.dataset.generator))), path)
     imagenet.check_layout(path)
     return path
 
@@ -90,18 +90,19 @@ class ResNetBenchmark:
         self.grad_clip_norm = None
 
     def _make_loaders(self) -> None:
-        hp, ctx = self.hp, self.ctx
+        hp, ctx, folder = self.hp, self.ctx, self.folder
+        assert folder is not None  # mode=train, where there is a dataset
         train_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=True, scale=(hp.min_crop_area, 1.0),
                                      ratio=tuple(hp.crop_ratio))
         eval_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=False)
         if self.decode == "cuda":
-            train_set = imagenet.EncodedImages(self.folder.train, train_crops)
+            train_set: Any = imagenet.EncodedImages(folder.train, train_crops)
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers,
                                             collate=imagenet.collate_encoded)
         else:
-            train_set = imagenet.DecodedImages(self.folder.train, train_crops)
+            train_set = imagenet.DecodedImages(folder.train, train_crops)
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers)
-        self.eval_loader = make_shard_loader(imagenet.DecodedImages(self.folder.val, eval_crops), ctx,
+        self.eval_loader = make_shard_loader(imagenet.DecodedImages(folder.val, eval_crops), ctx,
                                              batch_size=hp.eval_batch_size, workers=hp.workers)
 
     def hyperparameters(self) -> dict[str, Any]:

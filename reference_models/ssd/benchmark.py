@@ -85,6 +85,7 @@ class SSDBenchmark:
         return self.n_train  # training images with annotations, as the reference counts them
 
     def eval_samples(self) -> int:
+        assert self.val is not None  # mode=train, where there is a dataset
         return len(self.val)
 
     def train_batches(self, epoch: int) -> Iterator[Batch]:
@@ -112,6 +113,7 @@ class SSDBenchmark:
     def evaluate(self, model: torch.nn.Module, epoch: int) -> float:
         """COCO box mAP@[0.5:0.95] over val2017; every rank returns the same value."""
         hp = self.hp
+        assert self.val is not None  # mode=train, where there is a dataset
         shard = Subset(self.val, my_images(len(self.val), self.rank, self.world_size, hp.eval_batch_size))
         loader = DataLoader(shard, batch_size=hp.eval_batch_size, num_workers=hp.workers,
                             pin_memory=self.device.type == "cuda")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import torch
 import torch.nn.functional as F
@@ -30,7 +30,7 @@ def prepare(cfg: DictConfig) -> Path:
         # imported here: `python -m reference_models.transformer.generate` must not find itself imported
         from reference_models.transformer.generate import CorpusSpec, ensure
 
-        ensure(CorpusSpec.from_flat(OmegaConf.to_container(cfg.dataset.generator)), path)
+        ensure(CorpusSpec.from_flat(cast(dict, OmegaConf.to_container(cfg.dataset.generator))), path)
     wmt.check_layout(path)
     return path
 
@@ -102,6 +102,7 @@ class TransformerBenchmark:
         return self._steps
 
     def train_samples(self) -> int:
+        assert self.data is not None  # mode=train, where there is a dataset
         return len(self.data.train_src)  # sentence pairs, as MLPerf's Transformer logs count them
 
     def eval_samples(self) -> int:
@@ -109,6 +110,7 @@ class TransformerBenchmark:
 
     def train_batches(self, epoch: int) -> Iterator[wmt.Batch]:
         """Host batches, pinned on CUDA."""
+        assert self.data is not None  # mode=train, where there is a dataset
         hp, world = self.hp, self.world_size
         # one order per epoch, the same on every rank, from the run's shared seed
         batches = wmt.epoch_batches(self.buckets, hp.max_length, hp.batch_size, self.shared_seed + epoch)
@@ -135,11 +137,12 @@ class TransformerBenchmark:
 
     def evaluate(self, model: torch.nn.Module, epoch: int) -> float:
         """Uncased BLEU of beam-search translations of the whole test set; the same on every rank."""
+        assert self.data is not None  # mode=train, where there is a dataset
         hp, vocab = self.hp, self.data.vocab
         mine: list[tuple[int, str]] = []
         for idx, src in wmt.test_batches(self.data.test_src, hp.eval_batch_size, self.rank, self.world_size):
             src_pad = (src == PAD_ID) if bool((src == PAD_ID).any()) else None  # on the host: no device sync
-            hyps = beam_search(model, src.to(self.device), None if src_pad is None else src_pad.to(self.device),
+            hyps = beam_search(cast(Transformer, model), src.to(self.device), None if src_pad is None else src_pad.to(self.device),
                                beam=hp.beam_size, alpha=hp.alpha, extra_length=hp.extra_decode_length)
             mine.extend((int(i), vocab.decode(h)) for i, h in zip(idx, hyps))
         refs = self.data.test_refs

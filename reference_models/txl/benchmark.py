@@ -43,7 +43,7 @@ class TXLBenchmark(SyntheticBenchmark):
         hp = ctx.cfg.model
         super().__init__(ctx)
         self.model = build_model(hp).to(ctx.device)
-        self.compile_if_asked(self.model.layers)  # the adaptive softmax's gathers change shape every step
+        self.compile_if_asked(list(self.model.layers))  # the adaptive softmax's gathers change shape every step
         # NVIDIA's configs train with LAMB, which PyTorch does not ship: Adam does the same
         # per-parameter elementwise work in one fused kernel, without LAMB's per-tensor norms
         self.optimizer = adam(self.model, ctx.device, hp.learning_rate, (hp.adam_beta1, hp.adam_beta2), hp.adam_eps)

@@ -32,7 +32,8 @@ class WaveGlowBenchmark(SyntheticBenchmark):
 
     def loss(self, model: torch.nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, int]:
         mel, audio = batch
-        return waveglow_loss(*model(mel, audio), self.hp.sigma), audio.numel()
+        z, log_s, log_det = model(mel, audio)
+        return waveglow_loss(z, log_s, log_det, self.hp.sigma), audio.numel()
 
     def hyperparameters(self) -> dict[str, Any]:
         return {**super().hyperparameters(), "segment_length": self.hp.segment_length}
