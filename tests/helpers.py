@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO.parent / "shared" / "fixtures" / "mlperf_v0.7_results"
+# the real MLPerf logs: ../shared beside the checkout, or wherever HARNESS_SHARED points
+SHARED = Path(os.environ.get("HARNESS_SHARED") or REPO.parent / "shared")
+FIXTURES = SHARED / "fixtures" / "mlperf_v0.7_results"
 
 
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
