@@ -1,4 +1,4 @@
-"""BERT plugged into the harness as a throughput-only model: synthetic batches of the workload's shape
+"""BERT plugged into the harness as a throughput-only model: a synthetic batch of the workload's shape
 (SQuAD spans, or masked positions and next-sentence labels), counted in sequences.
 
     python -m harness.train model=bert_large mode=throughput precision=amp
