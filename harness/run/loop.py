@@ -135,7 +135,7 @@ class EpochTraining:
         steps = max(self.steps, 1)
         terms: Optional[dict[str, Optional[float]]] = None
         if self.term_sums is not None:
-            terms = {k: float((v / steps).item()) for k, v in self.term_sums.items()}
+            terms = {k: float((v / steps).item()) for k, v in self.term_sums.items()}  # sync point: each term's mean
         mean = (self.loss_sum / steps).item()  # sync point: the epoch's mean loss
         return Epoch(self.epoch, train_loss=mean, train_seconds=stats.train_seconds, throughput=stats.throughput,
                      data_wait_s=stats.data_wait_s, loss_terms=terms), stats
