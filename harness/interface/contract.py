@@ -125,9 +125,10 @@ class Benchmark(ThroughputBenchmark, Protocol):
     def train_batches(self, epoch: int) -> Iterable[Any]:
         """This rank's batches for one epoch (1-based). The harness moves each to the device as
         `harness.run.feed.to_device` says: a tensor, a tuple, list or dict of them, or an object with
-        its own `to(device)` (which may keep some tensors on the host, as GNMT's lengths); on CUDA it
-        copies the next batch on a side stream while the current one trains. Pinned host memory
-        (make_loader pins it on CUDA) lets the copies overlap."""
+        its own `to(device)` (which may keep some tensors on the host, as GNMT's lengths), returning
+        tensors in those containers or in a dataclass (so that the harness finds them to mark for the
+        compute stream); on CUDA it copies the next batch on a side stream while the current one
+        trains. Pinned host memory (make_loader pins it on CUDA) lets the copies overlap."""
 
     def train_samples(self) -> int:
         """Training samples per epoch, as MLPerf's train_samples key counts them."""
