@@ -29,8 +29,8 @@ import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -153,21 +153,19 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus:
         rec.write(rec.RunRecord(status=rec.FAILED, mode="throughput", model=cell.model, benchmark=cell.model,
                                 world_size=cell.gpus, precision=cell.precision, run_dir=str(run_dir),
                                 accelerator=args.accelerator, platform=f"{cell.gpus}x{args.accelerator}",
-                                reason=reason or "no result.json written", command=overrides,
+                                reason=reason or "no result.json written", command=tuple(overrides),
                                 hyperparameters={"workload": cell.workload} if cell.workload else {},
                                 started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")),
                   result_path)
-    r = rec.read(result_path)
+    r = rec.load(result_path)
     if timed_out:  # the run recorded its own end (interrupted): the table should say why
-        r["reason"] = reason
-        rec.write(rec.RunRecord(**{k: v for k, v in r.items() if k in rec.RunRecord.__dataclass_fields__}),
-                  result_path)
-    windows = [e["throughput"] for e in r.get("epochs", []) if e.get("throughput")]
-    workload = (r.get("hyperparameters") or {}).get("workload", cell.workload)
-    return Outcome(cell.name, cell.model, workload, r.get("precision") or cell.precision, cell.gpus,
-                   r.get("status", rec.FAILED),
-                   r.get("throughput"), r.get("throughput_unit", ""), windows, round(seconds, 1),
-                   r.get("reason") or (reason if r.get("status") != "success" else None), str(run_dir), shown)
+        r = replace(r, reason=reason)
+        rec.write(r, result_path)
+    windows = [e.throughput for e in r.epochs if e.throughput]
+    workload = r.hyperparameters.get("workload", cell.workload)
+    return Outcome(cell.name, cell.model, workload, r.precision or cell.precision, cell.gpus, r.status,
+                   r.throughput, r.throughput_unit, windows, round(seconds, 1),
+                   r.reason or (reason if r.status != rec.SUCCESS else None), str(run_dir), shown)
 
 
 RUNNING: set[subprocess.Popen] = set()  # the cells' launchers now running
@@ -189,7 +187,7 @@ def stop(proc: subprocess.Popen) -> None:
 def _last_line(path: Path) -> Optional[str]:
     lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
     errors = [line for line in lines if "error" in line.lower()]
-    return (errors or lines or [None])[-1]
+    return (errors or lines)[-1] if errors or lines else None
 
 
 def _done(out: Path, cell: Cell) -> bool:
@@ -259,32 +257,32 @@ def _run_all(todo: list[Cell], est: list[float], args, out: Path, device: str,
     t0, jobs = time.perf_counter(), max(args.jobs, 1)
     budget = args.budget_min * 60 if args.budget_min else math.inf
     free = list(range(gpu_count)) if device == "cuda" else []
-    running: dict = {}  # future -> (estimate, GPUs it holds)
+    running: dict[Future, tuple[float, list[int]]] = {}  # future -> (estimate, GPUs it holds)
     outcomes: list[Outcome] = []
     progress = {"done_s": 0.0, "left_s": sum(est)}
 
-    def collect(block: bool) -> None:
-        while running and (block or any(f.done() for f in running)):
-            for f in [f for f in running if f.done()]:
-                guess, held = running.pop(f)
-                free.extend(held)
-                progress["done_s"] += guess
-                progress["left_s"] -= guess
-                outcomes.append(_report(f.result(), len(outcomes) + 1, len(todo), t0, progress, out, jobs))
-            if block and running:
-                time.sleep(0.05)
+    def collect(until: str) -> None:
+        """Wait for the first running cell to end (FIRST_COMPLETED) or for all (ALL_COMPLETED)."""
+        if not running:
+            return
+        done, _ = wait(running, return_when=until)
+        for f in done:
+            guess, held = running.pop(f)
+            free.extend(held)
+            progress["done_s"] += guess
+            progress["left_s"] -= guess
+            outcomes.append(_report(f.result(), len(outcomes) + 1, len(todo), t0, progress, out, jobs))
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for i, (cell, guess) in enumerate(zip(todo, est)):
             if time.perf_counter() - t0 + guess > budget:
-                collect(block=True)
+                collect(ALL_COMPLETED)
                 return outcomes, len(todo) - i, t0
-            while len(running) >= jobs or (device == "cuda" and len(free) < cell.gpus):
-                time.sleep(0.05)
-                collect(block=False)
+            while running and (len(running) >= jobs or (device == "cuda" and len(free) < cell.gpus)):
+                collect(FIRST_COMPLETED)
             held = [free.pop(0) for _ in range(cell.gpus)] if device == "cuda" else []
             running[pool.submit(run_cell, cell, args, out, device, held)] = (guess, held)
-        collect(block=True)
+        collect(ALL_COMPLETED)
     return outcomes, 0, t0
 
 

@@ -26,7 +26,6 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 import harness.outputs  # noqa: F401  (registers the run and sweep directory resolvers conf/config.yaml uses)
-import harness.registry  # noqa: F401  (stores each model's options as the schema of its config)
 from harness import registry
 from harness.errors import ConfigError
 from harness.interface import ScheduleError
@@ -149,6 +148,7 @@ _GROUPS = ("model", "dataset")
 
 def compose(overrides: list[str]) -> DictConfig:
     """The composed config for these overrides (no sweeps), held to every check below, or ConfigError."""
+    registry.load()  # the models' schemas and HARNESS_MODELS' datasets, before any name is looked up
     for override in overrides:
         group, _, name = override.partition("=")
         # the dataset default is optional (throughput-only models have none), and Hydra skips an
@@ -297,6 +297,7 @@ def _kind(value: Any) -> str:
 
 def compose_unchecked(overrides: list[str], hydra: bool = False) -> DictConfig:
     """Hydra's composition alone; with hydra=True the result holds Hydra's own node too."""
+    registry.load()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return hydra_compose("config", overrides=list(overrides), return_hydra_config=hydra)
 

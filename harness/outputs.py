@@ -3,9 +3,11 @@ anything is written.
 
 conf/config.yaml names its directories through the resolvers registered here: a run of its own
 gets a time-stamped directory that this process creates atomically (mkdir fails for a second
-process that picks the same name: it takes the next one), the ranks of one distributed run find
-the same directory by a stamp they share (run_id, torchrun's rendezvous id, the SLURM step), and a
-named directory that already holds a run is refused by `check_run_dirs` before Hydra writes there.
+process that picks the same name: it takes the next one); under torchrun rank 0 claims one the same
+way and the other ranks read its name from the rendezvous store; the ranks of a run named by run_id
+or a SLURM step share the directory that name gives. A named directory that already holds a run is
+refused by `check_run_dirs`, and a run_id's directory is claimed by `claim_run_dir` (mkdir again:
+of two runs started with one run_id, one gets it) before Hydra writes anything there.
 
     python -c "from harness.outputs import _run_dir; print(_run_dir('outputs', 'nightly', 'ncf'))"
 """
@@ -24,11 +26,12 @@ from harness.run.world import from_environment
 
 def _shared_stamp(run_id: Optional[str] = None) -> Optional[str]:
     """The run directory's name stem when every process of one distributed run must find the same
-    one (run_id, torchrun, srun); None for a run of its own, which gets a fresh time stamp."""
+    one by name (run_id, srun; torchrun without its agent's store); None for a run that gets a fresh
+    time stamp (a run of its own, or torchrun's ranks, which share rank 0's through the store)."""
     env = os.environ
     if run_id:
         return f"run-{run_id}"
-    if env.get("TORCHELASTIC_RUN_ID") not in (None, "", "none") and "RANK" in env:
+    if _torchrun(env) and env.get("TORCHELASTIC_USE_AGENT_STORE") != "True":
         return f"torchrun-{env['TORCHELASTIC_RUN_ID']}"
     if "SLURM_PROCID" in env and int(env.get("SLURM_NTASKS", "1")) > 1 and "SLURM_STEP_ID" in env:
         array = f"_{env['SLURM_ARRAY_TASK_ID']}" if "SLURM_ARRAY_TASK_ID" in env else ""
@@ -50,19 +53,45 @@ def claim_dir(make_path: Callable[[int], Path]) -> Path:
     raise ConfigError(f"no free directory name beside {make_path(0)}")
 
 
+def _torchrun(env) -> bool:
+    return env.get("TORCHELASTIC_RUN_ID") not in (None, "", "none") and "RANK" in env
+
+
 def _run_dir(output_root: str, run_id: Optional[str], model: str) -> str:
     """hydra.run.dir: <output_root>/runs/<stamp>_<model>, claimed when the run has it to itself."""
     shared = _shared_stamp(run_id)
     if shared is not None:
         return str(Path(output_root) / "runs" / f"{shared}_{model}")
+    if _torchrun(os.environ):
+        return _torchrun_dir(output_root, model)
+    return _stamped_dir(output_root, model)
+
+
+def _stamped_dir(output_root: str, model: str) -> str:
     now = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S.%f")
     return str(claim_dir(lambda n: Path(output_root) / "runs" / (f"{now}_{model}" + (f"-{n + 1}" if n else ""))))
 
 
+def _torchrun_dir(output_root: str, model: str, timeout_s: float = 300) -> str:
+    """torchrun's ranks in one time-stamped directory: rank 0 claims it and leaves its name in the
+    rendezvous store that torchrun's agent runs (MASTER_ADDR:MASTER_PORT); the others wait for it."""
+    from torch.distributed import TCPStore
+
+    env = os.environ
+    store = TCPStore(env["MASTER_ADDR"], int(env["MASTER_PORT"]), is_master=False,
+                     timeout=datetime.timedelta(seconds=timeout_s))
+    key = f"harness/run_dir/{env['TORCHELASTIC_RUN_ID']}/{env.get('TORCHELASTIC_RESTART_COUNT', '0')}"
+    if env.get("RANK") == "0":
+        path = _stamped_dir(output_root, model)
+        store.set(key, path)
+        return path
+    return store.get(key).decode()
+
+
 def _sweep_dir(output_root: str, model: str) -> str:
-    """hydra.sweep.dir: <output_root>/sweeps/<time>_<model>[-n], claimed."""
-    now = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    return str(claim_dir(lambda n: Path(output_root) / "sweeps" / (f"{now}_{model}" + (f"-{n + 1}" if n else ""))))
+    """hydra.sweep.dir: <output_root>/sweeps/<time>_<model>[-n], claimed (harness.train -m passes
+    the one it claimed itself, so that it can read the sweep's summary when the sweep ends)."""
+    return str(claim_sweep_dir(output_root, model))
 
 
 def _main_rank_only(value: str) -> Optional[str]:
@@ -92,6 +121,26 @@ def check_paths(cfg: DictConfig) -> None:
             raise ConfigError(f"{key}={path} lies under {existing}, which is a file; choose a folder")
         if writable and not os.access(existing, os.W_OK | os.X_OK):
             raise ConfigError(f"{key}={path}: {existing} is not writable by this user; choose another {key}")
+
+
+def claim_sweep_dir(output_root: str, model: str, suffix: str = "") -> Path:
+    """<output_root>/sweeps/<time>_<model><suffix>[-n], created here (harness.sweep's, and a -m run's)."""
+    now = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    return claim_dir(lambda n: Path(output_root) / "sweeps" / (f"{now}_{model}{suffix}" + (f"-{n + 1}" if n else "")))
+
+
+def claim_run_dir(cfg: DictConfig) -> None:
+    """A run_id's directory, created by the one run that gets it (mkdir is atomic): of two runs
+    started at once with the same run_id, the second is refused. The nodes of a multi-node run share
+    their run_id's directory, and an outside launcher's ranks share theirs: nothing to claim."""
+    if not cfg.run_id or cfg.nodes != 1 or from_environment() is not None:
+        return
+    run_dir = Path(str(cfg.output_root)) / "runs" / f"{_shared_stamp(cfg.run_id)}_{cfg.model.name}"
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir.mkdir()
+    except FileExistsError:
+        raise ConfigError(f"{run_dir} exists: a run directory names one run; choose a new run_id") from None
 
 
 def check_run_dirs(cfg: DictConfig, hydra_overrides: list[str], multirun: bool) -> None:

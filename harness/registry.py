@@ -1,12 +1,13 @@
 """The reference models the harness can run: a plain list, one entry per package under reference_models/.
 
 Registering a model (docs/adding_a_model.md) is one line in MODELS; the conformance test
-(tests/test_conformance.py) then trains it at its debug preset. Each model's options dataclass is
-stored as the schema of conf/model/<name>.yaml, so Hydra type-checks every model option.
+(tests/test_conformance.py) then trains it at its debug preset. `load()` stores each model's options
+dataclass as the schema of conf/model/<name>.yaml, so Hydra type-checks every model option; it runs
+once, when a command first composes a config or looks a model up, never at import.
 
 A model that lives outside this repository (a user's own, or a test's stand-in) joins for one
-command through the environment: HARNESS_MODELS=pkg.module[,pkg.other] imports each module and
-registers its SPEC, with its options' defaults as the model config and its DATASETS, if any:
+command through the environment: `load()` imports each module of HARNESS_MODELS=pkg.module[,pkg.other]
+and registers its SPEC, with its options' defaults as the model config and its DATASETS, if any:
 
     HARNESS_MODELS=tests.models.twopart python -m harness.train model=twopart seed=1
 """
@@ -27,7 +28,29 @@ MODELS: list[ModelSpec] = [ncf.SPEC, gnmt.SPEC, transformer.SPEC, resnet.SPEC, s
                            bert_large.SPEC, txl_base.SPEC, txl_large.SPEC, tacotron2.SPEC, waveglow.SPEC]
 
 
+_loaded = False
+
+
+def load() -> None:
+    """Store every model's schema and register the models HARNESS_MODELS names; once per process
+    (each later call returns at once), before a config is composed or a model is looked up."""
+    global _loaded
+    if _loaded:
+        return
+    for spec in MODELS:
+        _store_schema(spec)
+    _load_plugins(os.environ.get("HARNESS_MODELS", ""))
+    _loaded = True  # after the plugins: one that failed to import fails every lookup the same way
+
+
+def models() -> list[ModelSpec]:
+    """Every model this command can run: the list below and HARNESS_MODELS' models."""
+    load()
+    return MODELS
+
+
 def get(name: str) -> ModelSpec:
+    load()
     for spec in MODELS:
         if spec.name == name:
             return spec
@@ -36,6 +59,7 @@ def get(name: str) -> ModelSpec:
 
 def by_benchmark(benchmark: str) -> ModelSpec | None:
     """The time-to-train model whose logs carry this submission_benchmark, if the harness has one."""
+    load()
     return next((s for s in MODELS if s.task is not None and s.task.benchmark == benchmark), None)
 
 
@@ -67,8 +91,3 @@ def _load_plugins(names: str) -> None:
             raise ConfigError(f"HARNESS_MODELS names {module_name}, which has no ModelSpec called SPEC")
         if all(s.name != spec.name for s in MODELS):
             register(spec, getattr(module, "DATASETS", None))
-
-
-for _spec in MODELS:
-    _store_schema(_spec)
-_load_plugins(os.environ.get("HARNESS_MODELS", ""))

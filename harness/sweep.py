@@ -8,13 +8,14 @@ writes them to seeds.txt in the sweep directory before anything runs, and starts
 `python -m harness.train -m seed=S1,S2,... <your overrides>`. Any multirun (this one or one typed by
 hand) ends with SweepSummary writing summary.md, summary.json, summary.csv and plots/ into its sweep
 directory; `python -m harness.report SWEEP_DIR --md ... --plots ...` rebuilds the same at any time.
+summary.json's `unfinished` counts the runs and SLURM tasks that did not finish: harness.train's
+exit status reads it (under SLURM the runs end in other processes).
 """
 from __future__ import annotations
 
 import json
 import logging
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Optional
 
@@ -27,38 +28,46 @@ log = logging.getLogger("harness.sweep")
 # Written by the SLURM launcher (harness/run/slurm.py): how each array task of the sweep ended.
 SLURM_TASKS = "slurm_tasks.json"
 
-# What the last sweep of this process left unfinished: failed or incomplete runs, and SLURM tasks
-# that were cancelled, timed out or failed (harness.train's exit status reads it: under SLURM the
-# runs end in other processes).
-unfinished_in_last_sweep = 0
-
 
 class SweepSummary(Callback):
     """Hydra callback (conf/config.yaml: hydra.callbacks.sweep_summary): report the whole sweep at its end."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        global unfinished_in_last_sweep
         from harness.report import build, render_text, write_outputs
 
         sweep_dir = Path(config.hydra.sweep.dir)
         report = build([str(sweep_dir)])
         written = write_outputs(report, md=str(sweep_dir / "summary.md"), json_out=str(sweep_dir / "summary.json"),
                                 csv_out=str(sweep_dir / "summary.csv"), plots=str(sweep_dir / "plots"))
-        failed = [r for r in report.runs if r.status in ("failed", "incomplete")]
+        failed = failed_runs(sweep_dir, [Path(r.path).parent for r in report.runs if r.status in ("failed", "incomplete")])
         tasks = slurm_tasks(sweep_dir)
         print(render_text(report), end="")
         line = (f"sweep: {len(report.runs)} run(s), {sum(r.converged for r in report.runs)} converged, "
                 f"{len(failed)} failed")
-        unfinished_in_last_sweep = len(failed)
+        unfinished = len(failed)
         if tasks is not None:
             stopped = [t for t in tasks if t["state"] != "COMPLETED" or not t["ran"] or t["stopped_by"]]
-            unfinished_in_last_sweep += sum(1 for t in stopped if not _run_failed(t, failed))
+            unfinished += sum(1 for t in stopped if not _run_failed(t, failed))
             line += f"; SLURM: {len(tasks)} task(s), {len(tasks) - len(stopped)} ran to their end"
             for t in stopped:
                 after = f" after {t['stopped_by']}" if t["stopped_by"] else ""
                 line += f"; task {t['job_id']} {t['state']}{after}: {t['note'] or 'no note'}"
             _add_tasks(sweep_dir, tasks)
+        _add_to_summary(sweep_dir, unfinished=unfinished)
         print(f"{line}; summary in {sweep_dir}/summary.md and {len(written) - 3} plot(s)")
+
+
+def failed_runs(sweep_dir: Path, unfinished: list[Path]) -> set[Path]:
+    """The run directories of runs that failed: those the report finds unfinished, and those whose
+    result.json says failed (a loss that turned NaN, a crash: MLPerf's log calls them aborted)."""
+    failed = set(unfinished)
+    for path in sweep_dir.rglob("result.json"):
+        try:
+            if json.loads(path.read_text()).get("status") == "failed":
+                failed.add(path.parent)
+        except (OSError, ValueError, AttributeError):
+            failed.add(path.parent)  # unreadable: not a finished run
+    return failed
 
 
 def slurm_tasks(sweep_dir: Path) -> Optional[list[dict]]:
@@ -67,9 +76,9 @@ def slurm_tasks(sweep_dir: Path) -> Optional[list[dict]]:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def _run_failed(task: dict, failed: list) -> bool:
+def _run_failed(task: dict, failed: set[Path]) -> bool:
     """The task's run is already counted among the failed runs."""
-    return task["run_dir"] is not None and any(Path(r.path).parent == Path(task["run_dir"]) for r in failed)
+    return task["run_dir"] is not None and Path(task["run_dir"]) in failed
 
 
 def _add_tasks(sweep_dir: Path, tasks: list[dict]) -> None:
@@ -79,8 +88,12 @@ def _add_tasks(sweep_dir: Path, tasks: list[dict]) -> None:
              f"{t['note']} |" for t in tasks]
     with open(sweep_dir / "summary.md", "a") as f:
         f.write("\n".join(rows) + "\n")
+    _add_to_summary(sweep_dir, slurm_tasks=tasks)
+
+
+def _add_to_summary(sweep_dir: Path, **fields: Any) -> None:
     summary = json.loads((sweep_dir / "summary.json").read_text())
-    summary["slurm_tasks"] = tasks
+    summary.update(fields)
     (sweep_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 
@@ -103,10 +116,11 @@ def _split_runs(args: list[str]) -> tuple[Optional[int], list[str]]:
 
 def main(argv: Optional[list[str]] = None) -> int:
     from harness import registry, train
-    from harness.run import seeding
-    from harness.config import ConfigError, check_cli, compose
-    from harness.outputs import check_paths, claim_dir
+    from harness.config import check_cli, compose
+    from harness.errors import ConfigError
+    from harness.outputs import check_paths, claim_sweep_dir
     from harness.results.score import required_runs
+    from harness.run import seeding
 
     args = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in args):
@@ -131,10 +145,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         s = seeding.draw_seed()
         if s not in seeds:
             seeds.append(s)
-    stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     # claimed: two sweeps started in the same second get directories of their own
-    sweep_dir = claim_dir(lambda k: Path(first.output_root) / "sweeps" /
-                          (f"{stamp}_{spec.name}_{n}seeds" + (f"-{k + 1}" if k else "")))
+    sweep_dir = claim_sweep_dir(str(first.output_root), spec.name, f"_{n}seeds")
     (sweep_dir / "seeds.txt").write_text(
         f"# {n} seeds drawn from the OS for {spec.benchmark} (MLPerf requires {required_runs(spec.benchmark)})\n"
         + "".join(f"{s}\n" for s in seeds))

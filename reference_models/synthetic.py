@@ -1,13 +1,12 @@
-"""What the throughput-only models (BERT, Transformer-XL, Tacotron2, WaveGlow) share: a run of
-synthetic batches of real shape, Adam(W) through PyTorch's fused kernel on CUDA, an optional
-torch.compile, and the hyperparameters every such run logs.
+"""What the throughput-only models (BERT, Transformer-XL, Tacotron2, WaveGlow) share: one synthetic
+batch of real shape (the harness repeats it), Adam(W) through PyTorch's fused kernel on CUDA, an
+optional torch.compile, and the hyperparameters every such run logs.
 
     python -m harness.train model=bert_large mode=throughput precision=amp
 """
 from __future__ import annotations
 
-import itertools
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import torch
 
@@ -31,15 +30,15 @@ def adam(model: torch.nn.Module, device: torch.device, lr: float, betas: tuple[f
 
 
 class SyntheticBenchmark:
-    """A throughput-only model built for one run: random batches made once on the device and reused,
-    so that a window measures training alone. Subclasses set `model`, `optimizer`, `grad_clip_norm`
-    and `batches` (one or a cycle of several) and define `loss`."""
+    """A throughput-only model built for one run: one random batch, made once on the device (the
+    harness trains on it at every step). Subclasses set `model`, `optimizer`, `grad_clip_norm` and
+    `batch`, and define `loss`."""
 
     model: torch.nn.Module
     optimizer: torch.optim.Optimizer
     lr_scheduler: Optional[Any] = None  # no convergence target: a schedule would change nothing measured
     grad_clip_norm: Optional[float] = None
-    batches: Sequence[Any] = ()
+    batch: Any = None
 
     def __init__(self, ctx: RunContext, workload: Optional[str] = None):
         self.ctx, self.hp, self.device = ctx, ctx.cfg.model, ctx.device
@@ -61,8 +60,5 @@ class SyntheticBenchmark:
         return {"global_batch_size": self.global_batch, **workload, "opt_name": type(self.optimizer).__name__.lower(),
                 "opt_base_learning_rate": group["lr"], "parameters": sum(p.numel() for p in self.model.parameters())}
 
-    def steps_per_epoch(self) -> int:
-        return int(self.ctx.cfg.throughput_steps)
-
-    def train_batches(self, epoch: int) -> Iterator[Any]:
-        return itertools.cycle(self.batches)
+    def synthetic_batch(self) -> Any:
+        return self.batch

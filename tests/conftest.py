@@ -16,5 +16,5 @@ from tests.helpers import FIXTURES  # noqa: E402
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     if not FIXTURES.is_dir():
-        pytest.skip(f"real MLPerf v0.7 logs not found at {FIXTURES} (they live in ../shared beside the checkout, or set HARNESS_SHARED)")
+        pytest.skip(f"real MLPerf v0.7 logs not found at {FIXTURES} (they live in ../shared beside the checkout, or in $HARNESS_SHARED)")
     return FIXTURES

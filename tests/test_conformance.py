@@ -20,7 +20,6 @@ from harness import registry
 from harness.check import check_log
 from harness.config import compose
 from harness.observe.meter import ThroughputMeter
-from harness.observe.progress import Progress
 from harness.run.build import build_run, context_for
 from harness.run.loop import train_epoch
 from tests.helpers import REPO, run_cli
@@ -56,9 +55,8 @@ def test_first_losses_match_the_golden_file(name, tmp_path):
     data_dir = None if spec.throughput_only else spec.task.prepare(cfg)
     ctx = context_for(cfg, data_dir=data_dir)
     run = build_run(cfg, ctx)
-    quiet = Progress(enabled=False, max_epochs=STEPS, unit=spec.sample_unit)
     # the first step of each of STEPS epochs, through the loop's own step
-    losses = [train_epoch(run.bench, epoch, run.precision, ThroughputMeter(0, lambda: None), quiet, max_steps=1)[0]
+    losses = [train_epoch(run, epoch, ThroughputMeter(0, lambda: None), max_steps=1).train_loss
               for epoch in range(1, STEPS + 1)]
     assert all(torch.isfinite(torch.tensor(losses)))
     golden = GOLDEN / f"{name}.json"
@@ -71,9 +69,9 @@ def test_first_losses_match_the_golden_file(name, tmp_path):
     want = json.loads(golden.read_text())["first_losses"]
     assert losses == pytest.approx(want, rel=1e-4, abs=1e-6)
     if not spec.throughput_only:
-        run.bench.model.eval()
+        run.module.eval()
         with torch.no_grad():
-            spec.task.quality.value(run.bench.evaluate(STEPS))  # the declared shape, plain numbers
+            spec.task.quality.value(run.bench.evaluate(run.module, STEPS))  # the declared shape, plain numbers
 
 
 @pytest.mark.parametrize("name", [s.name for s in registry.MODELS])

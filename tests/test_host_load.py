@@ -12,31 +12,31 @@ import pytest
 from harness.observe import host_load
 from harness.observe.host_load import HostLoadMonitor, Reading, other_cpu_pct, summary
 
-linux = pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="reads Linux's /proc")
+linux = pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="the kernel's counters of Linux")
 
 
 def test_other_processes_cpu_is_the_cpus_busy_time_less_the_runs_own():
-    a, b = Reading(1000, 5000, 200), Reading(1300, 5400, 350)  # 2 CPUs: 200 ticks of wall time each
-    assert other_cpu_pct(a, b, 2) == 75.0  # 300 busy, 150 of them the run's
-    assert other_cpu_pct(a, Reading(1100, 5400, 400), 2) == 0.0  # never below zero
+    a, b = Reading(10.0, 50.0, 2.0), Reading(13.0, 54.0, 3.5)  # 2 CPUs: 2 s of wall time each
+    assert other_cpu_pct(a, b, 2) == 75.0  # 3 s busy, 1.5 of them the run's
+    assert other_cpu_pct(a, Reading(11.0, 54.0, 4.0), 2) == 0.0  # never below zero
     assert other_cpu_pct(a, a, 2) is None
 
 
 @linux
 def test_the_runs_own_processes_count_as_its_own_live_or_reaped():
-    before = host_load.family_ticks(os.getpid())
+    before = host_load.family_cpu_seconds(os.getpid())
     child = subprocess.Popen([sys.executable, "-c", "import time\nt=time.process_time()\n"
                               "while time.process_time() - t < 0.6: pass\ntime.sleep(30)"])
     try:
         deadline = time.time() + 120
-        while host_load.family_ticks(os.getpid()) - before < 50 and time.time() < deadline:
+        while host_load.family_cpu_seconds(os.getpid()) - before < 0.5 and time.time() < deadline:
             time.sleep(0.2)
-        live = host_load.family_ticks(os.getpid()) - before
-        assert live >= 50  # the child's 0.6 s of CPU, counted while it lives
+        live = host_load.family_cpu_seconds(os.getpid()) - before
+        assert live >= 0.5  # the child's 0.6 s of CPU, counted while it lives
     finally:
         child.kill()
         child.wait()
-    assert host_load.family_ticks(os.getpid()) - before >= live  # reaped: in our cutime, still ours
+    assert host_load.family_cpu_seconds(os.getpid()) - before >= live  # reaped: in our cutime, still ours
 
 
 def test_a_run_is_busy_when_others_used_half_a_core_at_the_start_or_during_it():

@@ -35,14 +35,25 @@ def test_the_users_openmp_settings_win_and_the_harness_own_do_not_count_as_the_u
 
 
 def _probe(env: dict[str, str], code: str) -> dict:
-    """A fresh interpreter that imports harness.train as a command does, then reports."""
+    """A fresh interpreter that starts harness.train as a command does (its main(), here with --help),
+    then imports torch and reports."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("OMP_") and k != threads.ENV}
-    script = ("import json, os, harness.train, torch; from harness.run import threads; "
-              f"print(json.dumps({code}))")
+    script = ("import contextlib, io, json, os, harness.train\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n    harness.train.main(['--help'])\n"
+              f"import torch; from harness.run import threads; print(json.dumps({code}))")
     out = subprocess.run([sys.executable, "-c", script], env={**full, **env, "PYTHONPATH": str(REPO)},
                          capture_output=True, text=True, timeout=300, cwd=REPO)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
+
+
+def test_importing_the_command_chooses_nothing_and_imports_no_torch():
+    full = {k: v for k, v in os.environ.items() if not k.startswith("OMP_") and k != threads.ENV}
+    out = subprocess.run([sys.executable, "-c", "import json, os, sys, harness.train; "
+                          "print(json.dumps(['torch' in sys.modules, os.environ.get('OMP_NUM_THREADS')]))"],
+                         env={**full, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [False, None]
 
 
 def test_the_policy_is_in_place_before_torch_starts_openmp():

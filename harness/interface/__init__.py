@@ -2,7 +2,8 @@
 
     from harness.interface import ModelSpec, MLPerfTask, Benchmark, RunContext, QualitySpec, ModelOptions
 
-- contract: ModelSpec, MLPerfTask, the Benchmark / ThroughputBenchmark protocols, RunContext, Logged;
+- contract: ModelSpec, MLPerfTask, the Benchmark / ThroughputBenchmark protocols, RunContext, Logged,
+  LossTerms (a loss of named parts);
 - quality: a quality value (a number or named numbers), its direction and when it is reached;
 - schedule: when a model evaluates (every N epochs with an offset, listed epochs, every N samples);
 - options: the typed model options every model's config extends, with their bounds (`option`);
@@ -14,6 +15,7 @@ from harness.interface.contract import (
     Benchmark,
     DataError,
     Logged,
+    LossTerms,
     MLPerfTask,
     ModelSpec,
     RunContext,
@@ -26,7 +28,7 @@ from harness.interface.schedule import EvalSchedule, ScheduleError
 from harness.interface.suite import SuiteEntry
 
 __all__ = [
-    "Benchmark", "Broken", "Choice", "DataError", "EvalSchedule", "Logged", "LrScaling", "MLPerfTask", "ModelOptions",
+    "Benchmark", "Broken", "Choice", "DataError", "EvalSchedule", "Logged", "LossTerms", "LrScaling", "MLPerfTask", "ModelOptions",
     "ModelSpec", "Quality", "QualityError", "QualitySpec", "RunContext", "ScheduleError", "SuiteEntry",
     "ThroughputBenchmark", "option", "scaled_learning_rate",
 ]

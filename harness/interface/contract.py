@@ -1,14 +1,18 @@
 """The narrow interface between the harness and a reference model.
 
 The harness owns the loop (harness/run/loop.py): epochs, precision, backward, optimizer and
-scheduler steps, the evaluation schedule, MLPerf events, timing. A model supplies only what differs
-between models: its data, its loss on a batch, its quality metric and the hyperparameters MLPerf
-logs. Two kinds:
+scheduler steps, the evaluation schedule, MLPerf events, timing, DDP, the copy of batches to the
+device, mode=throughput and which module an evaluation sees. A model supplies only what differs
+between models: its batches, its loss on a batch, one synthetic batch of its real shapes, its quality
+metric and the hyperparameters MLPerf logs. Two kinds:
 
 - a time-to-train model (NCF, GNMT, ...): a `ModelSpec` with an `MLPerfTask` (benchmark name,
   quality metric and direction, ruleset, dataset preparation); `build` returns a `Benchmark`;
 - a throughput-only model (the GPU suite's BERT, Transformer-XL, ...): a `ModelSpec` without a task;
-  `build` returns a `ThroughputBenchmark` fed synthetic batches; it runs with mode=throughput only.
+  `build` returns a `ThroughputBenchmark`; it runs with mode=throughput only.
+
+In mode=throughput `build` gets no dataset (`ctx.data_dir` is None): the model is built at the sizes
+its options give, and the harness trains it on `synthetic_batch()`, moved to the device once.
 
 A new model is a package under reference_models/ with a `SPEC` added to harness/registry.py and a
 conf/model/<name>.yaml (docs/adding_a_model.md). Nothing here imports torch at run time, so the
@@ -19,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Protocol, Union
 
 from harness.interface.quality import Quality, QualitySpec
 from harness.interface.suite import CATEGORIES, OTHER, SuiteEntry
@@ -59,8 +63,7 @@ class RunContext:
     """What a model needs to know about the run it is built for."""
 
     cfg: "DictConfig"  # the whole resolved config; the model reads cfg.model and cfg.dataset
-    data_dir: Optional[Path]  # the dataset folder from MLPerfTask.prepare; None when synthetic
-    synthetic: bool  # mode=throughput: no dataset; train_batches yields random batches of realistic shape
+    data_dir: Optional[Path]  # the dataset folder from MLPerfTask.prepare; None in mode=throughput
     device: "torch.device"
     rank: int
     world_size: int
@@ -68,11 +71,30 @@ class RunContext:
     shared_seed: int  # the same on every rank
 
 
+@dataclass(frozen=True)
+class LossTerms:
+    """A loss of several named parts (Mask R-CNN's loss dict, SSD's box and class losses): `total` is
+    what backward sees, `terms` its parts, each logged per epoch (result.json's loss_terms,
+    TensorBoard's train/loss/<term>) and named when one turns NaN."""
+
+    total: "torch.Tensor"
+    terms: Mapping[str, "torch.Tensor"]
+
+    @classmethod
+    def summed(cls, terms: Mapping[str, "torch.Tensor"]) -> "LossTerms":
+        """Terms whose fp32 sum, in their order, is the loss."""
+        return cls(sum(t.float() for t in terms.values()), dict(terms))  # type: ignore[arg-type]
+
+
+Loss = Union["torch.Tensor", LossTerms]
+
+
 class ThroughputBenchmark(Protocol):
     """A model built for one run that the loop can step: what every model supplies.
 
-    `loss` must call `self.model`: on several ranks the harness replaces `model` with its
-    DistributedDataParallel wrapper after `build`, and the optimizer keeps the same parameters.
+    `model` is the module as built. The harness trains it through DistributedDataParallel on several
+    ranks (it hands `loss` the module to call) and evaluates the module itself (`evaluate`): a model
+    never sees DDP's wrapper.
     """
 
     model: "torch.nn.Module"
@@ -84,20 +106,30 @@ class ThroughputBenchmark(Protocol):
         """Keys logged between init_start and init_stop (global_batch_size, opt_*, ...) and kept in
         result.json; a value may be a Logged to carry metadata."""
 
-    def steps_per_epoch(self) -> int:
-        """Training steps per epoch on each rank (for the progress display); cfg.throughput_steps
-        when synthetic."""
+    def synthetic_batch(self) -> Any:
+        """One batch of random values in the shapes and types of a real one, as train_batches yields
+        them (on the host, or made on ctx.device). mode=throughput moves it to the device once and
+        trains on it at every step: the measurement is of training alone."""
 
-    def train_batches(self, epoch: int) -> Iterable[Any]:
-        """This rank's batches for one epoch (1-based), already on the device. When synthetic,
-        random batches shaped like real ones, without end: the harness stops when it has enough."""
-
-    def loss(self, batch: Any) -> tuple["torch.Tensor", int]:
-        """The training loss of a batch and the samples (or tokens) it counts for the throughput meter."""
+    def loss(self, model: "torch.nn.Module", batch: Any) -> tuple[Loss, int]:
+        """The training loss of a batch, computed by calling `model` (the module to train: DDP's
+        wrapper on several ranks), and the samples (or tokens) the batch counts for the throughput
+        meter. A tensor, or LossTerms where the loss has named parts. `batch` is on the device."""
 
 
 class Benchmark(ThroughputBenchmark, Protocol):
-    """A time-to-train model built for one run: a ThroughputBenchmark that can also be judged."""
+    """A time-to-train model built for one run: a ThroughputBenchmark with data that can be judged."""
+
+    def steps_per_epoch(self) -> int:
+        """Training steps per epoch on each rank (for the progress display)."""
+
+    def train_batches(self, epoch: int) -> Iterable[Any]:
+        """This rank's batches for one epoch (1-based). The harness moves each to the device as
+        `harness.run.feed.to_device` says: a tensor, a tuple, list or dict of them, or an object with
+        its own `to(device)` (which may keep some tensors on the host, as GNMT's lengths), returning
+        tensors in those containers or in a dataclass (so that the harness finds them to mark for the
+        compute stream); on CUDA it copies the next batch on a side stream while the current one
+        trains. Pinned host memory (make_loader pins it on CUDA) lets the copies overlap."""
 
     def train_samples(self) -> int:
         """Training samples per epoch, as MLPerf's train_samples key counts them."""
@@ -105,10 +137,12 @@ class Benchmark(ThroughputBenchmark, Protocol):
     def eval_samples(self) -> int:
         """Evaluation samples, as MLPerf's eval_samples key counts them."""
 
-    def evaluate(self, epoch: int) -> Quality:
+    def evaluate(self, model: "torch.nn.Module", epoch: int) -> Quality:
         """The quality over the whole evaluation set, identical on every rank (harness.interface.
-        gather helps): a number, or a mapping with the task's quality parts. `epoch` is the epoch
-        just trained, or the samples trained so far under a schedule by samples."""
+        gather helps): a number, or a mapping with the task's quality parts. `model` is the module
+        itself (never DDP's wrapper), in eval mode, under torch.no_grad() and the run's autocast,
+        with rank 0's buffers (batch-norm statistics) on every rank. `epoch` is the epoch just
+        trained, or the samples trained so far under a schedule by samples."""
 
 
 @dataclass(frozen=True)

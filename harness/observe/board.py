@@ -3,8 +3,9 @@
     python -m harness.train -m model=ncf 'seed=range(1,6)'
     tensorboard --logdir outputs/sweeps/<sweep>            # one run per seed, hparams tab to compare
 
-Per epoch: train/loss, train/lr, train/samples_per_s; per evaluation eval/<metric>, or
-eval/<metric>/<part> for each part of a quality with several (x axis: epoch). Telemetry as
+Per epoch: train/loss (and train/loss/<term> for each named term of a model's loss), train/lr,
+train/samples_per_s, train/data_wait_s; per evaluation eval/<metric>, or eval/<metric>/<part> for
+each part of a quality with several (x axis: epoch). Telemetry as
 it is sampled (x axis: seconds since the run began): gpu<i>/util_pct, memory_used_mib, power_w,
 sm_clock_mhz, temperature_c, or process/rss_mib and cpu_pct on CPU. At the end an hparams summary
 (seed, world size, precision, batch, the model's hyperparameters) with time to train, epochs and
@@ -17,7 +18,13 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from harness.observe import disk
+from harness.observe.hooks import Hook
+
+if TYPE_CHECKING:
+    from harness.results.record import Epoch
 
 log = logging.getLogger("harness.tensorboard")
 
@@ -46,38 +53,44 @@ class Board:
     def enabled(self) -> bool:
         return self.writer is not None
 
-    def epoch(self, epoch: int, *, loss: Optional[float], lr: Optional[float], throughput: Optional[float]) -> None:
-        if self.writer is None:
-            return
-        with self._lock:
-            for tag, value in (("train/loss", loss), ("train/lr", lr), ("train/samples_per_s", throughput)):
-                if value is not None:
-                    self.writer.add_scalar(tag, float(value), epoch)
+    def epoch(self, epoch: float, *, loss: Optional[float], lr: Optional[float], throughput: Optional[float],
+              data_wait_s: Optional[float] = None, terms: Optional[dict[str, Optional[float]]] = None) -> None:
+        scalars = {"train/loss": loss, "train/lr": lr, "train/samples_per_s": throughput,
+                   "train/data_wait_s": data_wait_s, **{f"train/loss/{k}": v for k, v in (terms or {}).items()}}
+        self._scalars({tag: v for tag, v in scalars.items() if v is not None}, int(epoch))
 
     def quality(self, epoch: float, parts: dict[str, float], metric: str) -> None:
         """One scalar per quality part: eval/<metric> for one number, eval/<metric>/<part> for several."""
-        if self.writer is None:
-            return
+        self._scalars({f"eval/{metric}" if part == metric else f"eval/{metric}/{part}": value
+                       for part, value in parts.items()}, int(epoch))
+
+    def _scalars(self, values: dict[str, float], step: int) -> None:
         with self._lock:
-            for part, value in parts.items():
-                tag = f"eval/{metric}" if part == metric else f"eval/{metric}/{part}"
-                self.writer.add_scalar(tag, float(value), int(epoch))
+            if self.writer is None:
+                return
+            try:
+                for tag, value in values.items():
+                    self.writer.add_scalar(tag, float(value), step)
+            except OSError as err:
+                self._lost(err)
+
+    def _lost(self, err: OSError) -> None:
+        """TensorBoard's writer thread failed (its error surfaces at the next write): a full disk ends
+        the run at its next step; anything else turns TensorBoard off, never the run."""
+        if disk.is_full(err):
+            disk.trip(self.writer.get_logdir() if self.writer is not None else "tb", err)
+        else:
+            log.warning("TensorBoard off: %s", err)
+        self.writer = None
 
     def telemetry(self, sample: dict) -> None:
         """A telemetry sample (called from the sampler's thread)."""
-        if self.writer is None:
-            return
         step = int(round(sample.get("elapsed_s", 0)))
-        with self._lock:
-            for g in sample.get("gpus", []):
-                for f in _GPU_FIELDS:
-                    if g.get(f) is not None:
-                        self.writer.add_scalar(f"gpu{g['index']}/{f}", float(g[f]), step)
-            proc = sample.get("process")
-            if proc:
-                for f in _PROCESS_FIELDS:
-                    if proc.get(f) is not None:
-                        self.writer.add_scalar(f"process/{f}", float(proc[f]), step)
+        values = {f"gpu{g['index']}/{f}": g[f] for g in sample.get("gpus", []) for f in _GPU_FIELDS
+                  if g.get(f) is not None}
+        proc = sample.get("process") or {}
+        values.update({f"process/{f}": proc[f] for f in _PROCESS_FIELDS if proc.get(f) is not None})
+        self._scalars(values, step)
 
     def hparams(self, hparams: dict[str, Any], metrics: dict[str, Optional[float]]) -> None:
         """The run's row in TensorBoard's hparams tab, in the run's own folder."""
@@ -89,16 +102,38 @@ class Board:
         values = {k: float(v) for k, v in metrics.items() if v is not None}
         exp, ssi, sei = hparams_summary(clean, values)
         with self._lock:
-            for summary in (exp, ssi, sei):
-                self.writer.file_writer.add_summary(summary)
-            for k, v in values.items():
-                self.writer.add_scalar(k, v)
+            if self.writer is None or self.writer.file_writer is None:
+                return
+            try:
+                for summary in (exp, ssi, sei):
+                    self.writer.file_writer.add_summary(summary)
+                for k, v in values.items():
+                    self.writer.add_scalar(k, v)
+            except OSError as err:
+                self._lost(err)
 
     def close(self) -> None:
-        if self.writer is not None:
-            with self._lock:
-                self.writer.close()
+        with self._lock:
+            if self.writer is not None:
+                try:
+                    self.writer.close()
+                except OSError as err:
+                    self._lost(err)
             self.writer = None
+
+
+class BoardHook(Hook):
+    """The loop's side of TensorBoard: each epoch's figures and each evaluation's quality."""
+
+    def __init__(self, board: Board, metric: str, lr: Callable[[], Optional[float]]):
+        self.board, self.metric, self.lr = board, metric, lr
+
+    def after_epoch(self, epoch: "Epoch") -> None:
+        self.board.epoch(epoch.epoch, loss=epoch.train_loss, lr=self.lr(), throughput=epoch.throughput,
+                         data_wait_s=epoch.data_wait_s, terms=epoch.loss_terms)
+
+    def after_eval(self, epoch_num: float, scalars: dict[str, float], seconds: float) -> None:
+        self.board.quality(epoch_num, scalars, self.metric)
 
 
 def _hparam_value(value: Any):

@@ -1,12 +1,14 @@
 """Each rank's heartbeat: a small file in the run directory that says the rank is alive and how far
 it got, rewritten about once a second by a daemon thread.
 
-The loop counts its training steps (`tick()`) and says when it evaluates (`phase("eval")`); the
+The loop counts its training steps and says when it evaluates (`HeartbeatHook`, a loop hook); the
 thread writes `.heartbeat/rank_<r>.json` = {rank, pid, host, time, phase, progress}. The process
 that started the ranks reads these files (harness/run/watchdog.py): a rank whose file stops changing
 (the process is stopped or wedged) or whose step count stands still while it trains ends the run
 with "rank N made no progress for S s". A rank that evaluates or initialises is judged only on
 being alive, so a slow evaluation is safe at any limit. The files are removed when the rank ends.
+
+`HeartbeatHook` is what the loop calls (harness/observe/hooks.py).
 
     python -m harness.train model=ncf device=cpu gpus=2 progress_timeout_s=300
 """
@@ -16,10 +18,11 @@ import json
 import os
 import socket
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
+from harness.observe import disk
+from harness.observe.hooks import Hook, StepDone
 from harness.observe.ticker import Ticker
 
 FOLDER = ".heartbeat"
@@ -51,8 +54,9 @@ class Heartbeat:
         try:
             tmp.write_text(json.dumps(beat))
             os.replace(tmp, self.path)  # a reader never sees half a beat
-        except OSError:
-            pass  # a full disk must not end the run; the watchdog then sees a silent rank
+        except OSError as err:
+            if disk.is_full(err):
+                disk.trip(self.path, err)  # the run ends at its next step (disk.DiskCheck)
 
     def stop(self) -> None:
         self._ticker.stop()
@@ -92,12 +96,17 @@ def set_phase(name: str) -> None:
         _beat.phase = name
 
 
-@contextmanager
-def phase(name: str) -> Iterator[None]:
-    before = _beat.phase if _beat is not None else None
-    set_phase(name)
-    try:
-        yield
-    finally:
-        if before is not None:
-            set_phase(before)
+class HeartbeatHook(Hook):
+    """The loop's side of the heartbeat: steps counted, evaluations judged on liveness alone."""
+
+    def before_run(self) -> None:
+        set_phase("train")
+
+    def after_step(self, done: StepDone) -> None:
+        tick()
+
+    def before_eval(self, epoch_num: float) -> None:
+        set_phase("eval")
+
+    def after_eval(self, epoch_num: float, scalars: dict[str, float], seconds: float) -> None:
+        set_phase("train")

@@ -1,16 +1,16 @@
 """How busy the machine is: the CPU time that processes other than this run's take from its CPUs.
 
 A time to train measured while a neighbour spins on a core measures the neighbour too. This module
-reads the kernel's own counters (Linux /proc; stdlib only, so it runs before torch starts):
+reads the kernel's own counters through psutil (no torch, so it runs before torch starts):
 
-- the busy time of the CPUs this process may use (os.sched_getaffinity), from /proc/stat;
+- the busy time of the CPUs this process may use (os.sched_getaffinity), psutil.cpu_times(percpu=True);
 - the CPU time of this run's own processes: the run's root process (this one, or the launcher that
-  started this rank) and every descendant (ranks, data-loader workers), from /proc/<pid>/stat,
-  counting reaped children through their parent's cutime/cstime;
+  started this rank) and every descendant (ranks, data-loader workers), psutil.Process.cpu_times(),
+  whose children_user/children_system count the children already reaped;
 
 and calls the difference "other processes' CPU", in percent of one core (100 = one core busy).
 `measure` takes one reading over a short window; `HostLoadMonitor` samples through a run so that the
-mean over run_start..run_stop can be told. Where /proc is missing, every figure is None.
+mean over run_start..run_stop can be told. Where the counters cannot be read, every figure is None.
 
     python -m harness.observe.host_load        # prints this machine's load now
 """
@@ -22,10 +22,11 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
+import psutil
+
 from harness.observe.ticker import Ticker
 
 BUSY_CORES = 0.5  # other processes at this many cores or more make a run "busy" (docs/results.md)
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def usable_cpus() -> list[int]:
@@ -38,78 +39,55 @@ def usable_cpus() -> list[int]:
 
 @dataclass(frozen=True)
 class Reading:
-    """One look at the counters, in clock ticks."""
+    """One look at the counters, in CPU seconds."""
 
-    cpus_busy: int  # busy time of the usable CPUs since boot
-    cpus_total: int  # busy + idle time of the usable CPUs since boot
-    family: int  # CPU time of the run's processes, live and reaped
+    cpus_busy: float  # busy time of the usable CPUs since boot
+    cpus_total: float  # busy + idle time of the usable CPUs since boot
+    family: float  # CPU time of the run's processes, live and reaped
 
 
-def _proc_stat(cpus: list[int]) -> Optional[tuple[int, int]]:
-    wanted = {f"cpu{c}" for c in cpus}
-    busy = total = 0
+def _cpu_times(cpus: list[int]) -> Optional[tuple[float, float]]:
     try:
-        with open("/proc/stat") as f:
-            for line in f:
-                name, *fields = line.split()
-                if name not in wanted:
-                    continue
-                # user nice system idle iowait irq softirq steal (guest time is inside user already)
-                values = [int(v) for v in fields[:8]] + [0] * (8 - len(fields[:8]))
-                idle = values[3] + values[4]
-                total += sum(values)
-                busy += sum(values) - idle
-    except (OSError, ValueError):
+        per_cpu = psutil.cpu_times(percpu=True)
+    except (OSError, RuntimeError):
         return None
+    busy = total = 0.0
+    for c in cpus:
+        if c >= len(per_cpu):
+            continue
+        t = per_cpu[c]
+        # user nice system idle iowait irq softirq steal; guest time is inside user already
+        fields = [getattr(t, name, 0.0) for name in ("user", "nice", "system", "idle", "iowait", "irq", "softirq",
+                                                     "steal")]
+        total += sum(fields)
+        busy += sum(fields) - t.idle - getattr(t, "iowait", 0.0)
     return (busy, total) if total else None
 
 
-def _stat_fields(pid: int) -> Optional[list[str]]:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            text = f.read()
-    except OSError:
-        return None
-    # the command name (field 2) may hold spaces and parentheses: split after its closing one
-    return text[text.rfind(")") + 2:].split()
+def _own_cpu(process: psutil.Process) -> float:
+    t = process.cpu_times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
-def _children() -> dict[int, list[int]]:
-    """parent pid -> child pids, for every process this user can see."""
-    tree: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            fields = _stat_fields(int(entry))
-            if fields:
-                tree.setdefault(int(fields[1]), []).append(int(entry))
-    return tree
-
-
-def family_ticks(root: int) -> Optional[int]:
+def family_cpu_seconds(root: int) -> Optional[float]:
     """CPU time of `root` and all its descendants, with the children they have already reaped."""
     try:
-        tree = _children()
-    except OSError:
+        top = psutil.Process(root)
+        total = _own_cpu(top)
+        family = top.children(recursive=True)
+    except (psutil.Error, OSError):
         return None
-    total, todo, seen = 0, [root], set()
-    while todo:
-        pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        fields = _stat_fields(pid)
-        if fields is None:
-            if pid == root:
-                return None
-            continue
-        total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
-        todo.extend(tree.get(pid, ()))
+    for child in family:
+        try:
+            total += _own_cpu(child)
+        except (psutil.Error, OSError):
+            continue  # ended meanwhile: its time is in its parent's children_* once reaped
     return total
 
 
 def read(root: int, cpus: list[int]) -> Optional[Reading]:
-    stat = _proc_stat(cpus)
-    family = family_ticks(root)
+    stat = _cpu_times(cpus)
+    family = family_cpu_seconds(root)
     if stat is None or family is None:
         return None
     return Reading(stat[0], stat[1], family)
@@ -117,7 +95,7 @@ def read(root: int, cpus: list[int]) -> Optional[Reading]:
 
 def other_cpu_pct(a: Reading, b: Reading, n_cpus: int) -> Optional[float]:
     """Other processes' CPU between two readings, in percent of one core."""
-    wall = (b.cpus_total - a.cpus_total) / max(n_cpus, 1)  # ticks of wall time per CPU
+    wall = (b.cpus_total - a.cpus_total) / max(n_cpus, 1)  # seconds of wall time per CPU
     if wall <= 0:
         return None
     others = (b.cpus_busy - a.cpus_busy) - (b.family - a.family)
@@ -151,7 +129,7 @@ def load_average() -> Optional[list[float]]:
 
 class HostLoadMonitor:
     """Other processes' CPU, sampled every `interval_s` in a daemon thread; the mean of any window.
-    Reads only /proc: it adds no work to the run beyond a few small file reads a second."""
+    Reads only the kernel's counters: it adds no work to the run beyond a few small reads a second."""
 
     def __init__(self, root: int, interval_s: float = 1.0):
         self.root = root
@@ -163,7 +141,7 @@ class HostLoadMonitor:
 
     def start(self) -> "HostLoadMonitor":
         self._last = read(self.root, self.cpus)
-        if self._last is not None:  # no /proc: nothing to sample
+        if self._last is not None:  # no counters: nothing to sample
             self._ticker.start()
         return self
 
@@ -195,7 +173,7 @@ def summary(start_pct: Optional[float], mean_pct: Optional[float], load_avg: Opt
     seen = [p for p in (start_pct, mean_pct) if p is not None]
     worst = max(seen) if seen else None
     busy = worst is not None and worst >= 100 * BUSY_CORES
-    if busy:
+    if busy and worst is not None:
         when = "during the run" if mean_pct is not None and mean_pct == worst else "just before the run"
         note = (f"other processes used {worst / 100:.2f} of {n} CPUs {when}: "
                 "time to train measures the machine's neighbours too")

@@ -2,7 +2,9 @@
 
 On a terminal one line is redrawn in place a few times a second; elsewhere (CI, a pipe, a SLURM
 log) a plain line is logged every `log_every` seconds. Reading the loss waits for the device, so
-the loss is read only when a line is drawn, never on every step.
+the loss is read only when a line is drawn, never on every step. A loop hook (harness/observe/hooks.py).
+
+    python -m harness.train model=ncf seed=1       # the line it draws
 """
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import logging
 import sys
 import time
 from typing import Callable, Optional, TextIO
+
+from harness.observe.hooks import EpochStats, Hook, StepDone
 
 log = logging.getLogger("harness.progress")
 
@@ -32,7 +36,7 @@ def _rate(value: Optional[float], unit: str) -> str:
     return f"{value:.1f} {unit}/s"
 
 
-class Progress:
+class Progress(Hook):
     def __init__(
         self,
         enabled: bool,
@@ -41,8 +45,10 @@ class Progress:
         stream: TextIO = sys.stdout,
         redraw_every: float = 0.5,
         log_every: float = 30.0,
+        world_size: int = 1,
     ):
         self.enabled = enabled
+        self.world_size = world_size  # ranks step in lockstep: samples of all = this rank's x world
         self.max_epochs = max_epochs
         self.unit = unit
         self.stream = stream
@@ -56,11 +62,26 @@ class Progress:
         self._epoch_seconds: list[float] = []  # wall time of finished epochs, evaluation included
         self._drawn = False
 
-    def begin_epoch(self, epoch: int, steps: Optional[int]) -> None:
+    # -- the hook ---------------------------------------------------------------------------------
+    def before_epoch(self, epoch: int, steps: Optional[int]) -> None:
         self.epoch, self.steps_in_epoch = epoch, steps
         self._epoch_t0 = self._last_draw = time.monotonic()
 
-    def step(self, step: int, samples: int, read_loss: Callable[[], float]) -> None:
+    def after_step(self, done: StepDone) -> None:
+        self.draw(done.step, done.epoch_samples * self.world_size, done.loss.item)
+
+    def end_epoch(self, stats: EpochStats) -> None:
+        self._epoch_seconds.append(time.monotonic() - self._epoch_t0)
+        self.clear()
+
+    def before_eval(self, epoch_num: float) -> None:
+        self.clear()  # the evaluation's line goes below, not into the progress line
+
+    def after_run(self) -> None:
+        self.clear()
+
+    # -- the line ---------------------------------------------------------------------------------
+    def draw(self, step: int, samples: int, read_loss: Callable[[], float]) -> None:
         """Called every step; draws only when the redraw interval has passed."""
         if not self.enabled:
             return
@@ -85,10 +106,6 @@ class Progress:
             self._drawn = True
         else:
             log.info(line)
-
-    def end_epoch(self) -> None:
-        self._epoch_seconds.append(time.monotonic() - self._epoch_t0)
-        self.clear()
 
     def clear(self) -> None:
         if self._drawn:

@@ -24,6 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+import psutil
+
+from harness.observe import disk
+
 log = logging.getLogger("harness.telemetry")
 
 # NVML's clock-event (throttle) bits; the names are nvml.h's without their prefix. Idle, application
@@ -65,7 +69,7 @@ class Sampler:
         self.window = _Window()
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
-        self._file = None
+        self._file: Optional[disk.RecordFile] = None
         self._t0 = time.time()
         self._lock = threading.Lock()
         self._in_window = False
@@ -75,7 +79,7 @@ class Sampler:
         if self.source == "none":
             return self
         if self.path is not None:
-            self._file = open(self.path, "a", buffering=1)  # line-buffered: a crash keeps what was seen
+            self._file = disk.RecordFile(self.path, exclusive=False)  # whole lines: a crash keeps what was seen
         self._sample_once()
         self._thread = threading.Thread(target=self._run, name="harness-telemetry", daemon=True)
         self._thread.start()
@@ -123,7 +127,11 @@ class Sampler:
             if self._in_window:
                 self.window.samples.append(record)
             if self._file is not None:
-                self._file.write(json.dumps(record) + "\n")
+                try:
+                    self._file.write_line(json.dumps(record))
+                except OSError as err:  # a full disk: the run ends at its next step (disk.DiskCheck)
+                    log.debug("telemetry.jsonl: %s", err)
+                    self._file = None
         if self.on_sample is not None:
             try:
                 self.on_sample(record)
@@ -145,7 +153,7 @@ class Sampler:
 
 
 class ProcessSampler(Sampler):
-    """A CPU run: this process's resident memory and CPU time (stdlib only)."""
+    """A CPU run: this process's resident memory (psutil) and CPU time."""
 
     source = "process"
 
@@ -229,6 +237,7 @@ class NvmlSampler(Sampler):
         for g in self.gpus:
             rows = [r for s in w.samples for r in s["gpus"] if r["index"] == g["index"]]
             start, stop = w.energy_start_mj.get(g["index"]), w.energy_stop_mj.get(g["index"])
+            energy: Optional[float]
             if start is not None and stop is not None:
                 energy, method = (stop - start) / 1000.0, "counter"
             else:
@@ -355,11 +364,7 @@ def _cpu_seconds() -> float:
 
 
 def _rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):  # not Linux: the peak is all there is
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return psutil.Process().memory_info().rss
 
 
 def _clean(values) -> list[float]:

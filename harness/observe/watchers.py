@@ -1,7 +1,8 @@
 """What watches a run besides its MLPerf log: system.json, TensorBoard and telemetry, for one rank.
 
-harness/run/session.py opens them once the device is known, brackets the training window with
-begin() and end() (run_start to run_stop), and calls finish() whatever happened: the sampler stops,
+harness/run/session.py opens them once the device is known; as a loop hook they bracket the training
+window (before_run/after_run: run_start to run_stop, where energy to train is counted), and the
+session calls finish() whatever happened: the sampler stops,
 rank 0 gets every node's telemetry summary (over the process group only when the run ended normally:
 after a crash a collective could wait for a rank that is gone) and TensorBoard gets the hparams row.
 """
@@ -18,6 +19,7 @@ from omegaconf import DictConfig
 
 from harness.observe import system, telemetry
 from harness.observe.board import Board
+from harness.observe.hooks import Hook
 
 log = logging.getLogger("harness.observe")
 
@@ -39,17 +41,17 @@ class Placement:
 
 
 @dataclass
-class Observers:
+class Observers(Hook):
     board: Board
     sampler: telemetry.Sampler
     where: Placement
     platform: str  # submission_platform: "<ranks>x<accelerator>" unless mlperf.platform says otherwise
     accelerator: str  # system.json's accelerator_model_name: the GPU model, or CPU
 
-    def begin(self) -> None:
+    def before_run(self) -> None:
         self.sampler.begin()
 
-    def end(self) -> None:
+    def after_run(self) -> None:
         self.sampler.end()
 
     def finish(self, *, ended_normally: bool, hparams: dict[str, Any],

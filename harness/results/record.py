@@ -1,29 +1,73 @@
-"""result.json: what one run did, written atomically by the process that owns the run directory.
+"""result.json: what one run did, one typed record from the rank that ran it to the file.
 
-`assemble` makes it from what the command knows (run directory, command, versions, the model's
-facts), rank 0's result when the run ended normally, and otherwise the run's own mlperf.log: a run
-that was interrupted or crashed is rebuilt from the log its rank 0 wrote up to the end (epochs,
-evaluations, time to train with run_stop aborted). The schema is documented in docs/results.md;
-`schema` names its version.
+The command that owns the run directory makes the record's start (`RunRecord` with what it knows:
+the run directory, the command, versions, the model's facts); the run's rank 0 returns the same
+record filled in (harness/run/session.py); `assemble` takes that, or, for a run that was interrupted
+or crashed, what its own mlperf.log says it did (epochs, evaluations, time to train up to the
+aborting run_stop), applies how the run ended and derives the totals. `write` replaces result.json
+in one step with strict JSON (no NaN: a value that is not a number is null). The schema is
+documented in docs/results.md; `schema` names its version.
+
+    python -c "from harness.results.record import load; print(load('outputs/runs/<run>/result.json').status)"
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
-SCHEMA = "harness.result/2"
+SCHEMA = "harness.result/3"
 
 SUCCESS, ABORTED, FAILED = "success", "aborted", "failed"
 
 
-@dataclass
+@dataclass(frozen=True)
+class Epoch:
+    """One epoch of training (one measured window, in mode=throughput)."""
+
+    epoch: float  # 1-based; a sample count for a model evaluated every N samples
+    train_loss: Optional[float] = None  # the mean over the epoch's steps on rank 0
+    train_seconds: Optional[float] = None  # rank 0's training time, warm-up included, evaluation excluded
+    eval_seconds: Optional[float] = None  # the evaluations that closed this epoch (or fell inside it)
+    throughput: Optional[float] = None  # counted samples / counted seconds, summed over ranks
+    quality: Any = None  # the last evaluation of the epoch: a number, or one per quality part
+    data_wait_s: Optional[float] = None  # rank 0's wait for batches over the epoch's counted steps
+    loss_terms: Optional[dict[str, Optional[float]]] = None  # {term: mean} where the loss has named parts
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    epoch: float  # as the log's epoch_num
+    quality: Any  # a number, or one per quality part
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What failed a run: the error's type and message, the rank it happened on, its traceback."""
+
+    type: str
+    message: str
+    rank: Optional[int] = None
+    traceback: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How a run that did not end normally ended: aborted (a signal) or failed (the error)."""
+
+    status: str
+    reason: str
+    error: Optional[Failure] = None
+
+
+@dataclass(frozen=True)
 class RunRecord:
-    status: str = FAILED  # success | aborted (target not reached, or interrupted) | failed (crashed)
+    status: str = FAILED  # success | aborted (target not reached, or interrupted) | failed (crashed, NaN, full disk)
     mode: str = "train"  # train | throughput (synthetic batches, no target, no MLPerf log)
     model: str = ""
     benchmark: str = ""
@@ -51,16 +95,18 @@ class RunRecord:
     throughput: Optional[float] = None  # summed over ranks, training time only, after warm-up
     throughput_unit: str = ""
     warmup_steps: Optional[int] = None  # steps left out of the throughput figure
-    evals: list[dict[str, Any]] = field(default_factory=list)  # {"epoch", "quality"}; quality as final_quality
-    epochs: list[dict[str, Any]] = field(default_factory=list)  # per-epoch loss, seconds, throughput
+    data_wait_s: Optional[float] = None  # rank 0's wait for batches (host + copy) over the counted steps
+    data_wait_share: Optional[float] = None  # data_wait_s / rank 0's training seconds of the same steps
+    evals: tuple[Evaluation, ...] = ()
+    epochs: tuple[Epoch, ...] = ()
     hyperparameters: dict[str, Any] = field(default_factory=dict)
     reason: Optional[str] = None  # one line: why the run is aborted or failed
-    error: Optional[dict[str, Any]] = None  # {"type", "message", "rank", "traceback"} when failed
+    error: Optional[Failure] = None  # when failed
     run_dir: str = ""
     mlperf_log: Optional[str] = None
     started_at: Optional[str] = None
     finished_at: Optional[str] = None
-    command: list[str] = field(default_factory=list)
+    command: tuple[str, ...] = ()
     versions: dict[str, Optional[str]] = field(default_factory=dict)
     telemetry: Optional[dict[str, Any]] = None  # the sampler's summary over run_start..run_stop (docs/results.md)
     host_load: Optional[dict[str, Any]] = None  # other processes' CPU before and during the run (docs/results.md)
@@ -68,46 +114,45 @@ class RunRecord:
     data_findings: Optional[dict[str, int]] = None  # what the loader dropped or repaired, counted (docs/results.md)
     schema: str = SCHEMA
 
-    def account_overhead(self) -> None:
-        """What the harness itself costs: time to train less the epochs' training and evaluation
-        time (each measured after the device finished). The log's millisecond clock can put the
-        difference a hair below zero: that reads as none."""
-        if not self.time_to_train_s or not self.epochs:
-            return
-        busy = sum((e.get("train_seconds") or 0.0) + (e.get("eval_seconds") or 0.0) for e in self.epochs)
-        self.overhead_s = round(max(0.0, self.time_to_train_s - busy), 4)
-        self.overhead_fraction = round(self.overhead_s / self.time_to_train_s, 5)
+
+def assemble(start: RunRecord, rank0: Optional[RunRecord], end: Optional[RunEnd], log_path: Optional[Path],
+             **finish: Any) -> RunRecord:
+    """The run's record: rank 0's when the run ended normally, else `start` with what its MLPerf log
+    says it did; then how it ended, the command's `finish` fields (finished_at, host_load), and the
+    totals derived from the rest."""
+    record = rank0 if rank0 is not None else start
+    if rank0 is None and log_path is not None and log_path.is_file():
+        record = from_log(record, log_path)
+    if end is not None:
+        record = replace(record, status=end.status, reason=end.reason, error=end.error)
+    return derive(replace(record, **finish), overhead=record.status == SUCCESS or rank0 is not None)
 
 
-_FIELDS = set(RunRecord.__dataclass_fields__)
+def derive(r: RunRecord, overhead: bool = True) -> RunRecord:
+    """The fields computed from others: minutes, epochs run, the final quality, the global batch,
+    the harness's own overhead and the data-wait totals."""
+    derived: dict[str, Any] = {
+        "time_to_train_min": None if r.time_to_train_s is None else r.time_to_train_s / 60,
+        "epochs_run": len(r.epochs),
+        "final_quality": r.evals[-1].quality if r.evals else None,
+        "global_batch_size": r.hyperparameters.get("global_batch_size", r.global_batch_size),
+    }
+    if overhead and r.time_to_train_s and r.epochs:
+        # time to train less the epochs' training and evaluation time (each measured after the device
+        # finished); the log's millisecond clock can put the difference a hair below zero: none
+        busy = sum((e.train_seconds or 0.0) + (e.eval_seconds or 0.0) for e in r.epochs)
+        derived["overhead_s"] = round(max(0.0, r.time_to_train_s - busy), 4)
+        derived["overhead_fraction"] = round(derived["overhead_s"] / r.time_to_train_s, 5)
+    if r.data_wait_s is None and r.epochs and all(e.data_wait_s is not None for e in r.epochs):
+        # a record rebuilt from the log: the epochs' waits over their training seconds
+        wait = sum(e.data_wait_s or 0.0 for e in r.epochs)
+        seconds = sum(e.train_seconds or 0.0 for e in r.epochs)
+        derived["data_wait_s"] = wait
+        derived["data_wait_share"] = min(1.0, wait / seconds) if seconds > 0 else None
+    return replace(r, **derived)
 
 
-def assemble(facts: dict[str, Any], rank0: Optional[dict[str, Any]], failure: Optional[dict[str, Any]],
-             log_path: Optional[Path]) -> RunRecord:
-    """The run's record: `facts` from the command, then rank 0's result (a run that ended normally)
-    or what its MLPerf log says (one that did not), then the failure that ended it, if any."""
-    record = RunRecord(**{k: v for k, v in facts.items() if k in _FIELDS})
-    if rank0 is not None:
-        for key, value in rank0.items():
-            if key in _FIELDS and key not in ("mode",):
-                setattr(record, key, list(value) if isinstance(value, tuple) else value)
-    elif log_path is not None and log_path.is_file():
-        _from_log(record, log_path)
-    if failure is not None:
-        record.status = failure.get("status", FAILED)
-        record.reason = failure.get("reason")
-        record.error = failure.get("error")
-    if record.time_to_train_s is not None:
-        record.time_to_train_min = record.time_to_train_s / 60
-    record.epochs_run = len(record.epochs)
-    record.final_quality = record.evals[-1]["quality"] if record.evals else None
-    record.global_batch_size = record.hyperparameters.get("global_batch_size", record.global_batch_size)
-    if record.status == SUCCESS or rank0 is not None:
-        record.account_overhead()
-    return record
-
-
-def _from_log(record: RunRecord, path: Path) -> None:
+def from_log(record: RunRecord, path: Path) -> RunRecord:
     """What a run that did not end normally had done, from its own mlperf.log (the harness's
     format: one JSON record per :::MLLOG line)."""
     from harness.results.parse import LogError, parse_file
@@ -115,37 +160,37 @@ def _from_log(record: RunRecord, path: Path) -> None:
     try:
         summary = parse_file(path)
     except LogError:
-        return
-    record.time_to_train_s = summary.time_to_train_s
-    record.init_time_s = summary.init_time_s
-    record.throughput = summary.throughput
-    record.platform = summary.platform or record.platform
-    record.world_size = summary.world_size or record.world_size
-    record.mlperf_log = str(path)
+        return record
     epochs: dict[Any, dict[str, Any]] = {}
+    evals: list[Evaluation] = []
+    hyper = dict(record.hyperparameters)
+    seed = record.seed
     eval_t0 = None
     for key, value, meta, t in _records(path):
-        epoch = meta.get("epoch_num")
+        epoch: Any = meta.get("epoch_num")
         if key == "tracked_stats" and isinstance(value, dict):
             epochs[epoch] = {"epoch": epoch, "train_loss": value.get("train_loss"), "train_seconds": value.get("seconds"),
-                             "eval_seconds": None, "throughput": value.get("throughput"), "quality": None}
+                             "throughput": value.get("throughput"), "data_wait_s": value.get("data_wait_s"),
+                             "loss_terms": value.get("loss_terms")}
         elif key == "eval_start":
             eval_t0 = t
         elif key == "eval_accuracy":
-            record.evals.append({"epoch": epoch, "quality": value})
+            evals.append(Evaluation(epoch, value))
             if epoch in epochs:
                 epochs[epoch]["quality"] = value
         elif key == "eval_stop" and epoch in epochs and eval_t0 is not None:
             epochs[epoch]["eval_seconds"] = (t - eval_t0) / 1000.0
-        elif key in ("global_batch_size", "seed") and value is not None:
-            if key == "seed":
-                record.seed = value
-            else:
-                record.hyperparameters.setdefault(key, value)
-    record.epochs = list(epochs.values())
+        elif key == "seed" and value is not None:
+            seed = value
+        elif key == "global_batch_size" and value is not None:
+            hyper.setdefault(key, value)
+    return replace(record, time_to_train_s=summary.time_to_train_s, init_time_s=summary.init_time_s,
+                   throughput=summary.throughput, platform=summary.platform or record.platform,
+                   world_size=summary.world_size or record.world_size, mlperf_log=str(path), seed=seed,
+                   hyperparameters=hyper, evals=tuple(evals), epochs=tuple(Epoch(**e) for e in epochs.values()))
 
 
-def _records(path: Path):
+def _records(path: Path) -> Iterator[tuple[str, Any, dict, float]]:
     """(key, value, metadata, time_ms) of each record of a harness log."""
     from harness.results import formats
 
@@ -154,20 +199,61 @@ def _records(path: Path):
             yield r.key, r.value, r.meta, r.t
 
 
+def strict(value: Any) -> Any:
+    """`value` with every float that is not a number (NaN, infinities) as None: strict JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict(v) for v in value]
+    return value
+
+
+def to_json(record: RunRecord) -> str:
+    return json.dumps(strict(asdict(record)), indent=2, default=str, allow_nan=False) + "\n"
+
+
 def write(record: RunRecord, path: Path) -> None:
-    """Replace path in one step, so a reader never sees half a result."""
+    """Replace path in one step, so a reader never sees half a result; a disk too full for it
+    leaves no half-written file behind and raises DiskFull."""
+    from harness.observe import disk
+
+    text = to_json(record)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".result-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump(asdict(record), f, indent=2, default=str)
-        f.write("\n")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        if disk.is_full(err):
+            raise disk.DiskFull(path, err) from None
+        raise
 
 
 def read(path: Path) -> dict[str, Any]:
     with open(path) as f:
         return json.load(f)
+
+
+def load(path: Path) -> RunRecord:
+    """A result.json as the record it was written from. A field this version does not know is an
+    error that names it (a file of another schema), never dropped."""
+    data = read(path)
+    known = {f.name for f in fields(RunRecord)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"{path}: fields {', '.join(unknown)} are not in {SCHEMA} (written by schema "
+                         f"{data.get('schema', 'unknown')})")
+    data["epochs"] = tuple(Epoch(**e) for e in data.get("epochs") or ())
+    data["evals"] = tuple(Evaluation(**e) for e in data.get("evals") or ())
+    data["command"] = tuple(data.get("command") or ())
+    if data.get("error") is not None:
+        data["error"] = Failure(**data["error"])
+    return RunRecord(**data)
 
 
 def versions() -> dict[str, Optional[str]]:

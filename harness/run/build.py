@@ -1,4 +1,4 @@
-"""One place builds a rank's run: device, model, optimizer, precision and the DDP wrapper.
+"""One place builds a rank's run: device, model, optimizer, precision, the DDP wrapper and the batch feed.
 
 Runs (harness/run/session.py), the profiling scripts (scripts/lab/) and the tests all build through
 `build_run`, so what a script measures or a test checks is what a run trains.
@@ -10,14 +10,18 @@ Runs (harness/run/session.py), the profiling scripts (scripts/lab/) and the test
     run = build_run(cfg, context_for(cfg))
     print(type(run.bench).__name__, run.precision.name)
     EOF
+
+The model keeps its own module (`bench.model`): the harness trains `run.trained` (DDP's wrapper on
+several ranks, else the module itself) and evaluates `run.module`, so no model unwraps anything.
 """
 from __future__ import annotations
 
 import logging
 import subprocess
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import torch
 from omegaconf import DictConfig
@@ -27,6 +31,7 @@ from harness.errors import ConfigError
 from harness.interface import RunContext, ThroughputBenchmark
 from harness.run import distributed, seeding
 from harness.run.distributed import SINGLE, World
+from harness.run.feed import Feed
 from harness.run.precision import PrecisionPolicy, policy
 
 log = logging.getLogger("harness.build")
@@ -34,11 +39,31 @@ log = logging.getLogger("harness.build")
 
 @dataclass
 class BuiltRun:
-    """A rank's model, ready for the loop. `bench.model` is the DDP wrapper on several ranks."""
+    """A rank's model, ready for the loop."""
 
     bench: ThroughputBenchmark
     precision: PrecisionPolicy
     ctx: RunContext
+    trained: torch.nn.Module  # what the loop calls: DDP's wrapper on several ranks, else the module
+    feed: Feed
+    mode: str = "train"  # train | throughput
+    _synthetic: Any = None
+
+    @property
+    def module(self) -> torch.nn.Module:
+        """The model itself: what an evaluation sees, whatever wraps it for training."""
+        return self.bench.model
+
+    @cached_property
+    def params(self) -> list[torch.nn.Parameter]:
+        """The optimizer's parameters: the model's own, or their fp32 copies with master_weights=true."""
+        return [p for group in self.bench.optimizer.param_groups for p in group["params"] if p.requires_grad]
+
+    def synthetic_batch(self) -> Any:
+        """The model's synthetic batch on the device, made once per run (mode=throughput)."""
+        if self._synthetic is None:
+            self._synthetic = self.feed.once(self.bench.synthetic_batch())
+        return self._synthetic
 
 
 def pick_device(cfg: DictConfig, local_rank: int) -> torch.device:
@@ -76,8 +101,8 @@ def context_for(cfg: DictConfig, *, data_dir: Optional[Path] = None, world: Worl
     device = device or pick_device(cfg, world.local_rank)
     master = int(cfg.seed if master_seed is None else master_seed)
     seeds = seeding.derive(master, world.rank, world.world_size)
-    return RunContext(cfg=cfg, data_dir=data_dir, synthetic=cfg.mode == "throughput", device=device,
-                      rank=world.rank, world_size=world.world_size, seed=seeds.rank, shared_seed=seeds.shared)
+    return RunContext(cfg=cfg, data_dir=data_dir, device=device, rank=world.rank, world_size=world.world_size,
+                      seed=seeds.rank, shared_seed=seeds.shared)
 
 
 def build_run(cfg: DictConfig, ctx: RunContext, *, ddp: Optional[bool] = None, bucket_mb: Optional[float] = None,
@@ -92,6 +117,7 @@ def build_run(cfg: DictConfig, ctx: RunContext, *, ddp: Optional[bool] = None, b
     bench = spec.build(ctx)
     if cfg.master_weights:
         precision.keep_master_weights(bench.model, bench.optimizer)
+    trained = bench.model
     if ctx.world_size > 1 if ddp is None else ddp:
-        bench.model = distributed.wrap_ddp(bench.model, float(bucket_mb or cfg.ddp_bucket_mb), **ddp_options)
-    return BuiltRun(bench, precision, ctx)
+        trained = distributed.wrap_ddp(bench.model, float(bucket_mb or cfg.ddp_bucket_mb), **ddp_options)
+    return BuiltRun(bench, precision, ctx, trained, Feed(ctx.device), str(cfg.mode))

@@ -45,8 +45,7 @@ def init_process_group(world: World, device: torch.device, timeout_s: float = 60
     os.environ.setdefault("LOCAL_RANK", str(world.local_rank))
     dist.init_process_group(
         backend=backend_for(device), init_method="env://", rank=world.rank, world_size=world.world_size,
-        timeout=datetime.timedelta(seconds=timeout_s),
-        **({"device_id": device} if device.type == "cuda" else {}),
+        timeout=datetime.timedelta(seconds=timeout_s), device_id=device if device.type == "cuda" else None,
     )
 
 

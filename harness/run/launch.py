@@ -32,11 +32,12 @@ from omegaconf import DictConfig, OmegaConf
 from harness.errors import ConfigError
 from harness.precisions import check_device
 from harness.observe import console
-from harness.run import distributed, peers, threads
+from harness.run import distributed, threads
 from harness.run.distributed import World
 from harness.run.interrupts import Stopped, signal_number, stop_on_sigterm
 from harness.run.precision import precision_name
-from harness.run.session import RankJob, RankResult, run_rank
+from harness.results.record import RunRecord
+from harness.run.session import PeerDied, RankJob, run_rank
 from harness.run.watchdog import Watchdog
 
 log = logging.getLogger("harness.launch")
@@ -70,39 +71,41 @@ def check_resources(cfg: DictConfig) -> None:
 
 
 def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Optional[World],
-           host_load: Optional[dict] = None) -> Optional[dict]:
-    """Run every rank of the run; returns rank 0's RankResult as a dict (this rank's own when this
-    process is one rank of an outside launcher's world). A failed or interrupted run raises."""
+           record: RunRecord, host_load: Optional[dict] = None) -> Optional[RunRecord]:
+    """Run every rank of the run; returns rank 0's record (this rank's own when this process is one
+    rank of an outside launcher's world), or None when rank 0 ran on another node. `record`: what
+    the command knows of the run. A failed or interrupted run raises."""
     if world is not None:  # torchrun / srun: this process is one rank
         log.info("world: %s", world.describe())
-        job = RankJob(cfg=cfg, run_dir=run_dir, data_dir=data_dir, world=world, host_load=host_load)
+        job = RankJob(cfg=cfg, run_dir=run_dir, data_dir=data_dir, world=world, host_load=host_load, record=record)
         with _node_watchdog(cfg, run_dir, world) as dog:
             try:
-                return _run_in_process(job).to_dict()
+                return _run_in_process(job)
+            except PeerDied as err:  # a crash that a dead peer caused names that peer, not the rank that saw it
+                if dog is not None and dog.verdict is not None:
+                    raise RankFailed(dog.verdict[0], dog.verdict[1], None, stalled=True) from err
+                raise RankFailed(err.rank, str(err), None) from err
             except BaseException as err:  # torchrun's SIGTERM too, once the stalled rank it stopped is gone
                 if dog is not None and dog.verdict is not None:
                     raise RankFailed(dog.verdict[0], dog.verdict[1], None, stalled=True) from err
-                # a crash that a dead peer caused names that peer, not the rank that saw it
-                dead = isinstance(err, Exception) and peers.dead_peer(run_dir, world.world_size, world.rank, err)
-                if dead:
-                    raise RankFailed(dead[0], dead[1], None) from err
                 raise
     check_resources(cfg)
     ranks = cfg.gpus * cfg.nodes
     if ranks == 1:
-        return _run_in_process(RankJob(cfg=cfg, run_dir=run_dir, data_dir=data_dir, host_load=host_load)).to_dict()
+        return _run_in_process(RankJob(cfg=cfg, run_dir=run_dir, data_dir=data_dir, host_load=host_load,
+                                       record=record))
     if str(cfg.device) == "auto" and not torch.cuda.is_available():
         log.info("no GPU on this host: gpus=%d runs %d CPU ranks (device=cpu, gloo)", cfg.gpus, cfg.gpus)
     log.info("world: %d rank(s) = %d node(s) x %d, device=%s (%s), precision=%s; per-rank logs in %s",
              ranks, cfg.nodes, cfg.gpus, cfg.device, "nccl" if _uses_cuda(cfg) else "gloo", precision_name(cfg), run_dir)
-    return _run_elastic(cfg, run_dir, data_dir, host_load)
+    return _run_elastic(cfg, run_dir, data_dir, record, host_load)
 
 
 def _uses_cuda(cfg: DictConfig) -> bool:
     return str(cfg.device) == "cuda" or (str(cfg.device) == "auto" and torch.cuda.is_available())
 
 
-def _run_in_process(job: RankJob) -> RankResult:
+def _run_in_process(job: RankJob) -> RunRecord:
     try:
         return run_rank(job)
     finally:
@@ -124,11 +127,12 @@ class _Payload:
     config_yaml: str
     run_dir: str
     data_dir: Optional[str]
+    record: RunRecord  # a frozen dataclass of plain values: it pickles
     host_load: Optional[dict] = None
 
 
-def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path],
-                 host_load: Optional[dict]) -> Optional[dict]:
+def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], record: RunRecord,
+                 host_load: Optional[dict]) -> Optional[RunRecord]:
     from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
@@ -143,7 +147,7 @@ def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path],
         logs_specs=DefaultLogsSpecs(log_dir=str(elastic)),
     )
     payload = _Payload(OmegaConf.to_yaml(cfg, resolve=True), str(run_dir), None if data_dir is None else str(data_dir),
-                       host_load)
+                       record, host_load)
     policy = threads.decide(cfg.gpus)  # the spawned ranks start OpenMP with what this says
     log.info("threads: %s per rank, OMP_WAIT_POLICY=%s (%s)", policy.omp_num_threads or "OpenMP's default",
              policy.omp_wait_policy or "OpenMP's default", policy.reason)
@@ -171,7 +175,7 @@ def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path],
         raise RankFailed(rank, message, trace) from None
     except Exception as err:
         if type(err).__name__ == "SignalException":  # the launcher turns a signal into this
-            raise Stopped(signal.Signals(err.sigval).name) from None
+            raise Stopped(signal.Signals(err.sigval).name) from None  # type: ignore[attr-defined]
         raise
     finally:
         tempfile.tempdir = saved_tmp
@@ -247,7 +251,7 @@ def _tidy(run_dir: Path) -> None:
     shutil.rmtree(run_dir / ".heartbeat", ignore_errors=True)
 
 
-def _rank_entry(payload: _Payload) -> Optional[dict]:
+def _rank_entry(payload: _Payload) -> Optional[RunRecord]:
     """One spawned rank: its logs, its process group, the run, and (rank 0) its result. Stopped by
     Ctrl-C or SIGTERM, it ends by that same signal once its log is closed, so the launcher sees
     which signal it was rather than an exception's exit code."""
@@ -262,8 +266,9 @@ def _rank_entry(payload: _Payload) -> Optional[dict]:
         raise
 
 
-def _rank_main(payload: _Payload) -> Optional[dict]:
+def _rank_main(payload: _Payload) -> Optional[RunRecord]:
     world = distributed.from_environment(source="elastic")
+    assert world is not None  # the elastic launcher set RANK and WORLD_SIZE
     run_dir = Path(payload.run_dir)
     console.setup_rank_logging(world.rank, run_dir)
     log.info("%s, pid %d", world.describe(), os.getpid())
@@ -272,10 +277,11 @@ def _rank_main(payload: _Payload) -> Optional[dict]:
     if policy.omp_num_threads:
         torch.set_num_threads(policy.omp_num_threads)
     cfg = OmegaConf.create(payload.config_yaml)
+    assert isinstance(cfg, DictConfig)
     job = RankJob(cfg=cfg, run_dir=run_dir, data_dir=None if payload.data_dir is None else Path(payload.data_dir),
-                  world=world, host_load=payload.host_load)
+                  world=world, host_load=payload.host_load, record=payload.record)
     try:
-        result = run_rank(job)
+        record = run_rank(job)
     finally:
         distributed.destroy_process_group()
-    return result.to_dict() if world.is_main else None
+    return record if world.is_main else None

@@ -1,14 +1,16 @@
-"""The one train-to-target loop: every model trains through it, top to bottom.
+"""The one training loop: every model trains through it, top to bottom.
 
-Between run_start and run_stop the model's evaluation schedule cuts the epochs into MLPerf blocks,
-each closed by an evaluation; the run stops at the first evaluation that reaches the target
-(status success) or after max_epochs (aborted). A schedule by samples evaluates inside epochs
-instead, after the step that crosses each multiple of its sample count. MLPerf events follow the
-0.7.0 rules: block_start/epoch_start/epoch_stop/eval_start/eval_accuracy/eval_stop/block_stop,
-each with its epoch number. mode=throughput runs the same training steps on synthetic batches with
-no evaluation and no MLPerf events.
+Between run_start and run_stop the model's evaluation schedule cuts the run into MLPerf blocks, each
+closed by an evaluation; the run stops at the first evaluation that reaches the target (status
+success), after max_epochs (aborted), or when a hook ends it (a loss that is not finite: failed).
+Under a schedule by samples the evaluations fall inside epochs, after the step that crosses each
+multiple of the sample count. MLPerf events follow the 0.7.0 rules: block_start, epoch_start,
+epoch_stop, tracked_stats, eval_start, eval_accuracy, eval_stop, block_stop, each with its epoch
+number. mode=throughput runs the same training step on the model's synthetic batch, with no
+evaluation and no MLPerf events. What watches the loop is a hook (harness/observe/hooks.py).
 
-    python -m harness.train model=ncf seed=1       # this loop, on NCF's embedded data
+    python -m harness.train model=ncf seed=1                         # train_to_target on NCF's embedded data
+    python -m harness.train model=ncf mode=throughput device=cpu     # measure_throughput
 """
 from __future__ import annotations
 
@@ -16,46 +18,22 @@ import itertools
 import logging
 import time
 from dataclasses import dataclass, replace
-from typing import Callable, Optional
+from typing import Any, Iterator, Optional
 
 import torch
 
-from harness.interface import Benchmark, EvalSchedule, Quality, QualitySpec, ThroughputBenchmark
-from harness.observe import heartbeat
-from harness.observe.board import Board
-from harness.observe.meter import EpochCount, ThroughputMeter
-from harness.observe.progress import Progress
+from harness.interface import EvalSchedule, LossTerms, Quality, QualitySpec
+from harness.interface.gather import broadcast_buffers
+from harness.observe.finite import NonFiniteLoss
+from harness.observe.hooks import EpochStats, Hook, StepDone
+from harness.results.record import ABORTED, FAILED, SUCCESS, Epoch, Evaluation, Failure
+from harness.run.build import BuiltRun
 from harness.run.mlperf_log import TRACKED_STATS, C, MLPerfLog
-from harness.run.precision import PrecisionPolicy
 
 log = logging.getLogger("harness.loop")
 
 
 @dataclass(frozen=True)
-class EpochRecord:
-    epoch: int
-    train_loss: float
-    train_seconds: float
-    throughput: Optional[float]  # samples/s over the epoch's counted steps, summed over ranks
-    quality: Optional[Quality] = None  # the evaluation that closed this epoch's block
-    eval_seconds: Optional[float] = None
-    eval_epoch: Optional[float] = None  # the logged epoch_num of that evaluation (samples for a schedule by samples)
-
-
-@dataclass(frozen=True)
-class LoopResult:
-    status: str  # "success" or "aborted"
-    epochs: tuple[EpochRecord, ...] = ()
-    evals: tuple[tuple[float, Quality], ...] = ()  # (epoch_num, quality) of every evaluation
-
-    @property
-    def epochs_to_converge(self) -> Optional[float]:
-        """MLPerf's reading: the epoch_num of the last evaluation, if the run succeeded."""
-        evals = self.evals
-        return evals[-1][0] if self.status == C.SUCCESS and evals else None
-
-
-@dataclass
 class Judge:
     """How the loop evaluates: the model's metric, its target and its schedule."""
 
@@ -65,192 +43,291 @@ class Judge:
     max_epochs: int
 
 
-def train_epoch(
-    bench: ThroughputBenchmark, epoch: int, precision: PrecisionPolicy, meter: ThroughputMeter, progress: Progress,
-    max_steps: Optional[int] = None, after_step: Optional[Callable[[int], bool]] = None,
-) -> tuple[float, EpochCount]:
-    """One pass over the epoch's batches (at most max_steps); returns the mean training loss and the
-    counted throughput. `after_step(samples this rank trained this epoch)` runs after every step and
-    ends the epoch early by returning True (a schedule by samples that reached its target)."""
-    model, optimizer, scaler, master = bench.model, bench.optimizer, precision.scaler, precision.master
-    # the optimizer's parameters: the model's own, or their fp32 copies with master_weights=true
-    params = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
-    model.train()
-    progress.begin_epoch(epoch, bench.steps_per_epoch())
-    meter.begin_epoch()
-    loss_sum = torch.zeros((), device=precision.device)  # summed on the device: no per-step sync
-    steps = 0
-    for batch in itertools.islice(bench.train_batches(epoch), max_steps):
-        with precision.autocast():
-            loss, samples = bench.loss(batch)
-        if scaler is not None:
-            scaler.scale(loss).backward()
-        else:
-            loss.backward()
-        if master is not None:
-            master.grads_to_master()
-        if bench.grad_clip_norm is not None:
-            if scaler is not None:
-                scaler.unscale_(optimizer)
-            torch.nn.utils.clip_grad_norm_(params, bench.grad_clip_norm)
-        if scaler is not None:
-            scaler.step(optimizer)
-            scaler.update()
-        else:
-            optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        if master is not None:
-            master.master_to_model()
-            model.zero_grad(set_to_none=True)
-        if bench.lr_scheduler is not None:
-            bench.lr_scheduler.step()
-        loss_sum += loss.detach()
-        steps += 1
-        heartbeat.tick()
-        meter.step(samples)
-        progress.step(steps, meter.epoch_samples_all * meter.world_size, lambda loss=loss: loss.item())
-        if after_step is not None and after_step(meter.epoch_samples_all):
-            break
-    counted = meter.end_epoch()  # sync point: the epoch's work is finished
-    progress.end_epoch()
-    return (loss_sum / max(steps, 1)).item(), counted  # sync point: the epoch's mean loss
+@dataclass(frozen=True)
+class LoopResult:
+    status: str  # success, aborted (the epoch cap) or failed (a hook ended the run)
+    epochs: tuple[Epoch, ...] = ()
+    evals: tuple[Evaluation, ...] = ()
+    reason: Optional[str] = None
+    error: Optional[Failure] = None
+    data_wait_s: Optional[float] = None  # over the counted steps of the kept epochs
+    counted_seconds: float = 0.0  # this rank's training seconds of the same steps
+
+    @property
+    def epochs_to_converge(self) -> Optional[float]:
+        """MLPerf's reading: the epoch_num of the last evaluation, if the run succeeded."""
+        return self.evals[-1].epoch if self.status == SUCCESS and self.evals else None
+
+    @property
+    def data_wait_share(self) -> Optional[float]:
+        if self.data_wait_s is None or self.counted_seconds <= 0:
+            return None
+        return min(1.0, self.data_wait_s / self.counted_seconds)
 
 
-def evaluate(bench: Benchmark, epoch_num: float, judge: Judge, precision: PrecisionPolicy, mlperf: MLPerfLog,
-             board: Optional[Board]) -> tuple[Quality, float]:
-    """One evaluation between eval_start and eval_stop; (quality, seconds)."""
+def train_step(run: BuiltRun, batch: Any) -> tuple[torch.Tensor, Optional[dict[str, torch.Tensor]], int]:
+    """Forward, backward and the optimizer: (loss, its named terms or None, samples counted)."""
+    bench, precision, optimizer = run.bench, run.precision, run.bench.optimizer
+    scaler, master = precision.scaler, precision.master
+    with precision.autocast():
+        out, samples = bench.loss(run.trained, batch)
+    loss, terms = (out.total, dict(out.terms)) if isinstance(out, LossTerms) else (out, None)
+    if scaler is not None:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+    if master is not None:
+        master.grads_to_master()
+    if bench.grad_clip_norm is not None:
+        if scaler is not None:
+            scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(run.params, bench.grad_clip_norm)
+    if scaler is not None:
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    if master is not None:
+        master.master_to_model()
+        run.module.zero_grad(set_to_none=True)
+    if bench.lr_scheduler is not None:
+        bench.lr_scheduler.step()
+    return loss.detach(), None if terms is None else {k: v.detach() for k, v in terms.items()}, samples
+
+
+class EpochTraining:
+    """One epoch's steps, trained in one go or (a schedule by samples) in pieces between evaluations.
+    The losses add up on the device: no sync per step."""
+
+    def __init__(self, run: BuiltRun, epoch: int, batches: Iterator[tuple[Any, Any]], hooks: Hook,
+                 steps: Optional[int], first_step: int):
+        self.run, self.epoch, self.hooks, self.batches = run, epoch, hooks, batches
+        self.steps, self.samples, self.global_step = 0, 0, first_step
+        self.loss_sum = torch.zeros((), device=run.ctx.device)
+        self.term_sums: Optional[dict[str, torch.Tensor]] = None
+        self.finished = False
+        run.trained.train()
+        hooks.before_epoch(epoch, steps)
+
+    def train(self, until_samples: Optional[int] = None) -> None:
+        """Train until this rank's samples this epoch reach `until_samples`, or the batches end."""
+        for batch, copy_wait in self.batches:
+            self.global_step += 1
+            self.hooks.before_step(self.global_step)
+            loss, terms, samples = train_step(self.run, batch)
+            self.loss_sum += loss
+            if terms is not None:
+                sums = self.term_sums or {k: torch.zeros((), device=loss.device) for k in terms}
+                self.term_sums = {k: sums[k] + v.float() for k, v in terms.items()}
+            self.steps += 1
+            self.samples += samples
+            self.hooks.after_step(StepDone(self.epoch, self.steps, self.global_step, samples, self.samples, loss,
+                                           terms, copy_wait))
+            if until_samples is not None and self.samples >= until_samples:
+                return
+        self.finished = True
+
+    def close(self) -> tuple[Epoch, EpochStats]:
+        """The epoch's record: the hooks' figures and the mean losses."""
+        stats = EpochStats(self.epoch, self.steps)
+        self.hooks.end_epoch(stats)  # sync points: the meter's clock and all-reduce, the loss check
+        steps = max(self.steps, 1)
+        terms: Optional[dict[str, Optional[float]]] = None
+        if self.term_sums is not None:
+            terms = {k: float((v / steps).item()) for k, v in self.term_sums.items()}  # sync point: each term's mean
+        mean = (self.loss_sum / steps).item()  # sync point: the epoch's mean loss
+        return Epoch(self.epoch, train_loss=mean, train_seconds=stats.train_seconds, throughput=stats.throughput,
+                     data_wait_s=stats.data_wait_s, loss_terms=terms), stats
+
+
+def train_epoch(run: BuiltRun, epoch: int, hooks: Hook, max_steps: Optional[int] = None) -> Epoch:
+    """One epoch as a run trains it (at most max_steps): the model's batches of `epoch`, or with
+    mode=throughput its synthetic batch at every step. For tests and scripts/lab: no MLPerf events."""
+    bench = run.bench
+    if run.mode == "throughput":
+        batches, steps = _repeat(run.synthetic_batch(), max_steps), max_steps
+    else:
+        batches = run.feed.batches(bench.train_batches(epoch), max_steps)  # type: ignore[attr-defined]
+        steps = bench.steps_per_epoch()  # type: ignore[attr-defined]
+    training = EpochTraining(run, epoch, batches, hooks, steps, 0)
+    training.train()
+    return training.close()[0]
+
+
+def evaluate(run: BuiltRun, epoch_num: float, judge: Judge, mlperf: MLPerfLog, hooks: Hook) -> tuple[Quality, float]:
+    """One evaluation between eval_start and eval_stop, on the module itself (never DDP's wrapper)
+    with rank 0's buffers; (quality, seconds)."""
+    hooks.before_eval(epoch_num)  # the loss check runs here: a model that diverged is not evaluated
     mlperf.start(C.EVAL_START, metadata={"epoch_num": epoch_num})
     t0 = time.perf_counter()
-    bench.model.eval()
-    with heartbeat.phase("eval"), precision.autocast():  # an evaluation is judged on liveness alone
-        raw = bench.evaluate(int(epoch_num))
+    module = run.module
+    module.eval()
+    broadcast_buffers(module)  # sync point (several ranks): each rank's batch-norm statistics drifted apart
+    with torch.no_grad(), run.precision.autocast():
+        raw = run.bench.evaluate(module, int(epoch_num))  # type: ignore[attr-defined]
         quality = judge.quality.value(raw)  # Python numbers: the device work is done
     seconds = time.perf_counter() - t0
     mlperf.event(C.EVAL_ACCURACY, value=quality, metadata={"epoch_num": epoch_num})
     mlperf.end(C.EVAL_STOP, metadata={"epoch_num": epoch_num})
-    if board is not None:
-        board.quality(epoch_num, judge.quality.scalars(quality), judge.quality.name)
+    hooks.after_eval(epoch_num, judge.quality.scalars(quality), seconds)
+    run.trained.train()
     return quality, seconds
 
 
-def _report(judge: Judge, epoch: float, quality: Quality, reached: bool, last: Optional[EpochRecord]) -> None:
+class _Blocks:
+    """MLPerf's blocks: each opened with block_start, then closed by an evaluation, which is logged,
+    kept and reported, and block_stop. Written once for both kinds of schedule."""
+
+    def __init__(self, run: BuiltRun, judge: Judge, mlperf: MLPerfLog, hooks: Hook):
+        self.run, self.judge, self.mlperf, self.hooks = run, judge, mlperf, hooks
+        schedule = judge.schedule
+        self.counts = {} if schedule.by_samples else dict(schedule.blocks(judge.max_epochs))
+        self.first: Optional[int] = None  # the open block's first epoch (or samples trained before it)
+        self.evals: list[Evaluation] = []
+        self.pending: list[tuple[Quality, float]] = []  # evaluations not yet in an epoch's record
+
+    def open(self, first: int) -> None:
+        count = self.judge.schedule.every_samples if self.judge.schedule.by_samples else self.counts[first]
+        self.mlperf.start(C.BLOCK_START, metadata={"first_epoch_num": first, "epoch_count": count})
+        self.first = first
+
+    def close(self) -> None:
+        self.mlperf.end(C.BLOCK_STOP, metadata={"first_epoch_num": self.first})
+        self.first = None
+
+    def evaluate(self, epoch_num: int, last: Optional[Epoch]) -> bool:
+        """Evaluate, close the block, keep and report the quality; whether the target is reached.
+        `last`: the epoch just closed, for the report line (None inside an epoch)."""
+        quality, seconds = evaluate(self.run, epoch_num, self.judge, self.mlperf, self.hooks)
+        self.close()
+        self.evals.append(Evaluation(epoch_num, quality))
+        self.pending.append((quality, seconds))
+        reached = self.judge.quality.reached(quality, self.judge.target)
+        _report(self.judge, epoch_num, quality, reached, last)
+        return reached
+
+    def into(self, record: Epoch) -> Epoch:
+        """The epoch's record with its last evaluation, and the time of all that fell in it."""
+        if not self.pending:
+            return record
+        quality = self.pending[-1][0]
+        seconds = (record.eval_seconds or 0.0) + sum(s for _, s in self.pending)
+        self.pending.clear()
+        return replace(record, quality=quality, eval_seconds=seconds)
+
+
+def train_to_target(run: BuiltRun, *, judge: Judge, mlperf: MLPerfLog, hooks: Hook) -> LoopResult:
+    """Train until the target, the epoch cap or a hook's verdict, evaluating as the model's schedule says."""
+    schedule, world, bench = judge.schedule, run.ctx.world_size, run.bench
+    blocks = _Blocks(run, judge, mlperf, hooks)
+    epochs: list[Epoch] = []
+    kept: list[EpochStats] = []
+    done = 0  # samples trained so far, all ranks: ranks step in lockstep on equal shards
+    reached = False
+    hooks.before_run()
+    try:
+        if schedule.by_samples:
+            blocks.open(0)
+        for epoch in range(1, judge.max_epochs + 1):
+            if blocks.first is None and not schedule.by_samples:
+                blocks.open(epoch)
+            mlperf.start(C.EPOCH_START, metadata={"epoch_num": epoch})
+            training = EpochTraining(run, epoch, run.feed.batches(bench.train_batches(epoch)), hooks,  # type: ignore[attr-defined]
+                                     bench.steps_per_epoch(), _steps_so_far(kept))  # type: ignore[attr-defined]
+            base = done
+            while not training.finished and not reached:
+                until = None
+                if schedule.by_samples:  # this rank's samples at which the block's evaluation falls
+                    until = -(-((blocks.first or 0) + int(schedule.every_samples) - base) // world)  # type: ignore[arg-type]
+                training.train(until)
+                done = base + training.samples * world
+                if schedule.by_samples and done >= (blocks.first or 0) + int(schedule.every_samples):  # type: ignore[arg-type]
+                    reached = blocks.evaluate(done, None)
+                    if not reached:
+                        blocks.open(done)
+            record, stats = training.close()
+            mlperf.end(C.EPOCH_STOP, metadata={"epoch_num": epoch})
+            # samples and seconds let a reader of the log alone total the run's throughput
+            mlperf.event(TRACKED_STATS, metadata={"epoch_num": epoch}, value=_tracked(record, stats))
+            epochs.append(blocks.into(record))
+            kept.append(stats)
+            hooks.after_epoch(epochs[-1])
+            if not reached and not schedule.by_samples and schedule.evaluates_after(epoch, judge.max_epochs):
+                reached = blocks.evaluate(epoch, epochs[-1])
+                epochs[-1] = blocks.into(epochs[-1])
+            if reached:
+                break
+        else:  # the epoch cap: a run ends on an evaluation, as every run does
+            if schedule.by_samples and (not blocks.evals or blocks.evals[-1].epoch != done):
+                reached = blocks.evaluate(done, epochs[-1])
+                epochs[-1] = blocks.into(epochs[-1])
+            elif schedule.by_samples:
+                blocks.close()  # the block opened after the last evaluation holds none
+    except NonFiniteLoss as err:
+        return _ended(FAILED, epochs, blocks.evals, kept, reason=str(err),
+                      error=Failure("NonFiniteLoss", str(err), err.rank))
+    finally:
+        hooks.after_run()
+    return _ended(SUCCESS if reached else ABORTED, epochs, blocks.evals, kept)
+
+
+def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats: int, hooks: Hook) -> LoopResult:
+    """mode=throughput: `warmup_steps` steps whose figures are dropped, then `repeats` windows of
+    `steps` steps on the model's synthetic batch, moved to the device once; each window is one epoch
+    record, so the spread is visible."""
+    batch = run.synthetic_batch()
+    windows: list[Epoch] = []
+    kept: list[EpochStats] = []
+    hooks.before_run()
+    try:
+        if warmup_steps:
+            warmup = EpochTraining(run, 0, _repeat(batch, warmup_steps), hooks, warmup_steps, 0)
+            warmup.train()
+            warmup.close()
+        for window in range(1, repeats + 1):
+            training = EpochTraining(run, window, _repeat(batch, steps), hooks, steps,
+                                     warmup_steps + _steps_so_far(kept))
+            training.train()
+            record, stats = training.close()
+            windows.append(record)
+            kept.append(stats)
+            hooks.after_epoch(record)
+    except NonFiniteLoss as err:
+        return _ended(FAILED, windows, [], kept, reason=str(err), error=Failure("NonFiniteLoss", str(err), err.rank))
+    finally:
+        hooks.after_run()
+    return _ended(SUCCESS, windows, [], kept)
+
+
+def _repeat(batch: Any, steps: Optional[int]) -> Iterator[tuple[Any, Any]]:
+    return itertools.repeat((batch, None)) if steps is None else itertools.repeat((batch, None), steps)
+
+
+def _steps_so_far(kept: list[EpochStats]) -> int:
+    return sum(s.steps for s in kept)
+
+
+def _tracked(record: Epoch, stats: EpochStats) -> dict[str, Any]:
+    """tracked_stats' value: the epoch's counted figures, its mean loss and its data wait."""
+    value: dict[str, Any] = {"throughput": stats.throughput, "samples": stats.samples, "seconds": stats.seconds,
+                             "train_loss": record.train_loss, "data_wait_s": record.data_wait_s}
+    if record.loss_terms:
+        value["loss_terms"] = record.loss_terms
+    return value
+
+
+def _ended(status: str, epochs: list[Epoch], evals: list[Evaluation], kept: list[EpochStats],
+           reason: Optional[str] = None, error: Optional[Failure] = None) -> LoopResult:
+    waits = [s.data_wait_s for s in kept[:len(epochs)]]
+    wait = sum(w for w in waits if w is not None) if waits and None not in waits else None
+    return LoopResult(status, tuple(epochs), tuple(evals), reason, error, wait,
+                      sum(s.own_seconds for s in kept[:len(epochs)]))
+
+
+def _report(judge: Judge, epoch: float, quality: Quality, reached: bool, last: Optional[Epoch]) -> None:
     where = f"samples {epoch:,.0f}" if judge.schedule.by_samples else f"epoch {epoch:g}/{judge.max_epochs}"
-    trained = f"  loss {last.train_loss:.4f}  {last.train_seconds:.1f} s training" if last is not None else ""
+    trained = (f"  loss {last.train_loss:.4f}  {last.train_seconds:.1f} s training"
+               if last is not None and last.train_loss is not None and last.train_seconds is not None else "")
     log.info("%s  %s (target %s%s)%s", where, judge.quality.describe(quality),
              judge.quality.describe_target(judge.target), ", reached" if reached else "", trained)
-
-
-def _trained(bench, epoch, precision, meter, progress, mlperf, board, after_step=None) -> EpochRecord:
-    """One epoch between epoch_start and epoch_stop, with its tracked_stats line."""
-    mlperf.start(C.EPOCH_START, metadata={"epoch_num": epoch})
-    mean_loss, counted = train_epoch(bench, epoch, precision, meter, progress, after_step=after_step)
-    mlperf.end(C.EPOCH_STOP, metadata={"epoch_num": epoch})
-    if board is not None:
-        board.epoch(epoch, loss=mean_loss, lr=_lr(bench), throughput=counted.throughput)
-    # samples and seconds let a reader of the log alone total the run's throughput
-    mlperf.event(TRACKED_STATS, metadata={"epoch_num": epoch}, value={
-        "throughput": counted.throughput, "samples": counted.samples, "seconds": counted.seconds,
-        "train_loss": mean_loss})
-    return EpochRecord(epoch, mean_loss, meter.epoch_seconds, counted.throughput)
-
-
-def train_to_target(bench: Benchmark, *, judge: Judge, precision: PrecisionPolicy, meter: ThroughputMeter,
-                    progress: Progress, mlperf: MLPerfLog, board: Optional[Board] = None) -> LoopResult:
-    """Train until the target or the epoch cap, evaluating as the model's schedule says."""
-    if judge.schedule.by_samples:
-        return _train_by_samples(bench, judge, precision, meter, progress, mlperf, board)
-    epochs: list[EpochRecord] = []
-    for first, count in judge.schedule.blocks(judge.max_epochs):
-        mlperf.start(C.BLOCK_START, metadata={"first_epoch_num": first, "epoch_count": count})
-        for epoch in range(first, first + count):
-            epochs.append(_trained(bench, epoch, precision, meter, progress, mlperf, board))
-        last = first + count - 1
-        quality, seconds = evaluate(bench, last, judge, precision, mlperf, board)
-        mlperf.end(C.BLOCK_STOP, metadata={"first_epoch_num": first})
-        epochs[-1] = replace(epochs[-1], quality=quality, eval_seconds=seconds, eval_epoch=last)
-        reached = judge.quality.reached(quality, judge.target)
-        _report(judge, last, quality, reached, epochs[-1])
-        if reached:
-            return _ended(C.SUCCESS, epochs)
-    return _ended(C.ABORTED, epochs)
-
-
-def _ended(status: str, epochs: list[EpochRecord], evals: Optional[list[tuple[float, Quality]]] = None) -> LoopResult:
-    if evals is None:
-        evals = [(e.eval_epoch, e.quality) for e in epochs if e.quality is not None]
-    return LoopResult(status, tuple(epochs), tuple(evals))
-
-
-def _train_by_samples(bench: Benchmark, judge: Judge, precision: PrecisionPolicy, meter: ThroughputMeter,
-                      progress: Progress, mlperf: MLPerfLog, board: Optional[Board]) -> LoopResult:
-    """Evaluations every N training samples, inside epochs. Ranks step in lockstep on equal shards,
-    so the samples of all ranks are this rank's times the world size (no per-step collective).
-    Each block spans N samples: block_start carries the samples trained before it and N."""
-    every = int(judge.schedule.every_samples)
-    state = {"done": 0, "epoch_base": 0, "reached": False, "block": 0}
-    evals: list[tuple[int, Quality, float]] = []
-
-    def open_block() -> None:
-        state["block"] = state["done"]
-        mlperf.start(C.BLOCK_START, metadata={"first_epoch_num": state["done"], "epoch_count": every})
-
-    def after_step(epoch_samples: int) -> bool:
-        state["done"] = state["epoch_base"] + epoch_samples * meter.world_size
-        if state["done"] < state["block"] + every:
-            return False
-        quality, seconds = evaluate(bench, state["done"], judge, precision, mlperf, board)
-        mlperf.end(C.BLOCK_STOP, metadata={"first_epoch_num": state["block"]})
-        bench.model.train()
-        evals.append((state["done"], quality, seconds))
-        state["reached"] = judge.quality.reached(quality, judge.target)
-        _report(judge, state["done"], quality, state["reached"], None)
-        if not state["reached"]:
-            open_block()
-        return state["reached"]
-
-    epochs: list[EpochRecord] = []
-    open_block()
-    for epoch in range(1, judge.max_epochs + 1):
-        seen = len(evals)
-        record = _trained(bench, epoch, precision, meter, progress, mlperf, board, after_step)
-        state["epoch_base"] = state["done"]
-        for done, quality, seconds in evals[seen:]:  # the epoch's record keeps its last evaluation
-            record = replace(record, quality=quality, eval_seconds=(record.eval_seconds or 0) + seconds,
-                             eval_epoch=done)
-        epochs.append(record)
-        if state["reached"]:
-            return _ended(C.SUCCESS, epochs, [(d, q) for d, q, _ in evals])
-    if not evals or evals[-1][0] != state["done"]:  # the run ends on an evaluation, as every run does
-        quality, seconds = evaluate(bench, state["done"], judge, precision, mlperf, board)
-        epochs[-1] = replace(epochs[-1], quality=quality, eval_seconds=(epochs[-1].eval_seconds or 0) + seconds,
-                             eval_epoch=state["done"])
-        reached = judge.quality.reached(quality, judge.target)
-        _report(judge, state["done"], quality, reached, epochs[-1])
-        mlperf.end(C.BLOCK_STOP, metadata={"first_epoch_num": state["block"]})
-        evals.append((state["done"], quality, seconds))
-        return _ended(C.SUCCESS if reached else C.ABORTED, epochs, [(d, q) for d, q, _ in evals])
-    mlperf.end(C.BLOCK_STOP, metadata={"first_epoch_num": state["block"]})
-    return _ended(C.ABORTED, epochs, [(d, q) for d, q, _ in evals])
-
-
-def measure_throughput(
-    bench: ThroughputBenchmark, *, warmup_steps: int, steps: int, repeats: int, precision: PrecisionPolicy,
-    meter: ThroughputMeter, progress: Progress, board: Optional[Board] = None,
-) -> LoopResult:
-    """mode=throughput: `warmup_steps` steps whose count is dropped, then `repeats` windows of `steps`
-    steps on synthetic batches; each window is one epoch record, so the spread is visible."""
-    if warmup_steps:
-        train_epoch(bench, 0, precision, meter, progress, max_steps=warmup_steps)
-    windows = []
-    for window in range(1, repeats + 1):
-        mean_loss, counted = train_epoch(bench, window, precision, meter, progress, max_steps=steps)
-        windows.append(EpochRecord(window, mean_loss, meter.epoch_seconds, counted.throughput))
-        if board is not None:
-            board.epoch(window, loss=mean_loss, lr=_lr(bench), throughput=counted.throughput)
-    return _ended(C.SUCCESS, windows, [])
-
-
-def _lr(bench: ThroughputBenchmark) -> Optional[float]:
-    """The learning rate now (a Python number, or a tensor read once per epoch)."""
-    groups = bench.optimizer.param_groups
-    return float(groups[0]["lr"]) if groups else None

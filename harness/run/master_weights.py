@@ -44,4 +44,4 @@ class MasterWeights:
     @torch.no_grad()
     def master_to_model(self) -> None:
         """The optimizer's updated fp32 values, rounded into the model's weights."""
-        torch._foreach_copy_(self.model_params, self.master_params)
+        torch._foreach_copy_(list[torch.Tensor](self.model_params), list[torch.Tensor](self.master_params))

@@ -3,16 +3,24 @@
 mllog's module-level logger is shared by the whole process and appends to whatever files were
 configured before, so two runs in one process (a Hydra sweep) would mix their lines. Each run
 therefore gets its own MLLogger around a private logging.Logger whose only handler writes a new
-file, opened with mode "x" so that an existing log is never appended to.
+file, created exclusively so that an existing log is never appended to. The handler writes each
+record whole or not at all (harness/observe/disk.py): a full disk leaves the log ending at its last
+whole record and raises DiskFull into the run, which ends it. A value that is not a number (a NaN
+loss) is logged as null, so that every line is strict JSON.
+
+    python -m harness.train model=ncf seed=1 && python -m harness.check outputs/
 """
 from __future__ import annotations
 
 import logging
+import math
 import time
 from pathlib import Path
 from typing import Any, Optional
 
 from mlperf_logging.mllog import constants, mllog
+
+from harness.observe import disk
 
 _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 
@@ -22,13 +30,13 @@ class MLPerfLog:
 
     def __init__(self, path: Optional[Path]):
         self.path = path
-        self._handler: Optional[logging.Handler] = None
+        self._handler: Optional[_WholeLines] = None
         self._mllog: Optional[mllog.MLLogger] = None
         if path is None:
             return
         logger = logging.Logger(f"mlperf_log[{path}]")  # not registered with logging: nothing else writes here
         logger.propagate = False
-        self._handler = logging.FileHandler(path, mode="x", encoding="utf-8")
+        self._handler = _WholeLines(path)
         self._handler.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(self._handler)
         # stack offset 3 skips event/_log here and mllog's own frame: each line records the
@@ -51,8 +59,11 @@ class MLPerfLog:
     def _log(self, kind: str, key: str, value: Any, metadata: Optional[dict]) -> int:
         """Log one line and return its time_ms, so results are computed from the logged times."""
         time_ms = int(time.time() * 1e3)
-        if self._mllog is not None:
-            getattr(self._mllog, kind)(key, value, metadata=metadata, time_ms=time_ms)
+        if self._mllog is not None and self._handler is not None:
+            self._handler.failed = None
+            getattr(self._mllog, kind)(key, _finite(value), metadata=_finite(metadata), time_ms=time_ms)
+            if self._handler.failed is not None:  # mllog catches every error of a write: raise it here
+                raise self._handler.failed
         return time_ms
 
     def close(self) -> None:
@@ -60,6 +71,42 @@ class MLPerfLog:
             self._handler.close()
             self._handler = None
             self._mllog = None
+
+
+class _WholeLines(logging.Handler):
+    """A logging handler that appends each record to a new file as one whole line (disk.RecordFile).
+    mllog catches any error of a write and logs "Failed to encode" in its place: the handler keeps
+    the error instead (`failed`), writes no such line, and MLPerfLog raises it to the loop."""
+
+    def __init__(self, path: Path):
+        super().__init__()
+        self.file = disk.RecordFile(path)
+        self.failed: Optional[Exception] = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.failed is not None:
+            return  # mllog's account of the failure: not a record
+        if record.levelno >= logging.ERROR:
+            self.failed = ValueError(f"mlperf.log: {record.getMessage().splitlines()[0]}")
+            return
+        try:
+            self.file.write_line(self.format(record))
+        except OSError as err:  # DiskFull: the file ends at its last whole line
+            self.failed = err
+
+    def close(self) -> None:
+        self.file.close()
+        super().close()
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 # Re-exported so the loop names every key through mllog's own constants.

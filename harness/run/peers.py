@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
+import psutil
+
 from harness.observe.heartbeat import beat_path
 from harness.run.watchdog import _read as read_beat  # the one reader of heartbeat files
 
@@ -71,16 +73,13 @@ def _local_death(beat: dict) -> Optional[str]:
     pid = beat.get("pid")
     if not isinstance(pid, int):
         return None
-    state = _process_state(pid)
-    if state is None or state == "Z":
+    try:
+        gone = psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        gone = True
+    except psutil.Error:  # not ours to look at: it lives
+        gone = False
+    if gone:
         return (f"its process {pid} ended without a word (killed: SIGKILL, out of memory, or a crash), "
                 f"last seen in phase {beat.get('phase')}")
     return None
-
-
-def _process_state(pid: int) -> Optional[str]:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None

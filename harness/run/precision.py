@@ -8,7 +8,8 @@ from typing import ContextManager, Optional
 
 import torch
 
-from harness.config import ConfigError
+
+from harness.errors import ConfigError
 from harness.precisions import check_device
 from harness.run.master_weights import MasterWeights
 

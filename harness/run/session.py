@@ -1,8 +1,10 @@
-"""One rank of a run: device, seeds, the MLPerf init phase, the loop, and the rank's result.
+"""One rank of a run: device, seeds, the MLPerf init phase, the loop with its hooks, and the rank's record.
 
-Rank 0 writes mlperf.log; every rank runs the same code. `run_rank` returns an immutable RankResult
-when the run ends normally (target reached or epoch cap); an interrupted or crashed run raises, after
-ending its MLPerf log with run_stop aborted, and the caller rebuilds what was done from that log.
+Rank 0 writes mlperf.log; every rank runs the same code. `run_rank` returns the run's RunRecord
+(the command's start record, filled in) when the run ends by itself: target reached, epoch cap, or a
+loss that is not finite (status failed, the step named). An interrupted or crashed run raises, after
+ending its MLPerf log with run_stop aborted and the reason (the signal, the error, or the rank whose
+death caused it), and the caller rebuilds what was done from that log.
 
     python -m harness.train model=ncf seed=1       # one rank, in the command's own process
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import statistics
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -20,15 +22,20 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness import registry
 from harness.interface import EvalSchedule, Logged, ModelSpec
-from harness.observe import heartbeat
+from harness.observe import disk, heartbeat
+from harness.observe.board import BoardHook
+from harness.observe.datawait import DataWait
+from harness.observe.finite import FiniteLossCheck
+from harness.observe.heartbeat import HeartbeatHook
+from harness.observe.hooks import Hooks
 from harness.observe.meter import ThroughputMeter
 from harness.observe.progress import Progress
 from harness.observe.watchers import Observers, Placement, open_observers
+from harness.results.record import FAILED, SUCCESS, Evaluation, RunRecord
 from harness.results.record import versions as software_versions
-from harness.run import distributed
+from harness.run import distributed, peers, threads
 from harness.run.build import BuiltRun, build_run, clear_page_cache, context_for, device_sync, pick_device
 from harness.run.distributed import SINGLE, World
-from harness.run import threads
 from harness.run.interrupts import shielded, signal_name
 from harness.run.loop import Judge, LoopResult, measure_throughput, train_to_target
 from harness.run.mlperf_log import C, MLPerfLog
@@ -44,34 +51,15 @@ class RankJob:
     data_dir: Optional[Path]
     world: World = SINGLE
     host_load: Optional[dict] = None  # other processes' CPU at the start, for system.json
+    record: RunRecord = field(default_factory=RunRecord)  # what the command knows; the rank fills in the rest
 
 
-@dataclass(frozen=True)
-class RankResult:
-    """What one rank's run did (rank 0's is the run's); train.py turns it into result.json."""
+class PeerDied(RuntimeError):
+    """Another rank died and took this rank's collective down with it; the message says how."""
 
-    status: str  # success | aborted (target not reached by the epoch cap)
-    mode: str
-    seed: int
-    world_size: int
-    device: str
-    platform: str
-    accelerator: str
-    hyperparameters: dict[str, Any]
-    init_time_s: Optional[float]
-    time_to_train_s: Optional[float]
-    throughput: Optional[float]  # summed over ranks; mode=throughput: the median window
-    epochs: tuple[dict, ...]  # per epoch (per window in mode=throughput): loss, seconds, throughput, quality
-    epochs_to_converge: Optional[float]
-    reason: Optional[str] = None
-    telemetry: Optional[dict] = None
-    mlperf_log: Optional[str] = None
-    evals: tuple[dict, ...] = field(default=())
-    threads: Optional[dict] = None  # the OpenMP threads and wait policy this rank ran with
-    data_findings: Optional[dict] = None  # what the model's loader dropped or repaired (Benchmark.data_findings)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def __init__(self, rank: int, message: str):
+        super().__init__(message)
+        self.rank = rank
 
 
 def schedule_of(cfg: DictConfig) -> EvalSchedule:
@@ -101,8 +89,8 @@ def _log_hyperparameters(mlperf: MLPerfLog, built: BuiltRun, training: bool) -> 
         else:
             mlperf.event(key, value=value)
     if training:
-        mlperf.event(C.TRAIN_SAMPLES, value=built.bench.train_samples())
-        mlperf.event(C.EVAL_SAMPLES, value=built.bench.eval_samples())
+        mlperf.event(C.TRAIN_SAMPLES, value=built.bench.train_samples())  # type: ignore[attr-defined]
+        mlperf.event(C.EVAL_SAMPLES, value=built.bench.eval_samples())  # type: ignore[attr-defined]
     return {k: v.value if isinstance(v, Logged) else v for k, v in hyper.items()}
 
 
@@ -116,7 +104,7 @@ class _Open:
     run_stopped: bool = False
 
 
-def run_rank(job: RankJob) -> RankResult:
+def run_rank(job: RankJob) -> RunRecord:
     cfg, world = job.cfg, job.world
     spec = registry.get(str(cfg.model.name))
     training = cfg.mode != "throughput"
@@ -125,27 +113,54 @@ def run_rank(job: RankJob) -> RankResult:
     if world.world_size > 1:
         heartbeat.start(job.run_dir, world.rank)
     try:
-        result = _run(job, spec, training, held)
+        record = _run(job, spec, training, held)
     except BaseException as err:
+        cause = _cause(job, err)
         if not held.run_stopped:
             # The log must still end: an interrupted or crashed run is an aborted run to MLPerf.
             # Before run_start the run_stop carries no time to train (docs/results.md).
-            meta = {"status": C.ABORTED, "reason": signal_name(err) or type(err).__name__}
+            meta: dict[str, Any] = {"status": C.ABORTED, "reason": _stop_reason(err, cause)}
             if held.run_start is None:
                 meta["before_run_start"] = True
             with shielded():  # the launcher's forwarded signal must not cut the last line off
-                held.mlperf.end(C.RUN_STOP, metadata=meta)
+                try:
+                    held.mlperf.end(C.RUN_STOP, metadata=meta)
+                except disk.DiskFull:
+                    pass  # the log ends at its last whole record; result.json says why
         if held.watch is not None:
             _finish(held.watch, None, cfg, spec)
+        if cause is not None:
+            raise cause from err
         raise
     finally:
         with shielded():
             held.mlperf.close()
         heartbeat.stop()
-    return _finish(held.watch, result, cfg, spec)
+    return _finish(held.watch, record, cfg, spec) or record
 
 
-def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RankResult:
+def _cause(job: RankJob, err: BaseException) -> Optional[PeerDied]:
+    """A peer whose death is what this rank's error (a broken collective, the launcher's SIGTERM)
+    reports, named as result.json names it."""
+    if job.world.world_size < 2 or not isinstance(err, Exception) and signal_name(err) != "SIGTERM":
+        return None
+    dead = peers.dead_peer(job.run_dir, job.world.world_size, job.world.rank, err)
+    return None if dead is None else PeerDied(*dead)
+
+
+def _stop_reason(err: BaseException, cause: Optional[PeerDied]) -> str:
+    """run_stop's reason: the signal's name, the rank that died, or the error, in one line."""
+    if cause is not None:
+        return f"rank {cause.rank} failed: {cause}"
+    name = signal_name(err)
+    if name is not None:
+        return name
+    if isinstance(err, disk.DiskFull):
+        return f"DiskFull: {err}"
+    return type(err).__name__
+
+
+def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecord:
     cfg, world, mlperf = job.cfg, job.world, held.mlperf
     mlperf.event(C.CACHE_CLEAR, value=clear_page_cache() if cfg.clear_caches and world.is_main else False)
     init_start = mlperf.start(C.INIT_START)
@@ -166,83 +181,86 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RankResu
 
     if world.world_size > 1:
         dist.barrier()  # sync point: every rank starts the clock together
-    progress = Progress(enabled=cfg.progress and world.is_main, unit=spec.sample_unit,
+    # throughput mode: the warm-up is a window of its own, so every window counts from its first step
+    warmup = int(cfg.warmup_steps) if training else 0
+    meter = ThroughputMeter(warmup, device_sync(device), distributed.sum_over_ranks(device), world.world_size)
+    progress = Progress(enabled=cfg.progress and world.is_main, unit=spec.sample_unit, world_size=world.world_size,
                         max_epochs=cfg.max_epochs if training else cfg.throughput_repeats)
-    sync, all_ranks_sum = device_sync(device), distributed.sum_over_ranks(device)
-    facts = dict(cfg=cfg, seed=master, world=world, device=device, watch=watch, hyper=hyper, init_s=init_s)
+    # in order: the meter and the loss check measure; the board reports; the data-wait timer goes
+    # last, so that its clock starts after every other hook's work on a step
+    hooks = Hooks([meter, progress, HeartbeatHook(), watch, disk.DiskCheck(), FiniteLossCheck(device, world.rank),
+                   BoardHook(watch.board, spec.task.quality.name if spec.task else "", lambda: _lr(built)),
+                   DataWait(warmup)])
+    base = replace(job.record, seed=master, world_size=world.world_size, device=str(device), platform=watch.platform,
+                   accelerator=watch.accelerator, hyperparameters=hyper, init_time_s=init_s,
+                   threads=threads.current().record(torch.get_num_threads()))
     if not training:
-        meter = ThroughputMeter(0, sync, all_ranks_sum, world.world_size)  # warm-up is a window of its own
-        heartbeat.set_phase("train")
-        watch.begin()
-        try:
-            loop = measure_throughput(built.bench, warmup_steps=cfg.warmup_steps, steps=cfg.throughput_steps,
-                                      repeats=cfg.throughput_repeats, precision=built.precision, meter=meter,
-                                      progress=progress, board=watch.board)
-        finally:
-            watch.end()
-            progress.clear()
+        loop = measure_throughput(built, warmup_steps=cfg.warmup_steps, steps=cfg.throughput_steps,
+                                  repeats=cfg.throughput_repeats, hooks=hooks)
         windows = [e.throughput for e in loop.epochs if e.throughput]
-        return _result(loop, **facts, ttt_s=None, throughput=statistics.median(windows) if windows else None)
+        median = statistics.median(windows) if windows and loop.status == SUCCESS else None
+        return _record(base, loop, ttt_s=None, throughput=median)
 
     task = spec.task
+    assert task is not None  # config.check refuses mode=train for a throughput-only model
     target = OmegaConf.to_object(cfg.model.target) if OmegaConf.is_config(cfg.model.target) else cfg.model.target
     judge = Judge(task.quality, task.quality.value(target, "target"), schedule_of(cfg), int(cfg.max_epochs))
-    meter = ThroughputMeter(cfg.warmup_steps, sync, all_ranks_sum, world.world_size)
     held.run_start = mlperf.start(C.RUN_START)
-    heartbeat.set_phase("train")
-    watch.begin()  # energy to train counts from run_start to run_stop
-    try:
-        loop = train_to_target(built.bench, judge=judge, precision=built.precision, meter=meter, progress=progress,
-                               mlperf=mlperf, board=watch.board)
-    finally:
-        watch.end()
-        progress.clear()
-    run_stop = mlperf.end(C.RUN_STOP, metadata={"status": loop.status})
+    loop = train_to_target(built, judge=judge, mlperf=mlperf, hooks=hooks)  # energy to train counts in here
+    reason = loop.reason
+    if loop.status == C.ABORTED:
+        reason = (f"{task.quality.name} target {task.quality.describe_target(judge.target)} not reached in "
+                  f"{cfg.max_epochs} epochs")
+    stop: dict[str, Any] = {"status": C.SUCCESS if loop.status == SUCCESS else C.ABORTED}
+    if loop.status == FAILED:
+        stop["reason"] = reason  # MLPerf's run_stop knows success and aborted only: the reason says why
+    run_stop = mlperf.end(C.RUN_STOP, metadata=stop)
     held.run_stopped = True
-    reason = None if loop.status == C.SUCCESS else (
-        f"{task.quality.name} target {task.quality.describe_target(judge.target)} not reached in "
-        f"{cfg.max_epochs} epochs")
     findings = getattr(built.bench, "data_findings", None)  # optional; a collective: every rank calls it
-    return replace(_result(loop, **facts, ttt_s=(run_stop - held.run_start) / 1000.0, throughput=meter.throughput(),
-                           reason=reason, mlperf=mlperf), data_findings=findings() if findings else None)
+    if findings is not None:
+        base = replace(base, data_findings=findings())
+    return _record(base, replace(loop, reason=reason), ttt_s=(run_stop - held.run_start) / 1000.0,
+                   throughput=meter.throughput(), mlperf=mlperf)
 
 
-def _result(loop: LoopResult, *, cfg: DictConfig, seed: int, world: World, device, watch: Observers,
-            hyper: dict[str, Any], init_s: float, ttt_s: Optional[float], throughput: Optional[float],
-            reason: Optional[str] = None, mlperf: Optional[MLPerfLog] = None) -> RankResult:
-    epochs = tuple({"epoch": e.epoch, "train_loss": e.train_loss, "train_seconds": e.train_seconds,
-                    "eval_seconds": e.eval_seconds, "throughput": e.throughput, "quality": e.quality}
-                   for e in loop.epochs)
-    return RankResult(
-        status=loop.status, mode=str(cfg.mode), seed=seed, world_size=world.world_size, device=str(device),
-        platform=watch.platform, accelerator=watch.accelerator, hyperparameters=hyper, init_time_s=init_s,
-        time_to_train_s=ttt_s, throughput=throughput, epochs=epochs, epochs_to_converge=loop.epochs_to_converge,
-        reason=reason, mlperf_log=str(mlperf.path) if mlperf is not None and mlperf.path else None,
-        evals=tuple({"epoch": e, "quality": q} for e, q in loop.evals),
-        threads=threads.current().record(torch.get_num_threads()),
+def _record(base: RunRecord, loop: LoopResult, *, ttt_s: Optional[float], throughput: Optional[float],
+            mlperf: Optional[MLPerfLog] = None) -> RunRecord:
+    return replace(
+        base, status=loop.status, time_to_train_s=ttt_s, throughput=throughput, epochs=loop.epochs,
+        epochs_to_converge=loop.epochs_to_converge, reason=loop.reason, error=loop.error,
+        mlperf_log=str(mlperf.path) if mlperf is not None and mlperf.path else None,
+        evals=tuple(Evaluation(e.epoch, e.quality) for e in loop.evals),
+        data_wait_s=loop.data_wait_s, data_wait_share=loop.data_wait_share,
     )
 
 
-def _finish(watch: Optional[Observers], result: Optional[RankResult], cfg: DictConfig,
-            spec: ModelSpec) -> Optional[RankResult]:
-    """Stop the observers; the result gains the telemetry summary. Telemetry and TensorBoard must
+def _lr(built: BuiltRun) -> Optional[float]:
+    """The learning rate now (a Python number, or a tensor read once per epoch)."""
+    groups = built.bench.optimizer.param_groups
+    return float(groups[0]["lr"]) if groups else None
+
+
+def _finish(watch: Optional[Observers], record: Optional[RunRecord], cfg: DictConfig,
+            spec: ModelSpec) -> Optional[RunRecord]:
+    """Stop the observers; the record gains the telemetry summary. Telemetry and TensorBoard must
     not turn a finished run into a failed one."""
     if watch is None:
-        return result
+        return record
     hparams = {"model": spec.name, "dataset": cfg.dataset.name if cfg.get("dataset") else None, "seed": cfg.seed,
                "world_size": watch.where.world_size, "precision": precision_name(cfg), "platform": watch.platform}
-    results = {}
-    if result is not None:
-        hparams.update({f"hp/{k}": v for k, v in result.hyperparameters.items()})
-        final = result.evals[-1]["quality"] if result.evals else None
-        results = {"result/time_to_train_min": None if result.time_to_train_s is None else result.time_to_train_s / 60,
-                   "result/epochs_to_converge": result.epochs_to_converge,
+    results: dict[str, Optional[float]] = {}
+    if record is not None:
+        hparams.update({f"hp/{k}": v for k, v in record.hyperparameters.items()})
+        final = record.evals[-1].quality if record.evals else None
+        results = {"result/time_to_train_min": None if record.time_to_train_s is None else record.time_to_train_s / 60,
+                   "result/epochs_to_converge": record.epochs_to_converge,
                    "result/final_quality": final if isinstance(final, (int, float)) else None,
-                   "result/throughput": result.throughput,
-                   "result/status": {"success": 1.0, "aborted": 0.0}.get(result.status)}
+                   "result/throughput": record.throughput,
+                   "result/data_wait_share": record.data_wait_share,
+                   "result/status": {"success": 1.0, "aborted": 0.0, "failed": -1.0}.get(record.status)}
     try:
-        summary = watch.finish(ended_normally=result is not None, hparams=hparams, results=results)
+        summary = watch.finish(ended_normally=record is not None, hparams=hparams, results=results)
     except Exception as err:
         log.warning("telemetry/TensorBoard summary failed: %s", err)
-        return result
-    return replace(result, telemetry=summary) if result is not None else None
+        return record
+    return replace(record, telemetry=summary) if record is not None else None

@@ -13,10 +13,10 @@ NCF run went from 4 s to 142 s (docs/benchmarks/cpu_policy_*.md). So each rank g
 The choice goes into OMP_NUM_THREADS / OMP_WAIT_POLICY (OpenMP reads them once, when torch
 starts it) and HARNESS_THREAD_POLICY (what was chosen and why, for result.json and for processes
 started later). A user's own OMP_NUM_THREADS or OMP_WAIT_POLICY wins: the harness then sets
-neither. Where it is applied: at the top of harness/train.py for the command's own process, for a
-torchrun or srun rank, and for a spawned rank (which re-imports harness/train.py as __mp_main__ and
-keeps what its launcher chose); in harness/run/launch.py for the ranks it spawns; in
-tests/conftest.py for the test suite.
+neither. Where it is applied: first thing in harness.train's main(), before anything imports
+torch, for the command's own process and for a torchrun or srun rank; in harness/run/launch.py for
+the ranks it spawns (which inherit it through the environment); in tests/conftest.py for the test
+suite. Importing a harness module applies nothing.
 
     python -m harness.run.threads         # what a run started now would choose
 """
@@ -103,15 +103,18 @@ def export(policy: ThreadPolicy, env=os.environ) -> None:
 _current: Optional[ThreadPolicy] = None
 
 
-def apply_at_start(main_name: str) -> ThreadPolicy:
-    """Called first thing in harness/train.py, before torch is imported. A spawned rank (imported
-    as __mp_main__) keeps what its launcher chose for it; any other process decides for the local
-    ranks its launcher started (1 on its own)."""
+def apply_at_start(main_name: str = "__main__") -> ThreadPolicy:
+    """Called first thing in harness.train's main(), before torch is imported (once per process:
+    later calls return the same policy). A spawned rank (main_name "__mp_main__") keeps what its
+    launcher chose for it; any other process decides for the local ranks its launcher started (1 on
+    its own)."""
     global _current
     inherited = _inherited(os.environ)
     if main_name == "__mp_main__" and inherited is not None:
         _current = inherited
         return inherited
+    if _current is not None:
+        return _current
     world = from_environment()
     local_ranks = 1 if world is None else world.local_world_size
     if world is not None and world.source == "slurm":

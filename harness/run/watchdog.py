@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
+import psutil
+
 from harness.observe.heartbeat import beat_path
 from harness.observe.ticker import Ticker
 
@@ -125,12 +127,12 @@ def _state(seen: _Seen) -> str:
     if not isinstance(pid, int) or seen.beat.get("host") != socket.gethostname():
         return ""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
+        state = psutil.Process(pid).status()
+    except psutil.Error:
         return ""
-    names = {"T": "stopped (SIGSTOP?)", "t": "stopped by a debugger", "D": "waiting on a device or disk",
-             "Z": "exited", "R": "running", "S": "sleeping"}
+    names = {psutil.STATUS_STOPPED: "stopped (SIGSTOP?)", psutil.STATUS_TRACING_STOP: "stopped by a debugger",
+             psutil.STATUS_DISK_SLEEP: "waiting on a device or disk", psutil.STATUS_ZOMBIE: "exited",
+             psutil.STATUS_RUNNING: "running", psutil.STATUS_SLEEPING: "sleeping"}
     return f"process {pid} is {names.get(state, state)}, last phase {seen.beat.get('phase')}"
 
 

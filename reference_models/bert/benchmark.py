@@ -1,4 +1,4 @@
-"""BERT plugged into the harness as a throughput-only model: synthetic batches of the workload's shape
+"""BERT plugged into the harness as a throughput-only model: a synthetic batch of the workload's shape
 (SQuAD spans, or masked positions and next-sentence labels), counted in sequences.
 
     python -m harness.train model=bert_large mode=throughput precision=amp
@@ -46,7 +46,7 @@ class BertBenchmark(SyntheticBenchmark):
         self.optimizer = adam(self.model, ctx.device, hp.learning_rate, (hp.adam_beta1, hp.adam_beta2), hp.adam_eps,
                               hp.weight_decay)
         self.grad_clip_norm = hp.grad_clip
-        self.batches = (self._batch(),)
+        self.batch = self._batch()
 
     def _batch(self) -> dict[str, torch.Tensor]:
         """One batch of the workload's shape. Every sequence fills its positions: a padded batch costs
@@ -68,8 +68,8 @@ class BertBenchmark(SyntheticBenchmark):
         return {"tokens": tokens, "token_types": token_types, "positions": positions,
                 "labels": tokens.gather(1, positions), "next_sentence": ints(2, b)}
 
-    def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int]:
-        return self.model(**batch), batch["tokens"].shape[0]
+    def loss(self, model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int]:
+        return model(**batch), batch["tokens"].shape[0]
 
     def hyperparameters(self) -> dict[str, Any]:
         extra = {"max_sequence_length": self.seq}

@@ -4,9 +4,8 @@
 """
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import torch
 from omegaconf import DictConfig
@@ -40,14 +39,12 @@ class GNMTBenchmark:
         hp = self.hp = ctx.cfg.model
         self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
         self.global_batch = hp.batch_size * ctx.world_size
-        self.synthetic = ctx.synthetic
         self.shared_seed = ctx.shared_seed
-        if self.synthetic:
-            self.data = None
-            vocab_size = hp.vocab_size
-            self._steps = ctx.cfg.throughput_steps
-        else:
-            self.data = wmt.load(ctx.data_dir, hp.min_length, hp.max_length)
+        # without a dataset (mode=throughput): the configured vocabulary, and the schedule's length
+        # in measured steps
+        self.data = None if ctx.data_dir is None else wmt.load(ctx.data_dir, hp.min_length, hp.max_length)
+        vocab_size, self._steps = hp.vocab_size, ctx.cfg.throughput_steps
+        if self.data is not None:
             vocab_size = len(self.data.vocab)
             self.buckets = wmt.bucket_of(self.data.train_src.lengths, self.data.train_tgt.lengths, hp.max_length)
             self._steps = wmt.steps_per_epoch(self.buckets, self.global_batch)
@@ -96,19 +93,17 @@ class GNMTBenchmark:
         return 0 if self.data is None else len(self.data.test_src)
 
     def train_batches(self, epoch: int) -> Iterator[wmt.Batch]:
-        if self.synthetic:
-            yield from self._synthetic_batches()
-            return
+        """Host batches (pinned on CUDA); Batch.to keeps the source lengths on the host for cuDNN."""
+        assert self.data is not None  # mode=train, where there is a dataset
         # one order per epoch, the same on every rank, from the run's shared seed
         order = wmt.epoch_order(self.buckets, self.global_batch, self.shared_seed + epoch)
         pin = self.device.type == "cuda"
         for global_idx in order:
             mine = shard(global_idx, self.rank, self.world_size)
-            yield wmt.collate(self.data.train_src, self.data.train_tgt, mine, pin).to(self.device)
+            yield wmt.collate(self.data.train_src, self.data.train_tgt, mine, pin)
 
-    def _synthetic_batches(self) -> Iterator[wmt.Batch]:
-        """Random tokens at fixed lengths (model.synthetic), made on the device once and reused so
-        that the measurement is of training alone."""
+    def synthetic_batch(self) -> wmt.Batch:
+        """Random tokens at fixed lengths (model.synthetic), made on the device."""
         syn, b = self.hp.synthetic, self.hp.batch_size
         gen = torch.Generator(device=self.device).manual_seed(self.shared_seed)
         vocab = self.hp.vocab_size
@@ -119,25 +114,23 @@ class GNMTBenchmark:
             return torch.cat((ends[0], body, ends[1]))
 
         src, tgt = sentences(syn.src_len), sentences(syn.tgt_len)
-        batch = wmt.Batch(src, torch.full((b,), syn.src_len, dtype=torch.long), tgt[:-1], tgt[1:],
-                          b * (syn.src_len + syn.tgt_len - 1))
-        return itertools.repeat(batch)
+        return wmt.Batch(src, torch.full((b,), syn.src_len, dtype=torch.long), tgt[:-1], tgt[1:],
+                         b * (syn.src_len + syn.tgt_len - 1))
 
-    def loss(self, batch: wmt.Batch) -> tuple[torch.Tensor, int]:
-        logits = self.model(batch.src, batch.src_len, batch.tgt_in)
+    def loss(self, model: torch.nn.Module, batch: wmt.Batch) -> tuple[torch.Tensor, int]:
+        logits = model(batch.src, batch.src_len, batch.tgt_in)
         # label smoothing 0.1 over non-pad tokens, summed, per sentence: the reference's normalisation
         loss = cross_entropy(logits.flatten(0, 1).float(), batch.tgt_out.flatten(), ignore_index=PAD_ID,
                              label_smoothing=self.hp.label_smoothing, reduction="sum")
         return loss / batch.src.shape[1], batch.tokens
 
-    @torch.no_grad()
-    def evaluate(self, epoch: int) -> float:
+    def evaluate(self, model: torch.nn.Module, epoch: int) -> float:
         """BLEU of beam-search translations of the whole test set; every rank returns the same value."""
-        model = getattr(self.model, "module", self.model)
+        assert self.data is not None  # mode=train, where there is a dataset
         hp, vocab = self.hp, self.data.vocab
         mine: list[tuple[int, str]] = []
         for idx, src, src_len in wmt.test_batches(self.data.test_src, hp.eval_batch_size, self.rank, self.world_size):
-            hyps = beam_search(model, src.to(self.device), src_len, beam=hp.beam_size, max_len=hp.max_length_test,
+            hyps = beam_search(cast(GNMT, model), src.to(self.device), src_len, beam=hp.beam_size, max_len=hp.max_length_test,
                                len_norm_factor=hp.len_norm_factor, len_norm_const=hp.len_norm_const,
                                cov_penalty_factor=hp.cov_penalty_factor)
             mine.extend((int(i), self.detokenize(join_bpe(vocab.units(h)))) for i, h in zip(idx, hyps))

@@ -69,6 +69,7 @@ class Encoder(nn.Module):
         self.rnns = nn.ModuleList([nn.LSTM(hidden, hidden, bidirectional=True), nn.LSTM(2 * hidden, hidden)])
         self.rnns.extend(nn.LSTM(hidden, hidden) for _ in range(layers - 2))
         for lstm in self.rnns:
+            assert isinstance(lstm, nn.LSTM)
             _init_lstm(lstm)
         self.dropout = nn.Dropout(dropout)
 
@@ -107,7 +108,7 @@ class Decoder(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor, list[LSTMState]]:
         """tgt (T, B) -> logits (T, B, vocab), attention (T, B, T_src), and the new LSTM states
         (one per layer), so that beam search can feed one step at a time."""
-        state = state or [None] * (1 + len(self.rnns))
+        state = state or [None] * (1 + len(self.rnns))  # type: ignore[list-item]  # None: zeros, as nn.LSTM takes it
         new_state: list[LSTMState] = []
         x, h = self.att_rnn(self.dropout(self.embedding(tgt)), state[0])
         new_state.append(h)

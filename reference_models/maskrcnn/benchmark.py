@@ -5,7 +5,6 @@ warm-up and two decay steps, COCO box and mask mAP on every rank's share of val2
 """
 from __future__ import annotations
 
-import itertools
 import random
 from typing import Any, Iterator
 
@@ -14,8 +13,7 @@ import torch
 from torchvision.transforms.functional import pil_to_tensor
 from pycocotools import mask as mask_utils
 
-from harness.interface import RunContext, scaled_learning_rate
-from harness.interface.gather import broadcast_buffers
+from harness.interface import LossTerms, RunContext, scaled_learning_rate
 from harness.interface.loader import check_command, make_shard_loader
 from reference_models.detection import coco
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
@@ -54,24 +52,21 @@ class MaskRCNNBenchmark:
     def __init__(self, ctx: RunContext):
         hp = self.hp = ctx.cfg.model
         self.ctx, self.rank, self.world_size, self.device = ctx, ctx.rank, ctx.world_size, ctx.device
-        self.synthetic = ctx.synthetic
         self.global_batch = hp.batch_size * ctx.world_size
-        if not self.synthetic:
-            # with_polygons: the ground truth of mask AP drops degenerate polygons as training does
-            self.val = coco.CocoSplit(ctx.data_dir, "val", eval_transform, keep_empty=True, with_polygons=True)
-            # a bad validation image is found now, not after the first training epoch
+        self.seed = ctx.shared_seed
+        # without a dataset (mode=throughput): the configured classes, and the schedule's length in
+        # measured steps; with_polygons: the ground truth of mask AP drops degenerate polygons as training does
+        self.val = None if ctx.data_dir is None else coco.CocoSplit(ctx.data_dir, "val", eval_transform,
+                                                                     keep_empty=True, with_polygons=True)
+        if self.val is not None:  # a bad validation image is found now, not after the first training epoch
             self.val.check_images(self._eval_shard(), check_command(ctx))
-            num_classes = self.val.num_classes
-        else:
-            num_classes = hp.synthetic.num_classes
+        self.num_classes = num_classes = hp.synthetic.num_classes if self.val is None else self.val.num_classes
         self.model = build_model(hp, num_classes).to(ctx.device)
         if hp.channels_last:
             self.model.backbone.to(memory_format=torch.channels_last)
 
-        if self.synthetic:
-            self._steps, self.n_train = ctx.cfg.throughput_steps, 0
-            self._synthetic = self._synthetic_batch(ctx.shared_seed, num_classes)
-        else:
+        self._steps, self.n_train = ctx.cfg.throughput_steps, 0
+        if ctx.data_dir is not None:
             train = self.train = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability),
                                                 keep_empty=False, with_polygons=True)
             self.n_train = len(train)
@@ -111,12 +106,15 @@ class MaskRCNNBenchmark:
         }
 
     def _eval_shard(self) -> range:
+        assert self.val is not None  # mode=train, where there is a dataset
         return my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size)
 
     def data_findings(self) -> dict[str, int]:
         """What the COCO splits dropped or converted (reference_models/detection/records.py); every
         rank calls it (the converted files are merged over ranks)."""
-        return {} if self.synthetic else {**self.train.data_findings(), **self.val.data_findings()}
+        if self.val is None:  # mode=throughput: no dataset was read
+            return {}
+        return {**self.train.data_findings(), **self.val.data_findings()}
 
     def steps_per_epoch(self) -> int:
         return self._steps
@@ -125,20 +123,16 @@ class MaskRCNNBenchmark:
         return self.n_train
 
     def eval_samples(self) -> int:
-        return 0 if self.synthetic else len(self.val)
+        assert self.val is not None  # mode=train, where there is a dataset
+        return len(self.val)
 
     def train_batches(self, epoch: int) -> Iterator[Batch]:
-        if self.synthetic:
-            yield from itertools.repeat(self._synthetic)
-            return
-        dev = self.device
-        for images, targets in self.loader.epoch(epoch):
-            yield ([im.to(dev, non_blocking=True) for im in images],
-                   [{k: v.to(dev, non_blocking=True) for k, v in t.items()} for t in targets])
+        """The loader's host batches (pinned on CUDA): lists of images and of their targets."""
+        return iter(self.loader.epoch(epoch))
 
-    def _synthetic_batch(self, seed: int, num_classes: int) -> Batch:
-        """Random images of the configured shape with random boxes and rectangular masks, on the device."""
-        syn, gen = self.hp.synthetic, torch.Generator().manual_seed(seed)
+    def synthetic_batch(self) -> Batch:
+        """Random images of the configured shape with random boxes and rectangular masks."""
+        syn, gen, num_classes = self.hp.synthetic, torch.Generator().manual_seed(self.seed), self.num_classes
         h, w = syn.height, syn.width
         images, targets = [], []
         for _ in range(self.hp.batch_size):
@@ -148,21 +142,19 @@ class MaskRCNNBenchmark:
             masks = torch.zeros(syn.objects, h, w, dtype=torch.uint8)
             for m, (x1, y1, x2, y2) in zip(masks, boxes.int().tolist()):
                 m[y1:y2, x1:x2] = 1
-            images.append(torch.rand(3, h, w, generator=gen).to(self.device))
-            targets.append({"boxes": boxes.to(self.device), "masks": masks.to(self.device),
-                            "labels": torch.randint(1, num_classes, (syn.objects,), generator=gen).to(self.device)})
+            images.append(torch.rand(3, h, w, generator=gen))
+            targets.append({"boxes": boxes, "masks": masks,
+                            "labels": torch.randint(1, num_classes, (syn.objects,), generator=gen)})
         return images, targets
 
-    def loss(self, batch: Batch) -> tuple[torch.Tensor, int]:
+    def loss(self, model: torch.nn.Module, batch: Batch) -> tuple[LossTerms, int]:
+        """torchvision's loss dict (classifier, box regression, mask, objectness, RPN boxes), summed."""
         images, targets = batch
-        losses = self.model(images, targets)
-        return sum(v.float() for v in losses.values()), len(images)
+        return LossTerms.summed(model(images, targets)), len(images)
 
-    @torch.no_grad()
-    def evaluate(self, epoch: int) -> dict[str, float]:
+    def evaluate(self, model: torch.nn.Module, epoch: int) -> dict[str, float]:
         """{"BBOX": box mAP, "SEGM": mask mAP} over val2017, COCO@[0.5:0.95]; the same on every rank."""
-        model = getattr(self.model, "module", self.model)
-        broadcast_buffers(model)
+        assert self.val is not None  # mode=train, where there is a dataset
         loader = make_shard_loader(self.val, self.ctx, batch_size=self.hp.eval_batch_size, workers=self.hp.workers,
                                    collate=as_lists, indices=self._eval_shard(), persistent=False)
         category_of = self.val.category_of

@@ -38,12 +38,9 @@ class NCFBenchmark:
         hp = ctx.cfg.model
         self.hp = hp
         self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
-        self.synthetic = ctx.synthetic
-        self.throughput_steps = ctx.cfg.throughput_steps
-        if self.synthetic:
-            self.data = synthetic_data(hp.synthetic.n_users, hp.synthetic.n_items)
-        else:
-            self.data = ncf_data.load(ctx.data_dir)
+        # without a dataset (mode=throughput) the model has the configured real-scale counts
+        self.data = (ncf_data.load(ctx.data_dir) if ctx.data_dir is not None
+                     else counts_only(hp.synthetic.n_users, hp.synthetic.n_items))
         d, dev = self.data, ctx.device
 
         # The whole dataset lives on the device, as MLPerf's GPU implementations keep it: an epoch
@@ -93,14 +90,10 @@ class NCFBenchmark:
         return self.data.n_users * (1 + int(self.test_negatives.shape[1]))
 
     def steps_per_epoch(self) -> int:
-        if self.synthetic:
-            return self.throughput_steps
         return -(-self.train_samples() // (self.hp.batch_size * self.world_size))
 
     def train_batches(self, epoch: int) -> Iterator[Batch]:
-        if self.synthetic:
-            yield from self._synthetic_batches()
-            return
+        """Fresh negatives and a fresh order each epoch, made on the device (no copy to make)."""
         n_pos, n_neg = self.data.n_train, self.hp.train_negatives
         neg_users = self.train_users.repeat(n_neg)
         neg_items = ncf_data.sample_train_negatives(
@@ -120,29 +113,26 @@ class NCFBenchmark:
             mine = shard(idx, self.rank, self.world_size)
             yield users[mine], items[mine], labels[mine]
 
-    def _synthetic_batches(self) -> Iterator[Batch]:
+    def synthetic_batch(self) -> Batch:
         """Uniform random (user, item) pairs at the configured sizes, one positive in five as in
-        real epochs; drawn once on the device and reused, so the measurement is of training alone."""
+        real epochs, drawn on the device."""
         b, d = self.hp.batch_size, self.data
         users = torch.randint(0, d.n_users, (b,), generator=self.generator, device=self.device)
         items = torch.randint(0, d.n_items, (b,), generator=self.generator, device=self.device)
         labels = (torch.arange(b, device=self.device) % (1 + self.hp.train_negatives) == 0).float()
-        while True:
-            yield users, items, labels
+        return users, items, labels
 
-    def loss(self, batch: Batch) -> tuple[torch.Tensor, int]:
+    def loss(self, model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, int]:
         users, items, labels = batch
-        logits = self.model(users, items)
+        logits = model(users, items)
         return binary_cross_entropy_with_logits(logits.float(), labels), users.numel()
 
-    @torch.no_grad()
-    def evaluate(self, epoch: int) -> float:
+    def evaluate(self, model: torch.nn.Module, epoch: int) -> float:
         """HR@K over each user's held-out item and its 999 negatives.
 
         A negative that scores exactly as high as the positive counts against it, so a model
         that scores everything alike gets no hits rather than all of them.
         """
-        model = getattr(self.model, "module", self.model)  # score without DDP's hooks
         n_users = self.data.n_users
         mine = torch.arange(*bounds(n_users, self.rank, self.world_size), device=self.device)
         hits = torch.zeros((), dtype=torch.int64, device=self.device)
@@ -156,8 +146,8 @@ class NCFBenchmark:
         return hits.item() / n_users  # sync point: the quality decides whether to stop
 
 
-def synthetic_data(n_users: int, n_items: int) -> ncf_data.NCFData:
-    """A stand-in with real-scale counts for mode=throughput: one positive per user, no evaluation set."""
+def counts_only(n_users: int, n_items: int) -> ncf_data.NCFData:
+    """The model's sizes without a dataset (mode=throughput): one positive per user, no evaluation set."""
     users = np.arange(n_users, dtype=np.int64)
     empty = np.empty((n_users, 0), dtype=np.int64)
     return ncf_data.NCFData(n_users, n_items, users, users % n_items, users % n_items, empty,

@@ -29,6 +29,7 @@ class NeuMF(nn.Module):
         for emb in (self.mf_user, self.mf_item, self.mlp_user, self.mlp_item):
             nn.init.normal_(emb.weight, 0.0, 0.01)
         for layer in self.mlp:
+            assert isinstance(layer, nn.Linear)
             limit = math.sqrt(6.0 / (layer.in_features + layer.out_features))
             nn.init.uniform_(layer.weight, -limit, limit)
         limit = math.sqrt(3.0 / self.final.in_features)

@@ -5,13 +5,12 @@ loss, SGD or LARS with warm-up and polynomial decay, top-1 accuracy over the who
 """
 from __future__ import annotations
 
-import itertools
 import logging
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Union, cast
 
 import torch
-import torch.distributed as dist
 from omegaconf import DictConfig, OmegaConf
 from torch.nn.functional import cross_entropy
 
@@ -25,7 +24,7 @@ from reference_models.resnet.model import build, parameter_groups, to_channels_l
 from reference_models.resnet.optim import PolyWarmup, make_optimizer, mlperf_keys
 
 log = logging.getLogger("harness.resnet")
-Batch = tuple[torch.Tensor, torch.Tensor]  # normalized images on the device, labels
+Batch = tuple[torch.Tensor, torch.Tensor]  # pixel values (uint8 from the loader, float from nvJPEG), labels
 IMAGENET_CLASSES = 1000
 
 
@@ -36,9 +35,21 @@ def prepare(cfg: DictConfig) -> Path:
         # imported here: `python -m reference_models.resnet.generate` must not find itself already imported
         from reference_models.resnet.generate import ImageSpec, ensure
 
-        ensure(ImageSpec(**OmegaConf.to_object(cfg.dataset.generator)), path)
+        ensure(ImageSpec(**cast(dict, OmegaConf.to_object(cfg.dataset.generator))), path)
     imagenet.check_layout(path)
     return path
+
+
+@dataclass
+class EncodedOnHost:
+    """A batch of JPEG bytes (model.decode=cuda) that nvJPEG decodes on the device as the harness
+    moves it there: the copy stream carries the bytes and the decode, not the pixels."""
+
+    batch: imagenet.EncodedBatch
+    size: int
+
+    def to(self, device: torch.device) -> Batch:
+        return imagenet.decode_batch(self.batch, self.size, device), self.batch.labels.to(device, non_blocking=True)
 
 
 class ResNetBenchmark:
@@ -51,11 +62,11 @@ class ResNetBenchmark:
         self.optimizer_name, self.decode = str(hp.optimizer), str(hp.decode)  # plain strings from the choices
         if self.decode == "cuda" and not cuda:
             raise ValueError("model.decode=cuda needs a CUDA device: use model.decode=cpu")
-        if ctx.synthetic:
-            self.folder, num_classes = None, hp.num_classes or IMAGENET_CLASSES
-            self._steps = ctx.cfg.throughput_steps
-        else:
-            self.folder = imagenet.load(ctx.data_dir)
+        # without a dataset (mode=throughput): ImageNet's classes unless set, and the schedule's
+        # length in measured steps
+        self.folder = None if ctx.data_dir is None else imagenet.load(ctx.data_dir)
+        num_classes, self._steps = hp.num_classes or IMAGENET_CLASSES, ctx.cfg.throughput_steps
+        if self.folder is not None:
             num_classes = hp.num_classes or len(self.folder.classes)
             if num_classes < len(self.folder.classes):
                 raise imagenet.DatasetError(f"model.num_classes={num_classes} but the dataset has "
@@ -90,7 +101,7 @@ class ResNetBenchmark:
                                      ratio=tuple(hp.crop_ratio))
         eval_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=False)
         if self.decode == "cuda":
-            train_set = imagenet.EncodedImages(self.folder.train, train_crops, self.flags["train"])
+            train_set: Any = imagenet.EncodedImages(self.folder.train, train_crops, self.flags["train"])
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers,
                                             collate=imagenet.collate_encoded)
         else:
@@ -125,37 +136,27 @@ class ResNetBenchmark:
     def eval_samples(self) -> int:
         return len(self.folder.val) if self.folder else 0
 
-    def train_batches(self, epoch: int) -> Iterator[Batch]:
-        if self.folder is None:
-            yield from self._synthetic_batches()
-            return
-        nb = self.device.type == "cuda"
+    def train_batches(self, epoch: int) -> Iterator[Union[Batch, EncodedOnHost]]:
+        """The loader's batches as they come: uint8 pixels (pinned on CUDA), or JPEG bytes to decode
+        on the device; normalisation happens in `loss`, on the device, so a quarter of the bytes travel."""
         for batch in self.train_loader.epoch(epoch):
-            if isinstance(batch, imagenet.EncodedBatch):
-                images, labels = imagenet.decode_batch(batch, self.hp.image_size, self.device), batch.labels
-            else:
-                images, labels = batch
-            yield (imagenet.normalize(images.to(self.device, non_blocking=nb), self.channels_last),
-                   labels.to(self.device, non_blocking=nb))
+            yield EncodedOnHost(batch, self.hp.image_size) if isinstance(batch, imagenet.EncodedBatch) else batch
 
-    def _synthetic_batches(self) -> Iterator[Batch]:
-        """Random images and labels made on the device once and reused: the measurement is of training alone."""
+    def synthetic_batch(self) -> Batch:
+        """Random pixel values and labels of the configured shape, made on the device."""
         size, b = self.hp.image_size, self.hp.batch_size
         gen = torch.Generator(device=self.device).manual_seed(self.ctx.shared_seed)
         images = torch.randint(0, 256, (b, 3, size, size), generator=gen, device=self.device, dtype=torch.uint8)
         labels = torch.randint(0, self.num_classes, (b,), generator=gen, device=self.device)
-        return itertools.repeat((imagenet.normalize(images, self.channels_last), labels))
+        return images, labels
 
-    def loss(self, batch: Batch) -> tuple[torch.Tensor, int]:
+    def loss(self, model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, int]:
         images, labels = batch
-        logits = self.model(images)
+        logits = model(imagenet.normalize(images, self.channels_last))
         return cross_entropy(logits.float(), labels, label_smoothing=self.hp.label_smoothing), labels.numel()
 
-    @torch.no_grad()
-    def evaluate(self, epoch: int) -> float:
+    def evaluate(self, model: torch.nn.Module, epoch: int) -> float:
         """Top-1 accuracy over the whole validation set; every rank returns the same value."""
-        model = getattr(self.model, "module", self.model)
-        self._share_batchnorm_statistics(model)
         nb = self.device.type == "cuda"
         counts = torch.zeros(2, dtype=torch.int64, device=self.device)  # correct, seen
         for images, labels in self.eval_loader:
@@ -166,10 +167,3 @@ class ResNetBenchmark:
         sum_over_ranks(counts)  # integer counts: the same result as one rank gets
         correct, seen = counts.tolist()  # sync point: the quality decides whether to stop
         return correct / seen
-
-    def _share_batchnorm_statistics(self, model: torch.nn.Module) -> None:
-        """Every rank evaluates with rank 0's running statistics, as one rank would: BatchNorm
-        updates them from each rank's own batches (DDP copies rank 0's at the next forward anyway)."""
-        if self.ctx.world_size > 1 and dist.is_initialized():
-            for buffer in model.buffers():
-                dist.broadcast(buffer, src=0)

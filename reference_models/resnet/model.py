@@ -71,7 +71,8 @@ def parameter_groups(model: nn.Module, weight_decay: float, decay_bn_and_bias: b
     """Two optimizer groups: convolution and linear weights with weight decay, and BatchNorm scales
     and shifts and biases without it unless `decay_bn_and_bias` (the MLPerf reference's LARS skips
     'batch_normalization' and 'bias' for both decay and trust ratio; its SGD path spares 'bn')."""
-    decayed, spared = [], []
+    decayed: list[nn.Parameter] = []
+    spared: list[nn.Parameter] = []
     for module in model.modules():
         for name, p in module.named_parameters(recurse=False):
             bn_or_bias = isinstance(module, nn.modules.batchnorm._BatchNorm) or name == "bias"

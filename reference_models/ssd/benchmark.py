@@ -5,19 +5,17 @@ with warm-up and step decay, COCO box mAP on every rank's share of val2017 score
 """
 from __future__ import annotations
 
-import itertools
 from typing import Any, Iterator
 
 import torch
-from harness.interface import RunContext, scaled_learning_rate
-from harness.interface.gather import broadcast_buffers
+from harness.interface import LossTerms, RunContext, scaled_learning_rate
 from harness.interface.loader import check_command, make_shard_loader
 from reference_models.detection import coco
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.resnet import load_weights
 from reference_models.detection.schedule import WarmupMultiStep
 from reference_models.ssd.boxes import Encoder, boxes_per_location, default_boxes
-from reference_models.ssd.loss import ssd_loss
+from reference_models.ssd.loss import ssd_loss_terms
 from reference_models.ssd.model import SSD300
 from reference_models.ssd.transforms import EvalTransform, TrainTransform
 
@@ -28,16 +26,15 @@ class SSDBenchmark:
     def __init__(self, ctx: RunContext):
         hp = self.hp = ctx.cfg.model
         self.ctx, self.rank, self.world_size, self.device = ctx, ctx.rank, ctx.world_size, ctx.device
-        self.synthetic = ctx.synthetic
         self.global_batch = hp.batch_size * ctx.world_size
-        if not self.synthetic:
-            self.val = coco.CocoSplit(ctx.data_dir, "val", EvalTransform(hp.image_size), keep_empty=True,
-                                      include_crowd=True)
-            # a bad validation image is found now, not after the first training epoch
+        self.seed = ctx.shared_seed
+        # without a dataset (mode=throughput): the configured classes, and the schedule's length in
+        # measured steps
+        self.val = None if ctx.data_dir is None else coco.CocoSplit(
+            ctx.data_dir, "val", EvalTransform(hp.image_size), keep_empty=True, include_crowd=True)
+        if self.val is not None:  # a bad validation image is found now, not after the first training epoch
             self.val.check_images(self._eval_shard(), check_command(ctx))
-            num_classes = self.val.num_classes
-        else:
-            num_classes = hp.synthetic.num_classes
+        num_classes = hp.synthetic.num_classes if self.val is None else self.val.num_classes
         self.model = SSD300(num_classes, boxes_per_location(hp.aspect_ratios), hp.backbone_layers,
                             hp.backbone_widths, hp.backbone_stem, [list(b) for b in hp.extra_blocks])
         if hp.backbone_weights:
@@ -49,14 +46,11 @@ class SSDBenchmark:
         self.memory_format = torch.channels_last if hp.channels_last else torch.contiguous_format
         self.model.to(memory_format=self.memory_format)
 
-        if self.synthetic:
-            self._steps, self.n_train = ctx.cfg.throughput_steps, 0
-            self._synthetic = self._synthetic_batch(ctx.shared_seed)
-        else:
-            train = self.train = coco.CocoSplit(ctx.data_dir, "train",
-                                                TrainTransform(self.encoder, hp.image_size, hp.max_samples,
-                                                               hp.color_jitter),
-                                                keep_empty=False, include_crowd=True)
+        self._steps, self.n_train = ctx.cfg.throughput_steps, 0
+        if ctx.data_dir is not None:
+            train = self.train = coco.CocoSplit(
+                ctx.data_dir, "train", TrainTransform(self.encoder, hp.image_size, hp.max_samples, hp.color_jitter),
+                keep_empty=False, include_crowd=True)
             self.n_train = len(train)
             self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers)
             self._steps = len(self.loader)
@@ -86,12 +80,15 @@ class SSDBenchmark:
         }
 
     def _eval_shard(self) -> range:
+        assert self.val is not None  # mode=train, where there is a dataset
         return my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size)
 
     def data_findings(self) -> dict[str, int]:
         """What the COCO splits dropped or converted (reference_models/detection/records.py); every
         rank calls it (the converted files are merged over ranks)."""
-        return {} if self.synthetic else {**self.train.data_findings(), **self.val.data_findings()}
+        if self.val is None:  # mode=throughput: no dataset was read
+            return {}
+        return {**self.train.data_findings(), **self.val.data_findings()}
 
     def steps_per_epoch(self) -> int:
         return self._steps
@@ -100,19 +97,16 @@ class SSDBenchmark:
         return self.n_train  # training images with annotations, as the reference counts them
 
     def eval_samples(self) -> int:
-        return 0 if self.synthetic else len(self.val)
+        assert self.val is not None  # mode=train, where there is a dataset
+        return len(self.val)
 
     def train_batches(self, epoch: int) -> Iterator[Batch]:
-        if self.synthetic:
-            yield from itertools.repeat(self._synthetic)
-            return
-        for images, offsets, labels in self.loader.epoch(epoch):
-            yield (images.to(self.device, non_blocking=True), offsets.to(self.device, non_blocking=True),
-                   labels.to(self.device, non_blocking=True))
+        """The loader's host batches (pinned on CUDA): images, encoded box offsets, box labels."""
+        return iter(self.loader.epoch(epoch))
 
-    def _synthetic_batch(self, seed: int) -> Batch:
-        """Random images with `synthetic.objects` random boxes each, encoded once and kept on the device."""
-        hp, gen = self.hp, torch.Generator().manual_seed(seed)
+    def synthetic_batch(self) -> Batch:
+        """Random images with `synthetic.objects` random boxes each, encoded as real targets are."""
+        hp, gen = self.hp, torch.Generator().manual_seed(self.seed)
         b, n = hp.batch_size, hp.synthetic.objects
         corners = torch.rand(b, n, 2, generator=gen) * 0.7
         sides = 0.05 + torch.rand(b, n, 2, generator=gen) * 0.25
@@ -120,20 +114,18 @@ class SSDBenchmark:
         labels = torch.randint(1, hp.synthetic.num_classes, (b, n), generator=gen)
         encoded = [self.encoder.encode(bx, lb) for bx, lb in zip(boxes, labels)]
         images = torch.randn(b, 3, hp.image_size, hp.image_size, generator=gen)
-        return (images.to(self.device), torch.stack([e[0] for e in encoded]).to(self.device),
-                torch.stack([e[1] for e in encoded]).to(self.device))
+        return images, torch.stack([e[0] for e in encoded]), torch.stack([e[1] for e in encoded])
 
-    def loss(self, batch: Batch) -> tuple[torch.Tensor, int]:
+    def loss(self, model: torch.nn.Module, batch: Batch) -> tuple[LossTerms, int]:
         images, gloc, glabel = batch
-        ploc, plabel = self.model(images.contiguous(memory_format=self.memory_format))
-        return ssd_loss(ploc, plabel, gloc, glabel, self.hp.negatives_per_positive), images.shape[0]
+        ploc, plabel = model(images.contiguous(memory_format=self.memory_format))
+        total, terms = ssd_loss_terms(ploc, plabel, gloc, glabel, self.hp.negatives_per_positive)
+        return LossTerms(total, terms), images.shape[0]
 
-    @torch.no_grad()
-    def evaluate(self, epoch: int) -> float:
+    def evaluate(self, model: torch.nn.Module, epoch: int) -> float:
         """COCO box mAP@[0.5:0.95] over val2017; every rank returns the same value."""
-        model = getattr(self.model, "module", self.model)
-        broadcast_buffers(model)
         hp = self.hp
+        assert self.val is not None  # mode=train, where there is a dataset
         loader = make_shard_loader(self.val, self.ctx, batch_size=hp.eval_batch_size, workers=hp.workers,
                                    indices=self._eval_shard(), persistent=False)
         category_of = self.val.category_of

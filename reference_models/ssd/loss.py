@@ -15,6 +15,14 @@ def ssd_loss(ploc: torch.Tensor, plabel: torch.Tensor, gloc: torch.Tensor, glabe
              negatives_per_positive: int = 3) -> torch.Tensor:
     """ploc (N, B, 4) and plabel (N, B, C) from the network; gloc (N, B, 4) encoded targets and glabel
     (N, B) labels, 0 for background."""
+    return ssd_loss_terms(ploc, plabel, gloc, glabel, negatives_per_positive)[0]
+
+
+def ssd_loss_terms(ploc: torch.Tensor, plabel: torch.Tensor, gloc: torch.Tensor, glabel: torch.Tensor,
+                   negatives_per_positive: int = 3) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The loss (computed as the reference computes it) and its two parts, each normalised the same
+    way: {"box": the Smooth-L1 part, "class": the cross-entropy part}; they add up to the loss up to
+    rounding."""
     ploc, plabel = ploc.float(), plabel.float()
     positive = glabel > 0
     n_pos = positive.sum(dim=1)
@@ -27,4 +35,8 @@ def ssd_loss(ploc: torch.Tensor, plabel: torch.Tensor, gloc: torch.Tensor, glabe
     negative = rank < (negatives_per_positive * n_pos).clamp(max=glabel.shape[1]).unsqueeze(1)
     class_loss = (con * (positive | negative)).sum(dim=1)
     has_pos = (n_pos > 0).float()
-    return ((box_loss + class_loss) * has_pos / n_pos.float().clamp(min=1e-6)).mean()
+    weight = has_pos / n_pos.float().clamp(min=1e-6)
+    total = ((box_loss + class_loss) * has_pos / n_pos.float().clamp(min=1e-6)).mean()
+    with torch.no_grad():  # logged, not trained on: the total above is what backward sees
+        terms = {"box": (box_loss * weight).mean(), "class": (class_loss * weight).mean()}
+    return total, terms

@@ -6,6 +6,7 @@ as NVIDIA's train.py counts them (the sum of the utterances' frames, padding lef
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -25,6 +26,19 @@ def lengths(mean: float, std: float, low: int, high: int, n: int, generator: tor
     return [int(x) for x in drawn]
 
 
+@dataclass
+class Utterances:
+    """A batch of utterances: the model's inputs and the mel frames it counts. `text_lengths_cpu`
+    stays on the host wherever the batch goes (pack_padded_sequence wants it there)."""
+
+    inputs: dict[str, torch.Tensor]
+    frames: int
+
+    def to(self, device: torch.device) -> "Utterances":
+        return Utterances({k: v if k == "text_lengths_cpu" else v.to(device, non_blocking=True)
+                           for k, v in self.inputs.items()}, self.frames)
+
+
 class Tacotron2Benchmark(SyntheticBenchmark):
     def __init__(self, ctx: RunContext):
         hp = ctx.cfg.model
@@ -38,9 +52,9 @@ class Tacotron2Benchmark(SyntheticBenchmark):
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=hp.learning_rate, weight_decay=hp.weight_decay,
                                           fused=ctx.device.type == "cuda")
         self.grad_clip_norm = hp.grad_clip
-        self.batches = (self._batch(),)
+        self.batch = self._batch()
 
-    def _batch(self) -> dict[str, Any]:
+    def _batch(self) -> Utterances:
         hp, u, b, dev = self.hp, self.hp.utterances, int(self.hp.batch_size), self.device
         frames = sorted(lengths(u.mel_mean, u.mel_std, u.mel_min, u.mel_max, b, self.generator), reverse=True)
         symbols = [max(2, round(f / u.frames_per_symbol)) for f in frames]  # longest text first, as the collate sorts
@@ -51,17 +65,16 @@ class Tacotron2Benchmark(SyntheticBenchmark):
         frame_lengths = torch.tensor(frames, device=dev)
         valid = torch.arange(t_out, device=dev)[None] < frame_lengths[:, None]
         mels = torch.randn(b, hp.n_mel_channels, t_out, generator=self.generator, device=dev) * valid[:, None]
-        return {"text": text, "text_lengths_cpu": torch.tensor(symbols), "mels": mels,
-                "pad_mask": ~(torch.arange(t_in, device=dev)[None] < text_lengths[:, None]),
-                # the stop token: 1 from each utterance's last frame on
-                "gate_target": (torch.arange(t_out, device=dev)[None] >= frame_lengths[:, None] - 1).float(),
-                "frames": sum(frames)}
+        return Utterances({"text": text, "text_lengths_cpu": torch.tensor(symbols), "mels": mels,
+                           "pad_mask": ~(torch.arange(t_in, device=dev)[None] < text_lengths[:, None]),
+                           # the stop token: 1 from each utterance's last frame on
+                           "gate_target": (torch.arange(t_out, device=dev)[None] >= frame_lengths[:, None] - 1).float()},
+                          sum(frames))
 
-    def loss(self, batch: dict[str, Any]) -> tuple[torch.Tensor, int]:
-        inputs = {k: v for k, v in batch.items() if k != "frames"}
-        return self.model(**inputs), batch["frames"]
+    def loss(self, model: torch.nn.Module, batch: Utterances) -> tuple[torch.Tensor, int]:
+        return model(**batch.inputs), batch.frames
 
     def hyperparameters(self) -> dict[str, Any]:
-        batch = self.batches[0]
-        return {**super().hyperparameters(), "max_input_symbols": batch["text"].shape[1],
-                "max_mel_frames": batch["mels"].shape[2], "mel_frames_per_batch": batch["frames"]}
+        inputs = self.batch.inputs
+        return {**super().hyperparameters(), "max_input_symbols": inputs["text"].shape[1],
+                "max_mel_frames": inputs["mels"].shape[2], "mel_frames_per_batch": self.batch.frames}

@@ -15,13 +15,13 @@ from torch import nn
 
 def conv_bn(c_in: int, c_out: int, kernel: int, gain: str) -> nn.Sequential:
     conv = nn.Conv1d(c_in, c_out, kernel, padding=(kernel - 1) // 2)
-    nn.init.xavier_uniform_(conv.weight, gain=nn.init.calculate_gain(gain))
+    nn.init.xavier_uniform_(conv.weight, gain=nn.init.calculate_gain(gain))  # type: ignore[arg-type]
     return nn.Sequential(conv, nn.BatchNorm1d(c_out))
 
 
 def linear(c_in: int, c_out: int, bias: bool = True, gain: str = "linear") -> nn.Linear:
     layer = nn.Linear(c_in, c_out, bias=bias)
-    nn.init.xavier_uniform_(layer.weight, gain=nn.init.calculate_gain(gain))
+    nn.init.xavier_uniform_(layer.weight, gain=nn.init.calculate_gain(gain))  # type: ignore[arg-type]
     return layer
 
 

@@ -5,10 +5,9 @@ learning rate, beam search, and the reference's BLEU.
 """
 from __future__ import annotations
 
-import itertools
 import math
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import torch
 import torch.nn.functional as F
@@ -31,7 +30,7 @@ def prepare(cfg: DictConfig) -> Path:
         # imported here: `python -m reference_models.transformer.generate` must not find itself imported
         from reference_models.transformer.generate import CorpusSpec, ensure
 
-        ensure(CorpusSpec.from_flat(OmegaConf.to_container(cfg.dataset.generator)), path)
+        ensure(CorpusSpec.from_flat(cast(dict, OmegaConf.to_container(cfg.dataset.generator))), path)
     wmt.check_layout(path)
     return path
 
@@ -55,12 +54,12 @@ class TransformerBenchmark:
         hp = self.hp = ctx.cfg.model
         self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
         self.global_batch = hp.batch_size * ctx.world_size  # tokens
-        self.synthetic, self.shared_seed = ctx.synthetic, ctx.shared_seed
-        if self.synthetic:
-            self.data, vocab = None, hp.vocab_size
-            self._steps = ctx.cfg.throughput_steps
-        else:
-            self.data = wmt.load(ctx.data_dir, hp.max_length)
+        self.shared_seed = ctx.shared_seed
+        # without a dataset (mode=throughput): the configured vocabulary, and the schedule's length
+        # in measured steps
+        self.data = None if ctx.data_dir is None else wmt.load(ctx.data_dir, hp.max_length)
+        vocab, self._steps = hp.vocab_size, ctx.cfg.throughput_steps
+        if self.data is not None:
             vocab = len(self.data.vocab)
             self.buckets = wmt.bucket_of(self.data.train_src.lengths, self.data.train_tgt.lengths, hp.max_length)
             self._steps = wmt.batch_count(self.buckets, hp.max_length, hp.batch_size) // ctx.world_size
@@ -103,25 +102,24 @@ class TransformerBenchmark:
         return self._steps
 
     def train_samples(self) -> int:
+        assert self.data is not None  # mode=train, where there is a dataset
         return len(self.data.train_src)  # sentence pairs, as MLPerf's Transformer logs count them
 
     def eval_samples(self) -> int:
         return 0 if self.data is None else len(self.data.test_src)
 
     def train_batches(self, epoch: int) -> Iterator[wmt.Batch]:
-        if self.synthetic:
-            yield from self._synthetic_batches()
-            return
+        """Host batches, pinned on CUDA."""
+        assert self.data is not None  # mode=train, where there is a dataset
         hp, world = self.hp, self.world_size
         # one order per epoch, the same on every rank, from the run's shared seed
         batches = wmt.epoch_batches(self.buckets, hp.max_length, hp.batch_size, self.shared_seed + epoch)
         pin = self.device.type == "cuda"
         for idx in batches[self.rank: self._steps * world: world]:
-            yield wmt.collate(self.data.train_src, self.data.train_tgt, idx, pin).to(self.device)
+            yield wmt.collate(self.data.train_src, self.data.train_tgt, idx, pin)
 
-    def _synthetic_batches(self) -> Iterator[wmt.Batch]:
-        """Random sentences of fixed lengths without padding (model.synthetic), made on the device
-        once and reused, so that the measurement is of training alone."""
+    def synthetic_batch(self) -> wmt.Batch:
+        """Random sentences of fixed lengths without padding (model.synthetic), made on the device."""
         syn, hp = self.hp.synthetic, self.hp
         count = max(hp.batch_size // max(syn.src_len, syn.tgt_len), 1)
         gen = torch.Generator(device=self.device).manual_seed(self.shared_seed)
@@ -131,22 +129,20 @@ class TransformerBenchmark:
             ids[:, -1] = EOS_ID
             return ids
 
-        batch = wmt.Batch(sentences(syn.src_len), sentences(syn.tgt_len), None, count * (syn.src_len + syn.tgt_len))
-        return itertools.repeat(batch)
+        return wmt.Batch(sentences(syn.src_len), sentences(syn.tgt_len), None, count * (syn.src_len + syn.tgt_len))
 
-    def loss(self, batch: wmt.Batch) -> tuple[torch.Tensor, int]:
-        logits = self.model(batch.src, batch.tgt, batch.src_pad)
+    def loss(self, model: torch.nn.Module, batch: wmt.Batch) -> tuple[torch.Tensor, int]:
+        logits = model(batch.src, batch.tgt, batch.src_pad)
         return self._loss(logits, batch.tgt, self.hp.label_smoothing), batch.tokens
 
-    @torch.no_grad()
-    def evaluate(self, epoch: int) -> float:
+    def evaluate(self, model: torch.nn.Module, epoch: int) -> float:
         """Uncased BLEU of beam-search translations of the whole test set; the same on every rank."""
-        model = getattr(self.model, "module", self.model)
+        assert self.data is not None  # mode=train, where there is a dataset
         hp, vocab = self.hp, self.data.vocab
         mine: list[tuple[int, str]] = []
         for idx, src in wmt.test_batches(self.data.test_src, hp.eval_batch_size, self.rank, self.world_size):
             src_pad = (src == PAD_ID) if bool((src == PAD_ID).any()) else None  # on the host: no device sync
-            hyps = beam_search(model, src.to(self.device), None if src_pad is None else src_pad.to(self.device),
+            hyps = beam_search(cast(Transformer, model), src.to(self.device), None if src_pad is None else src_pad.to(self.device),
                                beam=hp.beam_size, alpha=hp.alpha, extra_length=hp.extra_decode_length)
             mine.extend((int(i), vocab.decode(h)) for i, h in zip(idx, hyps))
         refs = self.data.test_refs

@@ -76,6 +76,7 @@ class Attention(nn.Module):
                 k = cache["k"] = torch.cat((cache["k"], k), dim=2) if "k" in cache else k
                 v = cache["v"] = torch.cat((cache["v"], v), dim=2) if "v" in cache else v
         else:
+            assert kv is not None  # cross-attention attends over the encoder's keys and values
             q, (k, v) = self._heads(self.q(x)), kv
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal,
                                              dropout_p=self.dropout if self.training else 0.0)
@@ -135,6 +136,7 @@ class Transformer(nn.Module):
         self.decoder = nn.ModuleList(DecoderLayer(*args) for _ in range(layers))
         self.encoder_norm, self.decoder_norm = nn.LayerNorm(d, eps=LN_EPS), nn.LayerNorm(d, eps=LN_EPS)
         self.drop = nn.Dropout(dropout)
+        self.positions: torch.Tensor
         self.register_buffer("positions", sinusoids(256, d), persistent=False)
 
     def _positions(self, start: int, length: int) -> torch.Tensor:
@@ -160,7 +162,7 @@ class Transformer(nn.Module):
 
     def memory(self, encoded: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """Each decoder layer's cross-attention keys and values of the encoder output."""
-        return [layer.cross.memory(encoded) for layer in self.decoder]
+        return [layer.cross.memory(encoded) for layer in self.decoder]  # type: ignore[union-attr, operator]
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:
         return F.linear(x, self.embedding)

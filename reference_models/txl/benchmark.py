@@ -1,6 +1,6 @@
-"""Transformer-XL plugged into the harness as a throughput-only model: a synthetic token stream with
-WikiText-103's frequency profile, cut into tgt_len segments that carry the memory from step to step,
-counted in target tokens as NVIDIA's train.py counts them.
+"""Transformer-XL plugged into the harness as a throughput-only model: a synthetic segment of tgt_len
+tokens with WikiText-103's frequency profile, trained on at every step with the memory carried from
+step to step (mem_len states of every layer), counted in target tokens as NVIDIA's train.py counts them.
 
     python -m harness.train model=txl_base mode=throughput precision=amp
 """
@@ -43,30 +43,30 @@ class TXLBenchmark(SyntheticBenchmark):
         hp = ctx.cfg.model
         super().__init__(ctx)
         self.model = build_model(hp).to(ctx.device)
-        self.compile_if_asked(self.model.layers)  # the adaptive softmax's gathers change shape every step
+        self.compile_if_asked(list(self.model.layers))  # the adaptive softmax's gathers change shape every step
         # NVIDIA's configs train with LAMB, which PyTorch does not ship: Adam does the same
         # per-parameter elementwise work in one fused kernel, without LAMB's per-tensor norms
         self.optimizer = adam(self.model, ctx.device, hp.learning_rate, (hp.adam_beta1, hp.adam_beta2), hp.adam_eps)
         self.grad_clip_norm = hp.grad_clip
-        self.batches = self._segments()
+        self.batch = self._segment()
         self.mems = None
 
-    def _segments(self) -> tuple[tuple[torch.Tensor, torch.Tensor], ...]:
-        """`segments` consecutive (data, target) pairs of one stream, [tgt_len, batch] each. Every
-        adaptive cluster appears in every segment, so every parameter gets a gradient each step
-        (DDP needs that; at real scale Zipf's law puts thousands of tokens in each cluster anyway)."""
+    def _segment(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(data, target) of one stream of tgt_len + 1 tokens, [tgt_len, batch] each, the target one
+        token on. Every adaptive cluster appears in the segment, so every parameter gets a gradient each
+        step (DDP needs that; at real scale Zipf's law puts thousands of tokens in each cluster anyway)."""
         hp, b, length = self.hp, int(self.hp.batch_size), int(self.hp.tgt_len)
-        stream = zipf_tokens(hp.n_token, (hp.segments * length + 1, b), self.generator, self.device, hp.zipf_exponent)
+        stream = zipf_tokens(hp.n_token, (length + 1, b), self.generator, self.device, hp.zipf_exponent)
         firsts = torch.tensor([first for first, _ in bounds(hp.n_token, list(hp.cutoffs))], device=self.device)
-        for s in range(hp.segments):
-            stream[s * length + 1: s * length + 1 + len(firsts), 0] = firsts  # targets of this segment
-            stream[s * length: s * length + len(firsts), min(1, b - 1)] = firsts  # its inputs
-        return tuple((stream[s * length:(s + 1) * length], stream[s * length + 1:(s + 1) * length + 1])
-                     for s in range(hp.segments))
+        stream[1: 1 + len(firsts), 0] = firsts  # targets
+        stream[: len(firsts), min(1, b - 1)] = firsts  # inputs
+        # the last target token opens the stream's next segment, whose inputs start the same way
+        stream[length, min(1, b - 1)] = firsts[0]
+        return stream[:length], stream[1:]
 
-    def loss(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, int]:
+    def loss(self, model: torch.nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, int]:
         data, target = batch
-        loss, self.mems = self.model(data, target, self.mems)
+        loss, self.mems = model(data, target, self.mems)
         return loss, target.numel()
 
     def hyperparameters(self) -> dict[str, Any]:

@@ -97,7 +97,7 @@ class MemTransformerLM(nn.Module):
         pos_seq = torch.arange(klen - 1, -1, -1.0, device=data.device)
         if self.clamp_len > 0:
             pos_seq = pos_seq.clamp(max=self.clamp_len)
-        sinusoid = torch.outer(pos_seq, self.inv_freq)
+        sinusoid = torch.outer(pos_seq, self.inv_freq)  # type: ignore[arg-type]  # a buffer
         r = self.drop(torch.cat([sinusoid.sin(), sinusoid.cos()], dim=-1)[:, None].to(word.dtype))
         mask = self._mask(qlen, mlen, data.device)
         h = self.drop(word)

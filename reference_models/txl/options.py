@@ -61,8 +61,6 @@ class TXLOptions(ModelOptions):
     """Max global gradient norm."""
     zipf_exponent: float = option(1.0, ge=0)
     """Synthetic tokens: rank r drawn with probability proportional to 1 / (r + 1)^zipf_exponent."""
-    segments: int = option(4, ge=1)
-    """Synthetic stream length in segments; steps cycle over them, carrying the memory across."""
     compile: bool = False
     """CUDA: torch.compile each decoder layer (compilation falls in the warm-up steps)."""
 

@@ -28,11 +28,12 @@ class WaveGlowBenchmark(SyntheticBenchmark):
         frames = samples // hp.hop_length + 1  # the STFT's frames of one segment (centred windows)
         audio = (0.1 * torch.randn(b, samples, generator=self.generator, device=ctx.device)).clamp(-1, 1)
         mel = torch.randn(b, hp.n_mel_channels, frames, generator=self.generator, device=ctx.device) - 5.0
-        self.batches = ((mel, audio),)
+        self.batch = (mel, audio)
 
-    def loss(self, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, int]:
+    def loss(self, model: torch.nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, int]:
         mel, audio = batch
-        return waveglow_loss(*self.model(mel, audio), self.hp.sigma), audio.numel()
+        z, log_s, log_det = model(mel, audio)
+        return waveglow_loss(z, log_s, log_det, self.hp.sigma), audio.numel()
 
     def hyperparameters(self) -> dict[str, Any]:
         return {**super().hyperparameters(), "segment_length": self.hp.segment_length}

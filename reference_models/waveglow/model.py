@@ -41,7 +41,7 @@ class WN(nn.Module):
         self.start = weight_norm(nn.Conv1d(c_in, channels, 1))
         self.end = nn.Conv1d(channels, 2 * c_in, 1)
         nn.init.zeros_(self.end.weight)
-        nn.init.zeros_(self.end.bias)
+        nn.init.zeros_(self.end.bias)  # type: ignore[arg-type]  # Conv1d has a bias here
         self.in_layers = nn.ModuleList(
             weight_norm(nn.Conv1d(channels, 2 * channels, kernel, dilation=2 ** i, padding=(kernel - 1) * 2 ** i // 2))
             for i in range(layers))

@@ -50,12 +50,9 @@ from omegaconf import OmegaConf  # noqa: E402
 from harness import registry  # noqa: E402
 from harness.run import distributed  # noqa: E402
 from harness.config import compose  # noqa: E402
-from harness.interface import ThroughputBenchmark  # noqa: E402
 from harness.run.loop import train_epoch  # noqa: E402
 from harness.observe.meter import ThroughputMeter  # noqa: E402
-from harness.run.precision import PrecisionPolicy  # noqa: E402
-from harness.observe.progress import Progress  # noqa: E402
-from harness.run.build import build_run, context_for, device_sync, pick_device  # noqa: E402
+from harness.run.build import BuiltRun, build_run, context_for, device_sync, pick_device  # noqa: E402
 from harness.run.distributed import World  # noqa: E402
 
 VARIANTS = ("plain", "ddp", "ddp-noop", "ddp-static", "ddp-1bucket")
@@ -103,7 +100,7 @@ def _variant(name: str) -> str:
     raise argparse.ArgumentTypeError(f"unknown variant {name!r}: one of {', '.join(VARIANTS)}, or ddp:MB")
 
 
-def build(cfg, spec, device: torch.device, rank: int, world: int, variant: str) -> tuple[ThroughputBenchmark, PrecisionPolicy]:
+def build(cfg, spec, device: torch.device, rank: int, world: int, variant: str) -> BuiltRun:
     bucket_mb = 1e6 if variant == "ddp-1bucket" else cfg.ddp_bucket_mb
     if variant.startswith("ddp:"):
         bucket_mb = float(variant.split(":", 1)[1])
@@ -111,8 +108,8 @@ def build(cfg, spec, device: torch.device, rank: int, world: int, variant: str) 
     run = build_run(cfg, context_for(cfg, world=where, device=device), ddp=variant != "plain", bucket_mb=bucket_mb,
                     static_graph=variant == "ddp-static")
     if variant == "ddp-noop":
-        run.bench.model.register_comm_hook(None, noop_hook)  # hands each bucket back unexchanged
-    return run.bench, run.precision
+        run.trained.register_comm_hook(None, noop_hook)  # hands each bucket back unexchanged
+    return run
 
 
 def main() -> int:
@@ -138,22 +135,21 @@ def main() -> int:
     else:  # a world of one in this process, so that DDP can wrap the model on a single device
         dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)
     sync = device_sync(device)
-    quiet = Progress(enabled=False, max_epochs=1, unit=spec.sample_unit)
 
     built = {}
     for variant in args.variants:
-        bench, precision = build(cfg, spec, device, rank, world, variant)
-        train_epoch(bench, 0, precision, ThroughputMeter(0, sync), quiet, max_steps=args.warmup)
-        built[variant] = (bench, precision)
+        run = build(cfg, spec, device, rank, world, variant)
+        train_epoch(run, 0, ThroughputMeter(0, sync), max_steps=args.warmup)
+        built[variant] = run
     samples_per_step = None
     times: dict[str, list[float]] = {v: [] for v in args.variants}
     step_ms: dict[str, list[float]] = {v: [] for v in args.variants}  # this rank's, window after window
     for _ in range(args.repeats):
-        for variant, (bench, precision) in built.items():
+        for variant, run in built.items():
             dist.barrier()  # every rank starts the window together
             meter = StepClock(sync, device)
             # the meter's window runs from a sync before the first step to one after the last
-            train_epoch(bench, 1, precision, meter, quiet, max_steps=args.steps)
+            train_epoch(run, 1, meter, max_steps=args.steps)
             step_ms[variant].extend(meter.step_ms())
             took = torch.tensor([meter.epoch_seconds], dtype=torch.float64, device=device)
             dist.all_reduce(took, op=dist.ReduceOp.MAX)  # the window lasts as long as its slowest rank

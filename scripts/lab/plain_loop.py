@@ -30,6 +30,7 @@ from omegaconf import OmegaConf  # noqa: E402
 
 from harness import registry  # noqa: E402
 from harness.config import compose  # noqa: E402
+from harness.interface import LossTerms  # noqa: E402
 from harness.run.build import build_run, context_for, device_sync  # noqa: E402
 
 
@@ -47,12 +48,13 @@ def main() -> None:
     run = build_run(cfg, context_for(cfg))
     bench, precision = run.bench, run.precision
     scaler, opt = precision.scaler, bench.optimizer
-    batches = iter(bench.train_batches(1))
+    batch = run.synthetic_batch()  # on the device once, as mode=throughput feeds it
     sync = device_sync(run.ctx.device)
 
     def step() -> int:
         with precision.autocast():
-            loss, samples = bench.loss(next(batches))
+            out, samples = bench.loss(run.trained, batch)
+        loss = out.total if isinstance(out, LossTerms) else out
         (scaler.scale(loss) if scaler else loss).backward()
         if bench.grad_clip_norm is not None:
             if scaler:

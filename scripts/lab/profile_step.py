@@ -32,7 +32,6 @@ from harness.run import distributed  # noqa: E402
 from harness.config import compose  # noqa: E402
 from harness.run.loop import train_epoch  # noqa: E402
 from harness.observe.meter import ThroughputMeter  # noqa: E402
-from harness.observe.progress import Progress  # noqa: E402
 from harness.run.build import build_run, context_for, device_sync, pick_device  # noqa: E402
 from harness.run.distributed import World  # noqa: E402
 
@@ -55,10 +54,9 @@ def main() -> int:
         torch.distributed.init_process_group(distributed.backend_for(device))
     where = World(rank, int(os.environ.get("LOCAL_RANK", 0)), world, world, 0, 1, "torchrun")
     run = build_run(cfg, context_for(cfg, world=where, device=device))
-    bench, precision = run.bench, run.precision
+    bench = run.bench
     sync = device_sync(device)
-    quiet = Progress(enabled=False, max_epochs=1, unit=spec.sample_unit)
-    train_epoch(bench, 0, precision, ThroughputMeter(0, sync), quiet, max_steps=args.warmup)
+    train_epoch(run, 0, ThroughputMeter(0, sync), max_steps=args.warmup)
 
     activities = [torch.profiler.ProfilerActivity.CPU]
     if device.type == "cuda":
@@ -66,7 +64,7 @@ def main() -> int:
     meter = ThroughputMeter(0, sync)
     t0 = time.perf_counter()
     with torch.profiler.profile(activities=activities) as prof:
-        train_epoch(bench, 1, precision, meter, quiet, max_steps=args.steps)
+        train_epoch(run, 1, meter, max_steps=args.steps)
     elapsed = time.perf_counter() - t0
     params = sum(p.numel() for p in bench.model.parameters())
     key = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"

@@ -36,9 +36,8 @@ from omegaconf import OmegaConf  # noqa: E402
 from harness import registry  # noqa: E402
 from harness.config import compose  # noqa: E402
 from harness.observe.meter import ThroughputMeter  # noqa: E402
-from harness.observe.progress import Progress  # noqa: E402
 from harness.run.build import build_run, context_for, device_sync  # noqa: E402
-from harness.run.loop import train_epoch  # noqa: E402
+from harness.run.loop import EpochTraining  # noqa: E402
 
 
 def main() -> None:
@@ -55,12 +54,13 @@ def main() -> None:
     spec = registry.get(str(cfg.model.name))
     run = build_run(cfg, context_for(cfg, data_dir=spec.task.prepare(cfg)))
     bench, sync = run.bench, device_sync(run.ctx.device)
-    quiet = Progress(enabled=False, max_epochs=1, unit=spec.sample_unit)
     batch = int(cfg.model.batch_size)
     epochs = itertools.count(1)
 
-    def train(batches) -> None:  # the loop's own training step over these batches, as a run trains
-        train_epoch(_Feed(bench, batches), 1, run.precision, ThroughputMeter(0, lambda: None), quiet)
+    def train(batches) -> None:  # the loop's own training step and batch feed over these batches, as a run trains
+        training = EpochTraining(run, 1, run.feed.batches(batches), ThroughputMeter(0, lambda: None), None, 0)
+        training.train()
+        training.close()
 
     def load(batches) -> None:
         for _ in batches:
@@ -91,7 +91,7 @@ def main() -> None:
     rates, stalls = {}, {}
     rates["loader"], stalls["loader"] = measure(load)
     rates["real"], stalls["real"] = measure(train)
-    held = next(iter(bench.train_batches(next(epochs))))
+    held = run.feed.once(next(iter(bench.train_batches(next(epochs)))))  # on the device once: no copy per step
     train(itertools.repeat(held, args.warmup))
     sync()
     start = time.perf_counter()
@@ -117,19 +117,6 @@ def main() -> None:
     print(json.dumps(result))
     if args.json:
         Path(args.json).write_text(json.dumps(result) + "\n")
-
-
-class _Feed:
-    """The benchmark, its batches drawn from `source` instead of one epoch at a time."""
-
-    def __init__(self, bench, source):
-        self._bench, self._source = bench, source
-
-    def __getattr__(self, name):
-        return getattr(self._bench, name)
-
-    def train_batches(self, epoch):
-        return self._source
 
 
 def _counted(work, batches):

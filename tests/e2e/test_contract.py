@@ -1,5 +1,6 @@
 """The model contract end to end, with the test stand-ins of tests/models: a quality of two parts reaches
-its target through the real loop and its log passes a rules file that needs both parts; a schedule by
+its target through the real loop and its log passes a rules file that needs both parts, a loss of two
+named terms is logged per term, and the data wait is in every place a run reports it; a schedule by
 samples logs sample counts; a throughput-only model measures and refuses mode=train in one line."""
 from __future__ import annotations
 
@@ -34,7 +35,19 @@ def test_a_two_part_quality_trains_to_both_targets_and_shows_both_parts(tmp_path
 
     board = EventAccumulator(str(run_dir / "tb"))
     board.Reload()
-    assert {"eval/acc/A", "eval/acc/B"} <= set(board.Tags()["scalars"])
+    assert {"eval/acc/A", "eval/acc/B", "train/loss/A", "train/loss/B", "train/data_wait_s"} <= set(
+        board.Tags()["scalars"])
+    epochs = result["epochs"]
+    assert all(set(e["loss_terms"]) == {"A", "B"} for e in epochs)
+    assert all(abs(e["loss_terms"]["A"] + e["loss_terms"]["B"] - e["train_loss"]) < 1e-4 for e in epochs)
+    # the data wait: in total and per epoch, a share of training time, in the log and on the console
+    assert 0 <= result["data_wait_share"] <= 1 and result["data_wait_s"] == pytest.approx(
+        sum(e["data_wait_s"] for e in epochs))
+    stats = [json.loads(line[len(":::MLLOG "):])["value"] for line in (run_dir / "mlperf.log").read_text().splitlines()
+             if '"key": "tracked_stats"' in line]
+    assert [s["data_wait_s"] for s in stats] == [e["data_wait_s"] for e in epochs]
+    assert [s["loss_terms"] for s in stats] == [e["loss_terms"] for e in epochs]
+    assert f"data wait: {result['data_wait_s']:.2f} s, {100 * result['data_wait_share']:.1f}% of training time" in out.stdout
 
 
 def test_a_log_that_misses_one_part_fails_the_rules(tmp_path):

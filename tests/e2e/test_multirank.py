@@ -76,11 +76,11 @@ def _eval_rank(rank: int, world: int, init_file: str, state_path: str, data_dir:
     OmegaConf.resolve(cfg)
     from reference_models.ncf import build
 
-    bench = build(RunContext(cfg=cfg, data_dir=Path(data_dir), synthetic=False, device=torch.device("cpu"),
+    bench = build(RunContext(cfg=cfg, data_dir=Path(data_dir), device=torch.device("cpu"),
                              rank=rank, world_size=world, seed=1, shared_seed=2))
     bench.model.load_state_dict(torch.load(state_path))
     bench.model.eval()
-    quality = bench.evaluate(1)
+    quality = bench.evaluate(bench.model, 1)
     if rank == 0:
         Path(out).write_text(repr(quality))
     dist.destroy_process_group()
@@ -94,13 +94,13 @@ def test_distributed_evaluation_equals_a_single_ranks(two_ranks, tmp_path):
     from reference_models.ncf import build
 
     torch.manual_seed(0)
-    single = build(RunContext(cfg=cfg, data_dir=data_dir, synthetic=False, device=torch.device("cpu"),
+    single = build(RunContext(cfg=cfg, data_dir=data_dir, device=torch.device("cpu"),
                               rank=0, world_size=1, seed=1, shared_seed=2))
     for p in single.model.parameters():  # weights that rank the items in some definite order
         torch.nn.init.normal_(p, 0, 0.5)
     torch.save(single.model.state_dict(), tmp_path / "w.pt")
     single.model.eval()
-    expected = single.evaluate(1)
+    expected = single.evaluate(single.model, 1)
     mp.spawn(_eval_rank, args=(2, str(tmp_path / "init"), str(tmp_path / "w.pt"), str(data_dir),
                                str(tmp_path / "q")), nprocs=2)
     assert float((tmp_path / "q").read_text()) == expected
@@ -133,9 +133,12 @@ def test_a_killed_rank_fails_the_run_within_60_s_naming_the_rank(tmp_path):
     _, err = proc.communicate(timeout=90)
     assert time.time() - killed_at < 60
     assert proc.returncode == 1
-    _, result = _result(tmp_path / "out")
+    run_dir, result = _result(tmp_path / "out")
     assert result["status"] == "failed" and result["error"]["rank"] == 1
     assert "SIGKILL" in result["reason"] and "rank 1" in err
+    last = json.loads((run_dir / "mlperf.log").read_text().splitlines()[-1][len(":::MLLOG "):])
+    assert last["key"] == "run_stop" and last["metadata"]["status"] == "aborted"
+    assert last["metadata"]["reason"].startswith("rank 1 failed: its process ")  # the killed rank, as in result.json
 
 
 def test_ctrl_c_stops_every_rank_and_marks_the_run_aborted(tmp_path):
@@ -160,7 +163,7 @@ def test_a_run_started_by_torchrun_is_joined_not_respawned(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-3000:]
     run_dir, result = _result(tmp_path / "out")
-    assert run_dir.name.startswith("torchrun-")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d\.\d{6}_ncf", run_dir.name)  # time-stamped like any run
     assert result["status"] == "success" and result["world_size"] == 2 and result["seed"] == 3
     assert {p.name for p in run_dir.iterdir()} == {".hydra", "config.yaml", "mlperf.log", "result.json",
                                                   "train.log", "rank_1.log", "system.json", "tb", "telemetry.jsonl"}

@@ -44,6 +44,18 @@ def test_a_run_id_names_one_run(tmp_path):
         "choose a new run_id"]
 
 
+def test_two_runs_started_at_once_with_one_run_id_do_not_share_its_directory(tmp_path):
+    """Both pass the check that the directory is new; the claim (an atomic mkdir) lets one through."""
+    procs = [_popen(tmp_path, "harness.train", *TPUT, "run_id=same", "output_root=out") for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    codes = sorted(p.returncode for p in procs)
+    assert codes == [0, 2], outs
+    refused = next(err for p, (_, err) in zip(procs, outs) if p.returncode == 2)
+    assert refused.strip().splitlines()[-1].startswith("harness.train: error: out/runs/run-same_tputonly ")
+    run_dir = tmp_path / "out" / "runs" / "run-same_tputonly"
+    assert (run_dir / "result.json").is_file() and len((run_dir / "train.log").read_text().split("run dir:")) == 2
+
+
 def _popen(cwd: Path, module: str, *args: str, env: dict | None = None) -> subprocess.Popen:
     """python -m module, with the test suite's own thread policy left out of the environment."""
     own = {k: v for k, v in os.environ.items() if not k.startswith("OMP_") and k != "HARNESS_THREAD_POLICY"}

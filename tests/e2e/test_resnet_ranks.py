@@ -1,5 +1,6 @@
 """ResNet's evaluation on two CPU ranks (gloo) equals one rank's: each scores a contiguous share of the
-validation images with rank 0's BatchNorm statistics, and the counts are summed."""
+validation images with rank 0's BatchNorm statistics (the loop's evaluation hands every rank those),
+and the counts are summed."""
 from __future__ import annotations
 
 import json
@@ -12,7 +13,13 @@ import torch.multiprocessing as mp
 from omegaconf import OmegaConf
 
 from harness.config import compose
-from harness.interface import RunContext
+from harness.interface import EvalSchedule, RunContext
+from harness.observe.hooks import Hooks
+from harness.run.build import BuiltRun
+from harness.run.feed import Feed
+from harness.run.loop import Judge, evaluate
+from harness.run.mlperf_log import MLPerfLog
+from harness.run.precision import policy
 
 pytestmark = pytest.mark.e2e
 
@@ -22,7 +29,7 @@ def _bench(data_root: Path, rank: int, world: int):
     OmegaConf.resolve(cfg)
     from reference_models.resnet import build, prepare
 
-    return build(RunContext(cfg=cfg, data_dir=prepare(cfg), synthetic=False, device=torch.device("cpu"), rank=rank,
+    return build(RunContext(cfg=cfg, data_dir=prepare(cfg), device=torch.device("cpu"), rank=rank,
                             world_size=world, seed=1, shared_seed=2))
 
 
@@ -34,8 +41,12 @@ def _eval_rank(rank: int, world: int, init_file: str, state_path: str, data_root
         for m in bench.model.modules():
             if isinstance(m, torch.nn.BatchNorm2d):
                 m.running_mean.add_(3.0)
-    bench.model.eval()
-    quality = bench.evaluate(1)
+    cpu = torch.device("cpu")
+    run = BuiltRun(bench, policy("fp32", cpu), RunContext(cfg=None, data_dir=None, device=cpu, rank=rank,  # type: ignore[arg-type]
+                                                          world_size=world, seed=1, shared_seed=2), bench.model, Feed(cpu))
+    from reference_models.resnet import SPEC
+
+    quality, _ = evaluate(run, 1, Judge(SPEC.task.quality, 0.759, EvalSchedule(), 1), MLPerfLog(None), Hooks([]))
     means = sum(float(m.running_mean.sum()) for m in bench.model.modules() if isinstance(m, torch.nn.BatchNorm2d))
     Path(f"{out}.{rank}").write_text(json.dumps([quality, means]))
     dist.destroy_process_group()
@@ -51,7 +62,7 @@ def test_two_ranks_score_the_validation_set_as_one_rank_does(tmp_path):
     torch.nn.init.normal_(single.model.fc.weight, 0, 1.0)
     torch.save(single.model.state_dict(), tmp_path / "w.pt")
     single.model.eval()
-    expected = single.evaluate(1)
+    expected = single.evaluate(single.model, 1)
     means = sum(float(m.running_mean.sum()) for m in single.model.modules() if isinstance(m, torch.nn.BatchNorm2d))
     mp.spawn(_eval_rank, args=(2, str(tmp_path / "init"), str(tmp_path / "w.pt"), str(tmp_path / "data"),
                                str(tmp_path / "q")), nprocs=2)

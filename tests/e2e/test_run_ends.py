@@ -141,3 +141,109 @@ def test_a_failing_rank_is_one_line_and_leaves_nothing_outside_the_output_root(t
     assert "Traceback" in train_log.read_text() and "fails on purpose" in train_log.read_text()
     if not torch.cuda.is_available():
         assert "no GPU on this host: gpus=2 runs 2 CPU ranks (device=cpu, gloo)" in out
+
+
+def _strict(path: Path) -> dict:
+    """result.json as a strict JSON parser reads it: NaN or an infinity is an error."""
+    def refuse(constant: str):
+        raise AssertionError(f"{path} holds {constant}: not strict JSON")
+
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
+def test_a_nan_on_one_rank_of_two_ends_the_run_as_failed_within_one_check_interval(tmp_path):
+    from harness.observe.finite import CHECK_EVERY
+
+    nan_at = CHECK_EVERY + CHECK_EVERY // 2
+    proc = _start(tmp_path, *TPUT2, f"model.nan_at_step={nan_at}", "model.nan_on_rank=1")
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 1, err
+    (path,) = (tmp_path / "out").rglob("result.json")
+    result = _strict(path)
+    stopped_at = 2 * CHECK_EVERY  # the first check after the NaN
+    reason = (f"the loss is nan at step {nan_at} (epoch 1) on rank 1; the run stopped at step {stopped_at} "
+              f"(checked every {CHECK_EVERY} steps): lower the learning rate or check the data")
+    assert result["status"] == "failed" and result["reason"] == reason
+    assert result["error"]["type"] == "NonFiniteLoss" and result["error"]["rank"] == 1
+    assert result["throughput"] is None  # a measurement that diverged measures nothing
+    assert said(err) == [f"error: {reason}"]
+
+
+def test_a_nan_loss_term_is_named_in_the_log_and_the_result_and_nothing_is_bare_nan(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "harness.train", "model=twopart", "seed=1", "output_root=out",
+                          "progress=false", "model.nan_at_step=60", "model.target={A: 0.999, B: 0.999}"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=240, env={**os.environ, "HARNESS_MODELS": "tests.models.twopart",
+                                           "PYTHONPATH": str(REPO)})
+    assert out.returncode == 1, out.stderr
+    (path,) = (tmp_path / "out").rglob("result.json")
+    result = _strict(path)
+    assert result["status"] == "failed" and result["reason"].startswith(
+        "loss term B is nan at step 60 (epoch 2) on rank 0; the run stopped at step 92")  # 46 steps an epoch
+    assert result["epochs"] and all(e["loss_terms"].keys() == {"A", "B"} for e in result["epochs"])  # the epoch before
+    last = _last_mllog(path.parent / "mlperf.log")
+    assert last["key"] == "run_stop" and last["metadata"]["status"] == "aborted"
+    assert last["metadata"]["reason"] == result["reason"]
+    for line in (path.parent / "mlperf.log").read_text().splitlines():
+        json.loads(line[len(":::MLLOG "):], parse_constant=lambda c: pytest.fail(f"mlperf.log holds {c}"))
+
+
+def _small_disk(path: Path) -> bool:
+    """A 4 MiB tmpfs at path (needs root and mount); False where this machine cannot make one."""
+    path.mkdir()
+    if os.geteuid() != 0:
+        return False
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(path)],
+                          capture_output=True).returncode == 0
+
+
+def test_a_disk_that_fills_mid_run_ends_it_at_once_and_keeps_every_file_whole(tmp_path):
+    """A real full disk (a 4 MiB tmpfs, filled once the run trains) where this machine can mount one;
+    else a file-size limit (RLIMIT_FSIZE) that mlperf.log runs into, the same failure to the harness."""
+    data = tmp_path / "data"
+    prepared = subprocess.run([sys.executable, "-m", "harness.train", "model=ncf", "seed=1", "max_epochs=1",
+                               "progress=false", "output_root=warm", f"data_root={data}"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=240, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert prepared.returncode == 0, prepared.stderr  # the dataset is generated on a disk with room
+    small = tmp_path / "small"
+    mounted = _small_disk(small)
+    args = ["model=ncf", "seed=1", "model.target=0.99", "max_epochs=50", "progress=false", "telemetry_interval_s=0.1",
+            "output_root=small", f"data_root={data}"]
+
+    def limit() -> None:  # the fallback: each file at most 9000 bytes, and EFBIG instead of SIGXFSZ
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (9000, 9000))
+
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "harness.train", *args], cwd=tmp_path, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=None if mounted else limit,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO)})
+        log = _wait(small, "mlperf.log", '"key": "run_start"')
+        filled_at = time.time()
+        if mounted:
+            with open(small / "filler", "wb") as f:
+                try:
+                    while True:
+                        f.write(b"\0" * 65536)
+                        f.flush()
+                except OSError:
+                    pass
+        _, err = proc.communicate(timeout=240)
+        ended_after = time.time() - filled_at
+        run_dir = log.parent
+        result = _strict(run_dir / "result.json")
+        lines = log.read_text().splitlines(keepends=True)
+        records = [json.loads(line[len(":::MLLOG "):]) for line in lines]  # every record whole
+        left = sorted(p.name for p in run_dir.iterdir() if p.name.startswith("."))
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", str(small)], check=False)
+    assert proc.returncode == 1, err
+    why = "the disk is full (No space left on device)" if mounted else "a file-size limit (ulimit -f) stops it"
+    assert result["status"] == "failed" and result["error"]["type"] == "DiskFull" and why in result["reason"]
+    assert said(err) == [f"error: {result['reason']}"]  # one line, no logging tracebacks
+    assert result["epochs_run"] < 50 and ended_after < 60  # it did not train on to the epoch cap
+    assert all(line.endswith("\n") for line in lines)
+    assert records[-1]["key"] == "run_stop" or mounted is False  # with room reserved for it, the log is closed
+    assert left == [".hydra"]  # no half-written .result-*.json, no reserve left behind

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from harness.sweep import planned_runs
-from tests.helpers import run_cli
+from tests.helpers import REPO, run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -29,15 +29,23 @@ def test_drawn_seed_sweep_records_its_seeds_and_writes_its_summary(tmp_path):
 
 
 def test_a_failed_job_is_counted_and_the_sweep_goes_on(tmp_path):
-    out = run_cli("harness.train", "-m", "dataset=ml20m,ncf_embedded", "max_epochs=1", "output_root=out",
-                  "progress=false", cwd=tmp_path)
-    assert out.returncode == 1  # a job failed: the sweep says so, after running every job
+    """A job whose loss turns NaN fails (what no check before the sweep can see); the other runs."""
+    out = run_cli("harness.train", "-m", "model=twopart", "model.nan_at_step=5,-1", "max_epochs=1",
+                  "model.target={A: 0.999, B: 0.999}", "output_root=out", "progress=false", cwd=tmp_path,
+                  env={"HARNESS_MODELS": "tests.models.twopart", "PYTHONPATH": str(REPO)})
+    assert out.returncode == 1, out.stderr  # a job failed: the sweep says so, after running every job
     statuses = sorted(json.loads(p.read_text())["status"] for p in (tmp_path / "out").rglob("result.json"))
     assert statuses == ["aborted", "failed"]
     (summary,) = (tmp_path / "out").rglob("summary.json")
-    runs = json.loads(summary.read_text())["runs"]
-    assert sorted(r["status"] for r in runs) == ["aborted", "failed"]
+    assert json.loads(summary.read_text())["unfinished"] == 1
     assert "1 failed" in out.stdout
+
+
+def test_a_sweep_with_a_missing_dataset_starts_no_job(tmp_path):
+    out = run_cli("harness.train", "-m", "dataset=ml20m,ncf_embedded", "max_epochs=1", "output_root=out",
+                  "progress=false", cwd=tmp_path)
+    assert out.returncode == 2 and "harness.train: error: no ratings.csv in out/datasets/ml-20m" in out.stderr
+    assert not (tmp_path / "out" / "sweeps").exists()
 
 
 def test_seed_count_defaults_to_mlperfs_requirement():

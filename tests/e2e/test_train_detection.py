@@ -59,13 +59,13 @@ def _evaluate(rank: int, world: int, name: str, init_file: str, state: str, data
     torch.set_num_threads(1)
     cfg = compose([f"model={name}", f"+debug={name}", f"data_root={data_root}", "seed=1", *EVAL[name]])
     OmegaConf.resolve(cfg)
-    bench = registry.get(name).build(RunContext(cfg=cfg, data_dir=Path(cfg.dataset.path), synthetic=False,
+    bench = registry.get(name).build(RunContext(cfg=cfg, data_dir=Path(cfg.dataset.path),
                                                 device=torch.device("cpu"), rank=rank, world_size=world, seed=1,
                                                 shared_seed=2))
     bench.model.load_state_dict(torch.load(state))
     bench.model.eval()
     with torch.no_grad():
-        quality = bench.evaluate(1)
+        quality = bench.evaluate(bench.model, 1)
     Path(f"{out}.{rank}").write_text(json.dumps(quality))
     if world > 1:
         dist.destroy_process_group()
@@ -79,11 +79,11 @@ def test_evaluation_over_two_ranks_equals_one_ranks(name, tmp_path):
     spec = registry.get(name)
     spec.task.prepare(cfg)
     torch.manual_seed(0)
-    bench = spec.build(RunContext(cfg=cfg, data_dir=Path(cfg.dataset.path), synthetic=False,
+    bench = spec.build(RunContext(cfg=cfg, data_dir=Path(cfg.dataset.path),
                                   device=torch.device("cpu"), rank=0, world_size=1, seed=1, shared_seed=2))
     for batch in list(bench.train_batches(1))[:3]:
         bench.optimizer.zero_grad()
-        bench.loss(batch)[0].backward()
+        bench.loss(bench.model, batch)[0].total.backward()  # LossTerms: box and class, or the loss dict
         bench.optimizer.step()
     torch.save(bench.model.state_dict(), tmp_path / "w.pt")
     args = (name, str(tmp_path / "init"), str(tmp_path / "w.pt"), str(tmp_path), str(tmp_path / "q"))

@@ -135,15 +135,13 @@ def test_same_seed_gives_the_same_evaluations(ncf_run):
     assert json.loads((again / "result.json").read_text())["evals"] == first
 
 
-def test_missing_dataset_fails_with_one_line_and_a_result(tmp_path):
+def test_missing_dataset_is_one_line_before_any_run_directory_is_made(tmp_path):
     out = run_cli("harness.train", "dataset=ml20m", "output_root=out", cwd=tmp_path)
-    assert out.returncode == 1
+    assert out.returncode == 2
     assert said(out.stderr) == [
-        "error: no ratings.csv in out/datasets/ml-20m: point dataset.path at an unpacked MovieLens folder "
-        "(scripts/download_ml20m.sh fetches ml-20m) or use dataset=ncf_embedded"]
-    (run_dir,) = _run_dirs(tmp_path / "out")
-    result = json.loads((run_dir / "result.json").read_text())
-    assert result["status"] == "failed" and "no ratings.csv" in result["reason"]
+        "harness.train: error: no ratings.csv in out/datasets/ml-20m: point dataset.path at an unpacked MovieLens "
+        "folder (scripts/download_ml20m.sh fetches ml-20m) or use dataset=ncf_embedded"]
+    assert not (tmp_path / "out" / "runs").exists()
 
 
 def test_bad_option_exits_2_before_anything_is_written(tmp_path):

@@ -27,7 +27,7 @@ class Draws(Dataset):
 
 
 def _ctx(rank: int, world: int, seed: int) -> RunContext:
-    return RunContext(cfg=None, data_dir=None, synthetic=False, device=torch.device("cpu"), rank=rank,
+    return RunContext(cfg=None, data_dir=None, device=torch.device("cpu"), rank=rank,
                       world_size=world, seed=seed + rank, shared_seed=seed)
 
 

@@ -4,7 +4,6 @@
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +18,10 @@ class TputOptions(ModelOptions):
     """Width of the MLP."""
     crash_on_rank: int = -1
     """This rank raises while the model is built (a failing rank, for tests); -1: none."""
+    nan_at_step: int = -1
+    """The loss of this step (1-based, counting warm-up) is NaN on rank nan_on_rank; -1: never."""
+    nan_on_rank: int = 0
+    """The rank whose loss nan_at_step makes NaN."""
 
 
 class TputOnly:
@@ -34,19 +37,20 @@ class TputOnly:
         self.lr_scheduler, self.grad_clip_norm = None, None
         gen = torch.Generator(device=ctx.device).manual_seed(ctx.shared_seed)
         self.x = torch.randn(hp.batch_size, hp.width, generator=gen, device=ctx.device)
-        self.batch, self.world, self.steps = hp.batch_size, ctx.world_size, ctx.cfg.throughput_steps
+        self.batch, self.world = hp.batch_size, ctx.world_size
+        self.nan_step = hp.nan_at_step if ctx.rank == hp.nan_on_rank else -1
+        self.steps = 0
 
     def hyperparameters(self) -> dict[str, Any]:
         return {"global_batch_size": self.batch * self.world}
 
-    def steps_per_epoch(self) -> int:
-        return self.steps
+    def synthetic_batch(self):
+        return self.x
 
-    def train_batches(self, epoch: int):
-        return itertools.repeat(self.x)
-
-    def loss(self, batch):
-        return self.model(batch).square().mean(), len(batch)
+    def loss(self, model, batch):
+        self.steps += 1
+        loss = model(batch).square().mean()
+        return (loss * float("nan") if self.steps == self.nan_step else loss), len(batch)
 
 
 SPEC = ModelSpec(name="tputonly", options=TputOptions, sample_unit="samples", build=TputOnly,

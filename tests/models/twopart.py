@@ -4,7 +4,8 @@
 
 Two logistic heads on a shared linear layer learn two labellings of generated points; quality is
 {"A": accuracy of head A, "B": accuracy of head B} and the run succeeds when both reach their
-targets. Its data is a generated .npz under data_root; its rules file asks for both parts.
+targets. Its loss has two named terms, one per head. Its data is a generated .npz under data_root;
+its rules file asks for both parts.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.interface import MLPerfTask, ModelOptions, ModelSpec, QualitySpec, RunContext
+from harness.interface import LossTerms, MLPerfTask, ModelOptions, ModelSpec, QualitySpec, RunContext
 from harness.interface import generated
 from harness.interface.sharding import shard
 
@@ -33,6 +34,8 @@ class TwoPartOptions(ModelOptions):
     """SGD rate."""
     hidden: int = 16
     """Width of the shared layer."""
+    nan_at_step: int = -1
+    """Loss term B is NaN at this step (1-based) on rank 0; -1: never."""
 
 
 def prepare(cfg) -> Path:
@@ -65,6 +68,7 @@ class TwoPart:
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=hp.learning_rate)
         self.lr_scheduler, self.grad_clip_norm = None, None
         self.gen = torch.Generator(device=ctx.device).manual_seed(ctx.shared_seed)
+        self.nan_step, self.steps = hp.nan_at_step if ctx.rank == 0 else -1, 0
 
     def hyperparameters(self) -> dict[str, Any]:
         return {"global_batch_size": self.batch * self.ctx.world_size, "opt_name": "sgd",
@@ -86,15 +90,19 @@ class TwoPart:
             mine = shard(order[start:start + step], self.ctx.rank, self.ctx.world_size)
             yield self.x[mine], self.a[mine], self.b[mine]
 
-    def loss(self, batch):
-        x, a, b = batch
-        out = self.model(x)
-        f = self.torch.nn.functional.cross_entropy
-        return f(out[:, :2], a) + f(out[:, 2:], b), len(x)
+    def synthetic_batch(self):
+        return self.x[:self.batch], self.a[:self.batch], self.b[:self.batch]
 
-    def evaluate(self, epoch: int) -> dict[str, float]:
-        with self.torch.no_grad():
-            out = getattr(self.model, "module", self.model)(self.ex)
+    def loss(self, model, batch):
+        x, a, b = batch
+        out = model(x)
+        f = self.torch.nn.functional.cross_entropy
+        self.steps += 1
+        head_b = f(out[:, 2:], b) * (float("nan") if self.steps == self.nan_step else 1.0)
+        return LossTerms.summed({"A": f(out[:, :2], a), "B": head_b}), len(x)
+
+    def evaluate(self, model, epoch: int) -> dict[str, float]:
+        out = model(self.ex)
         return {"A": (out[:, :2].argmax(1) == self.ea).float().mean().item(),
                 "B": (out[:, 2:].argmax(1) == self.eb).float().mean().item()}
 

@@ -25,14 +25,14 @@ def test_warmup_steps_and_time_are_left_out(monkeypatch):
     for _ in range(3):  # counted: 1 s per step
         clock.now += 1
         m.step(100)
-    epoch = m.end_epoch()
+    epoch = m.finish_epoch()
     assert (epoch.samples, epoch.seconds, epoch.throughput) == (300, 3.0, 100.0)
     assert m.epoch_seconds == 23.0  # the epoch's whole training time is still known
     clock.now += 50  # evaluation: not training time
     m.begin_epoch()
     clock.now += 2
     m.step(400)
-    m.end_epoch()
+    m.finish_epoch()
     assert m.throughput() == 700 / 5.0
     assert syncs == [0.0, 20.0, 23.0, 73.0, 75.0]  # epoch boundaries and the end of warm-up only
 
@@ -41,7 +41,7 @@ def test_a_run_shorter_than_warmup_has_no_throughput():
     m = ThroughputMeter(warmup_steps=10, sync=lambda: None)
     m.begin_epoch()
     m.step(5)
-    assert m.end_epoch().throughput is None and m.throughput() is None
+    assert m.finish_epoch().throughput is None and m.throughput() is None
 
 
 def test_samples_are_summed_and_seconds_averaged_over_ranks(monkeypatch):
@@ -52,5 +52,5 @@ def test_samples_are_summed_and_seconds_averaged_over_ranks(monkeypatch):
     m.begin_epoch()
     clock.now += 1
     m.step(100)
-    epoch = m.end_epoch()
+    epoch = m.finish_epoch()
     assert (epoch.samples, epoch.seconds) == (200, 2.0)

@@ -44,9 +44,13 @@ def test_slurm_rendezvous_is_the_same_for_every_task():
 def test_run_directory_stamp_is_shared_by_the_ranks_of_one_run(monkeypatch, tmp_path):
     monkeypatch.setenv("TORCHELASTIC_RUN_ID", "abc123")
     monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("TORCHELASTIC_USE_AGENT_STORE", "False")  # no store to share a time stamp through
     assert _shared_stamp() == "torchrun-abc123"
     assert _shared_stamp("nightly-7") == "run-nightly-7"
     assert _run_dir(str(tmp_path), None, "ncf") == str(tmp_path / "runs" / "torchrun-abc123_ncf")
+    monkeypatch.setenv("TORCHELASTIC_USE_AGENT_STORE", "True")  # torchrun's agent runs one: rank 0's stamp
+    assert _shared_stamp() is None
+    monkeypatch.delenv("TORCHELASTIC_USE_AGENT_STORE")
     monkeypatch.delenv("RANK")
     monkeypatch.delenv("TORCHELASTIC_RUN_ID")
     assert _shared_stamp() is None  # a plain run: a time stamp, claimed by the run that made it
@@ -84,3 +88,21 @@ def test_slurm_preset_places_one_rank_per_task():
     launcher = cfg.hydra.launcher
     assert launcher._target_.endswith("SlurmLauncher")
     assert (launcher.nodes, launcher.tasks_per_node, launcher.gpus_per_node) == (2, 4, 4)
+
+
+def test_torchruns_ranks_share_rank_0s_time_stamped_directory_through_the_agents_store(monkeypatch, tmp_path):
+    from datetime import timedelta
+
+    from torch.distributed import TCPStore
+
+    from harness.outputs import _torchrun_dir
+
+    agent = TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False, timeout=timedelta(seconds=30))
+    for key, value in {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(agent.port), "TORCHELASTIC_RUN_ID": "r1",
+                       "TORCHELASTIC_USE_AGENT_STORE": "True"}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("RANK", "0")
+    mine = _run_dir(str(tmp_path), None, "ncf")
+    monkeypatch.setenv("RANK", "1")
+    assert _torchrun_dir(str(tmp_path), "ncf") == mine and Path(mine).is_dir()
+    assert Path(mine).name.endswith("_ncf") and not Path(mine).name.startswith("torchrun-")

@@ -50,14 +50,14 @@ def _built(tmp_path, *extra):
 @pytest.mark.parametrize("workload,predictions", [("squad384", None), ("pretrain128", 5), ("pretrain512", 32)])
 def test_each_workload_trains_on_batches_of_its_shape_and_logs_its_name(tmp_path, workload, predictions):
     bench = _built(tmp_path, f"model.workload={workload}", f"model.max_predictions={predictions or 'null'}")
-    batch = next(iter(bench.train_batches(1)))
+    batch = bench.synthetic_batch()
     assert batch["tokens"].shape == (4, 32)
     if workload == "squad384":
         assert (batch["start"] <= batch["end"]).all() and set(batch) == {"tokens", "token_types", "start", "end"}
     else:
         assert batch["positions"].shape == (4, predictions)
         assert all(len(set(row.tolist())) == predictions for row in batch["positions"])
-    loss, samples = bench.loss(batch)
+    loss, samples = bench.loss(bench.model, batch)
     loss.backward()
     assert torch.isfinite(loss) and samples == 4
     assert all(p.grad is not None for p in bench.model.parameters())  # DDP needs every parameter used
@@ -66,9 +66,9 @@ def test_each_workload_trains_on_batches_of_its_shape_and_logs_its_name(tmp_path
 
 def test_masked_lm_over_all_tokens_scores_every_position(tmp_path):
     bench = _built(tmp_path, "model.workload=pretrain512", "model.max_predictions=32")
-    batch = next(iter(bench.train_batches(1)))
+    batch = bench.synthetic_batch()
     assert (batch["positions"] == torch.arange(32)).all()
-    assert torch.isfinite(bench.loss(batch)[0])
+    assert torch.isfinite(bench.loss(bench.model, batch)[0])
 
 
 def test_a_misspelt_workload_and_a_bad_prediction_count_stop_at_the_command_line(tmp_path):

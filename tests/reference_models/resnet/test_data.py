@@ -86,7 +86,7 @@ def test_evaluation_shards_cover_the_set_once_over_ranks():
     dataset = list(range(10))
     seen = []
     for rank in range(3):
-        ctx = RunContext(cfg=None, data_dir=None, synthetic=False, device=torch.device("cpu"), rank=rank,
+        ctx = RunContext(cfg=None, data_dir=None, device=torch.device("cpu"), rank=rank,
                          world_size=3, seed=rank, shared_seed=0)
         seen += [int(x) for batch in make_shard_loader(dataset, ctx, batch_size=4) for x in batch]
     assert seen == dataset

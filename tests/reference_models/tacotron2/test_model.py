@@ -39,18 +39,19 @@ def test_a_batch_has_ljspeech_shapes_sorted_longest_text_first_and_counts_real_f
     cfg = compose(["model=tacotron2", "+debug=tacotron2", "mode=throughput", "device=cpu", "seed=1",
                    f"output_root={tmp_path}", "model.batch_size=6"])
     bench = build_run(cfg, context_for(cfg)).bench
-    batch = next(iter(bench.train_batches(1)))
+    utterances = bench.synthetic_batch()
+    batch = utterances.inputs
     lengths = batch["text_lengths_cpu"].tolist()
     assert lengths == sorted(lengths, reverse=True) and batch["text"].shape == (6, lengths[0])
     frames = batch["gate_target"].shape[1]
     assert batch["mels"].shape == (6, 8, frames) and 8 <= frames <= 30
     per_utterance = ((batch["gate_target"] == 0).sum(1) + 1).tolist()  # the frames up to and with the stop frame
     real = sum(per_utterance)
-    assert batch["frames"] == real
+    assert utterances.frames == real
     for mel, n in zip(batch["mels"], per_utterance):  # padded with silence (zeros) after the utterance
         assert mel[:, n:].abs().sum() == 0 and mel[:, n - 1].abs().sum() > 0
     assert batch["pad_mask"].sum(1).tolist() == [lengths[0] - n for n in lengths]
-    loss, counted = bench.loss(batch)
+    loss, counted = bench.loss(bench.model, utterances)
     loss.backward()
     assert torch.isfinite(loss) and counted == real
     assert all(p.grad is not None for p in bench.model.parameters())

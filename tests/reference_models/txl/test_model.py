@@ -67,18 +67,17 @@ def test_the_adaptive_softmax_is_a_distribution_over_the_whole_vocabulary(div_va
     assert emb(torch.tensor([3, 15, 40])).shape == (3, 16)
 
 
-def test_memory_carries_mem_len_states_of_every_layer_from_segment_to_segment(tmp_path):
+def test_memory_carries_mem_len_states_of_every_layer_from_step_to_step(tmp_path):
     cfg = compose(["model=txl_large", "+debug=txl_large", "mode=throughput", "device=cpu", "seed=1",
                    f"output_root={tmp_path}"])
     bench = build_run(cfg, context_for(cfg)).bench
-    batches = bench.train_batches(1)
-    first = next(batches)
-    assert first[0].shape == (16, 4) and first[1].shape == (16, 4)
-    second = next(batches)
-    assert first[1][:-1].equal(first[0][1:]) and first[1][-1].equal(second[0][0])  # the stream, one token on
-    loss, tokens = bench.loss(first)
+    segment = bench.synthetic_batch()
+    assert segment[0].shape == (16, 4) and segment[1].shape == (16, 4)
+    assert segment[1][:-1].equal(segment[0][1:])  # the stream, one token on
+    loss, tokens = bench.loss(bench.model, segment)
     assert tokens == 64 and bench.mems.shape == (2, 16, 4, 32) and not bench.mems.requires_grad
     loss.backward()
     assert all(p.grad is not None for p in bench.model.parameters())  # every cluster was in the segment
-    bench.loss(second)
-    assert bench.mems.shape == (2, 16, 4, 32)
+    first_mems = bench.mems
+    bench.loss(bench.model, segment)  # the next step attends over the memory the first one left
+    assert bench.mems.shape == (2, 16, 4, 32) and not bench.mems.equal(first_mems)

@@ -41,13 +41,13 @@ def test_the_real_scale_preset_is_nvidias_and_the_flow_starts_as_a_rotation(tmp_
     cfg = compose(["model=waveglow", "+debug=waveglow", "mode=throughput", "device=cpu", "seed=1",
                    f"output_root={tmp_path}"])
     bench = build_run(cfg, context_for(cfg)).bench
-    mel, audio = next(iter(bench.train_batches(1)))
+    mel, audio = bench.synthetic_batch()
     assert audio.shape == (2, 512) and mel.shape == (2, 8, 512 // 64 + 1)
     z, log_s, log_det = bench.model(mel, audio)
     assert z.shape == (2, 8, 64)
     assert all(s.abs().max() == 0 for s in log_s)  # the zeroed end layers: every coupling is the identity
     assert sum(log_det).abs() < 1e-3  # rotations: |det W| = 1
     assert z.pow(2).sum().item() == pytest.approx(audio.pow(2).sum().item(), rel=1e-4)
-    loss, samples = bench.loss((mel, audio))
+    loss, samples = bench.loss(bench.model, (mel, audio))
     loss.backward()
     assert samples == 1024 and torch.isfinite(loss)

@@ -1,0 +1,194 @@
+"""A disk that fills mid-run ends the run at once, with one line, and every file it wrote stays whole.
+
+    python -m harness.train model=ncf seed=1 output_root=/mnt/small    # "error: the disk ... is full ..."
+
+- `RecordFile`: a file of one-line records (mlperf.log, telemetry.jsonl) written a whole line at a
+  time; a write the disk cannot hold is taken back (the file is cut to its last whole line) and
+  raises DiskFull.
+- Writers that cannot raise into the run (a logging handler, the heartbeat and telemetry threads,
+  TensorBoard's writer) call `trip()`; the loop's `DiskCheck` hook raises DiskFull at the next step
+  or evaluation. The state is per process, as the disk is: one flag, set by the first failed write.
+- `Reserve`: room kept free for the run's own end. The command that owns the run directory holds
+  a small file of reserved blocks from the start; the first failed write frees it, so that the
+  closing run_stop and result.json still fit.
+
+A write fails for want of room with ENOSPC (the disk), EDQUOT (a quota) or EFBIG (a file-size limit,
+RLIMIT_FSIZE); other errors stay what they are.
+"""
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Optional
+
+from harness.observe.hooks import Hook, StepDone
+
+FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+RESERVE_BYTES = 1 << 20  # result.json of a long run with telemetry is tens of kB; mlperf.log's run_stop, a line
+
+
+class DiskFull(OSError):
+    """A write failed for want of room; the message names the file and what to do, in one line."""
+
+    def __init__(self, path: Path | str, cause: OSError):
+        why = {errno.EFBIG: "a file-size limit (ulimit -f) stops it"}.get(cause.errno or 0, "the disk is full")
+        self.message = (f"cannot write {path}: {why} ({os.strerror(cause.errno or 0)}); "
+                        "free space or choose another output_root")
+        super().__init__(cause.errno, self.message)
+        self.path = str(path)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def is_full(err: BaseException) -> bool:
+    return isinstance(err, OSError) and err.errno in FULL
+
+
+class _State:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.first: Optional[DiskFull] = None
+        self.reserves: list[Reserve] = []
+
+
+_state = _State()
+
+
+def trip(path: Path | str, cause: OSError) -> DiskFull:
+    """Note a write that failed for want of room (the first one is kept) and free the reserve."""
+    with _state.lock:
+        if _state.first is None:
+            _state.first = cause if isinstance(cause, DiskFull) else DiskFull(path, cause)
+        reserves, _state.reserves = _state.reserves, []
+    for r in reserves:
+        r.release()
+    return _state.first
+
+
+def raise_if_full() -> None:
+    """Raise the first DiskFull this process saw, if any (the loop's DiskCheck, the run's end)."""
+    if _state.first is not None:
+        raise _state.first
+
+
+def reset() -> None:
+    """Forget a past failure (a new run in the same process: a Hydra sweep)."""
+    with _state.lock:
+        _state.first = None
+
+
+class DiskCheck(Hook):
+    """Ends the run at the step after a background writer found the disk full (a flag: no I/O)."""
+
+    def after_step(self, done: StepDone) -> None:
+        raise_if_full()
+
+    def before_eval(self, epoch_num: float) -> None:
+        raise_if_full()
+
+
+class RecordFile:
+    """A new file of lines, each written whole or not at all (a partial write is cut off again)."""
+
+    def __init__(self, path: Path, *, exclusive: bool = True):
+        self.path = path
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_EXCL if exclusive else 0)
+        try:
+            self._fd: Optional[int] = os.open(path, flags, 0o644)
+        except OSError as err:
+            if is_full(err):
+                raise trip(path, err) from None
+            raise
+        self._lock = threading.Lock()
+
+    def write_line(self, line: str) -> None:
+        data = (line.rstrip("\n") + "\n").encode("utf-8")
+        with self._lock:
+            if self._fd is None:
+                raise ValueError(f"{self.path} is closed")
+            start = os.lseek(self._fd, 0, os.SEEK_END)
+            try:
+                with _no_sigxfsz():
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(self._fd, view):]
+            except OSError as err:
+                os.ftruncate(self._fd, start)  # the file ends at its last whole line
+                if is_full(err):
+                    raise trip(self.path, err) from None
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
+class _no_sigxfsz:
+    """Beyond RLIMIT_FSIZE the kernel sends SIGXFSZ, which kills the process unless ignored; ignored,
+    the write fails with EFBIG instead, which a RecordFile handles (main thread only)."""
+
+    def __enter__(self) -> None:
+        self.saved = None
+        if hasattr(signal, "SIGXFSZ") and threading.current_thread() is threading.main_thread():
+            self.saved = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.saved is not None:
+            signal.signal(signal.SIGXFSZ, self.saved)
+
+
+class Reserve:
+    """`size` bytes of blocks held in a hidden file until the first failed write frees them."""
+
+    def __init__(self, path: Path, size: int = RESERVE_BYTES):
+        self.path = path
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.posix_fallocate(fd, 0, size)  # real blocks, not a sparse file's promise
+            finally:
+                os.close(fd)
+        except (OSError, AttributeError):
+            self.release()  # no room even for this, or no fallocate here: run without a reserve
+            return
+        with _state.lock:
+            _state.reserves.append(self)
+
+    def release(self) -> None:
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass
+        with _state.lock:
+            if self in _state.reserves:
+                _state.reserves.remove(self)
+
+
+def watch_logging() -> None:
+    """The log files of this process (train.log, rank_<r>.log) trip the flag on a failed write
+    instead of printing `--- Logging error ---` and a traceback for every line that follows."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler) and not getattr(handler, "_harness_watched", False):
+            handler.handleError = _handle_error(handler)  # type: ignore[method-assign]
+            handler._harness_watched = True  # type: ignore[attr-defined]
+
+
+def _handle_error(handler: logging.FileHandler):
+    original = handler.handleError
+
+    def handle_error(record: logging.LogRecord) -> None:
+        err = sys.exc_info()[1]
+        if isinstance(err, OSError) and is_full(err):
+            trip(handler.baseFilename, err)
+            return
+        original(record)
+
+    return handle_error

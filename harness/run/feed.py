@@ -1,0 +1,104 @@
+"""The harness's side of a model's batches: moving them to the device, and keeping the next one coming.
+
+    python -m harness.train model=resnet seed=1    # on CUDA: pinned batches, copied on a side stream
+
+A model yields host batches (train_batches); `to_device` moves one as the contract says: a tensor, a
+tuple, list or dict of them (recursively), or an object with its own `to(device)` (GNMT's Batch, which
+keeps its lengths on the host for cuDNN); anything else stays as it is. This is
+PyTorch Lightning's `move_data_to_device` rule, written out for the three shapes the models use.
+
+`Feed.batches` hands the loop (batch, copy_wait) pairs:
+
+- on a CPU the batches as yielded: there is nothing to copy, and copy_wait is None;
+- on CUDA the next batch is copied with non_blocking=True on a copy stream of its own while the
+  current one trains (NVIDIA's data prefetcher, as DeepLearningExamples' image models use it); before
+  a step the compute stream waits for its batch's copy, between two CUDA events whose interval is
+  that wait (harness/observe/datawait.py reads them at the epoch's end). The copied tensors are
+  marked as used by the compute stream, so the allocator does not hand their memory to the next copy
+  too early. No host sync anywhere.
+
+At most `limit` batches are taken from the iterator, so a cut-short epoch (a warm-up, a throughput
+window) draws no batch it will not train on.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Any, Iterable, Iterator, Optional
+
+import torch
+
+
+def to_device(batch: Any, device: torch.device, non_blocking: bool = False) -> Any:
+    """`batch` on `device` (see the module docstring for what moves and how)."""
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, non_blocking=non_blocking)
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):  # a namedtuple keeps its type
+        return type(batch)(*(to_device(x, device, non_blocking) for x in batch))
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(to_device(x, device, non_blocking) for x in batch)
+    if isinstance(batch, dict):
+        return {k: to_device(v, device, non_blocking) for k, v in batch.items()}
+    mover = getattr(batch, "to", None)
+    if callable(mover):
+        return mover(device)
+    return batch
+
+
+def tensors(batch: Any) -> Iterator[torch.Tensor]:
+    """Every tensor inside a batch (tuples, lists, dicts and dataclass fields, recursively)."""
+    if isinstance(batch, torch.Tensor):
+        yield batch
+    elif isinstance(batch, (list, tuple)):
+        for x in batch:
+            yield from tensors(x)
+    elif isinstance(batch, dict):
+        for x in batch.values():
+            yield from tensors(x)
+    elif dataclasses.is_dataclass(batch) and not isinstance(batch, type):
+        for f in dataclasses.fields(batch):
+            yield from tensors(getattr(batch, f.name))
+
+
+class Feed:
+    """This rank's batches on its device."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.cuda = device.type == "cuda"
+        self._stream = torch.cuda.Stream(device) if self.cuda else None
+
+    def once(self, batch: Any) -> Any:
+        """A batch moved now, to be used again and again (mode=throughput's synthetic batch)."""
+        return to_device(batch, self.device) if self.cuda else batch
+
+    def batches(self, source: Iterable[Any], limit: Optional[int] = None) -> Iterator[tuple[Any, Any]]:
+        """(batch on the device, CUDA events around the wait for its copy, or None), at most `limit`."""
+        host = itertools.islice(source, limit)
+        if not self.cuda:
+            for batch in host:
+                yield batch, None
+            return
+        ahead = self._copy(next(host, _END))
+        while ahead is not _END:
+            batch = ahead
+            compute = torch.cuda.current_stream(self.device)
+            before, after = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            before.record(compute)
+            compute.wait_stream(self._stream)  # type: ignore[arg-type]  # waits for this batch's copy: no host sync
+            after.record(compute)
+            for t in tensors(batch):
+                if t.device.type == "cuda":
+                    t.record_stream(compute)  # its memory is the compute stream's until that is done with it
+            ahead = self._copy(next(host, _END))  # the next batch's copy overlaps this step
+            yield batch, (before, after)
+
+    def _copy(self, batch: Any) -> Any:
+        if batch is _END:
+            return _END
+        assert self._stream is not None  # CUDA only
+        with torch.cuda.stream(self._stream):
+            return to_device(batch, self.device, non_blocking=True)
+
+
+_END = object()

@@ -1,0 +1,204 @@
+"""One run of `python -m harness.train`, as the process that owns its run directory sees it: the
+record it starts, the ranks it launches, how the run ended, and the result.json it always leaves.
+
+    python -m harness.train model=ncf seed=1       # run_job, once (a -m sweep: once per job)
+
+Under torchrun or srun each process is one rank of the run and runs this too; only rank 0 writes
+the run's files. Exit-status decisions are harness/train.py's.
+"""
+from __future__ import annotations
+
+import logging
+import traceback
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from harness import registry
+from harness.errors import ConfigError
+from harness.interface import DataError, ModelSpec
+from harness.observe import console, disk, host_load
+from harness.results import record as rec
+from harness.results.record import ABORTED, FAILED, Failure, RunEnd, RunRecord
+from harness.run import distributed, seeding, threads
+from harness.run.distributed import World
+from harness.run.interrupts import shielded, signal_name
+from harness.run.launch import RankFailed, launch
+from harness.run.precision import precision_name
+
+log = logging.getLogger("harness.train")
+
+
+def run_job(cfg: DictConfig) -> RunRecord:
+    """One run in the run directory Hydra made for it; always leaves a result.json behind."""
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    world = distributed.from_environment()
+    main_rank = world is None or world.is_main
+    if world is not None and not world.is_main:
+        console.setup_rank_logging(world.rank, run_dir)
+    disk.reset()
+    disk.watch_logging()  # a full disk stops the run instead of a traceback per log line
+    reserve = disk.Reserve(run_dir / ".reserve") if main_rank else None  # room for the run's own end
+    start = RunRecord(run_dir=str(run_dir), started_at=_now(), command=tuple(HydraConfig.get().overrides.task),
+                      versions=rec.versions(), mode=str(cfg.mode), warmup_steps=int(cfg.warmup_steps),
+                      world_size=cfg.gpus * cfg.nodes if world is None else world.world_size,
+                      threads=threads.current().record())
+    monitor, load = _watch_host(world) if main_rank else (None, None)
+    log_path = run_dir / "mlperf.log" if main_rank else None
+    rank0: Optional[RunRecord] = None
+    end: Optional[RunEnd] = None
+    try:
+        try:
+            spec, start = _plan(cfg, start)
+            if main_rank:
+                OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
+            log.info("%s on %s, seed %d -> %s", spec.name, start.dataset or "synthetic batches", cfg.seed, run_dir)
+            # synthetic batches need no data
+            data_dir = None if cfg.mode == "throughput" or spec.task is None else spec.task.prepare(cfg)
+            rank0 = launch(cfg, run_dir, data_dir, world, start, load)
+        except KeyboardInterrupt as err:
+            end = RunEnd(ABORTED, _interrupted(err, log_path if cfg.mode == "train" else None))
+            raise
+        except Exception as err:
+            end = _failed(err)
+    finally:
+        if reserve is not None:
+            reserve.release()
+        during = _host_load_during(monitor, load, run_dir / "mlperf.log") if monitor and load else None
+        record = rec.assemble(start, rank0, end, log_path, finished_at=_now(),
+                              **({"host_load": during} if during is not None else {}))
+        if world is None and cfg.nodes > 1 and rank0 is None and end is None:
+            log.info("run dir: %s (rank 0 ran on another node, whose launcher writes result.json)", run_dir)
+        elif main_rank:
+            with shielded():  # a second Ctrl-C must not leave a half-written result.json
+                try:
+                    rec.write(record, run_dir / "result.json")
+                except disk.DiskFull as err:
+                    record = replace(record, status=FAILED, reason=str(err))
+            _summarise(record)
+    return record
+
+
+def _plan(cfg: DictConfig, start: RunRecord) -> tuple[ModelSpec, RunRecord]:
+    """The model's facts in the record: which model, benchmark, metric and target, and the seed
+    (drawn from the OS when the config leaves it null). harness.train checked the config already."""
+    spec = registry.get(cfg.model.name)
+    if cfg.seed is None:
+        cfg.seed = seeding.draw_seed()
+    start = replace(start, model=spec.name, benchmark=spec.benchmark, seed=int(cfg.seed),
+                    precision=precision_name(cfg), throughput_unit=f"{spec.sample_unit}/s",
+                    dataset=cfg.dataset.name if cfg.get("dataset") else "")
+    if spec.task is None:
+        return spec, start
+    target = cfg.model.target
+    return spec, replace(start, quality_metric=spec.task.quality.name, quality_direction=spec.task.quality.direction,
+                         target=OmegaConf.to_object(target) if OmegaConf.is_config(target) else target,
+                         epoch_unit="samples" if cfg.model.get("eval_every_samples") else "epochs")
+
+
+def _failed(err: Exception) -> RunEnd:
+    """A failed run's end: the one-line reason, and the error (its traceback in train.log)."""
+    if isinstance(err, RankFailed):
+        if err.child_traceback:  # the console gets the one-line cause at the end; train.log all of it
+            log.error("rank %d's traceback:\n%s", err.rank, err.child_traceback, extra=console.FILE_ONLY)
+        return RunEnd(FAILED, str(err), Failure("RankFailed", str(err), err.rank, err.child_traceback))
+    if disk.is_full(err):
+        full = err if isinstance(err, disk.DiskFull) else disk.DiskFull(getattr(err, "filename", None) or "a file",
+                                                                         err)  # type: ignore[arg-type]
+        return RunEnd(FAILED, str(full), Failure("DiskFull", str(full), 0))
+    if isinstance(err, (ConfigError, DataError)):
+        return RunEnd(FAILED, str(err), Failure(type(err).__name__, str(err), 0))
+    # a crash: the result names it, train.log keeps the traceback
+    trace = traceback.format_exc()
+    log.error("run failed:\n%s", trace, extra=console.FILE_ONLY)
+    return RunEnd(FAILED, f"{type(err).__name__}: {err}".splitlines()[0], Failure(type(err).__name__, str(err), 0, trace))
+
+
+def _watch_host(world: Optional[World]) -> tuple[host_load.HostLoadMonitor, dict]:
+    """How busy the machine is now (the run's own processes left out), and a monitor for the rest
+    of the run; a busy machine is said on the console, since time to train then measures it too."""
+    root = host_load.run_root("single" if world is None else world.source)
+    start = host_load.summary(host_load.measure(root), None, host_load.load_average())
+    if start["busy"]:
+        log.warning("warning: the machine is busy: %s", start["note"])
+    return host_load.HostLoadMonitor(root).start(), start
+
+
+def _host_load_during(monitor: host_load.HostLoadMonitor, start: dict, log_path: Path) -> dict:
+    monitor.stop()
+    t0 = t1 = None
+    if log_path.is_file():  # the timed region as the log has it; a throughput run: all of it
+        from harness.results.parse import LogError, parse_file
+
+        try:
+            summary = parse_file(log_path)
+            t0, t1 = (None if t is None else t / 1000 for t in (summary.run_start_ms, summary.run_stop_ms))
+        except LogError:
+            pass
+    during = host_load.summary(start["other_cpu_pct_start"], monitor.mean(t0, t1), start["load_avg_start"],
+                               start["cpus"])
+    if during["busy"] and not start["busy"]:
+        log.warning("warning: the machine got busy during the run: %s", during["note"])
+    return during
+
+
+def _interrupted(err: KeyboardInterrupt, log_path: Optional[Path]) -> str:
+    """result.json's reason: the signal, where it went, and whether a training run's timed region
+    had begun (a throughput measurement has no MLPerf log)."""
+    reason = f"interrupted ({signal_name(err)}{getattr(err, 'where', '')})"
+    started = log_path is None or (log_path.is_file() and '"key": "run_start"' in log_path.read_text(errors="replace"))
+    return reason if started else reason + " before run_start: no time to train"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _summarise(r: RunRecord) -> None:
+    """The console's account of the run: the result line, the data wait, the overhead, the run dir."""
+    if r.status == FAILED:
+        log.error("error: %s", r.reason)
+        log.info("run dir: %s", r.run_dir)
+        return
+    wait = _data_wait_line(r)
+    if r.mode == "throughput":
+        tput = f"{r.throughput:,.0f} {r.throughput_unit}" if r.throughput else "n/a"
+        log.info("THROUGHPUT: %s (%s warm-up steps left out), %s, %s, global batch %s",
+                 tput, r.warmup_steps, r.platform, r.precision, r.global_batch_size)
+        if wait:
+            log.info(wait)
+        log.info("run dir: %s", r.run_dir)
+        return
+    spec = registry.get(r.model) if r.model else None
+    quality = (spec.task.quality.describe(r.final_quality) if r.final_quality is not None and spec and spec.task
+               else "no evaluation")
+    ttt = f"{r.time_to_train_s:.1f} s ({r.time_to_train_min:.2f} min)" if r.time_to_train_s is not None else "n/a"
+    if r.epochs_to_converge is not None:
+        epochs = f"{r.epochs_to_converge:,g} {r.epoch_unit} to converge"
+    else:
+        epochs = f"{r.epochs_run} epochs"
+    tput = f"{r.throughput:,.0f} {r.throughput_unit}" if r.throughput else "throughput n/a"
+    target = spec.task.quality.describe_target(r.target) if spec and spec.task and r.target is not None else r.target
+    line = f"{r.status.upper()}: {quality} (target {target}), time to train {ttt}, {epochs}, {tput}"
+    if r.reason:
+        line += f" [{r.reason}]"
+    log.info(line)
+    if r.host_load and r.host_load.get("busy"):
+        log.warning("warning: %s", r.host_load["note"])
+    if wait:
+        log.info(wait)
+    if r.overhead_s is not None and r.overhead_fraction is not None:
+        log.info("harness overhead: %.2f s, %.2f%% of time to train (outside training steps and evaluation)",
+                 r.overhead_s, 100 * r.overhead_fraction)
+    log.info("run dir: %s", r.run_dir)
+
+
+def _data_wait_line(r: RunRecord) -> Optional[str]:
+    if r.data_wait_s is None:
+        return None
+    share = f", {100 * r.data_wait_share:.1f}% of training time" if r.data_wait_share is not None else ""
+    return f"data wait: {r.data_wait_s:.2f} s{share} (rank 0 waiting for batches: host wait and copy to the device)"

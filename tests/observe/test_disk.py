@@ -1,0 +1,98 @@
+"""A write the disk cannot hold: the file keeps its whole lines, the run learns it once, and the room
+reserved for the run's own end is given back (the end-to-end case: tests/e2e/test_run_ends.py)."""
+from __future__ import annotations
+
+import errno
+import logging
+import os
+
+import pytest
+
+from harness.observe import disk
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    disk.reset()
+    yield
+    disk.reset()
+
+
+def test_a_line_the_disk_cannot_hold_is_taken_back_whole(tmp_path, monkeypatch):
+    f = disk.RecordFile(tmp_path / "log")
+    f.write_line('{"a": 1}')
+    real_write = os.write
+
+    def half_then_full(fd, data):  # the disk takes a few bytes of the line, then no more
+        if len(data) > 4:
+            real_write(fd, bytes(data[:4]))
+            return 4
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(disk.os, "write", half_then_full)
+    with pytest.raises(disk.DiskFull, match=r"^cannot write .*log: the disk is full \(No space left on device\); "
+                                            r"free space or choose another output_root$"):
+        f.write_line('{"b": 2}')
+    monkeypatch.undo()
+    assert (tmp_path / "log").read_text() == '{"a": 1}\n'
+    with pytest.raises(disk.DiskFull):  # the run learns it at its next step
+        disk.raise_if_full()
+
+
+def test_an_existing_file_is_never_appended_to_unless_asked(tmp_path):
+    (tmp_path / "log").write_text("earlier\n")
+    with pytest.raises(FileExistsError):
+        disk.RecordFile(tmp_path / "log")
+    f = disk.RecordFile(tmp_path / "log", exclusive=False)
+    f.write_line("more")
+    f.close()
+    assert (tmp_path / "log").read_text() == "earlier\nmore\n"
+
+
+def test_the_first_failed_write_frees_the_reserve_and_only_the_first_is_kept(tmp_path):
+    reserve = disk.Reserve(tmp_path / ".reserve", size=1 << 16)
+    assert (tmp_path / ".reserve").stat().st_blocks * 512 >= 1 << 16  # real blocks, not a hole
+    first = disk.trip(tmp_path / "a", OSError(errno.ENOSPC, "full"))
+    disk.trip(tmp_path / "b", OSError(errno.EDQUOT, "quota"))
+    assert not (tmp_path / ".reserve").exists()
+    with pytest.raises(disk.DiskFull) as raised:
+        disk.raise_if_full()
+    assert raised.value is first and str(first).startswith(f"cannot write {tmp_path / 'a'}")
+    reserve.release()  # twice is fine
+
+
+def test_a_log_file_that_fills_trips_the_run_instead_of_printing_tracebacks(tmp_path, capsys):
+    handler = logging.FileHandler(tmp_path / "train.log")
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        disk.watch_logging()
+        handler.stream.close()
+        handler.stream = _Full()  # type: ignore[assignment]
+        logging.getLogger("harness.test").warning("a line the disk cannot hold")
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+    assert "Logging error" not in capsys.readouterr().err
+    with pytest.raises(disk.DiskFull, match="train.log"):
+        disk.raise_if_full()
+
+
+class _Full:
+    """A file on a full disk."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_file_size_limit_is_named_as_such():
+    err = disk.DiskFull("out/mlperf.log", OSError(errno.EFBIG, "File too large"))
+    assert str(err) == ("cannot write out/mlperf.log: a file-size limit (ulimit -f) stops it (File too large); "
+                        "free space or choose another output_root")
+    assert disk.is_full(err) and not disk.is_full(OSError(errno.EACCES, "denied"))

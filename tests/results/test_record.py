@@ -1,0 +1,63 @@
+"""result.json is one typed record: strict JSON however the run ended, read back as the same record,
+a field of another schema named rather than dropped, and an interrupted run rebuilt from its log."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from harness.results import record as rec
+from harness.run.mlperf_log import MLPerfLog
+
+
+def test_a_value_that_is_not_a_number_is_written_as_null_and_the_file_reads_back_as_the_record(tmp_path):
+    r = rec.RunRecord(status=rec.FAILED, model="ncf", reason="the loss is nan at step 3 (epoch 1) on rank 0",
+                      epochs=(rec.Epoch(1, train_loss=float("nan"), train_seconds=1.0, throughput=float("inf"),
+                                        loss_terms={"box": float("nan"), "class": 0.5}),),
+                      hyperparameters={"opt_base_learning_rate": float("nan")},
+                      error=rec.Failure("NonFiniteLoss", "the loss is nan", 0), command=("model=ncf",))
+    path = tmp_path / "result.json"
+    rec.write(r, path)
+    data = json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"bare {c} in result.json"))
+    assert data["epochs"][0]["train_loss"] is None and data["epochs"][0]["loss_terms"] == {"box": None, "class": 0.5}
+    assert data["schema"] == rec.SCHEMA and data["error"]["type"] == "NonFiniteLoss"
+    back = rec.load(path)
+    assert back.error == r.error and back.epochs[0].loss_terms == {"box": None, "class": 0.5}
+    assert back.command == ("model=ncf",) and [p.name for p in tmp_path.iterdir()] == ["result.json"]
+
+
+def test_a_field_this_version_does_not_know_is_named_not_dropped(tmp_path):
+    path = tmp_path / "result.json"
+    rec.write(rec.RunRecord(), path)
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "colour": "blue"}))
+    with pytest.raises(ValueError, match="fields colour are not in harness.result/"):
+        rec.load(path)
+
+
+def test_an_interrupted_run_is_rebuilt_from_its_log_with_its_data_wait(tmp_path):
+    log = MLPerfLog(tmp_path / "mlperf.log")
+    log.start("run_start")
+    for epoch in (1, 2):
+        log.event("tracked_stats", metadata={"epoch_num": epoch}, value={
+            "throughput": 100.0, "samples": 200.0, "seconds": 2.0, "train_loss": 0.5, "data_wait_s": 0.25,
+            "loss_terms": {"box": 0.2, "class": 0.3}})
+    log.event("eval_accuracy", value=0.4, metadata={"epoch_num": 2})
+    log.end("run_stop", metadata={"status": "aborted", "reason": "SIGTERM"})
+    log.close()
+    start = rec.RunRecord(model="ssd", run_dir=str(tmp_path))
+    r = rec.assemble(start, None, rec.RunEnd(rec.ABORTED, "interrupted (SIGTERM)"), tmp_path / "mlperf.log",
+                     finished_at="now")
+    assert (r.status, r.reason, r.finished_at, r.epochs_run) == ("aborted", "interrupted (SIGTERM)", "now", 2)
+    assert r.data_wait_s == 0.5 and r.data_wait_share == pytest.approx(0.125)
+    assert r.epochs[1].loss_terms == {"box": 0.2, "class": 0.3} and r.final_quality == 0.4
+    assert r.overhead_s is None  # not a finished run's account
+
+
+def test_a_finished_runs_totals_are_derived_once():
+    r = rec.derive(rec.RunRecord(status=rec.SUCCESS, time_to_train_s=10.0, hyperparameters={"global_batch_size": 64},
+                                 epochs=(rec.Epoch(1, train_seconds=6.0, eval_seconds=3.0),),
+                                 evals=(rec.Evaluation(1, 0.7),), data_wait_s=0.3, data_wait_share=0.05))
+    assert (r.time_to_train_min, r.global_batch_size, r.final_quality, r.overhead_s) == (10 / 60, 64, 0.7, 1.0)
+    assert replace(r, data_wait_s=0.3).data_wait_share == 0.05  # the rank's own figure is kept
