@@ -24,7 +24,7 @@ SMOKE_S = 15.0
 
 def suite_models() -> list[str]:
     """The registered models that declare a suite entry, in the suite's order."""
-    listed = [s for s in registry.MODELS if s.suite is not None]
+    listed = [s for s in registry.models() if s.suite is not None]
     return [s.name for s in sorted(listed, key=lambda s: not s.throughput_only)]
 
 

@@ -4,7 +4,7 @@ A model declares both in its ModelSpec (`category=`, `suite=SuiteEntry(...)`), s
 matrix (harness/bench_suite.py) and the report's per-category geometric means
 (harness/results/categories.py) find it without any file of harness/ naming it.
 
-    python -c "from harness import registry; print([(s.name, s.category, s.suite) for s in registry.MODELS])"
+    python -c "from harness import registry; print([(s.name, s.category, s.suite) for s in registry.models()])"
 """
 from __future__ import annotations
 

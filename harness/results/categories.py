@@ -45,5 +45,5 @@ def _registered(key: str) -> str | None:
     """The category a registered model declares, by its name or its MLPerf benchmark's."""
     from harness import registry  # the registry lists models; imported only when a name is looked up
 
-    spec = next((s for s in registry.MODELS if key in (s.name, s.benchmark)), None)
+    spec = next((s for s in registry.models() if key in (s.name, s.benchmark)), None)
     return spec.category if spec is not None else None

@@ -71,9 +71,9 @@ class TrainTransform:
         boxes = target.boxes / torch.tensor([w, h, w, h], dtype=torch.float32)
         image, boxes, labels = ssd_crop(image, boxes, target.labels, self.max_samples)
         if random.random() < 0.5:
-            image = image.transpose(Image.FLIP_LEFT_RIGHT)
+            image = image.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
             boxes = torch.stack([1 - boxes[:, 2], boxes[:, 1], 1 - boxes[:, 0], boxes[:, 3]], dim=1)
-        image = self.jitter(image.resize((self.size, self.size), Image.BILINEAR))
+        image = self.jitter(image.resize((self.size, self.size), Image.Resampling.BILINEAR))
         offsets, box_labels = self.encoder.encode(boxes, labels)
         return self.finish(image), offsets, box_labels
 
@@ -86,5 +86,5 @@ class EvalTransform:
         self.finish = T.Compose([T.ToTensor(), T.Normalize(MEAN, STD)])
 
     def __call__(self, image: Image.Image, target: Target) -> tuple[torch.Tensor, int, torch.Tensor]:
-        resized = image.resize((self.size, self.size), Image.BILINEAR)
+        resized = image.resize((self.size, self.size), Image.Resampling.BILINEAR)
         return self.finish(resized), target.image_id, torch.tensor(target.size)

@@ -85,10 +85,12 @@ class ProjectedAdaptiveLogSoftmax(nn.Module):
             proj = emb.projs[0] if len(emb.projs) else None
         else:
             proj = emb.projs[i]
+        # nn.ModuleList hides its members' types from the checker: they are nn.Embedding
+        layers: list[nn.Embedding] = list(emb.layers)  # type: ignore[arg-type]
         if emb.div_val == 1:
             first, end = emb.clusters[i]
-            return emb.layers[0].weight[first:end], self.biases[0][first:end], proj
-        return emb.layers[i].weight, self.biases[i], proj
+            return layers[0].weight[first:end], self.biases[0][first:end], proj
+        return layers[i].weight, self.biases[i], proj
 
     @staticmethod
     def _logits(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, proj: Optional[torch.Tensor]):

@@ -41,7 +41,7 @@ class Files(Dataset):
 
 
 def _ctx() -> RunContext:
-    return RunContext(cfg=None, data_dir=None, synthetic=False, device=torch.device("cpu"), rank=0, world_size=1,
+    return RunContext(cfg=None, data_dir=None, device=torch.device("cpu"), rank=0, world_size=1,
                       seed=1, shared_seed=1)
 
 

@@ -10,7 +10,6 @@ its dataset folder stays empty); quality is the share of held-out points it gets
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,16 +65,12 @@ class Suited:
         return len(self.ex)
 
     def steps_per_epoch(self) -> int:
-        if self.ctx.synthetic:
-            return int(self.ctx.cfg.throughput_steps)
         return len(self.x) // (self.batch * self.ctx.world_size)
 
-    def train_batches(self, epoch: int):
-        if self.ctx.synthetic:
-            return itertools.repeat((self.x[:self.batch], self.y[:self.batch]))
-        return self._epoch()
+    def synthetic_batch(self):
+        return self.x[:self.batch], self.y[:self.batch]
 
-    def _epoch(self):
+    def train_batches(self, epoch: int):
         from harness.interface.sharding import shard
 
         order = self.torch.randperm(len(self.x), generator=self.gen, device=self.ctx.device)
@@ -84,13 +79,12 @@ class Suited:
             mine = shard(order[start:start + step], self.ctx.rank, self.ctx.world_size)
             yield self.x[mine], self.y[mine]
 
-    def loss(self, batch):
+    def loss(self, model, batch):
         x, y = batch
-        return self.torch.nn.functional.cross_entropy(self.model(x), y), len(x)
+        return self.torch.nn.functional.cross_entropy(model(x), y), len(x)
 
-    def evaluate(self, epoch: int) -> float:
-        with self.torch.no_grad():
-            out = getattr(self.model, "module", self.model)(self.ex)
+    def evaluate(self, model, epoch: int) -> float:
+        out = model(self.ex)
         return (out.argmax(1) == self.ey).float().mean().item()
 
 

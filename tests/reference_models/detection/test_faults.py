@@ -49,7 +49,7 @@ def _build(name: str, root, rank: int = 0, world: int = 1):
     cfg = compose([f"model={name}", f"+debug={name}", f"dataset.path={root}", "dataset.generator=null", "seed=1",
                    "model.workers=0"])
     OmegaConf.resolve(cfg)
-    return registry.get(name).build(RunContext(cfg=cfg, data_dir=root, synthetic=False, device=torch.device("cpu"),
+    return registry.get(name).build(RunContext(cfg=cfg, data_dir=root, device=torch.device("cpu"),
                                                rank=rank, world_size=world, seed=1, shared_seed=2))
 
 

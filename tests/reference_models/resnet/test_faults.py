@@ -61,7 +61,7 @@ def _build(root: Path, *overrides: str):
     cfg = compose(["model=resnet", "+debug=resnet", f"dataset.path={root}", "dataset.generator=null", "seed=1",
                    "model.batch_size=6", "model.eval_batch_size=6", *overrides])
     OmegaConf.resolve(cfg)
-    return registry.get("resnet").build(RunContext(cfg=cfg, data_dir=root, synthetic=False, device=torch.device("cpu"),
+    return registry.get("resnet").build(RunContext(cfg=cfg, data_dir=root, device=torch.device("cpu"),
                                                    rank=0, world_size=1, seed=1, shared_seed=2))
 
 
