@@ -18,9 +18,11 @@ from pycocotools import mask as mask_utils
 from harness.interface import RunContext, scaled_learning_rate
 from harness.interface.gather import broadcast_buffers
 from reference_models.detection import coco
+from reference_models.detection import decode as detection_decode
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.schedule import WarmupMultiStep
 from reference_models.maskrcnn.model import build_model
+from reference_models.resnet import decode as device_decode
 
 Batch = tuple[list[torch.Tensor], list[dict[str, torch.Tensor]]]
 
@@ -65,14 +67,25 @@ class MaskRCNNBenchmark:
         if hp.channels_last:
             self.model.backbone.to(memory_format=torch.channels_last)
 
+        self.decode = device_decode.resolve(str(hp.decode), ctx.device)
+        self._device_batches: Any = None
         if self.synthetic:
             self._steps, self.n_train = ctx.cfg.throughput_steps, 0
             self._synthetic = self._synthetic_batch(ctx.shared_seed, num_classes)
         else:
-            train = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability), keep_empty=False,
-                                   with_polygons=True)
+            train: Any = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability),
+                                        keep_empty=False, with_polygons=True)
+            self.decode = detection_decode.choose(str(hp.decode), train, ctx.device, hp.workers, hp.min_size)
+            collate: Any = as_lists
+            if self.decode != "cpu":  # the workers read the files and draw the masks; the GPU decodes
+                train = detection_decode.EncodedCoco(detection_decode.without_transform(train),
+                                                     detection_decode.MaskRCNNPlan(hp.flip_probability), self.decode)
+                decoder = device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
+                self._device_batches = detection_decode.MaskRCNNBatches(decoder, ctx.device)
+                collate = detection_decode.collate_maskrcnn
             self.n_train = len(train)
-            self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers, as_lists)
+            self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers,
+                                               collate)
             self._steps = len(self.loader)
 
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
@@ -119,6 +132,9 @@ class MaskRCNNBenchmark:
     def train_batches(self, epoch: int) -> Iterator[Batch]:
         if self.synthetic:
             yield from itertools.repeat(self._synthetic)
+            return
+        if self._device_batches is not None:  # decoded and flipped on the GPU, ahead of the step
+            yield from self._device_batches(self.loader.epoch(epoch))
             return
         dev = self.device
         for images, targets in self.loader.epoch(epoch):

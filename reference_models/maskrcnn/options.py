@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from harness.interface import ModelOptions
+from reference_models.resnet.options import Decode
 
 
 @dataclass
@@ -101,6 +102,11 @@ class MaskRCNNOptions(ModelOptions):
     """Images per evaluation batch on each rank (memory, not quality)."""
     workers: int = 4
     """DataLoader worker processes per rank (0: load in the training process)."""
+    decode: Decode = Decode.auto
+    """Where training JPEGs are decoded, as ResNet's model.decode: cpu (the workers, PIL), nvimgcodec
+    (the GPU's hardware JPEG decoder; the workers keep the flip and the polygon masks), cuda (torchvision's nvJPEG, on
+    the SMs) or auto (cpu without CUDA, else the faster of cpu and nvimgcodec by a short probe at build;
+    reference_models/detection/decode.py)."""
     channels_last: bool = False
     """Backbone and FPN weights in NHWC: tensor-core convolutions without layout transposes (GPU with amp/bf16)."""
     synthetic: Synthetic = field(default_factory=Synthetic)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import logging
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import torch
 import torch.distributed as dist
@@ -19,6 +19,7 @@ from harness.interface import RunContext, scaled_learning_rate
 from harness.interface.gather import sum_over_ranks
 from harness.interface.loader import make_loader, make_shard_loader
 from reference_models.resnet import data as imagenet
+from reference_models.resnet import decode as device_decode
 from reference_models.resnet.model import build, parameter_groups, to_channels_last
 from reference_models.resnet.optim import PolyWarmup, make_optimizer, mlperf_keys
 
@@ -46,9 +47,9 @@ class ResNetBenchmark:
         self.global_batch = hp.batch_size * ctx.world_size
         cuda = ctx.device.type == "cuda"
         self.channels_last = bool(hp.channels_last)
-        self.optimizer_name, self.decode = str(hp.optimizer), str(hp.decode)  # plain strings from the choices
-        if self.decode == "cuda" and not cuda:
-            raise ValueError("model.decode=cuda needs a CUDA device: use model.decode=cpu")
+        self.optimizer_name = str(hp.optimizer)  # a plain string from the choices
+        self.decode = device_decode.resolve(str(hp.decode), ctx.device)  # auto: cpu until the data is probed
+        self._device_batches: Optional[device_decode.ImageNetBatches] = None
         if ctx.synthetic:
             self.folder, num_classes = None, hp.num_classes or IMAGENET_CLASSES
             self._steps = ctx.cfg.throughput_steps
@@ -62,6 +63,10 @@ class ResNetBenchmark:
             if self._steps == 0:
                 raise imagenet.DatasetError(f"{len(self.folder.train)} training images cannot fill one global "
                                             f"batch of {self.global_batch}")
+            if str(hp.decode) == "auto" and cuda:  # a short probe on the dataset's own files (decode.py)
+                train, cpu = self.folder.train, imagenet.DecodedImages(self.folder.train, self._train_crops())
+                self.decode = device_decode.resolve("auto", ctx.device, lambda: device_decode.probe_rates(
+                    len(train), lambda i: train[i][0], cpu.__getitem__, ctx.device, hp.workers, hp.image_size))
             self._make_loaders()
 
         self.num_classes = num_classes
@@ -80,18 +85,25 @@ class ResNetBenchmark:
 
     def _make_loaders(self) -> None:
         hp, ctx = self.hp, self.ctx
-        train_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=True, scale=(hp.min_crop_area, 1.0),
-                                     ratio=tuple(hp.crop_ratio))
+        train_crops = self._train_crops()
         eval_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=False)
-        if self.decode == "cuda":
+        if self.decode != "cpu":  # the workers read the files; the GPU decodes (decode.py)
             train_set = imagenet.EncodedImages(self.folder.train, train_crops)
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers,
                                             collate=imagenet.collate_encoded)
+            decoder = device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
+            self._device_batches = device_decode.ImageNetBatches(decoder, hp.image_size, ctx.device,
+                                                                 self.channels_last)
         else:
             train_set = imagenet.DecodedImages(self.folder.train, train_crops)
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers)
         self.eval_loader = make_shard_loader(imagenet.DecodedImages(self.folder.val, eval_crops), ctx,
                                              batch_size=hp.eval_batch_size, workers=hp.workers)
+
+    def _train_crops(self) -> imagenet.Crops:
+        hp = self.hp
+        return imagenet.Crops(hp.image_size, hp.resize_size, train=True, scale=(hp.min_crop_area, 1.0),
+                              ratio=tuple(hp.crop_ratio))
 
     def hyperparameters(self) -> dict[str, Any]:
         hp = self.hp
@@ -116,12 +128,11 @@ class ResNetBenchmark:
         if self.folder is None:
             yield from self._synthetic_batches()
             return
+        if self._device_batches is not None:  # decoded, cropped and normalised on the GPU, ahead of the step
+            yield from self._device_batches(self.train_loader.epoch(epoch))
+            return
         nb = self.device.type == "cuda"
-        for batch in self.train_loader.epoch(epoch):
-            if isinstance(batch, imagenet.EncodedBatch):
-                images, labels = imagenet.decode_batch(batch, self.hp.image_size, self.device), batch.labels
-            else:
-                images, labels = batch
+        for images, labels in self.train_loader.epoch(epoch):
             yield (imagenet.normalize(images.to(self.device, non_blocking=nb), self.channels_last),
                    labels.to(self.device, non_blocking=nb))
 

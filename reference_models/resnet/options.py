@@ -16,8 +16,10 @@ class Optimizer(Choice):
 
 
 class Decode(Choice):
+    auto = "auto"
     cpu = "cpu"
     cuda = "cuda"
+    nvimgcodec = "nvimgcodec"
 
 
 @dataclass
@@ -68,9 +70,12 @@ class ResNetOptions(ModelOptions):
     """LARS epsilon in the trust ratio's denominator."""
     workers: int = 4
     """DataLoader worker processes per rank, for training and for evaluation each."""
-    decode: Decode = Decode.cpu
-    """Where training JPEGs are decoded: cpu (the workers decode, crop and resize) or cuda (the
-    workers read the files; nvJPEG decodes each batch on the GPU, torchvision.io.decode_jpeg)."""
+    decode: Decode = Decode.auto
+    """Where training JPEGs are decoded: cpu (the workers decode, crop and resize with PIL),
+    nvimgcodec (the workers read the files; the GPU's hardware JPEG decoder decodes each batch through
+    nvImageCodec, then the GPU crops and resizes it beside the step), cuda (the same with
+    torchvision's nvJPEG, which decodes on the SMs), or auto: cpu without CUDA, else the faster of cpu
+    and nvimgcodec by a short probe of the dataset's files at build time (reference_models/resnet/decode.py)."""
     eval_batch_size: int = 256
     """Images per evaluation batch on each rank."""
     channels_last: bool = False

@@ -14,9 +14,11 @@ from torch.utils.data import DataLoader, Subset
 from harness.interface import RunContext, scaled_learning_rate
 from harness.interface.gather import broadcast_buffers
 from reference_models.detection import coco
+from reference_models.detection import decode as detection_decode
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.resnet import load_weights
 from reference_models.detection.schedule import WarmupMultiStep
+from reference_models.resnet import decode as device_decode
 from reference_models.ssd.boxes import Encoder, boxes_per_location, default_boxes
 from reference_models.ssd.loss import ssd_loss
 from reference_models.ssd.model import SSD300
@@ -48,15 +50,26 @@ class SSDBenchmark:
         self.memory_format = torch.channels_last if hp.channels_last else torch.contiguous_format
         self.model.to(memory_format=self.memory_format)
 
+        self.decode = device_decode.resolve(str(hp.decode), ctx.device)
+        self._device_batches: Any = None
         if self.synthetic:
             self._steps, self.n_train = ctx.cfg.throughput_steps, 0
             self._synthetic = self._synthetic_batch(ctx.shared_seed)
         else:
-            train = coco.CocoSplit(ctx.data_dir, "train",
-                                   TrainTransform(self.encoder, hp.image_size, hp.max_samples, hp.color_jitter),
-                                   keep_empty=False, include_crowd=True)
+            transform = TrainTransform(self.encoder, hp.image_size, hp.max_samples, hp.color_jitter)
+            train: Any = coco.CocoSplit(ctx.data_dir, "train", transform, keep_empty=False, include_crowd=True)
+            self.decode = detection_decode.choose(str(hp.decode), train, ctx.device, hp.workers, hp.image_size)
+            collate: Any = None
+            if self.decode != "cpu":  # the workers read the files and plan; the GPU decodes (detection/decode.py)
+                plan = detection_decode.SSDPlan(self.encoder, hp.max_samples, hp.color_jitter)
+                train = detection_decode.EncodedCoco(detection_decode.without_transform(train), plan, self.decode)
+                decoder = device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
+                self._device_batches = detection_decode.SSDBatches(decoder, hp.image_size, ctx.device, plan.enabled,
+                                                                   self.memory_format, hp.batch_size)
+                collate = detection_decode.collate_ssd
             self.n_train = len(train)
-            self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers)
+            self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers,
+                                               collate)
             self._steps = len(self.loader)
 
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
@@ -95,6 +108,9 @@ class SSDBenchmark:
     def train_batches(self, epoch: int) -> Iterator[Batch]:
         if self.synthetic:
             yield from itertools.repeat(self._synthetic)
+            return
+        if self._device_batches is not None:  # decoded, cropped and jittered on the GPU, ahead of the step
+            yield from self._device_batches(self.loader.epoch(epoch))
             return
         for images, offsets, labels in self.loader.epoch(epoch):
             yield (images.to(self.device, non_blocking=True), offsets.to(self.device, non_blocking=True),
