@@ -32,7 +32,8 @@ from torchvision import transforms as T
 from harness.interface import DataError
 from reference_models.detection.coco import CocoSplit, Target
 from reference_models.detection.color import ColorJitter
-from reference_models.resnet.decode import Decoder, DeviceBatches, blobs, crop_resize, probe_rates, resolve
+from reference_models.resnet.decode import (Decoder, DeviceBatches, blobs, crop_resize, normalization, probe_rates, resolve,
+                                            to_device)
 
 
 def pack(items: Sequence[bytes]) -> tuple[torch.Tensor, list[int]]:
@@ -151,13 +152,12 @@ class SSDBatches:
 
     def __init__(self, decoder: Decoder, size: int, device: torch.device, enabled: Sequence[bool],
                  memory_format: torch.memory_format = torch.contiguous_format, batch_size: Optional[int] = None,
-                 depth: int = 2):
+                 depth: int = 3):
         self.decoder, self.size, self.device, self.memory_format = decoder, size, device, memory_format
         self.jitter = ColorJitter(device, enabled)
         if batch_size is not None and device.type == "cuda":
             self.jitter.warm((batch_size, 3, size, size), device)
-        self.mean = torch.tensor(self.MEAN, device=device).view(1, 3, 1, 1)
-        self.std = torch.tensor(self.STD, device=device).view(1, 3, 1, 1)
+        self.affine = normalization(self.MEAN, self.STD, device, scale=255)  # ToTensor, then Normalize
         self.pipeline = DeviceBatches(self._prepare, device, depth)
 
     def _prepare(self, batch: SSDBatch, slot: int
@@ -165,12 +165,11 @@ class SSDBatches:
         decoded = self.decoder.decode(blobs(batch.data, batch.offsets), slot)
         pixels = crop_resize(decoded, batch.boxes, batch.flips, self.size, clips=batch.clips,
                              memory_format=self.memory_format)
-        nb = self.device.type == "cuda"
-        pixels = self.jitter(pixels, batch.order.to(self.device, non_blocking=nb),
-                             batch.factors.to(self.device, non_blocking=nb))
-        images = pixels.div_(255).sub_(self.mean).div_(self.std)  # ToTensor, then Normalize
+        pixels = self.jitter(pixels, to_device(batch.order, self.device), to_device(batch.factors, self.device))
+        images = torch.addcmul(self.affine[1], pixels, self.affine[0])  # ToTensor, then Normalize, in one pass
         if not images.is_contiguous(memory_format=self.memory_format):
             images = images.contiguous(memory_format=self.memory_format)
+        nb = self.device.type == "cuda"  # pinned by the DataLoader (SSDBatch.pin_memory): queued, not waited for
         return (images, batch.gloc.to(self.device, non_blocking=nb), batch.glabel.to(self.device, non_blocking=nb)), \
             decoded
 
@@ -217,7 +216,7 @@ def collate_maskrcnn(items: list[tuple[bytes, tuple[bool, dict[str, torch.Tensor
 class MaskRCNNBatches:
     """Mask R-CNN's training batches (images 0..1, targets) on the device from MaskRCNNBatch."""
 
-    def __init__(self, decoder: Decoder, device: torch.device, depth: int = 2):
+    def __init__(self, decoder: Decoder, device: torch.device, depth: int = 3):
         self.decoder, self.device = decoder, device
         self.pipeline = DeviceBatches(self._prepare, device, depth)
 

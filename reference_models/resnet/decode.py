@@ -56,23 +56,34 @@ INSTALL = "pip install nvidia-nvimgcodec-cu13 nvidia-nvjpeg (the project's `gpu`
 
 # --- PIL's bilinear resampling as matrices ---------------------------------------------------------
 
-def filter_matrix(start: torch.Tensor, length: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, out_size: int,
-                  in_size: int) -> torch.Tensor:
-    """(B, out_size, in_size) float32 weights: row o of image b is PIL's bilinear filter for output
-    pixel o of the span [start, start + length) resampled to out_size pixels, with taps only on
-    input pixels lo <= i < hi (PIL's image bounds: the whole image for `resize(box=...)`, the crop
-    for `crop(...).resize(...)`). PIL (libImaging/Resample.c, precompute_coeffs): scale = length /
-    out_size, support = max(scale, 1); tap i of output o weighs max(0, 1 - |i + 0.5 - centre| /
-    support) with centre = start + (o + 0.5) scale, then each row is normalised to sum 1."""
+def filter_taps(start: torch.Tensor, length: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, flip: torch.Tensor,
+                out_size: int, taps: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """PIL's bilinear filter for resampling the span [start, start + length) of each of B images to
+    out_size pixels, with taps only on input pixels lo <= i < hi (PIL's image bounds: the whole image
+    for `resize(box=...)`, the crop for `crop(...).resize(...)`), output rows reversed where `flip`:
+    ((B, out_size, taps) first-tap-onward input indices, their weights). PIL (libImaging/Resample.c,
+    precompute_coeffs): scale = length / out_size, support = max(scale, 1); tap i of output o weighs
+    max(0, 1 - |i + 0.5 - centre| / support) with centre = start + (o + 0.5) scale, each row then
+    normalised to sum 1; no more than 2 support + 1 taps are nonzero, from floor(centre - support + 0.5)."""
     dev = start.device
     start, length, lo, hi = (t.to(torch.float32).view(-1, 1, 1) for t in (start, length, lo, hi))
     scale = length / out_size
     support = scale.clamp(min=1.0)
-    centres = start + (torch.arange(out_size, device=dev, dtype=torch.float32).view(1, -1, 1) + 0.5) * scale
-    taps = torch.arange(in_size, device=dev, dtype=torch.float32).view(1, 1, -1)
-    w = (1 - ((taps + 0.5 - centres).abs() / support)).clamp_(min=0)
-    w = w * ((taps >= lo) & (taps < hi))
-    return w / w.sum(dim=2, keepdim=True).clamp_(min=1e-12)
+    o = torch.arange(out_size, device=dev, dtype=torch.float32).view(1, -1, 1)
+    o = torch.where(flip.view(-1, 1, 1), out_size - 1 - o, o)  # a mirrored output: its rows reversed
+    centres = start + (o + 0.5) * scale
+    index = torch.floor(centres - support + 0.5) + torch.arange(taps, device=dev, dtype=torch.float32).view(1, 1, -1)
+    w = (1 - (index + 0.5 - centres).abs() / support).clamp_(min=0) * ((index >= lo) & (index < hi))
+    return index, w / w.sum(dim=2, keepdim=True).clamp_(min=1e-12)
+
+
+def to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A small host tensor on `device` without stopping the calling thread: through pinned memory,
+    so the copy is queued on the current stream (from pageable memory CUDA would first wait for
+    everything queued on it: the batch's own decode)."""
+    if device.type != "cuda":
+        return t.to(device)
+    return t.pin_memory().to(device, non_blocking=True)
 
 
 def _groups(sizes: Sequence[tuple[int, int]], slack: float = 1.5) -> list[list[int]]:
@@ -98,24 +109,22 @@ def _groups(sizes: Sequence[tuple[int, int]], slack: float = 1.5) -> list[list[i
 
 
 def crop_resize(images: Sequence[torch.Tensor], boxes: torch.Tensor, flips: torch.Tensor, size: int,
-                clips: Optional[torch.Tensor] = None,
-                memory_format: torch.memory_format = torch.contiguous_format) -> torch.Tensor:
+                clips: Optional[torch.Tensor] = None, memory_format: torch.memory_format = torch.contiguous_format,
+                affine: Optional[tuple[torch.Tensor, torch.Tensor]] = None) -> torch.Tensor:
     """(B, 3, size, size) float32 pixel values 0..255 (rounded, as PIL's uint8) of each image's box
     (top, left, height, width) resized to size x size as PIL's `Image.resize(BILINEAR, box=...)`,
-    mirrored where `flips`. `images` are planar uint8 (3, H, W) tensors on one device; `clips`
-    (top, left, bottom, right) bounds the filter's taps (default: each whole image). On CUDA the
-    products run in float16 (pixels 0..255 are exact in it; weights to 1e-3 relative), float32 elsewhere."""
+    mirrored where `flips`; `affine` (scale, shift), (1, 3, 1, 1) each, maps them on in the same
+    pass (the normalisation). `images` are planar uint8 (3, H, W) tensors on one device; `boxes`,
+    `flips` and `clips` (top, left, bottom, right: the filter's bounds, default each whole image) are
+    host tensors. On CUDA the products run in float16 (pixels 0..255 are exact in it; weights to
+    1e-3 relative), float32 elsewhere."""
     dev = images[0].device
     n = len(images)
     out = torch.empty((n, 3, size, size), dtype=torch.float32, device=dev, memory_format=memory_format)
     dtype = torch.float16 if dev.type == "cuda" else torch.float32
     sizes = [(int(im.shape[1]), int(im.shape[2])) for im in images]
-    boxes_d = boxes.to(dev, torch.float32)
-    if clips is None:
-        clips_d = torch.tensor([[0, 0, h, w] for h, w in sizes], dtype=torch.float32, device=dev)
-    else:
-        clips_d = clips.to(dev, torch.float32)
-    flips_d = flips.to(dev, torch.bool)
+    clips = torch.tensor([[0, 0, h, w] for h, w in sizes]) if clips is None else clips
+    meta = torch.cat([boxes.float(), clips.float(), flips.float().view(-1, 1)], dim=1)  # host: (B, 9)
     groups = _groups(sizes)
     for members in groups:
         hmax, wmax = max(sizes[i][0] for i in members), max(sizes[i][1] for i in members)
@@ -126,19 +135,34 @@ def crop_resize(images: Sequence[torch.Tensor], boxes: torch.Tensor, flips: torc
         else:  # taps outside an image weigh 0, so the padding needs no clearing (uint8 holds no NaN)
             for j, i in enumerate(members):
                 canvas[j, :, : sizes[i][0], : sizes[i][1]].copy_(images[i])
-        idx = torch.tensor(members, device=dev)
-        b, c, f = boxes_d[idx], clips_d[idx], flips_d[idx]
-        wx = filter_matrix(b[:, 1], b[:, 3], c[:, 1], c[:, 3], size, wmax)
-        wx = torch.where(f.view(-1, 1, 1), wx.flip(1), wx).to(dtype)  # a mirrored output: its rows reversed
-        wy = filter_matrix(b[:, 0], b[:, 2], c[:, 0], c[:, 2], size, hmax).to(dtype)
+        host = meta[members]
+        taps_x = int(np.ceil(2 * max(1.0, float(host[:, 3].max()) / size))) + 2
+        taps_y = int(np.ceil(2 * max(1.0, float(host[:, 2].max()) / size))) + 2
+        b = to_device(host, dev)
+        flip = b[:, 8] > 0.5
+        wx = _dense(*filter_taps(b[:, 1], b[:, 3], b[:, 5], b[:, 7], flip, size, taps_x), wmax, dtype)
+        wy = _dense(*filter_taps(b[:, 0], b[:, 2], b[:, 4], b[:, 6], torch.zeros_like(flip), size, taps_y), hmax, dtype)
         rows = torch.bmm(canvas.view(m, 3 * hmax, wmax).to(dtype), wx.transpose(1, 2))  # (m, 3 H, size)
         rows = rows.view(m, 3, hmax, size).permute(0, 2, 1, 3).reshape(m, hmax, 3 * size)
-        both = torch.bmm(wy, rows).view(m, size, 3, size).permute(0, 2, 1, 3)  # (m, 3, size, size)
+        both = torch.bmm(wy, rows).round_().clamp_(0, 255)  # (m, size, 3 size): rows, then channel and column
+        pixels = both.view(m, size, 3, size).permute(0, 2, 1, 3)  # (m, 3, size, size)
         if len(groups) == 1 and members == list(range(n)):
-            out.copy_(both)
+            target = out
         else:
-            out[idx] = both.float()
-    return out.round_().clamp_(0, 255)
+            target = torch.empty((m, 3, size, size), dtype=torch.float32, device=dev, memory_format=memory_format)
+        if affine is None:
+            target.copy_(pixels)
+        else:
+            torch.addcmul(affine[1], pixels, affine[0], out=target)
+        if target is not out:
+            out[to_device(torch.tensor(members), dev)] = target
+    return out
+
+
+def _dense(index: torch.Tensor, w: torch.Tensor, in_size: int, dtype: torch.dtype) -> torch.Tensor:
+    dense = torch.zeros((index.shape[0], index.shape[1], in_size), dtype=dtype, device=index.device)
+    # taps beyond the image weigh 0: clamped onto its edge, they add nothing there
+    return dense.scatter_add_(2, index.clamp_(0, in_size - 1).long(), w.to(dtype))
 
 
 # --- decoders: encoded JPEG bytes -> planar uint8 images on the device ------------------------------
@@ -286,9 +310,12 @@ class DeviceBatches:
     ahead of the consumer. `prepare(batch) -> (images, labels)` runs in a thread under a side CUDA
     stream; `blobs_of(batch)` lists the JPEG bytes of the batch for the decoder."""
 
-    def __init__(self, prepare: Callable[[Any, int], tuple[Any, ...]], device: torch.device, depth: int = 2):
+    def __init__(self, prepare: Callable[[Any, int], tuple[Any, ...]], device: torch.device, depth: int = 3):
         self.prepare, self.device, self.depth = prepare, device, depth
         self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
+        # what the thread spent, summed (scripts/lab/pipeline_bench.py prints it): waiting for the
+        # workers' batches, preparing on the host (queueing the GPU work), and the side stream's GPU time
+        self.stats = {"batches": 0, "loader_wait_s": 0.0, "prepare_s": 0.0, "gpu_s": 0.0}
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
         ready: queue.Queue = queue.Queue(maxsize=self.depth)
@@ -321,24 +348,38 @@ class DeviceBatches:
         pending: deque = deque()  # (event, what the batch's GPU work still reads) of batches in flight
         slots = self.depth + 2
         k = 0
+        stats = self.stats
         try:
             if self.device.type == "cuda":
                 torch.cuda.set_device(self.device)
+            t0 = time.perf_counter()
             for batch in batches:
+                t1 = time.perf_counter()
+                stats["loader_wait_s"] += t1 - t0
                 if stop.is_set():
                     return
                 # a slot's buffers come back once the batch that used them is finished
                 while len(pending) >= slots - 1:
-                    event, _ = pending.popleft()
+                    begun, event, _ = pending.popleft()
                     if event is not None:
-                        event.synchronize()
+                        event.synchronize()  # releases the GIL while it waits
+                        stats["gpu_s"] += begun.elapsed_time(event) / 1e3
                 with torch.cuda.stream(self.stream) if self.stream is not None else contextlib.nullcontext():
+                    begun = torch.cuda.Event(enable_timing=True) if self.stream is not None else None
+                    if begun is not None:
+                        begun.record()
                     tensors, keep = self.prepare(batch, k % slots)
-                    event = self.stream.record_event() if self.stream is not None else None
-                pending.append((event, keep))
+                    event = torch.cuda.Event(enable_timing=True) if self.stream is not None else None
+                    if event is not None:
+                        event.record()
+                pending.append((begun, event, keep))
                 k += 1
+                t0 = time.perf_counter()
+                stats["prepare_s"] += t0 - t1
+                stats["batches"] += 1
                 if not _put(ready, (tensors, event), stop):
                     return
+                t0 = time.perf_counter()
             _put(ready, _END, stop)
         except BaseException as err:  # the consumer re-raises it in the training thread
             _put(ready, _Failed(err), stop)
@@ -371,27 +412,29 @@ def blobs(data: torch.Tensor, offsets: Sequence[int]) -> list[np.ndarray]:
     return [flat[a:b] for a, b in zip(offsets, offsets[1:])]
 
 
-def normalize_(pixels: torch.Tensor) -> torch.Tensor:
-    """In place: pixel values minus the ImageNet mean, over its standard deviation (data.normalize's numbers)."""
-    mean = torch.tensor(MEAN, device=pixels.device).view(1, 3, 1, 1)
-    std = torch.tensor(STD, device=pixels.device).view(1, 3, 1, 1)
-    return pixels.sub_(mean).div_(std)
+def normalization(mean: Sequence[float], std: Sequence[float], device: torch.device,
+                  scale: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(1 / (scale std), -mean / std), (1, 3, 1, 1) each: crop_resize's `affine` for (x / scale - mean) / std."""
+    m = torch.tensor(mean, dtype=torch.float64).view(1, 3, 1, 1)
+    s = torch.tensor(std, dtype=torch.float64).view(1, 3, 1, 1)
+    return (1 / (scale * s)).float().to(device), (-m / s).float().to(device)
 
 
 class ImageNetBatches:
     """ResNet's training batches through `DeviceBatches`: data.EncodedBatch -> (images normalised as
     data.normalize does, in the model's memory format; labels) on the device."""
 
-    def __init__(self, decoder: Decoder, size: int, device: torch.device, channels_last: bool, depth: int = 2):
+    def __init__(self, decoder: Decoder, size: int, device: torch.device, channels_last: bool, depth: int = 3):
         self.decoder, self.size, self.device = decoder, size, device
         self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
+        self.affine = normalization(MEAN, STD, device)  # data.normalize's numbers, in crop_resize's last pass
         self.pipeline = DeviceBatches(self._prepare, device, depth)
 
     def _prepare(self, batch: Any, slot: int) -> tuple[tuple[torch.Tensor, torch.Tensor], list[torch.Tensor]]:
         decoded = self.decoder.decode(blobs(batch.data, batch.offsets), slot)
-        pixels = crop_resize(decoded, batch.boxes, batch.flips, self.size, memory_format=self.memory_format)
-        labels = batch.labels.to(self.device, non_blocking=self.device.type == "cuda")
-        return (normalize_(pixels), labels), decoded
+        images = crop_resize(decoded, batch.boxes, batch.flips, self.size, memory_format=self.memory_format,
+                             affine=self.affine)
+        return (images, to_device(batch.labels, self.device)), decoded
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         for images, labels in self.pipeline(batches):

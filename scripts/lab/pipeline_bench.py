@@ -28,8 +28,9 @@ It prints each rate, real / synthetic against --target and names the bottleneck:
 - the GPU, when the step waits little yet runs slower than on held batches (the input pipeline's
   kernels or copies share the GPU with the step).
 One JSON line goes to stdout (and --json, appended) and one Markdown row to --table (appended, the
-header written first when the file is new). --profile N writes the CUDA kernels of N real steps
-(torch.profiler's table) to --profile-out.
+header written first when the file is new). With the GPU decode path it also reports the DataLoader's
+rate alone and what the decode thread spent per batch. --profile N, where the target is missed, writes
+torch.profiler's table of N real steps to --profile-out; --build-only reports what model.decode=auto chose.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ import argparse
 import datetime
 import itertools
 import json
+import logging
 import platform
 import sys
 import time
@@ -129,16 +131,30 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
     parser.add_argument("--label", default=None, help="the model column of the table (default: model=...)")
     parser.add_argument("--json", default=None, help="append the result as one JSON line")
     parser.add_argument("--table", default=None, help="append the result as one Markdown row")
-    parser.add_argument("--profile", type=int, default=0, help="profile this many real steps (CUDA kernels)")
+    parser.add_argument("--build-only", action="store_true", help="build the run, report the decode backend "
+                        "it chose (model.decode=auto: the probe's choice) and stop")
+    parser.add_argument("--profile", type=int, default=0, help="where real / synthetic misses --target: profile "
+                        "this many real steps (torch.profiler's table of CPU ops and CUDA kernels)")
     parser.add_argument("--profile-out", default="pipeline_profile.txt")
     args = parser.parse_args(argv)
 
+    notes: list[str] = []  # what the decode module says at build (model.decode=auto: the probe and its choice)
+    handler = logging.Handler()
+    handler.emit = lambda record: notes.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("harness.decode").addHandler(handler)
+    logging.getLogger("harness.decode").setLevel(logging.INFO)
     cfg = compose(["mode=train", "seed=1", *args.overrides])
     OmegaConf.resolve(cfg)
     spec = registry.get(str(cfg.model.name))
     assert spec.task is not None, f"model={spec.name} reads no data: nothing to measure"
+    t_build = time.perf_counter()
     run = build_run(cfg, context_for(cfg, data_dir=spec.task.prepare(cfg)))
     bench, sync = run.bench, device_sync(run.ctx.device)
+    for note in notes:
+        print(note)
+    if args.build_only:
+        return _built(args, spec, bench, time.perf_counter() - t_build, script, notes)
+    pipeline = getattr(getattr(bench, "_device_batches", None), "pipeline", None)  # the GPU decode path
     quiet = Progress(enabled=False, max_epochs=1, unit=spec.sample_unit)
     epochs = itertools.count(1)
     trained = [0]
@@ -194,8 +210,11 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
     stalls: dict[str, float] = {}
     loader_wait, real_wait = [0.0], [0.0]
     rates["loader"], stalls["loader"], _ = measure(load, loader_wait)
+    workers = _workers_alone(bench, pipeline, next(epochs), args) if pipeline is not None else None
     window: list[Any] = []
+    before = dict(pipeline.stats) if pipeline is not None else {}
     rates["real"], stalls["real"], real_seconds = measure(train, real_wait, window if not args.hold else None)
+    thread = ({k: v - before[k] for k, v in pipeline.stats.items()} if pipeline is not None else None)
     wait_share = real_wait[0] / real_seconds  # host wait for batches inside the timed windows
 
     if args.hold:  # a few batches of a fresh epoch, replayed
@@ -214,9 +233,6 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
     rates["synthetic"] = trained[0] / (time.perf_counter() - start)
     del window, held, replay
 
-    if args.profile:
-        _profile(bench, train, args.profile, Path(args.profile_out), next(epochs), sync)
-
     hp = cfg.model
     unit = spec.sample_unit
     decode = str(getattr(bench, "decode", hp.get("decode", "cpu")))
@@ -226,11 +242,21 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
         print(f"{name:>9}: {rate:,.0f} {unit}/s")
     print(f"each epoch waits {stalls['real']:.2f} s for its first batch ({stalls['loader']:.2f} s loading alone); "
           f"the step waited {wait_share:.1%} of the real window for batches")
+    if workers is not None:
+        print(f"  workers: {workers:,.0f} {unit}/s (the DataLoader alone, before the GPU decodes)")
+    if thread and thread["batches"]:
+        per = {k: thread[k] / thread["batches"] * 1e3 for k in ("loader_wait_s", "prepare_s", "gpu_s")}
+        print(f"  decode thread during the real window, per batch: {per['loader_wait_s']:.1f} ms waiting for the "
+              f"workers, {per['prepare_s']:.1f} ms preparing on the host, {per['gpu_s']:.1f} ms on the side stream")
     print(f"real / synthetic = {ratio:.3f}: {why}")
+    if args.profile and ratio < args.target:  # what holds it back, kernel by kernel
+        _profile(bench, train, args.profile, Path(args.profile_out), next(epochs), sync)
+        print(f"profile of {args.profile} real steps: {args.profile_out}")
     result = {"script": script, "model": spec.name, "label": args.label or f"model={spec.name}",
               "overrides": args.overrides, "unit": unit, "decode": decode, **rates, "epoch_start_s": stalls,
               "real_over_synthetic": ratio, "target": args.target, "reached": ratio >= args.target,
               "data_wait_share": wait_share, "verdict": why, "steps": args.steps, "hold": args.hold,
+              "workers_alone": workers, "decode_thread": thread, "notes": notes,
               "date": datetime.date.today().isoformat(), "host": platform.node(), "device": _device_name(run.ctx.device)}
     print(json.dumps(result))
     if args.json:
@@ -246,6 +272,36 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
             f.write(f"| {result['label']} | `{settings}` | {decode} | {rates['loader']:,.0f} {unit}/s | "
                     f"{rates['real']:,.0f} | {rates['synthetic']:,.0f} | **{ratio:.3f}** | {args.target:.2f} | "
                     f"{wait_share:.1%} | {why} |\n")
+    return result
+
+
+def _workers_alone(bench: Any, pipeline: Any, epoch: int, args: argparse.Namespace) -> float:
+    """samples/s of the model's DataLoader alone (its workers, before the GPU pipeline), over --steps batches."""
+    loader = getattr(bench, "train_loader", None) or bench.loader
+    batches = iter(loader.epoch(epoch))
+    for _ in itertools.islice(batches, args.skip):
+        pass
+    n, start = 0, time.perf_counter()
+    for batch in itertools.islice(batches, args.steps):
+        n += len(getattr(batch, "offsets", [0, 0])) - 1
+    return n / (time.perf_counter() - start)
+
+
+def _built(args: argparse.Namespace, spec: Any, bench: Any, seconds: float, script: str,
+           notes: list[str]) -> dict[str, Any]:
+    decode = str(getattr(bench, "decode", "-"))
+    result = {"script": script, "model": spec.name, "label": args.label or f"model={spec.name}", "overrides": args.overrides,
+              "build_only": True, "decode": decode, "build_s": seconds, "notes": notes,
+              "date": datetime.date.today().isoformat()}
+    print(f"built in {seconds:.1f} s: model.decode resolved to {decode}")
+    print(json.dumps(result))
+    if args.json:
+        with open(args.json, "a") as f:
+            f.write(json.dumps(result) + "\n")
+    if args.table:
+        with open(args.table, "a") as f:
+            f.write(f"| {result['label']} | `{' '.join(args.overrides[1:])}` | **{decode}** (chosen at build, "
+                    f"{seconds:.0f} s) | | | | | | | {'; '.join(notes)} |\n")
     return result
 
 
@@ -269,7 +325,9 @@ def _profile(bench: Any, train: Callable[[Iterable[Any]], None], steps: int, out
         train(itertools.islice(batches, steps))
         sync()
     getattr(batches, "close", lambda: None)()
-    out.write_text(prof.key_averages().table(sort_by="cuda_time_total", row_limit=40))
+    table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=40)
+    host = prof.key_averages().table(sort_by="cpu_time_total", row_limit=25)
+    out.write_text(f"{steps} real steps, by GPU time:\n{table}\nby host time:\n{host}\n")
 
 
 if __name__ == "__main__":

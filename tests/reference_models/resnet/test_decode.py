@@ -130,9 +130,9 @@ def test_auto_on_a_gpu_takes_the_faster_of_the_probe(monkeypatch):
 
 
 def test_the_probe_times_the_cpu_path_and_skips_a_decoder_that_cannot_run(folder):
-    files = [p for p, _ in data.load(folder).train]
-    rates = decode.probe_rates(files, lambda p: decode.pil_decode(np.fromfile(p, dtype=np.uint8)), CPU, 4, 32,
-                               count=8)
+    train = data.load(folder).train
+    cpu = data.DecodedImages(train, data.Crops(32, 37, train=True))
+    rates = decode.probe_rates(len(train), lambda i: train[i][0], cpu.__getitem__, CPU, 4, 32, probe=8)
     assert rates["cpu"] > 0 and "nvimgcodec" not in rates  # the CPU has no hardware decoder
 
 
