@@ -21,6 +21,9 @@ steps each after --warmup, counted in the model's unit (images, tokens, samples:
   shapes and work, no input work: what the GPU can do at these settings.
 Timed windows stay inside epochs: the first --skip steps of each epoch, while the workers refill (and
 NCF draws its negatives), are left out and the wait for an epoch's first batch is reported apart.
+Where batch shapes vary (Transformer and GNMT lengths, Mask R-CNN image sizes), a shape met for the
+first time costs the step host time (cuDNN builds a plan for it, the allocator a block) that the
+replay no longer pays: --warm-pass trains over the real window's epochs once, untimed, first.
 It prints each rate, real / synthetic against --target and names the bottleneck:
 - the loader, when it alone delivers less than the synthetic step consumes (input-bound);
 - the host, when the loader keeps up alone but the step waits for batches beside training (CPU
@@ -68,6 +71,23 @@ def samples_of(batch: Any) -> int:
         return int(batch.tokens)
     first = batch[0] if isinstance(batch, (tuple, list)) else batch
     return len(first) if isinstance(first, (list, tuple)) else int(first.shape[0])
+
+
+class _Epochs:
+    """Epoch numbers, 1, 2, ...; rewound, the same numbers again (an epoch's number fixes its order)."""
+
+    def __init__(self) -> None:
+        self._next = 1
+
+    def __next__(self) -> int:
+        self._next += 1
+        return self._next - 1
+
+    def peek(self) -> int:
+        return self._next
+
+    def rewind(self, to: int) -> None:
+        self._next = to
 
 
 class _Feed:
@@ -127,6 +147,9 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
     parser.add_argument("--skip", type=int, default=3, help="untimed steps at the start of each epoch")
     parser.add_argument("--hold", type=int, default=0, help="replay this many batches of a fresh epoch as the "
                         "synthetic step (0: the real window's own batches, held on the device)")
+    parser.add_argument("--warm-pass", action="store_true", help="train once, untimed, over the epochs the real "
+                        "window then times (the same batches: shapes that vary by batch have met cuDNN's plans and "
+                        "the allocator once, as in a long run)")
     parser.add_argument("--target", type=float, default=0.85, help="real / synthetic that counts as keeping up")
     parser.add_argument("--label", default=None, help="the model column of the table (default: model=...)")
     parser.add_argument("--json", default=None, help="append the result as one JSON line")
@@ -156,7 +179,7 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
         return _built(args, spec, bench, time.perf_counter() - t_build, script, notes)
     pipeline = getattr(getattr(bench, "_device_batches", None), "pipeline", None)  # the GPU decode path
     quiet = Progress(enabled=False, max_epochs=1, unit=spec.sample_unit)
-    epochs = itertools.count(1)
+    epochs = _Epochs()
     trained = [0]
 
     def train(batches: Iterable[Any]) -> None:  # the loop's own training step over these batches
@@ -213,6 +236,12 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
     workers = _workers_alone(bench, pipeline, next(epochs), args) if pipeline is not None else None
     window: list[Any] = []
     before = dict(pipeline.stats) if pipeline is not None else {}
+    if args.warm_pass:  # the real window's epochs once untimed: their batch shapes planned (cuDNN, allocator)
+        first = epochs.peek()
+        measure(train, [0.0])
+        epochs.rewind(first)
+        if pipeline is not None:
+            before = dict(pipeline.stats)
     rates["real"], stalls["real"], real_seconds = measure(train, real_wait, window if not args.hold else None)
     thread = ({k: v - before[k] for k, v in pipeline.stats.items()} if pipeline is not None else None)
     wait_share = real_wait[0] / real_seconds  # host wait for batches inside the timed windows
@@ -256,7 +285,7 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
               "overrides": args.overrides, "unit": unit, "decode": decode, **rates, "epoch_start_s": stalls,
               "real_over_synthetic": ratio, "target": args.target, "reached": ratio >= args.target,
               "data_wait_share": wait_share, "verdict": why, "steps": args.steps, "hold": args.hold,
-              "workers_alone": workers, "decode_thread": thread, "notes": notes,
+              "workers_alone": workers, "decode_thread": thread, "notes": notes, "warm_pass": args.warm_pass,
               "date": datetime.date.today().isoformat(), "host": platform.node(), "device": _device_name(run.ctx.device)}
     print(json.dumps(result))
     if args.json:

@@ -22,7 +22,8 @@
 # every core, under /tmp/pipeline_data. Environment: STEPS and WARMUP (the windows), LIMIT (seconds a
 # measurement may take), DEADLINE (seconds into the call after which measurements are skipped, so the
 # call ends with its files), PROFILE=N (profile N real steps of a measurement that misses its target),
-# IMAGENET_IMAGES, COCO_IMAGES and NCF_USERS (the datasets' sizes; a larger dataset only has fewer epoch starts).
+# IMAGENET_IMAGES, COCO_IMAGES and NCF_USERS (the datasets' sizes; a larger dataset only has fewer epoch starts),
+# WARM_PASS=1 (pipeline_bench.py --warm-pass: the real window's batch shapes met once before it is timed).
 set -uo pipefail
 out=$(realpath "${1:?usage: pipeline_h200.sh OUT_DIR STAGE...}"); shift
 data=/tmp/pipeline_data; work=/tmp/pipeline_work
@@ -49,7 +50,7 @@ bench() {  # label target steps overrides...
   stamp "$label"
   timeout "$limit" python3 scripts/lab/pipeline_bench.py "$@" --label "$label" --target "$target" \
     --warmup "$warmup" --steps "$n" --json "$out/pipeline.jsonl" --table "$out/pipeline.md" \
-    --profile "${PROFILE:-0}" --profile-out "$work/profile_$name.txt" > "$log" 2>&1
+    --profile "${PROFILE:-0}" --profile-out "$work/profile_$name.txt" ${WARM_PASS:+--warm-pass} > "$log" 2>&1
   local rc=$?
   tail -n 3 "$log"
   [ $rc -eq 0 ] || { echo "| $label | exit $rc: $(grep -v '^\s*$' "$log" | tail -n 1 | cut -c1-200) |" >> "$out/pipeline.md"; }
