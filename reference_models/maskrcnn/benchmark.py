@@ -75,7 +75,7 @@ class MaskRCNNBenchmark:
         else:
             train: Any = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability),
                                         keep_empty=False, with_polygons=True)
-            self.decode = detection_decode.choose(str(hp.decode), train, ctx.device, hp.workers, hp.min_size)
+            self.decode = detection_decode.choose(str(hp.decode), ctx.device)
             collate: Any = as_lists
             if self.decode != "cpu":  # the workers read the files and draw the masks; the GPU decodes
                 train = detection_decode.EncodedCoco(detection_decode.without_transform(train),

@@ -11,10 +11,13 @@
   back to its CPU decoder for a file the hardware cannot read (progressive, CMYK). Needs the
   `nvidia-nvimgcodec-cu13` and `nvidia-nvjpeg` wheels (pyproject's `gpu` extra);
 - cuda: the same, with torchvision's nvJPEG (`decode_jpeg(device="cuda")`), which decodes with CUDA
-  kernels on the SMs: it competes with the step for them;
-- auto: cpu without CUDA; on a GPU a short probe at build time (`resolve`) times nvImageCodec's
-  hardware decoder and the workers' PIL path on the dataset's own files and takes the faster
-  (cuda is never chosen: measured on an H200 it slows the step more than it saves, docs/benchmarks/).
+  kernels on the SMs: it competes with the step for them, and its pictures are not libjpeg's (on an
+  H200 its decode differed from PIL's by 0.69 levels on average, up to 119; the hardware decoder's
+  by at most 1);
+- auto: cpu without CUDA; on a GPU a short probe at build time (`probe_rates`) times nvImageCodec's
+  hardware decoder and the workers' PIL path on the dataset's own files and takes the faster (on the
+  H200: hardware 7,372 images/s against the workers' estimated 5,885, so nvimgcodec; cuda is never
+  chosen, for the reasons above). SSD and Mask R-CNN keep cpu under auto (detection/decode.py says why).
 
 On the GPU every batch goes through the same steps, on a side CUDA stream, from a thread that keeps
 `depth` batches ready ahead of the step (the step's stream waits on an event, never the host):
@@ -23,9 +26,10 @@ bilinear resampling (the filter `Image.resize(..., box=...)` applies: a triangle
 with the downscale factor, taps clipped to the image, weights normalised) written as two batched
 matrix products, horizontal pass first as PIL does: the 256 crops of a batch cost a dozen kernels,
 not three per image. PIL rounds to uint8 between and after its two passes; this rounds once, at the
-end, so a pixel differs from PIL's by at most about one level (tests/reference_models/resnet/test_decode.py
-states and checks the tolerance; the GPU backends' agreement is measured by
-scripts/lab/pipeline_decoders.py on the device, docs/benchmarks/pipeline_2026-12-01.md).
+end, so a pixel differs from PIL's by at most one level (tests/reference_models/resnet/test_decode.py
+states and checks the tolerance on the CPU; on an H200, scripts/lab/pipeline_decoders.py measured
+the hardware decoder's crops against PIL's: mean 0.18 levels, none more than 1,
+docs/benchmarks/pipeline_2026-12-01.md).
 """
 from __future__ import annotations
 

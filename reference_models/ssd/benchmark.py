@@ -58,7 +58,7 @@ class SSDBenchmark:
         else:
             transform = TrainTransform(self.encoder, hp.image_size, hp.max_samples, hp.color_jitter)
             train: Any = coco.CocoSplit(ctx.data_dir, "train", transform, keep_empty=False, include_crowd=True)
-            self.decode = detection_decode.choose(str(hp.decode), train, ctx.device, hp.workers, hp.image_size)
+            self.decode = detection_decode.choose(str(hp.decode), ctx.device)
             collate: Any = None
             if self.decode != "cpu":  # the workers read the files and plan; the GPU decodes (detection/decode.py)
                 plan = detection_decode.SSDPlan(self.encoder, hp.max_samples, hp.color_jitter)

@@ -82,8 +82,8 @@ class SSDOptions(ModelOptions):
     decode: Decode = Decode.auto
     """Where training JPEGs are decoded, as ResNet's model.decode: cpu (the workers, PIL), nvimgcodec
     (the GPU's hardware JPEG decoder; the workers keep SSD's random crop, flip, ColorJitter and box encoding), cuda (torchvision's nvJPEG, on
-    the SMs) or auto (cpu without CUDA, else the faster of cpu and nvimgcodec by a short probe at build;
-    reference_models/detection/decode.py)."""
+    the SMs) or auto: cpu, which measured faster for this model than its GPU path on an H200
+    (reference_models/detection/decode.py, docs/benchmarks/pipeline_2026-12-01.md)."""
     channels_last: bool = False
     """Weights and images in NHWC: tensor-core convolutions without layout transposes (GPU with amp/bf16)."""
     synthetic: Synthetic = field(default_factory=Synthetic)
