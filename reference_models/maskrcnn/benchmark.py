@@ -16,9 +16,11 @@ from pycocotools import mask as mask_utils
 from harness.interface import LossTerms, RunContext, scaled_learning_rate
 from harness.interface.loader import check_command, make_shard_loader
 from reference_models.detection import coco
+from reference_models.detection import decode as detection_decode
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.schedule import WarmupMultiStep
 from reference_models.maskrcnn.model import build_model
+from reference_models.resnet import decode as device_decode
 
 Batch = tuple[list[torch.Tensor], list[dict[str, torch.Tensor]]]
 
@@ -66,11 +68,23 @@ class MaskRCNNBenchmark:
             self.model.backbone.to(memory_format=torch.channels_last)
 
         self._steps, self.n_train = ctx.cfg.throughput_steps, 0
+        self.decode = device_decode.resolve(str(hp.decode), ctx.device)
+        self._device_batches: Any = None
         if ctx.data_dir is not None:
-            train = self.train = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability),
-                                                keep_empty=False, with_polygons=True)
+            train: Any = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability),
+                                        keep_empty=False, with_polygons=True)
+            self.train = train  # what data_findings counts, whichever path reads the files
+            self.decode = detection_decode.choose(str(hp.decode), ctx.device)
+            collate: Any = as_lists
+            if self.decode != "cpu":  # the workers read the files and draw the masks; the GPU decodes
+                train = detection_decode.EncodedCoco(detection_decode.without_transform(train),
+                                                     detection_decode.MaskRCNNPlan(hp.flip_probability), self.decode)
+                decoder = device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
+                self._device_batches = detection_decode.MaskRCNNBatches(decoder, ctx.device)
+                collate = detection_decode.collate_maskrcnn
             self.n_train = len(train)
-            self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers, as_lists)
+            self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers,
+                                               collate)
             self._steps = len(self.loader)
 
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
@@ -127,8 +141,12 @@ class MaskRCNNBenchmark:
         return len(self.val)
 
     def train_batches(self, epoch: int) -> Iterator[Batch]:
-        """The loader's host batches (pinned on CUDA): lists of images and of their targets."""
-        return iter(self.loader.epoch(epoch))
+        """The loader's host batches (pinned on CUDA): lists of images and of their targets; with a
+        GPU decoder, batches the GPU decoded and flipped ahead of the step, already on it."""
+        if self._device_batches is not None:
+            yield from self._device_batches(self.loader.epoch(epoch))
+            return
+        yield from self.loader.epoch(epoch)
 
     def synthetic_batch(self) -> Batch:
         """Random images of the configured shape with random boxes and rectangular masks."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from harness.interface import Broken, Choice, LrScaling, ModelOptions, option
+from reference_models.resnet.options import Decode
 
 
 class Block(Choice):
@@ -113,6 +114,11 @@ class MaskRCNNOptions(ModelOptions):
     """Images per evaluation batch on each rank (memory, not quality)."""
     workers: int = option(4, ge=0)
     """DataLoader worker processes per rank (0: load in the training process)."""
+    decode: Decode = Decode.auto
+    """Where training JPEGs are decoded, as ResNet's model.decode: cpu (the workers, PIL), nvimgcodec
+    (the GPU's hardware JPEG decoder; the workers keep the flip and the polygon masks), cuda (torchvision's nvJPEG, on
+    the SMs) or auto: cpu, which measured faster for this model than its GPU path on an H200
+    (reference_models/detection/decode.py, docs/benchmarks/pipeline_2026-12-01.md)."""
     channels_last: bool = False
     """Backbone and FPN weights in NHWC: tensor-core convolutions without layout transposes (GPU with
     amp/bf16, docs/maskrcnn.md)."""

@@ -6,9 +6,8 @@ loss, SGD or LARS with warm-up and polynomial decay, top-1 accuracy over the who
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Union, cast
+from typing import Any, Iterator, Optional, cast
 
 import torch
 from omegaconf import DictConfig, OmegaConf
@@ -20,6 +19,7 @@ from harness.interface.findings import SampleFlags
 from harness.interface.loader import check_command, make_loader, make_shard_loader
 from harness.interface.sharding import shard
 from reference_models.resnet import data as imagenet
+from reference_models.resnet import decode as device_decode
 from reference_models.resnet.model import build, parameter_groups, to_channels_last
 from reference_models.resnet.optim import PolyWarmup, make_optimizer, mlperf_keys
 
@@ -40,18 +40,6 @@ def prepare(cfg: DictConfig) -> Path:
     return path
 
 
-@dataclass
-class EncodedOnHost:
-    """A batch of JPEG bytes (model.decode=cuda) that nvJPEG decodes on the device as the harness
-    moves it there: the copy stream carries the bytes and the decode, not the pixels."""
-
-    batch: imagenet.EncodedBatch
-    size: int
-
-    def to(self, device: torch.device) -> Batch:
-        return imagenet.decode_batch(self.batch, self.size, device), self.batch.labels.to(device, non_blocking=True)
-
-
 class ResNetBenchmark:
     def __init__(self, ctx: RunContext):
         hp = self.hp = ctx.cfg.model
@@ -59,9 +47,9 @@ class ResNetBenchmark:
         self.global_batch = hp.batch_size * ctx.world_size
         cuda = ctx.device.type == "cuda"
         self.channels_last = bool(hp.channels_last)
-        self.optimizer_name, self.decode = str(hp.optimizer), str(hp.decode)  # plain strings from the choices
-        if self.decode == "cuda" and not cuda:
-            raise ValueError("model.decode=cuda needs a CUDA device: use model.decode=cpu")
+        self.optimizer_name = str(hp.optimizer)  # a plain string from the choices
+        self.decode = device_decode.resolve(str(hp.decode), ctx.device)  # auto: cpu until the data is probed
+        self._device_batches: Optional[device_decode.ImageNetBatches] = None
         # without a dataset (mode=throughput): ImageNet's classes unless set, and the schedule's
         # length in measured steps
         self.folder = None if ctx.data_dir is None else imagenet.load(ctx.data_dir)
@@ -75,6 +63,10 @@ class ResNetBenchmark:
             if self._steps == 0:
                 raise imagenet.DatasetError(f"{len(self.folder.train)} training images cannot fill one global "
                                             f"batch of {self.global_batch}")
+            if str(hp.decode) == "auto" and cuda:  # a short probe on the dataset's own files (decode.py)
+                train, cpu = self.folder.train, imagenet.DecodedImages(self.folder.train, self._train_crops())
+                self.decode = device_decode.resolve("auto", ctx.device, lambda: device_decode.probe_rates(
+                    len(train), lambda i: train[i][0], cpu.__getitem__, ctx.device, hp.workers, hp.image_size))
             self._make_loaders()
 
         self.num_classes = num_classes
@@ -97,13 +89,15 @@ class ResNetBenchmark:
         # a bad validation file is found now, not after the first training epoch (this rank's shard)
         imagenet.check_images(shard(self.folder.val, ctx.rank, ctx.world_size), check_command(ctx))
         self.flags = {s: SampleFlags(len(getattr(self.folder, s)), imagenet.REPAIRS) for s in imagenet.SPLITS}
-        train_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=True, scale=(hp.min_crop_area, 1.0),
-                                     ratio=tuple(hp.crop_ratio))
+        train_crops = self._train_crops()
         eval_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=False)
-        if self.decode == "cuda":
+        if self.decode != "cpu":  # the workers read the files; the GPU decodes (decode.py)
             train_set: Any = imagenet.EncodedImages(self.folder.train, train_crops, self.flags["train"])
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers,
                                             collate=imagenet.collate_encoded)
+            decoder = device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
+            self._device_batches = device_decode.ImageNetBatches(decoder, hp.image_size, ctx.device,
+                                                                 self.channels_last)
         else:
             train_set = imagenet.DecodedImages(self.folder.train, train_crops, self.flags["train"])
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers)
@@ -116,6 +110,11 @@ class ResNetBenchmark:
         if self.folder is None:
             return {}
         return {f"{split}_{name}": n for split, flags in self.flags.items() for name, n in flags.counts().items()}
+
+    def _train_crops(self) -> imagenet.Crops:
+        hp = self.hp
+        return imagenet.Crops(hp.image_size, hp.resize_size, train=True, scale=(hp.min_crop_area, 1.0),
+                              ratio=tuple(hp.crop_ratio))
 
     def hyperparameters(self) -> dict[str, Any]:
         hp = self.hp
@@ -136,11 +135,14 @@ class ResNetBenchmark:
     def eval_samples(self) -> int:
         return len(self.folder.val) if self.folder else 0
 
-    def train_batches(self, epoch: int) -> Iterator[Union[Batch, EncodedOnHost]]:
-        """The loader's batches as they come: uint8 pixels (pinned on CUDA), or JPEG bytes to decode
-        on the device; normalisation happens in `loss`, on the device, so a quarter of the bytes travel."""
-        for batch in self.train_loader.epoch(epoch):
-            yield EncodedOnHost(batch, self.hp.image_size) if isinstance(batch, imagenet.EncodedBatch) else batch
+    def train_batches(self, epoch: int) -> Iterator[Batch]:
+        """The loader's batches: uint8 pixels (pinned on CUDA), normalised in `loss` on the device so a
+        quarter of the bytes travel; or, with a GPU decoder, images the GPU decoded, cropped and
+        normalised ahead of the step (decode.py), already on the device."""
+        if self._device_batches is not None:
+            yield from self._device_batches(self.train_loader.epoch(epoch))
+            return
+        yield from self.train_loader.epoch(epoch)
 
     def synthetic_batch(self) -> Batch:
         """Random pixel values and labels of the configured shape, made on the device."""
@@ -152,7 +154,9 @@ class ResNetBenchmark:
 
     def loss(self, model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, int]:
         images, labels = batch
-        logits = model(imagenet.normalize(images, self.channels_last))
+        if images.dtype == torch.uint8:  # pixels from the workers or the synthetic batch; a GPU decoder's are normalised
+            images = imagenet.normalize(images, self.channels_last)
+        logits = model(images)
         return cross_entropy(logits.float(), labels, label_smoothing=self.hp.label_smoothing), labels.numel()
 
     def evaluate(self, model: torch.nn.Module, epoch: int) -> float:

@@ -20,8 +20,10 @@ class Optimizer(Choice):
 
 
 class Decode(Choice):
+    auto = "auto"
     cpu = "cpu"
     cuda = "cuda"
+    nvimgcodec = "nvimgcodec"
 
 
 # torch.compile's modes, named as torch spells them (hyphens: the functional form of an Enum)
@@ -80,9 +82,12 @@ class ResNetOptions(ModelOptions):
     workers: int = option(8, ge=0)
     """DataLoader worker processes per rank, for training and for evaluation each (0: load in the
     training process)."""
-    decode: Decode = Decode.cpu
-    """Where training JPEGs are decoded: cpu (the workers decode, crop and resize) or cuda (the
-    workers read the files; nvJPEG decodes each batch on the GPU, torchvision.io.decode_jpeg)."""
+    decode: Decode = Decode.auto
+    """Where training JPEGs are decoded: cpu (the workers decode, crop and resize with PIL),
+    nvimgcodec (the workers read the files; the GPU's hardware JPEG decoder decodes each batch through
+    nvImageCodec, then the GPU crops and resizes it beside the step), cuda (the same with
+    torchvision's nvJPEG, which decodes on the SMs), or auto: cpu without CUDA, else the faster of cpu
+    and nvimgcodec by a short probe of the dataset's files at build time (reference_models/resnet/decode.py)."""
     eval_batch_size: int = option(256, ge=1)
     """Images per evaluation batch on each rank."""
     channels_last: bool = False

@@ -11,9 +11,11 @@ import torch
 from harness.interface import LossTerms, RunContext, scaled_learning_rate
 from harness.interface.loader import check_command, make_shard_loader
 from reference_models.detection import coco
+from reference_models.detection import decode as detection_decode
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.resnet import load_weights
 from reference_models.detection.schedule import WarmupMultiStep
+from reference_models.resnet import decode as device_decode
 from reference_models.ssd.boxes import Encoder, boxes_per_location, default_boxes
 from reference_models.ssd.loss import ssd_loss_terms
 from reference_models.ssd.model import SSD300
@@ -47,12 +49,24 @@ class SSDBenchmark:
         self.model.to(memory_format=self.memory_format)
 
         self._steps, self.n_train = ctx.cfg.throughput_steps, 0
+        self.decode = device_decode.resolve(str(hp.decode), ctx.device)
+        self._device_batches: Any = None
         if ctx.data_dir is not None:
-            train = self.train = coco.CocoSplit(
-                ctx.data_dir, "train", TrainTransform(self.encoder, hp.image_size, hp.max_samples, hp.color_jitter),
-                keep_empty=False, include_crowd=True)
+            transform = TrainTransform(self.encoder, hp.image_size, hp.max_samples, hp.color_jitter)
+            train: Any = coco.CocoSplit(ctx.data_dir, "train", transform, keep_empty=False, include_crowd=True)
+            self.train = train  # what data_findings counts, whichever path reads the files
+            self.decode = detection_decode.choose(str(hp.decode), ctx.device)
+            collate: Any = None
+            if self.decode != "cpu":  # the workers read the files and plan; the GPU decodes (detection/decode.py)
+                plan = detection_decode.SSDPlan(self.encoder, hp.max_samples, hp.color_jitter)
+                train = detection_decode.EncodedCoco(detection_decode.without_transform(train), plan, self.decode)
+                decoder = device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
+                self._device_batches = detection_decode.SSDBatches(decoder, hp.image_size, ctx.device, plan.enabled,
+                                                                   self.memory_format, hp.batch_size)
+                collate = detection_decode.collate_ssd
             self.n_train = len(train)
-            self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers)
+            self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers,
+                                               collate)
             self._steps = len(self.loader)
 
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
@@ -101,8 +115,12 @@ class SSDBenchmark:
         return len(self.val)
 
     def train_batches(self, epoch: int) -> Iterator[Batch]:
-        """The loader's host batches (pinned on CUDA): images, encoded box offsets, box labels."""
-        return iter(self.loader.epoch(epoch))
+        """The loader's host batches (pinned on CUDA): images, encoded box offsets, box labels; with a
+        GPU decoder, batches the GPU decoded, cropped and jittered ahead of the step, already on it."""
+        if self._device_batches is not None:
+            yield from self._device_batches(self.loader.epoch(epoch))
+            return
+        yield from self.loader.epoch(epoch)
 
     def synthetic_batch(self) -> Batch:
         """Random images with `synthetic.objects` random boxes each, encoded as real targets are."""

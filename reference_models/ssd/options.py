@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from harness.interface import Broken, LrScaling, ModelOptions, option
+from reference_models.resnet.options import Decode
 
 
 @dataclass
@@ -98,6 +99,11 @@ class SSDOptions(ModelOptions):
     """Images per evaluation batch on each rank (memory, not quality)."""
     workers: int = option(4, ge=0)
     """DataLoader worker processes per rank (0: load in the training process)."""
+    decode: Decode = Decode.auto
+    """Where training JPEGs are decoded, as ResNet's model.decode: cpu (the workers, PIL), nvimgcodec
+    (the GPU's hardware JPEG decoder; the workers keep SSD's random crop, flip, ColorJitter and box encoding), cuda (torchvision's nvJPEG, on
+    the SMs) or auto: cpu, which measured faster for this model than its GPU path on an H200
+    (reference_models/detection/decode.py, docs/benchmarks/pipeline_2026-12-01.md)."""
     channels_last: bool = False
     """Weights and images in NHWC: tensor-core convolutions without layout transposes (GPU with amp/bf16,
     docs/ssd.md)."""

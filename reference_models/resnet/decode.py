@@ -1,0 +1,500 @@
+"""Training JPEGs decoded on the GPU beside the training step, into the pictures the CPU path makes.
+
+    python -m harness.train model=resnet dataset=imagenet model.decode=nvimgcodec   # the hardware decoder
+    python -m harness.train model=resnet dataset=imagenet model.decode=auto         # measured at build
+
+`model.decode` says where the training JPEGs are decoded:
+- cpu: the DataLoader workers decode, crop and resize each image with PIL (reference_models/resnet/data.py);
+- nvimgcodec: the workers only read the files and draw each crop from the JPEG header; nvImageCodec
+  decodes the batch on the GPU's hardware JPEG decoder (the NVJPG engines of A100, H100 and H200:
+  silicon apart from the SMs, so decoding does not take the training step's multiprocessors), falling
+  back to its CPU decoder for a file the hardware cannot read (progressive, CMYK). Needs the
+  `nvidia-nvimgcodec-cu13` and `nvidia-nvjpeg` wheels (pyproject's `gpu` extra);
+- cuda: the same, with torchvision's nvJPEG (`decode_jpeg(device="cuda")`), which decodes with CUDA
+  kernels on the SMs: it competes with the step for them, and its pictures are not libjpeg's (on an
+  H200 its decode differed from PIL's by 0.69 levels on average, up to 119; the hardware decoder's
+  by at most 1);
+- auto: cpu without CUDA; on a GPU a short probe at build time (`probe_rates`) times nvImageCodec's
+  hardware decoder and the workers' PIL path on the dataset's own files and takes the faster (on the
+  H200: hardware 7,372 images/s against the workers' estimated 5,885, so nvimgcodec; cuda is never
+  chosen, for the reasons above). SSD and Mask R-CNN keep cpu under auto (detection/decode.py says why).
+
+On the GPU every batch goes through the same steps, on a side CUDA stream, from a thread that keeps
+`depth` batches ready ahead of the step (the step's stream waits on an event, never the host):
+decode -> one planar uint8 canvas per batch -> `crop_resize` -> normalise. `crop_resize` is PIL's
+bilinear resampling (the filter `Image.resize(..., box=...)` applies: a triangle whose support grows
+with the downscale factor, taps clipped to the image, weights normalised) written as two batched
+matrix products, horizontal pass first as PIL does: the 256 crops of a batch cost a dozen kernels,
+not three per image. PIL rounds to uint8 between and after its two passes; this rounds once, at the
+end, so a pixel differs from PIL's by at most one level (tests/reference_models/resnet/test_decode.py
+states and checks the tolerance on the CPU; on an H200, scripts/lab/pipeline_decoders.py measured
+the hardware decoder's crops against PIL's: mean 0.18 levels, none more than 1,
+docs/benchmarks/pipeline_2026-12-01.md).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import queue
+import threading
+import time
+import warnings
+from collections import deque
+from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, Sequence
+
+import numpy as np
+import torch
+from PIL import Image
+
+from harness.interface import DataError
+from reference_models.resnet.data import MEAN, STD
+
+log = logging.getLogger("harness.decode")
+
+CHOICES = ("auto", "cpu", "cuda", "nvimgcodec")
+GPU_BACKENDS = ("cuda", "nvimgcodec")
+INSTALL = "pip install nvidia-nvimgcodec-cu13 nvidia-nvjpeg (the project's `gpu` extra)"
+
+
+# --- PIL's bilinear resampling as matrices ---------------------------------------------------------
+
+def filter_taps(start: torch.Tensor, length: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, flip: torch.Tensor,
+                out_size: int, taps: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """PIL's bilinear filter for resampling the span [start, start + length) of each of B images to
+    out_size pixels, with taps only on input pixels lo <= i < hi (PIL's image bounds: the whole image
+    for `resize(box=...)`, the crop for `crop(...).resize(...)`), output rows reversed where `flip`:
+    ((B, out_size, taps) first-tap-onward input indices, their weights). PIL (libImaging/Resample.c,
+    precompute_coeffs): scale = length / out_size, support = max(scale, 1); tap i of output o weighs
+    max(0, 1 - |i + 0.5 - centre| / support) with centre = start + (o + 0.5) scale, each row then
+    normalised to sum 1; no more than 2 support + 1 taps are nonzero, from floor(centre - support + 0.5)."""
+    dev = start.device
+    start, length, lo, hi = (t.to(torch.float32).view(-1, 1, 1) for t in (start, length, lo, hi))
+    scale = length / out_size
+    support = scale.clamp(min=1.0)
+    o = torch.arange(out_size, device=dev, dtype=torch.float32).view(1, -1, 1)
+    o = torch.where(flip.view(-1, 1, 1), out_size - 1 - o, o)  # a mirrored output: its rows reversed
+    centres = start + (o + 0.5) * scale
+    index = torch.floor(centres - support + 0.5) + torch.arange(taps, device=dev, dtype=torch.float32).view(1, 1, -1)
+    w = (1 - (index + 0.5 - centres).abs() / support).clamp_(min=0) * ((index >= lo) & (index < hi))
+    return index, w / w.sum(dim=2, keepdim=True).clamp_(min=1e-12)
+
+
+def to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A small host tensor on `device` without stopping the calling thread: through pinned memory,
+    so the copy is queued on the current stream (from pageable memory CUDA would first wait for
+    everything queued on it: the batch's own decode)."""
+    if device.type != "cuda":
+        return t.to(device)
+    return t.pin_memory().to(device, non_blocking=True)
+
+
+def _groups(sizes: Sequence[tuple[int, int]], slack: float = 1.5) -> list[list[int]]:
+    """Indices of images that share one padded canvas: sorted by size, a group closes when its canvas
+    (count x tallest x widest) would exceed `slack` times the pixels it holds, so one large image
+    never makes the whole batch's canvas large (ImageNet has a few of several thousand pixels a side)."""
+    order = sorted(range(len(sizes)), key=lambda i: (sizes[i][0] * sizes[i][1], sizes[i]))
+    groups: list[list[int]] = []
+    current: list[int] = []
+    area = mh = mw = 0
+    for i in order:
+        h, w = sizes[i]
+        nh, nw = max(mh, h), max(mw, w)
+        if current and (len(current) + 1) * nh * nw > slack * (area + h * w):
+            groups.append(current)
+            current, area, nh, nw = [], 0, h, w
+        current.append(i)
+        area += h * w
+        mh, mw = nh, nw
+    if current:
+        groups.append(current)
+    return groups
+
+
+def crop_resize(images: Sequence[torch.Tensor], boxes: torch.Tensor, flips: torch.Tensor, size: int,
+                clips: Optional[torch.Tensor] = None, memory_format: torch.memory_format = torch.contiguous_format,
+                affine: Optional[tuple[torch.Tensor, torch.Tensor]] = None) -> torch.Tensor:
+    """(B, 3, size, size) float32 pixel values 0..255 (rounded, as PIL's uint8) of each image's box
+    (top, left, height, width) resized to size x size as PIL's `Image.resize(BILINEAR, box=...)`,
+    mirrored where `flips`; `affine` (scale, shift), (1, 3, 1, 1) each, maps them on in the same
+    pass (the normalisation). `images` are planar uint8 (3, H, W) tensors on one device; `boxes`,
+    `flips` and `clips` (top, left, bottom, right: the filter's bounds, default each whole image) are
+    host tensors. On CUDA the products run in float16 (pixels 0..255 are exact in it; weights to
+    1e-3 relative), float32 elsewhere."""
+    dev = images[0].device
+    n = len(images)
+    out = torch.empty((n, 3, size, size), dtype=torch.float32, device=dev, memory_format=memory_format)
+    dtype = torch.float16 if dev.type == "cuda" else torch.float32
+    sizes = [(int(im.shape[1]), int(im.shape[2])) for im in images]
+    clips = torch.tensor([[0, 0, h, w] for h, w in sizes]) if clips is None else clips
+    meta = torch.cat([boxes.float(), clips.float(), flips.float().view(-1, 1)], dim=1)  # host: (B, 9)
+    groups = _groups(sizes)
+    for members in groups:
+        hmax, wmax = max(sizes[i][0] for i in members), max(sizes[i][1] for i in members)
+        m = len(members)
+        canvas = torch.empty((m, 3, hmax, wmax), dtype=torch.uint8, device=dev)
+        if all(sizes[i] == (hmax, wmax) for i in members):
+            torch.stack([images[i] for i in members], out=canvas)
+        else:  # taps outside an image weigh 0, so the padding needs no clearing (uint8 holds no NaN)
+            for j, i in enumerate(members):
+                canvas[j, :, : sizes[i][0], : sizes[i][1]].copy_(images[i])
+        host = meta[members]
+        taps_x = int(np.ceil(2 * max(1.0, float(host[:, 3].max()) / size))) + 2
+        taps_y = int(np.ceil(2 * max(1.0, float(host[:, 2].max()) / size))) + 2
+        b = to_device(host, dev)
+        flip = b[:, 8] > 0.5
+        wx = _dense(*filter_taps(b[:, 1], b[:, 3], b[:, 5], b[:, 7], flip, size, taps_x), wmax, dtype)
+        wy = _dense(*filter_taps(b[:, 0], b[:, 2], b[:, 4], b[:, 6], torch.zeros_like(flip), size, taps_y), hmax, dtype)
+        rows = torch.bmm(canvas.view(m, 3 * hmax, wmax).to(dtype), wx.transpose(1, 2))  # (m, 3 H, size)
+        rows = rows.view(m, 3, hmax, size).permute(0, 2, 1, 3).reshape(m, hmax, 3 * size)
+        both = torch.bmm(wy, rows).round_().clamp_(0, 255)  # (m, size, 3 size): rows, then channel and column
+        pixels = both.view(m, size, 3, size).permute(0, 2, 1, 3)  # (m, 3, size, size)
+        if len(groups) == 1 and members == list(range(n)):
+            target = out
+        else:
+            target = torch.empty((m, 3, size, size), dtype=torch.float32, device=dev, memory_format=memory_format)
+        if affine is None:
+            target.copy_(pixels)
+        else:
+            torch.addcmul(affine[1], pixels, affine[0], out=target)
+        if target is not out:
+            out[to_device(torch.tensor(members), dev)] = target
+    return out
+
+
+def _dense(index: torch.Tensor, w: torch.Tensor, in_size: int, dtype: torch.dtype) -> torch.Tensor:
+    dense = torch.zeros((index.shape[0], index.shape[1], in_size), dtype=dtype, device=index.device)
+    # taps beyond the image weigh 0: clamped onto its edge, they add nothing there
+    return dense.scatter_add_(2, index.clamp_(0, in_size - 1).long(), w.to(dtype))
+
+
+# --- decoders: encoded JPEG bytes -> planar uint8 images on the device ------------------------------
+
+class Decoder(Protocol):
+    name: str
+
+    def decode(self, blobs: Sequence[np.ndarray], slot: int) -> list[torch.Tensor]:
+        """Planar RGB uint8 (3, H, W) tensors on the decoder's device, one per blob, ordered on the
+        current CUDA stream; `slot` names the buffer set to reuse (the caller guarantees that the
+        batch that last used it is finished)."""
+        ...
+
+
+def pil_decode(blob: np.ndarray) -> torch.Tensor:
+    """PIL's decode of one file to planar RGB uint8: the CPU path's pixels (and any backend's fallback)."""
+    try:
+        with Image.open(io.BytesIO(blob.tobytes())) as image:
+            pixels = np.asarray(image.convert("RGB"))
+    except OSError as err:
+        raise DataError(f"a training image cannot be decoded ({err})") from None
+    return torch.from_numpy(pixels.copy()).permute(2, 0, 1).contiguous()
+
+
+class PilDecoder:
+    """The CPU path's decoder behind the GPU pipeline's interface (tests; no GPU needed)."""
+
+    name = "pil"
+
+    def __init__(self, device: torch.device):
+        self.device = device
+
+    def decode(self, blobs: Sequence[np.ndarray], slot: int) -> list[torch.Tensor]:
+        return [pil_decode(b).to(self.device) for b in blobs]
+
+
+class TorchvisionDecoder:
+    """torchvision's nvJPEG (decode_jpeg on a CUDA device: CUDA kernels on the SMs), libjpeg-turbo on a CPU."""
+
+    name = "cuda"
+
+    def __init__(self, device: torch.device):
+        self.device = device
+
+    def decode(self, blobs: Sequence[np.ndarray], slot: int) -> list[torch.Tensor]:
+        from torchvision.io import ImageReadMode, decode_jpeg
+
+        data = [torch.from_numpy(b) for b in blobs]
+        with warnings.catch_warnings():  # torchvision 0.29 points to TorchCodec, which does not decode batches of JPEGs
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return list(decode_jpeg(data, mode=ImageReadMode.RGB, device=self.device))
+
+
+class NvImageCodecDecoder:
+    """nvImageCodec: the hardware JPEG decoder on a GPU (HW_GPU_ONLY), its libjpeg-turbo for what the
+    hardware cannot read (CPU_ONLY, on `cpu_threads` threads of this process). `hardware_share` < 1
+    sends that share of each batch to the hardware and the rest to the CPU threads (nvImageCodec's
+    load hint); on a CPU-only device the CPU decoder alone runs (tests)."""
+
+    name = "nvimgcodec"
+
+    def __init__(self, device: torch.device, cpu_threads: int = 0, hardware_share: float = 1.0,
+                 hardware_only: bool = False, options: str = "", backends: Optional[Sequence[tuple[str, float]]] = None):
+        """`backends` ((nvImageCodec BackendKind name, load hint), ...) replaces the default list
+        (scripts/lab/pipeline_decoders.py compares them)."""
+        self.hardware_only = hardware_only
+        try:
+            os.environ.setdefault("PYNVIMGCODEC_VERBOSITY", "1")  # errors only: not every optional codec library is installed
+            from nvidia import nvimgcodec
+        except ImportError:
+            raise DataError(f"model.decode=nvimgcodec needs nvImageCodec: {INSTALL}") from None
+        self.nv, self.device = nvimgcodec, device
+        if backends is not None:
+            chosen = [nvimgcodec.Backend(getattr(nvimgcodec, kind), load_hint=load) for kind, load in backends]
+            device_id = device.index if device.index is not None else torch.cuda.current_device()
+        elif device.type == "cuda":
+            chosen = [nvimgcodec.Backend(nvimgcodec.HW_GPU_ONLY, load_hint=hardware_share)]
+            if not hardware_only:
+                chosen.append(nvimgcodec.Backend(nvimgcodec.CPU_ONLY))
+            device_id = device.index if device.index is not None else torch.cuda.current_device()
+        else:
+            chosen, device_id = [nvimgcodec.Backend(nvimgcodec.CPU_ONLY)], nvimgcodec.NVIMGCODEC_DEVICE_CPU_ONLY
+        self.decoder = nvimgcodec.Decoder(device_id=device_id, max_num_cpu_threads=cpu_threads, backends=chosen,
+                                          options=options)
+        # no EXIF rotation: PIL's Image.open (the CPU path, the MLPerf reference) does not rotate either
+        self.params = nvimgcodec.DecodeParams(apply_exif_orientation=False, color_spec=nvimgcodec.SRGB,
+                                              sample_format=nvimgcodec.P_RGB)
+        self._slots: dict[int, list[Any]] = {}
+
+    def decode(self, blobs: Sequence[np.ndarray], slot: int) -> list[torch.Tensor]:
+        streams = [self.nv.CodeStream(b) for b in blobs]
+        reuse = self._slots.get(slot)
+        kwargs: dict[str, Any] = {"params": self.params}
+        if self.device.type == "cuda":
+            kwargs["cuda_stream"] = torch.cuda.current_stream(self.device).cuda_stream
+        if reuse is not None and len(reuse) == len(streams) and all(r is not None for r in reuse):
+            kwargs["images"] = reuse  # buffers resized in place: no allocation (or implicit device sync) per batch
+        images = self.decoder.decode(streams, **kwargs)
+        self._slots[slot] = list(images)
+        out = []
+        for blob, image in zip(blobs, images):
+            if image is None and self.hardware_only:
+                raise DataError("nvImageCodec's hardware decoder did not decode a file")
+            if image is None:  # neither backend read it: PIL's error (or pixels) decides, as on the CPU path
+                out.append(pil_decode(blob).to(self.device))
+            elif image.buffer_kind == self.nv.ImageBufferKind.STRIDED_HOST:
+                out.append(torch.from_numpy(np.asarray(image)).to(self.device))
+            else:
+                out.append(_on_device(image, self.device))
+        return out
+
+
+def _on_device(image: Any, device: torch.device) -> torch.Tensor:
+    """A decoded image's device buffer as a tensor, without a copy: ordered on the stream it was
+    decoded on (the current one), so no synchronisation is asked for (__cuda_array_interface__,
+    else DLPack, which makes the current stream wait for the producer's)."""
+    try:
+        return torch.as_tensor(image, device=device)
+    except (TypeError, ValueError):
+        return torch.from_dlpack(image)
+
+
+def make_decoder(name: str, device: torch.device, cpu_threads: int = 0) -> Decoder:
+    if name == "nvimgcodec":
+        return NvImageCodecDecoder(device, cpu_threads=cpu_threads)
+    if name == "cuda":
+        return TorchvisionDecoder(device)
+    if name == "pil":
+        return PilDecoder(device)
+    raise ValueError(f"no GPU decoder named {name!r}: choose one of {', '.join(GPU_BACKENDS)}")
+
+
+# --- the pipeline: a thread, a side stream, events ---------------------------------------------------
+
+class _Failed:
+    def __init__(self, error: BaseException):
+        self.error = error
+
+
+_END = object()
+
+
+class DeviceBatches:
+    """Turns a loader's encoded batches into (normalised images, labels) on the device, `depth` batches
+    ahead of the consumer. `prepare(batch) -> (images, labels)` runs in a thread under a side CUDA
+    stream; `blobs_of(batch)` lists the JPEG bytes of the batch for the decoder."""
+
+    def __init__(self, prepare: Callable[[Any, int], tuple[Any, ...]], device: torch.device, depth: int = 3):
+        self.prepare, self.device, self.depth = prepare, device, depth
+        self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
+        # what the thread spent, summed (scripts/lab/pipeline_bench.py prints it): waiting for the
+        # workers' batches, preparing on the host (queueing the GPU work), and the side stream's GPU time
+        self.stats = {"batches": 0, "loader_wait_s": 0.0, "prepare_s": 0.0, "gpu_s": 0.0}
+
+    def __call__(self, batches: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
+        ready: queue.Queue = queue.Queue(maxsize=self.depth)
+        stop = threading.Event()
+        thread = threading.Thread(target=self._produce, args=(iter(batches), ready, stop), daemon=True,
+                                  name="device-batches")
+        thread.start()
+        try:
+            while True:
+                item = ready.get()
+                if item is _END:
+                    return
+                if isinstance(item, _Failed):
+                    raise item.error
+                tensors, event = item
+                if event is not None:
+                    current = torch.cuda.current_stream(self.device)
+                    current.wait_event(event)  # the step's stream waits on the GPU, the host does not
+                    for t in _tensors(tensors):
+                        t.record_stream(current)  # made on the side stream, freed after the step's use
+                yield tensors
+        finally:
+            stop.set()
+            while thread.is_alive():  # unblock a producer waiting for room
+                with contextlib.suppress(queue.Empty):
+                    ready.get(timeout=0.05)
+            thread.join()
+
+    def _produce(self, batches: Iterator[Any], ready: queue.Queue, stop: threading.Event) -> None:
+        pending: deque = deque()  # (event, what the batch's GPU work still reads) of batches in flight
+        slots = self.depth + 2
+        k = 0
+        stats = self.stats
+        try:
+            if self.device.type == "cuda":
+                torch.cuda.set_device(self.device)
+            t0 = time.perf_counter()
+            for batch in batches:
+                t1 = time.perf_counter()
+                stats["loader_wait_s"] += t1 - t0
+                if stop.is_set():
+                    return
+                # a slot's buffers come back once the batch that used them is finished
+                while len(pending) >= slots - 1:
+                    begun, event, _ = pending.popleft()
+                    if event is not None:
+                        event.synchronize()  # releases the GIL while it waits
+                        stats["gpu_s"] += begun.elapsed_time(event) / 1e3
+                with torch.cuda.stream(self.stream) if self.stream is not None else contextlib.nullcontext():
+                    begun = torch.cuda.Event(enable_timing=True) if self.stream is not None else None
+                    if begun is not None:
+                        begun.record()
+                    tensors, keep = self.prepare(batch, k % slots)
+                    event = torch.cuda.Event(enable_timing=True) if self.stream is not None else None
+                    if event is not None:
+                        event.record()
+                pending.append((begun, event, keep))
+                k += 1
+                t0 = time.perf_counter()
+                stats["prepare_s"] += t0 - t1
+                stats["batches"] += 1
+                if not _put(ready, (tensors, event), stop):
+                    return
+                t0 = time.perf_counter()
+            _put(ready, _END, stop)
+        except BaseException as err:  # the consumer re-raises it in the training thread
+            _put(ready, _Failed(err), stop)
+
+
+def _put(ready: queue.Queue, item: Any, stop: threading.Event) -> bool:
+    while not stop.is_set():
+        try:
+            ready.put(item, timeout=0.1)
+            return True
+        except queue.Full:
+            continue
+    return False
+
+
+def _tensors(obj: Any) -> Iterator[torch.Tensor]:
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _tensors(o)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            yield from _tensors(o)
+
+
+def blobs(data: torch.Tensor, offsets: Sequence[int]) -> list[np.ndarray]:
+    """Each image's bytes of a batch's shared buffer (views, no copies)."""
+    flat = data.numpy()
+    return [flat[a:b] for a, b in zip(offsets, offsets[1:])]
+
+
+def normalization(mean: Sequence[float], std: Sequence[float], device: torch.device,
+                  scale: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(1 / (scale std), -mean / std), (1, 3, 1, 1) each: crop_resize's `affine` for (x / scale - mean) / std."""
+    m = torch.tensor(mean, dtype=torch.float64).view(1, 3, 1, 1)
+    s = torch.tensor(std, dtype=torch.float64).view(1, 3, 1, 1)
+    return (1 / (scale * s)).float().to(device), (-m / s).float().to(device)
+
+
+class ImageNetBatches:
+    """ResNet's training batches through `DeviceBatches`: data.EncodedBatch -> (images normalised as
+    data.normalize does, in the model's memory format; labels) on the device."""
+
+    def __init__(self, decoder: Decoder, size: int, device: torch.device, channels_last: bool, depth: int = 3):
+        self.decoder, self.size, self.device = decoder, size, device
+        self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
+        self.affine = normalization(MEAN, STD, device)  # data.normalize's numbers, in crop_resize's last pass
+        self.pipeline = DeviceBatches(self._prepare, device, depth)
+
+    def _prepare(self, batch: Any, slot: int) -> tuple[tuple[torch.Tensor, torch.Tensor], list[torch.Tensor]]:
+        decoded = self.decoder.decode(blobs(batch.data, batch.offsets), slot)
+        images = crop_resize(decoded, batch.boxes, batch.flips, self.size, memory_format=self.memory_format,
+                             affine=self.affine)
+        return (images, to_device(batch.labels, self.device)), decoded
+
+    def __call__(self, batches: Iterable[Any]) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        for images, labels in self.pipeline(batches):
+            yield images, labels
+
+
+# --- model.decode=auto: a short probe at build time --------------------------------------------------
+
+def resolve(choice: str, device: torch.device, probe: Optional[Callable[[], dict[str, float]]] = None) -> str:
+    """The backend `model.decode=choice` means on `device`. A GPU backend on a host without CUDA is
+    an error; `auto` is cpu without CUDA, and on a GPU the faster of the workers' PIL path and
+    nvImageCodec's hardware decoder by `probe()` (images/s of each; nvimgcodec absent: cpu)."""
+    if choice not in CHOICES:
+        raise ValueError(f"model.decode={choice}: choose one of {', '.join(CHOICES)}")
+    if choice in GPU_BACKENDS and device.type != "cuda":
+        raise ValueError(f"model.decode={choice} needs a CUDA device: use model.decode=cpu (or auto)")
+    if choice != "auto":
+        return choice
+    if device.type != "cuda" or probe is None:
+        return "cpu"
+    rates = probe()
+    hardware, cpu = rates.get("nvimgcodec", 0.0), rates.get("cpu", 0.0)
+    chosen = "nvimgcodec" if hardware > cpu else "cpu"
+    log.info("model.decode=auto: %s (probe on the training files: hardware decoder %s images/s, "
+             "the workers' PIL path about %s)", chosen, f"{hardware:,.0f}" if hardware else "unavailable", f"{cpu:,.0f}")
+    return chosen
+
+
+def probe_rates(count: int, path_of: Callable[[int], Any], cpu_work: Callable[[int], Any], device: torch.device,
+                workers: int, size: int, probe: int = 64) -> dict[str, float]:
+    """images/s of the CPU path (`cpu_work(i)`: the workers' decoding and augmentation of training
+    sample i, timed here in this process, times `workers` as if they scaled perfectly: a generous
+    estimate) and of nvImageCodec's hardware decoder with crops resized to `size` on the GPU (a
+    warm-up batch, then one timed batch of `probe` files, `path_of(i)` of `count` samples spread
+    evenly); a decoder that cannot load or read them gets no entry."""
+    picked = [i * count // probe for i in range(min(probe, count))]
+    rates: dict[str, float] = {}
+    few = picked[: max(1, len(picked) // 4)]
+    t0 = time.perf_counter()
+    for i in few:
+        cpu_work(i)
+    rates["cpu"] = max(workers, 1) * len(few) / (time.perf_counter() - t0)
+    data = [np.fromfile(path_of(i), dtype=np.uint8) for i in picked]
+    try:
+        decoder = NvImageCodecDecoder(device, hardware_only=True)
+        seconds = []
+        for slot in range(2):  # the first call starts the decoder and launches the kernels once
+            torch.cuda.synchronize(device)
+            t0 = time.perf_counter()
+            images = decoder.decode(data, slot)
+            side = min(min(im.shape[1], im.shape[2]) for im in images)
+            boxes = torch.tensor([[0, 0, side, side]] * len(images))
+            crop_resize(images, boxes, torch.zeros(len(images), dtype=torch.bool), size)
+            torch.cuda.synchronize(device)
+            seconds.append(time.perf_counter() - t0)
+        rates["nvimgcodec"] = len(data) / seconds[-1]
+    except (DataError, RuntimeError) as err:
+        log.info("model.decode=auto: nvImageCodec's hardware decoder is not usable here (%s)", str(err).splitlines()[0])
+    return rates

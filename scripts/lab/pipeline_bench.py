@@ -1,0 +1,346 @@
+"""A model's input pipeline against its training step: is training on its files as fast as on batches
+already on the device, and if not, what holds it back? For every model with a real data path.
+
+    python scripts/lab/pipeline_bench.py model=resnet dataset=imagenet dataset.path=/tmp/inet500 \
+        model.num_classes=1000 precision=amp model.channels_last=true model.compile=true \
+        model.batch_size=256 model.workers=15 model.decode=nvimgcodec --label "resnet nvimgcodec" \
+        --target 0.95 --json /tmp/pipeline.jsonl --table /tmp/pipeline.md
+    python scripts/lab/pipeline_bench.py model=gnmt dataset=gnmt_embedded model.hidden_size=1024 \
+        model.batch_size=512 precision=amp --target 0.97
+    scripts/lab/pipeline_h200.sh "$OUT"     # every model on one H200, side by side (the issue's table)
+
+The run is built through harness.run.build exactly as `python -m harness.train` builds it (the same
+options; the model's own training batches, read from its files), then three phases of --steps timed
+steps each after --warmup, counted in the model's unit (images, tokens, samples: what `loss` returns):
+- loader: the training batches alone, on the device and ready for the step (decoded and cropped on
+  the GPU where model.decode says so): what the input pipeline can deliver;
+- real: training steps on those batches, as a run trains; the time the step waits for the next batch
+  (host wait, the harness's data wait) is summed over the window;
+- synthetic: the same training steps on the very batches of the real window, held on the device and
+  replayed in order (--hold N: N batches of a fresh epoch, cycled, where memory is short): the same
+  shapes and work, no input work: what the GPU can do at these settings.
+Timed windows stay inside epochs: the first --skip steps of each epoch, while the workers refill (and
+NCF draws its negatives), are left out and the wait for an epoch's first batch is reported apart.
+Where batch shapes vary (Transformer and GNMT lengths, Mask R-CNN image sizes), a shape met for the
+first time costs the step host time (cuDNN builds a plan for it, the allocator a block) that the
+replay no longer pays: --warm-pass trains over the real window's epochs once, untimed, first.
+It prints each rate, real / synthetic against --target and names the bottleneck:
+- the loader, when it alone delivers less than the synthetic step consumes (input-bound);
+- the host, when the loader keeps up alone but the step waits for batches beside training (CPU
+  contention between the workers, the decode thread and the training process);
+- the GPU, when the step waits little yet runs slower than on held batches (the input pipeline's
+  kernels or copies share the GPU with the step).
+One JSON line goes to stdout (and --json, appended) and one Markdown row to --table (appended, the
+header written first when the file is new). With the GPU decode path it also reports the DataLoader's
+rate alone and what the decode thread spent per batch. --profile N, where the target is missed, writes
+torch.profiler's table of N real steps to --profile-out; --build-only reports what model.decode=auto chose.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import itertools
+import json
+import logging
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from omegaconf import OmegaConf  # noqa: E402
+
+from harness import registry  # noqa: E402
+from harness.config import compose  # noqa: E402
+from harness.observe.meter import ThroughputMeter  # noqa: E402
+from harness.run.build import build_run, context_for, device_sync  # noqa: E402
+from harness.run.loop import EpochTraining  # noqa: E402
+
+HEADER = ("| model | settings | decode | loader alone | training on files | synthetic step | real / synthetic "
+          "| target | data wait | bottleneck |\n|---|---|---|---|---|---|---|---|---|---|\n")
+
+
+def samples_of(batch: Any) -> int:
+    """What a batch holds in the model's unit, without reading the device: a token count where the
+    batch carries one (GNMT, Transformer), else the length of its first part (images, pairs)."""
+    if hasattr(batch, "tokens"):
+        return int(batch.tokens)
+    first = batch[0] if isinstance(batch, (tuple, list)) else batch
+    return len(first) if isinstance(first, (list, tuple)) else int(first.shape[0])
+
+
+class _Epochs:
+    """Epoch numbers, 1, 2, ...; rewound, the same numbers again (an epoch's number fixes its order)."""
+
+    def __init__(self) -> None:
+        self._next = 1
+
+    def __next__(self) -> int:
+        self._next += 1
+        return self._next - 1
+
+    def peek(self) -> int:
+        return self._next
+
+    def rewind(self, to: int) -> None:
+        self._next = to
+
+
+class _Timed:
+    """Batches from `batches`, with the seconds spent waiting for each summed in `waited[0]`."""
+
+    def __init__(self, batches: Iterator[Any], waited: list[float]):
+        self._batches, self._waited = batches, waited
+
+    def __iter__(self) -> "_Timed":
+        return self
+
+    def __next__(self) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return next(self._batches)
+        finally:
+            self._waited[0] += time.perf_counter() - t0
+
+
+def verdict(rates: dict[str, float], wait_share: float, target: float, workers: Any, decode: Any, unit: str) -> str:
+    ratio = rates["real"] / rates["synthetic"]
+    if ratio >= target:
+        return f"keeps up: real / synthetic {ratio:.3f} >= {target:.2f}"
+    if rates["loader"] < rates["synthetic"]:
+        return (f"input-bound: the loader alone delivers {rates['loader']:,.0f} {unit}/s ({workers} workers, "
+                f"decode={decode}) of the {rates['synthetic']:,.0f} the step consumes")
+    if wait_share > 0.05:
+        return (f"the host: the loader keeps up alone but the step waits {wait_share:.0%} of the time for batches "
+                "beside training (CPU contention between workers, decode thread and the training process)")
+    return (f"the GPU: the step waits {wait_share:.1%} of the time for batches yet runs at {ratio:.2f} of its rate on "
+            "held batches (the input pipeline's kernels or copies share the GPU with the step)")
+
+
+def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("overrides", nargs="+", help="harness options, as for python -m harness.train")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed steps before each phase")
+    parser.add_argument("--steps", type=int, default=100, help="timed steps of each phase")
+    parser.add_argument("--skip", type=int, default=3, help="untimed steps at the start of each epoch")
+    parser.add_argument("--hold", type=int, default=0, help="replay this many batches of a fresh epoch as the "
+                        "synthetic step (0: the real window's own batches, held on the device)")
+    parser.add_argument("--warm-pass", action="store_true", help="train once, untimed, over the epochs the real "
+                        "window then times (the same batches: shapes that vary by batch have met cuDNN's plans and "
+                        "the allocator once, as in a long run)")
+    parser.add_argument("--target", type=float, default=0.85, help="real / synthetic that counts as keeping up")
+    parser.add_argument("--label", default=None, help="the model column of the table (default: model=...)")
+    parser.add_argument("--json", default=None, help="append the result as one JSON line")
+    parser.add_argument("--table", default=None, help="append the result as one Markdown row")
+    parser.add_argument("--build-only", action="store_true", help="build the run, report the decode backend "
+                        "it chose (model.decode=auto: the probe's choice) and stop")
+    parser.add_argument("--profile", type=int, default=0, help="where real / synthetic misses --target: profile "
+                        "this many real steps (torch.profiler's table of CPU ops and CUDA kernels)")
+    parser.add_argument("--profile-out", default="pipeline_profile.txt")
+    args = parser.parse_args(argv)
+
+    notes: list[str] = []  # what the decode module says at build (model.decode=auto: the probe and its choice)
+    handler = logging.Handler()
+    handler.emit = lambda record: notes.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("harness.decode").addHandler(handler)
+    logging.getLogger("harness.decode").setLevel(logging.INFO)
+    cfg = compose(["mode=train", "seed=1", *args.overrides])
+    OmegaConf.resolve(cfg)
+    spec = registry.get(str(cfg.model.name))
+    assert spec.task is not None, f"model={spec.name} reads no data: nothing to measure"
+    t_build = time.perf_counter()
+    run = build_run(cfg, context_for(cfg, data_dir=spec.task.prepare(cfg)))
+    bench, sync = run.bench, device_sync(run.ctx.device)
+    for note in notes:
+        print(note)
+    if args.build_only:
+        return _built(args, spec, bench, time.perf_counter() - t_build, script, notes)
+    pipeline = getattr(getattr(bench, "_device_batches", None), "pipeline", None)  # the GPU decode path
+    epochs = _Epochs()
+    trained = [0]
+
+    def train(batches: Iterable[Any]) -> None:  # the loop's own training step and batch feed, as a run trains
+        training = EpochTraining(run, 1, run.feed.batches(iter(batches)), ThroughputMeter(0, lambda: None), None, 0)
+        training.train()
+        training.close()
+        trained[0] += training.samples
+
+    def load(batches: Iterable[Any]) -> None:
+        for batch in batches:
+            trained[0] += samples_of(batch)
+
+    def measure(work: Callable[[Iterable[Any]], None], waited: list[float], keep: list[Any] | None = None
+                ) -> tuple[float, float, float]:
+        """(unit/s over --steps steps, mean seconds each epoch waits for its first batch, seconds timed);
+        the timed batches are appended to `keep` when given."""
+        steps, seconds, counted, stalls = 0, 0.0, 0, []
+        while steps < args.steps:
+            batches = iter(bench.train_batches(next(epochs)))
+            sync()
+            start = time.perf_counter()
+            first = next(batches, None)
+            stalls.append(time.perf_counter() - start)
+            if first is None:
+                raise SystemExit("an epoch yielded no batch: the dataset is smaller than one global batch")
+            work(itertools.chain([first], itertools.islice(batches, args.skip - 1)))
+            sync()
+            trained[0], n = 0, [0]
+
+            def counted_batches(source: Iterable[Any] = itertools.islice(batches, args.steps - steps),
+                                n: list[int] = n) -> Iterator[Any]:
+                for b in source:
+                    n[0] += 1
+                    if keep is not None:
+                        keep.append(b)
+                    yield b
+
+            start = time.perf_counter()
+            work(_Timed(counted_batches(), waited))
+            sync()
+            seconds += time.perf_counter() - start
+            counted += trained[0]
+            steps += n[0]
+            if n[0] == 0:
+                raise SystemExit(f"an epoch has no more than --skip={args.skip} steps: use a larger dataset")
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()  # the epoch's loader (and a decode thread) ends here, not at garbage collection
+        return counted / seconds, sum(stalls) / len(stalls), seconds
+
+    for phase in (load, train):  # warm-up: workers started, kernels chosen, the network compiled
+        phase(itertools.islice(bench.train_batches(next(epochs)), args.warmup))
+    rates: dict[str, float] = {}
+    stalls: dict[str, float] = {}
+    loader_wait, real_wait = [0.0], [0.0]
+    rates["loader"], stalls["loader"], _ = measure(load, loader_wait)
+    workers = _workers_alone(bench, pipeline, next(epochs), args) if pipeline is not None else None
+    window: list[Any] = []
+    before = dict(pipeline.stats) if pipeline is not None else {}
+    if args.warm_pass:  # the real window's epochs once untimed: their batch shapes planned (cuDNN, allocator)
+        first = epochs.peek()
+        measure(train, [0.0])
+        epochs.rewind(first)
+        if pipeline is not None:
+            before = dict(pipeline.stats)
+    rates["real"], stalls["real"], real_seconds = measure(train, real_wait, window if not args.hold else None)
+    thread = ({k: v - before[k] for k, v in pipeline.stats.items()} if pipeline is not None else None)
+    wait_share = real_wait[0] / real_seconds  # host wait for batches inside the timed windows
+
+    if args.hold:  # a few batches of a fresh epoch, replayed
+        source = bench.train_batches(next(epochs))
+        held = [run.feed.once(b) for b in itertools.islice(source, args.hold)]
+        getattr(source, "close", lambda: None)()
+        replay = list(itertools.islice(itertools.cycle(held), args.steps))
+    else:  # the real window's own batches, in order, on the device once: the same work without the input pipeline
+        held = replay = [run.feed.once(b) for b in window]
+    train(itertools.islice(itertools.cycle(held), args.warmup))
+    sync()
+    trained[0] = 0
+    start = time.perf_counter()
+    train(replay)
+    sync()
+    rates["synthetic"] = trained[0] / (time.perf_counter() - start)
+    del window, held, replay
+
+    hp = cfg.model
+    unit = spec.sample_unit
+    decode = str(getattr(bench, "decode", hp.get("decode", "cpu")))
+    ratio = rates["real"] / rates["synthetic"]
+    why = verdict(rates, wait_share, args.target, hp.get("workers", "-"), decode, unit)
+    for name, rate in rates.items():
+        print(f"{name:>9}: {rate:,.0f} {unit}/s")
+    print(f"each epoch waits {stalls['real']:.2f} s for its first batch ({stalls['loader']:.2f} s loading alone); "
+          f"the step waited {wait_share:.1%} of the real window for batches")
+    if workers is not None:
+        print(f"  workers: {workers:,.0f} {unit}/s (the DataLoader alone, before the GPU decodes)")
+    if thread and thread["batches"]:
+        per = {k: thread[k] / thread["batches"] * 1e3 for k in ("loader_wait_s", "prepare_s", "gpu_s")}
+        print(f"  decode thread during the real window, per batch: {per['loader_wait_s']:.1f} ms waiting for the "
+              f"workers, {per['prepare_s']:.1f} ms preparing on the host, {per['gpu_s']:.1f} ms on the side stream")
+    print(f"real / synthetic = {ratio:.3f}: {why}")
+    if args.profile and ratio < args.target:  # what holds it back, kernel by kernel
+        _profile(bench, train, args.profile, Path(args.profile_out), next(epochs), sync)
+        print(f"profile of {args.profile} real steps: {args.profile_out}")
+    result = {"script": script, "model": spec.name, "label": args.label or f"model={spec.name}",
+              "overrides": args.overrides, "unit": unit, "decode": decode, **rates, "epoch_start_s": stalls,
+              "real_over_synthetic": ratio, "target": args.target, "reached": ratio >= args.target,
+              "data_wait_share": wait_share, "verdict": why, "steps": args.steps, "hold": args.hold,
+              "workers_alone": workers, "decode_thread": thread, "notes": notes, "warm_pass": args.warm_pass,
+              "date": datetime.date.today().isoformat(), "host": platform.node(), "device": _device_name(run.ctx.device)}
+    print(json.dumps(result))
+    if args.json:
+        with open(args.json, "a") as f:
+            f.write(json.dumps(result) + "\n")
+    if args.table:
+        path = Path(args.table)
+        new = not path.exists()
+        settings = " ".join(o for o in args.overrides if not o.startswith(("dataset.path=", "model=")))
+        with path.open("a") as f:
+            if new:
+                f.write(HEADER)
+            f.write(f"| {result['label']} | `{settings}` | {decode} | {rates['loader']:,.0f} {unit}/s | "
+                    f"{rates['real']:,.0f} | {rates['synthetic']:,.0f} | **{ratio:.3f}** | {args.target:.2f} | "
+                    f"{wait_share:.1%} | {why} |\n")
+    return result
+
+
+def _workers_alone(bench: Any, pipeline: Any, epoch: int, args: argparse.Namespace) -> float:
+    """samples/s of the model's DataLoader alone (its workers, before the GPU pipeline), over --steps batches."""
+    loader = getattr(bench, "train_loader", None) or bench.loader
+    batches = iter(loader.epoch(epoch))
+    for _ in itertools.islice(batches, args.skip):
+        pass
+    n, start = 0, time.perf_counter()
+    for batch in itertools.islice(batches, args.steps):
+        n += len(getattr(batch, "offsets", [0, 0])) - 1
+    return n / (time.perf_counter() - start)
+
+
+def _built(args: argparse.Namespace, spec: Any, bench: Any, seconds: float, script: str,
+           notes: list[str]) -> dict[str, Any]:
+    decode = str(getattr(bench, "decode", "-"))
+    result = {"script": script, "model": spec.name, "label": args.label or f"model={spec.name}", "overrides": args.overrides,
+              "build_only": True, "decode": decode, "build_s": seconds, "notes": notes,
+              "date": datetime.date.today().isoformat()}
+    print(f"built in {seconds:.1f} s: model.decode resolved to {decode}")
+    print(json.dumps(result))
+    if args.json:
+        with open(args.json, "a") as f:
+            f.write(json.dumps(result) + "\n")
+    if args.table:
+        with open(args.table, "a") as f:
+            f.write(f"| {result['label']} | `{' '.join(args.overrides[1:])}` | **{decode}** (chosen at build, "
+                    f"{seconds:.0f} s) | | | | | | | {'; '.join(notes)} |\n")
+    return result
+
+
+def _device_name(device: Any) -> str:
+    if device.type != "cuda":
+        return "cpu"
+    import torch
+
+    return torch.cuda.get_device_name(device)
+
+
+def _profile(bench: Any, train: Callable[[Iterable[Any]], None], steps: int, out: Path, epoch: int,
+             sync: Callable[[], None]) -> None:
+    """torch.profiler's kernel table over `steps` real steps (after a few untimed ones)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    batches = iter(bench.train_batches(epoch))
+    train(itertools.islice(batches, 3))
+    sync()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        train(itertools.islice(batches, steps))
+        sync()
+    getattr(batches, "close", lambda: None)()
+    table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=40)
+    host = prof.key_averages().table(sort_by="cpu_time_total", row_limit=25)
+    out.write_text(f"{steps} real steps, by GPU time:\n{table}\nby host time:\n{host}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Every model with a real data path, its input pipeline against its training step, side by side on
+# one H200 (the device tool's nvidia-h200: 16 cores), in one call; the issue-25 table:
+#
+#   source scripts/lab/device_env.sh && bash scripts/lab/pipeline_h200.sh "$OUT" decoders resnet detection text
+#
+# Stages, run in the order given (each appends to OUT/pipeline.md and OUT/pipeline.jsonl; logs go to
+# OUT/logs.tgz at the end); one measurement alone by its name: resnet:cpu, resnet:nvimgcodec,
+# resnet:auto, ssd:cpu, ssd:nvimgcodec, maskrcnn:cpu, maskrcnn:nvimgcodec, gnmt, transformer, ncf:
+#   decoders   scripts/lab/pipeline_decoders.py on the ImageNet-size JPEGs: each GPU decode backend alone,
+#              beside a ResNet-50 step, and its pictures against PIL's (OUT/decoders.json)
+#   resnet     ResNet-50 on generated 500x375 JPEGs (10,000), batch 256, amp, channels_last, compile:
+#              decode=cpu (15 workers) and decode=nvimgcodec (12 workers); target 0.95
+#   resnet:auto  the same with decode=auto (what the build-time probe picks, and its figure);
+#   auto       only the build with decode=auto: what the probe measured and chose (its log line)
+#   detection  SSD300 (batch 128, amp, channels_last) and Mask R-CNN (batch 8, amp, channels_last) on
+#              generated COCO-size images (3,000; 480-640 a side, 3-8 objects), decode=cpu and nvimgcodec;
+#              target 0.9
+#   text       GNMT (batch 512, amp) and Transformer-big (8,192 tokens, amp) on their generated token files,
+#              NCF (batch 2^20, amp, master weights) on a generated ml-20m-format ratings.csv; target 0.97
+# Datasets are generated in the call (scripts/lab/pipeline_datasets.py, the models' generators), on
+# every core, under /tmp/pipeline_data. Environment: STEPS and WARMUP (the windows), LIMIT (seconds a
+# measurement may take), DEADLINE (seconds into the call after which measurements are skipped, so the
+# call ends with its files), PROFILE=N (profile N real steps of a measurement that misses its target),
+# IMAGENET_IMAGES, COCO_IMAGES and NCF_USERS (the datasets' sizes; a larger dataset only has fewer epoch starts),
+# WARM_PASS=1 (pipeline_bench.py --warm-pass: the real window's batch shapes met once before it is timed).
+set -uo pipefail
+out=$(realpath "${1:?usage: pipeline_h200.sh OUT_DIR STAGE...}"); shift
+data=/tmp/pipeline_data; work=/tmp/pipeline_work
+mkdir -p "$data" "$work" "$out"
+inet=${IMAGENET_IMAGES:-10000}; coco=${COCO_IMAGES:-3000}; users=${NCF_USERS:-40000}
+steps=${STEPS:-100}; warmup=${WARMUP:-25}; limit=${LIMIT:-200}; deadline=${DEADLINE:-100000}; t0=$SECONDS
+stamp() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$work/stages.log"; }
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total,power.limit,clocks.max.sm --format=csv 2>&1
+  python3 -c "import torch, torchvision, PIL; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'torchvision', torchvision.__version__, 'PIL', PIL.__version__, 'cudnn', torch.backends.cudnn.version())"
+  python3 -c "from nvidia import nvimgcodec; print('nvimgcodec', nvimgcodec.__version__)" 2>&1 | tail -1
+  nproc; free -g | head -2
+} > "$out/machine.txt" 2>&1
+cat "$out/machine.txt"
+
+bench() {  # label target steps overrides...
+  local label=$1 target=$2 n=$3; shift 3
+  local name; name=$(echo "$label" | tr -c 'a-zA-Z0-9\n' '_')
+  local log="$work/$name.log"
+  if [ $((SECONDS - t0)) -gt "$deadline" ]; then
+    stamp "$label: skipped, past the call's deadline of ${deadline} s"; echo "| $label | not run: past the call's deadline |" >> "$out/pipeline.md"; return
+  fi
+  stamp "$label"
+  timeout "$limit" python3 scripts/lab/pipeline_bench.py "$@" --label "$label" --target "$target" \
+    --warmup "$warmup" --steps "$n" --json "$out/pipeline.jsonl" --table "$out/pipeline.md" \
+    --profile "${PROFILE:-0}" --profile-out "$work/profile_$name.txt" ${WARM_PASS:+--warm-pass} > "$log" 2>&1
+  local rc=$?
+  tail -n 3 "$log"
+  [ $rc -eq 0 ] || { echo "| $label | exit $rc: $(grep -v '^\s*$' "$log" | tail -n 1 | cut -c1-200) |" >> "$out/pipeline.md"; }
+}
+imagenet() { [ -e "$data/inet500/DONE" ] || { stamp "writing $inet ImageNet-size JPEGs"; python3 scripts/lab/pipeline_datasets.py imagenet "$data/inet500" --images "$inet" >> "$work/datasets.log" 2>&1; }; }
+cocosize() { [ -e "$data/coco640/DONE" ] || { stamp "writing $coco COCO-size images"; python3 scripts/lab/pipeline_datasets.py coco "$data/coco640" --images "$coco" >> "$work/datasets.log" 2>&1; }; }
+resnet="model=resnet dataset=imagenet dataset.path=$data/inet500 model.num_classes=1000 precision=amp model.channels_last=true model.compile=true model.batch_size=256"
+ssd="model=ssd dataset=ssd_coco2017 dataset.path=$data/coco640 precision=amp model.channels_last=true model.batch_size=128"
+maskrcnn="model=maskrcnn dataset=maskrcnn_coco2017 dataset.path=$data/coco640 precision=amp model.channels_last=true model.batch_size=8"
+
+run() {  # one measurement by name
+  case $1 in
+    resnet:cpu) imagenet; bench "resnet cpu" 0.95 "$steps" $resnet model.workers=15 model.decode=cpu ;;
+    resnet:nvimgcodec) imagenet; bench "resnet nvimgcodec" 0.95 "$steps" $resnet model.workers=12 model.decode=nvimgcodec ;;
+    resnet:auto) imagenet; bench "resnet auto" 0.95 "$steps" $resnet model.workers=15 model.decode=auto ;;
+    auto) imagenet; bench "resnet decode=auto" 0.95 "$steps" $resnet model.workers=15 model.decode=auto --build-only ;;
+    ssd:cpu) cocosize; bench "ssd cpu" 0.9 "$steps" $ssd model.workers=15 model.decode=cpu ;;
+    ssd:nvimgcodec) cocosize; bench "ssd nvimgcodec" 0.9 "$steps" $ssd model.workers=12 model.decode=nvimgcodec ;;
+    maskrcnn:cpu) cocosize; bench "maskrcnn cpu" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=15 model.decode=cpu ;;
+    maskrcnn:nvimgcodec) cocosize; bench "maskrcnn nvimgcodec" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=12 model.decode=nvimgcodec ;;
+    gnmt) bench "gnmt" 0.97 "$steps" model=gnmt dataset=gnmt_embedded data_root=$data model.hidden_size=1024 \
+      model.batch_size=512 precision=amp ;;
+    transformer) bench "transformer" 0.97 "$steps" model=transformer dataset=transformer_embedded data_root=$data \
+      model.hidden_size=1024 model.num_layers=6 model.num_heads=16 model.filter_size=4096 model.batch_size=8192 precision=amp ;;
+    ncf) bench "ncf" 0.97 "$steps" model=ncf dataset=ml20m_generated dataset.path=$data/ncf dataset.generator.users=$users \
+      precision=amp master_weights=true --skip 2 ;;
+    decoders) imagenet; [ $((SECONDS - t0)) -gt "$deadline" ] && { stamp "decoders: skipped, past the deadline"; return; }; stamp decoders
+      timeout 240 python3 scripts/lab/pipeline_decoders.py "$data/inet500/train" --files 768 --batch 256 \
+        --json "$out/decoders.json" > "$work/decoders.log" 2>&1; tail -n 12 "$work/decoders.log" ;;
+    *) echo "unknown stage $1" | tee -a "$work/stages.log" ;;
+  esac
+}
+for stage in "$@"; do
+  case $stage in
+    resnet) run resnet:cpu; run resnet:nvimgcodec ;;
+    detection) for m in ssd:cpu ssd:nvimgcodec maskrcnn:cpu maskrcnn:nvimgcodec; do run $m; done ;;
+    text) run gnmt; run transformer; run ncf ;;
+    *) run "$stage" ;;
+  esac
+done
+stamp done
+cp "$work"/datasets.log "$work"/stages.log "$out"/ 2>/dev/null
+tar czf "$out/logs.tgz" -C "$work" --exclude='*.pt' . 2>/dev/null
+cat "$out/pipeline.md" 2>/dev/null

@@ -1,0 +1,141 @@
+"""SSD's and Mask R-CNN's GPU decode path (reference_models/detection/decode.py, color.py) run on the
+CPU against the CPU path (ssd/transforms.py's TrainTransform, maskrcnn's TrainTransform) with the
+same random draws.
+
+The stated tolerance, in uint8 levels of the picture before ToTensor:
+- ColorJitter's Pillow arithmetic (color.py) equals PIL's output exactly;
+- SSD's whole path (decode, crop and resize, flip, jitter, normalisation) without ColorJitter: every
+  pixel within 1 level of the CPU path's (the resampling rounds once where PIL rounds after each of
+  its two passes); with it, the mean difference under 0.3 levels and 99.9% of values within 5: the
+  jitter carries a 1-level difference on and can amplify it (contrast 1.5x; a hue moved by one step
+  of Pillow's uint8 HSV shifts a saturated colour by several levels);
+- the encoded boxes and Mask R-CNN's targets are identical, Mask R-CNN's pixels too (no resampling). The hardware decoder's
+agreement is measured on the GPU (scripts/lab/pipeline_decoders.py, docs/benchmarks/pipeline_2026-12-01.md).
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+from torchvision.transforms import functional as F
+
+from harness.interface import DataError
+from reference_models.detection import coco, decode
+from reference_models.detection.color import ColorJitter
+from reference_models.detection.generate import GeneratorSpec, write
+from reference_models.maskrcnn.benchmark import TrainTransform as MaskRCNNTransform
+from reference_models.resnet.decode import make_decoder
+from reference_models.ssd.boxes import Encoder, default_boxes
+from reference_models.ssd.transforms import TrainTransform as SSDTransform
+
+CPU = torch.device("cpu")
+JITTER = (0.125, 0.5, 0.5, 0.05)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("coco") / "coco"
+    write(root, GeneratorSpec(train_images=10, val_images=2, min_side=90, max_side=140, min_objects=2, max_objects=4))
+    return root
+
+
+def _pixels(image: Image.Image) -> torch.Tensor:
+    return torch.from_numpy(np.asarray(image).copy()).permute(2, 0, 1).float()
+
+
+def test_the_jitter_is_pils_to_the_level(folder):
+    """Each operation and whole ColorJitter passes, in each image's own order, against torchvision on PIL."""
+    ops = (F.adjust_brightness, F.adjust_contrast, F.adjust_saturation, F.adjust_hue)
+    torch.manual_seed(0)
+    images = [Image.open(p).convert("RGB").resize((64, 48)) for p in sorted((folder / "train2017").iterdir())[:6]]
+    orders = torch.stack([torch.randperm(4) for _ in images])
+    factors = torch.tensor([[float(torch.empty(1).uniform_(1 - j, 1 + j)) for j in JITTER[:3]]
+                            + [float(torch.empty(1).uniform_(-JITTER[3], JITTER[3]))] for _ in images], dtype=torch.float64)
+    factors[0] = torch.tensor([1.2, 0.5, 1.5, -0.05], dtype=torch.float64)  # the ranges' ends
+    theirs = []
+    for image, order, f in zip(images, orders, factors):
+        for op in order.tolist():
+            image = ops[op](image, float(f[op]))
+        theirs.append(_pixels(image))
+    ours = ColorJitter(CPU, [True] * 4)(torch.stack([_pixels(im) for im in images]), orders, factors)
+    assert torch.equal(ours, torch.stack(theirs))
+    hue_off = ColorJitter(CPU, [True, True, True, False])  # a jitter of 0 is skipped, not an identity round trip
+    assert torch.equal(hue_off(ours[:1], torch.tensor([[3, 0, 1, 2]]), torch.ones(1, 4, dtype=torch.float64)), ours[:1])
+
+
+def _ssd_encoder() -> Encoder:
+    return Encoder(default_boxes(300, [38, 19, 10, 5, 3, 1]))
+
+
+@pytest.mark.parametrize("name, jitter", [("pil", JITTER), ("cuda", JITTER), ("pil", (0, 0, 0, 0))])
+def test_ssd_batches_are_the_cpu_transforms(folder, name, jitter):
+    encoder = _ssd_encoder()
+    cpu = coco.CocoSplit(folder, "train", SSDTransform(encoder, 300, 1, jitter), keep_empty=False, include_crowd=True)
+    plan = decode.SSDPlan(encoder, 1, jitter)
+    encoded = decode.EncodedCoco(decode.without_transform(cpu), plan, name)
+    theirs, items = [], []
+    for i in range(len(cpu)):
+        random.seed(i)
+        torch.manual_seed(i)
+        theirs.append(cpu[i])
+        random.seed(i)
+        torch.manual_seed(i)
+        items.append(encoded[i])
+    batches = decode.SSDBatches(make_decoder(name, CPU), 300, CPU, plan.enabled, torch.channels_last)
+    out = list(batches([decode.collate_ssd(items[:5]), decode.collate_ssd(items[5:])]))
+    images = torch.cat([b[0] for b in out])
+    assert images.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(torch.cat([b[1] for b in out]), torch.stack([t[1] for t in theirs]))
+    assert torch.equal(torch.cat([b[2] for b in out]), torch.stack([t[2] for t in theirs]))
+    std = torch.tensor(decode.SSDBatches.STD).view(1, 3, 1, 1)
+    levels = ((images - torch.stack([t[0] for t in theirs])) * std * 255).abs().flatten()
+    assert plan.enabled == ((True,) * 4 if any(jitter) else (False,) * 4)
+    if any(jitter):
+        assert levels.mean() < 0.3 and levels.kthvalue(int(0.999 * len(levels))).values <= 5 + 1e-3
+    else:
+        assert levels.max() <= 1 + 1e-3 and levels.mean() < 0.25
+
+
+def test_maskrcnn_batches_are_the_cpu_transform(folder):
+    cpu = coco.CocoSplit(folder, "train", MaskRCNNTransform(0.5), keep_empty=False, with_polygons=True)
+    encoded = decode.EncodedCoco(decode.without_transform(cpu), decode.MaskRCNNPlan(0.5), "nvimgcodec")
+    theirs, items = [], []
+    for i in range(len(cpu)):
+        random.seed(i)
+        theirs.append(cpu[i])
+        random.seed(i)
+        items.append(encoded[i])
+    out = list(decode.MaskRCNNBatches(make_decoder("pil", CPU), CPU)([decode.collate_maskrcnn(items)]))
+    images, targets = out[0]
+    assert any(flip for flip, _ in (p for _, p in items)) and not all(flip for flip, _ in (p for _, p in items))
+    for (image, target), ours, our_target in zip(theirs, images, targets):
+        assert torch.equal(ours, image)
+        assert all(torch.equal(our_target[k], target[k]) for k in ("boxes", "labels", "masks"))
+
+
+def test_a_file_that_is_not_the_annotated_jpeg_is_a_one_line_error(folder, tmp_path):
+    import shutil
+
+    bad = tmp_path / "coco"
+    shutil.copytree(folder, bad)
+    split = coco.CocoSplit(bad, "train", keep_empty=False)
+    first = split.image_path(split.coco.imgs[split.ids[0]])
+    Image.new("RGB", (20, 20)).save(first, format="JPEG")
+    encoded = decode.EncodedCoco(split, decode.MaskRCNNPlan(0.5), "nvimgcodec")
+    with pytest.raises(DataError, match="is 20x20, its annotation says"):
+        encoded[0]
+    Image.new("RGB", (20, 20)).save(first, format="PNG")
+    with pytest.raises(DataError, match="is PNG, not JPEG: model.decode=nvimgcodec reads JPEG only"):
+        encoded[0]
+
+
+def test_auto_keeps_the_cpu_transform_and_a_gpu_backend_needs_cuda():
+    """auto is the CPU path for the detection models, on a GPU too (their GPU path measured slower on an H200)."""
+    assert decode.choose("auto", CPU) == "cpu" and decode.choose("auto", torch.device("cuda", 0)) == "cpu"
+    assert decode.choose("nvimgcodec", torch.device("cuda", 0)) == "nvimgcodec"
+    with pytest.raises(ValueError, match="model.decode=nvimgcodec needs a CUDA device"):
+        decode.choose("nvimgcodec", CPU)

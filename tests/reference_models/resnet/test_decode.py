@@ -1,0 +1,155 @@
+"""The GPU decode path (reference_models/resnet/decode.py) run on the CPU: PIL's resampling as matrices,
+each decoder the CPU can run against the workers' PIL crops, model.decode=auto, the prefetch thread.
+
+The stated tolerance, against the CPU path (PIL decodes, crops and resizes; data.DecodedImages):
+- the resampling alone (PIL's decode on both sides): every pixel within 1 level of PIL's (PIL rounds
+  to uint8 after each of its two passes, the matrices once at the end), the mean difference under 0.25;
+- a backend's whole path (its decode too): the same where it decodes with libjpeg-turbo as PIL does
+  (torchvision on a CPU, nvImageCodec's CPU decoder). The hardware decoder's agreement is measured on
+  the GPU by scripts/lab/pipeline_decoders.py and recorded in docs/benchmarks/pipeline_2026-12-01.md.
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from reference_models.resnet import data, decode
+from reference_models.resnet.generate import ImageSpec, write
+
+CPU = torch.device("cpu")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    spec = ImageSpec(classes=2, train_per_class=6, val_per_class=1, width=120, height=90, size_jitter=0.3)
+    return write(spec, tmp_path_factory.mktemp("d") / "d", workers=1)
+
+
+def _pil_crop(path: str, box: tuple[int, int, int, int], flip: bool, size: int) -> torch.Tensor:
+    top, left, h, w = box
+    with Image.open(path) as image:
+        crop = image.convert("RGB").resize((size, size), Image.Resampling.BILINEAR, box=(left, top, left + w, top + h))
+    if flip:
+        crop = crop.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+    return torch.from_numpy(np.asarray(crop).copy()).permute(2, 0, 1).float()
+
+
+@pytest.mark.parametrize("part, flip", [((0.1, 0.2, 0.6, 0.7), False), ((0, 0, 1, 1), True), ((0.3, 0.4, 0.2, 0.2), False),
+                                        ((0.05, 0, 0.95, 0.3), True)])
+def test_the_matrices_resample_as_pil_does(folder, part, flip):
+    """Downscaling (support > 1), upscaling (a fifth of the image to 64 pixels), whole images, boxes
+    on the edges, mirrored."""
+    path = data.load(folder).train[0][0]
+    image = decode.pil_decode(np.fromfile(path, dtype=np.uint8))
+    h, w = image.shape[1:]
+    box = (int(part[0] * h), int(part[1] * w), max(1, int(part[2] * h)), max(1, int(part[3] * w)))
+    ours = decode.crop_resize([image], torch.tensor([box]), torch.tensor([flip]), 64)[0]
+    diff = (ours - _pil_crop(path, box, flip, 64)).abs()
+    assert diff.max() <= 1 and diff.mean() < 0.25
+    assert ours.dtype == torch.float32 and torch.equal(ours, ours.round())  # integral levels, as uint8 pictures
+
+
+def test_a_crop_cut_out_first_resamples_within_its_bounds(folder):
+    """clips: PIL's crop(...).resize(...) (SSD's order) lets no tap fall outside the crop."""
+    path = data.load(folder).train[1][0]
+    image = decode.pil_decode(np.fromfile(path, dtype=np.uint8))
+    left, top, right, bottom = 13, 7, 101, 66
+    with Image.open(path) as im:
+        theirs = im.convert("RGB").crop((left, top, right, bottom)).resize((50, 50), Image.Resampling.BILINEAR)
+    ref = torch.from_numpy(np.asarray(theirs).copy()).permute(2, 0, 1).float()
+    box, clip = torch.tensor([[top, left, bottom - top, right - left]]), torch.tensor([[top, left, bottom, right]])
+    ours = decode.crop_resize([image], box, torch.tensor([False]), 50, clips=clip)[0]
+    assert (ours - ref).abs().max() <= 1
+
+
+def test_images_of_other_sizes_share_canvases_without_one_large_image_inflating_them():
+    sizes = [(375, 500)] * 6 + [(500, 375)] * 2 + [(3000, 4000)]
+    groups = decode._groups(sizes)
+    assert sorted(i for g in groups for i in g) == list(range(9))
+    assert [8] in groups and len(groups) == 2
+    assert decode._groups([(90, 120)] * 5) == [[0, 1, 2, 3, 4]]
+    torch.manual_seed(0)
+    images = [torch.randint(0, 256, (3, h, w), dtype=torch.uint8) for h, w in [(40, 50), (50, 40), (300, 400)]]
+    boxes = torch.tensor([[0, 0, 40, 50], [10, 5, 30, 30], [0, 0, 300, 400]])
+    together = decode.crop_resize(images, boxes, torch.tensor([False, True, False]), 32)
+    apart = torch.cat([decode.crop_resize([im], b[None], f[None], 32)
+                       for im, b, f in zip(images, boxes, torch.tensor([False, True, False]))])
+    assert torch.equal(together, apart)
+
+
+def _decoders() -> list[str]:
+    names = ["pil", "cuda"]  # "cuda" is torchvision's decode_jpeg: libjpeg-turbo when the device is a CPU
+    try:
+        from nvidia import nvimgcodec  # noqa: F401
+        names.append("nvimgcodec")
+    except ImportError:
+        pass
+    return names
+
+
+@pytest.mark.parametrize("name", _decoders())
+def test_each_backend_gives_the_workers_pil_pictures(folder, name):
+    """The whole device path (bytes from the workers, decode, crop_resize, normalisation, in the
+    prefetch thread) against data.DecodedImages' crops of the same boxes and flips, normalised."""
+    samples = data.load(folder).train
+    crops = data.Crops(48, 55, train=True, scale=(0.2, 1.0))
+    torch.manual_seed(5)
+    cpu = torch.stack([data.DecodedImages(samples, crops)[i][0] for i in range(len(samples))])
+    torch.manual_seed(5)
+    encoded = [data.EncodedImages(samples, crops)[i] for i in range(len(samples))]
+    batches = [data.collate_encoded(encoded[:6]), data.collate_encoded(encoded[6:])]
+    pipeline = decode.ImageNetBatches(decode.make_decoder(name, CPU), 48, CPU, channels_last=True)
+    out = list(pipeline(batches))
+    images = torch.cat([im for im, _ in out])
+    assert images.shape == cpu.shape and images.is_contiguous(memory_format=torch.channels_last)
+    assert torch.cat([y for _, y in out]).tolist() == [label for _, label in samples]
+    diff = (images - data.normalize(cpu, channels_last=True)) * torch.tensor(data.STD).view(1, 3, 1, 1)
+    assert diff.abs().max() <= 1 + 1e-3 and diff.abs().mean() < 0.25
+
+
+def test_auto_is_the_cpu_path_without_cuda_and_gpu_backends_need_cuda():
+    assert decode.resolve("auto", CPU) == "cpu"
+    assert decode.resolve("auto", CPU, probe=lambda: {"nvimgcodec": 1e9}) == "cpu"  # no probe without CUDA
+    for name in ("cuda", "nvimgcodec"):
+        with pytest.raises(ValueError, match=f"model.decode={name} needs a CUDA device"):
+            decode.resolve(name, CPU)
+    with pytest.raises(ValueError, match="choose one of auto, cpu, cuda, nvimgcodec"):
+        decode.resolve("gpu", CPU)
+
+
+def test_auto_on_a_gpu_takes_the_faster_of_the_probe(monkeypatch):
+    gpu = torch.device("cuda", 0)
+    assert decode.resolve("auto", gpu, probe=lambda: {"cpu": 5000.0, "nvimgcodec": 9000.0}) == "nvimgcodec"
+    assert decode.resolve("auto", gpu, probe=lambda: {"cpu": 5000.0}) == "cpu"  # no decoder, no choice
+    assert decode.resolve("auto", gpu, probe=lambda: {"cpu": 20000.0, "nvimgcodec": 9000.0}) == "cpu"
+
+
+def test_the_probe_times_the_cpu_path_and_skips_a_decoder_that_cannot_run(folder):
+    train = data.load(folder).train
+    cpu = data.DecodedImages(train, data.Crops(32, 37, train=True))
+    rates = decode.probe_rates(len(train), lambda i: train[i][0], cpu.__getitem__, CPU, 4, 32, probe=8)
+    assert rates["cpu"] > 0 and "nvimgcodec" not in rates  # the CPU has no hardware decoder
+
+
+def test_a_failure_in_the_thread_reaches_the_training_loop_and_an_early_stop_ends_the_thread():
+    def prepare(batch, slot):
+        if batch == 3:
+            raise RuntimeError("batch 3 is broken")
+        return (torch.tensor([batch]),), None
+
+    pipeline = decode.DeviceBatches(prepare, CPU, depth=2)
+    seen = []
+    with pytest.raises(RuntimeError, match="batch 3 is broken"):
+        for (t,) in pipeline(range(10)):
+            seen.append(int(t))
+    assert seen == [0, 1, 2]
+    before = threading.active_count()
+    batches = pipeline(iter(range(1000)))
+    assert int(next(batches)[0]) == 0
+    batches.close()  # the consumer stops after one batch (a run's max_steps, an interrupted epoch)
+    assert threading.active_count() <= before
