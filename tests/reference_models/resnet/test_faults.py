@@ -95,7 +95,8 @@ def test_cmyk_greyscale_and_png_files_are_read_as_rgb_and_counted_once(bad):
     for epoch in (1, 2):  # read twice, counted once
         for images, _ in bench.train_batches(epoch):
             assert images.shape == (6, 3, 32, 32) and torch.isfinite(images).all()
-    bench.evaluate(1)
+    with torch.no_grad():
+        bench.evaluate(bench.model.eval(), 1)
     assert bench.data_findings() == {"train_cmyk_to_rgb": 1, "train_greyscale_to_rgb": 1, "train_not_jpeg": 1,
                                      "val_cmyk_to_rgb": 1, "val_greyscale_to_rgb": 1, "val_not_jpeg": 1}
 
