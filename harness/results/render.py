@@ -94,7 +94,7 @@ def run_footnotes(runs: list[RunSummary]) -> list[str]:
                      "(result.json host_load); still scored, but its time to train measures its neighbours too")
     if any(input_bound(r.data_wait_share) for r in runs):
         notes.append(f"{INPUT_BOUND_MARK}: data wait over {INPUT_BOUND:.0%} of training time (result.json "
-                     f"data_wait_share): {INPUT_BOUND_TEXT}")
+                     f"data_wait_share): {INPUT_BOUND_TEXT.split(': ', 1)[1]}")
     if any(r.throughput_derived for r in runs):
         notes.append(f"{DERIVED} throughput derived from the log's epoch intervals: samples per second of training "
                      "(train_samples x epochs / epoch seconds), or epochs per second where the log counts no samples")

@@ -19,8 +19,8 @@ class MasterWeights:
     """Swaps a built model's parameters for `dtype` and gives its optimizer fp32 copies instead."""
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer, dtype: torch.dtype):
-        if optimizer.state:
-            raise RuntimeError("master weights must be set up before the optimizer's first step")
+        # state made at build (ResNet's zeroed momentum buffers) moves to the masters, in fp32
+        built = {p: optimizer.state.pop(p) for p in list(optimizer.state)}
         self.model_params: list[torch.nn.Parameter] = []
         self.master_params: list[torch.nn.Parameter] = []
         for group in optimizer.param_groups:
@@ -30,6 +30,9 @@ class MasterWeights:
                 self.model_params.append(p)
                 self.master_params.append(master)
                 masters.append(master)
+                if p in built:
+                    optimizer.state[master] = {k: v.float() if torch.is_tensor(v) and v.is_floating_point() else v
+                                               for k, v in built[p].items()}
             group["params"] = masters
         # in place: each Parameter object stays the same, so the optimizer's mapping above and any
         # module holding a parameter directly (the LSTMs' packed weights) stay valid

@@ -481,6 +481,8 @@ def probe_rates(count: int, path_of: Callable[[int], Any], cpu_work: Callable[[i
     for i in few:
         cpu_work(i)
     rates["cpu"] = max(workers, 1) * len(few) / (time.perf_counter() - t0)
+    if device.type != "cuda":  # the hardware decoder is a GPU's
+        return rates
     data = [np.fromfile(path_of(i), dtype=np.uint8) for i in picked]
     try:
         decoder = NvImageCodecDecoder(device, hardware_only=True)

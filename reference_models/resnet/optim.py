@@ -96,7 +96,16 @@ def make_optimizer(name: str, groups: list[dict], lr: float, momentum: float, et
                    fused: bool) -> torch.optim.Optimizer:
     if name == "sgd":
         plain = [{k: v for k, v in g.items() if k != "lars"} for g in groups]
-        return torch.optim.SGD(plain, lr=lr, momentum=momentum, fused=fused or None)
+        sgd = torch.optim.SGD(plain, lr=lr, momentum=momentum, fused=fused or None)
+        if fused and momentum:
+            # PyTorch's fused SGD makes its momentum buffers with empty_like on the first step and skips the
+            # kernel when the GradScaler found an inf there: the buffers keep uninitialised memory, and the
+            # next step's update turns the weights NaN (amp's first steps often overflow). Zero buffers make
+            # a step that is never "first"; with dampening 0, momentum x 0 + grad is the first step's update.
+            for group in sgd.param_groups:
+                for p in group["params"]:
+                    sgd.state[p]["momentum_buffer"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        return sgd
     if name == "lars":
         return LARS(groups, lr=lr, momentum=momentum, eta=eta, epsilon=epsilon)
     raise ValueError(f"model.optimizer={name}: choose sgd or lars")
