@@ -112,6 +112,14 @@ def training_loader(train: "CocoSplit", num_classes: int, ctx: Any, batch_size: 
     return loader
 
 
+def split_findings(train: Optional["CocoSplit"], val: Optional["CocoSplit"]) -> dict[str, int]:
+    """What the COCO splits dropped or converted (reference_models/detection/records.py); every rank
+    calls it (the converted files are merged over ranks). None: mode=throughput read no dataset."""
+    if train is None or val is None:
+        return {}
+    return {**train.data_findings(), **val.data_findings()}
+
+
 class CocoSplit(Dataset):
     """One split of a COCO-format dataset: (PIL image, Target) pairs, then `transform` applied to them.
 

@@ -6,7 +6,7 @@ warm-up and two decay steps, COCO box and mask mAP on every rank's share of val2
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import numpy as np
 import torch
@@ -68,6 +68,7 @@ class MaskRCNNBenchmark:
             self.model.backbone.to(memory_format=torch.channels_last)
 
         self._steps, self.n_train = ctx.cfg.throughput_steps, 0
+        self.train: Optional[coco.CocoSplit] = None  # mode=throughput reads no dataset
         self.decode = device_decode.resolve(str(hp.decode), ctx.device)
         self._device_batches: Any = None
         if ctx.data_dir is not None:
@@ -124,11 +125,7 @@ class MaskRCNNBenchmark:
         return my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size)
 
     def data_findings(self) -> dict[str, int]:
-        """What the COCO splits dropped or converted (reference_models/detection/records.py); every
-        rank calls it (the converted files are merged over ranks)."""
-        if self.val is None:  # mode=throughput: no dataset was read
-            return {}
-        return {**self.train.data_findings(), **self.val.data_findings()}
+        return coco.split_findings(self.train, self.val)
 
     def steps_per_epoch(self) -> int:
         return self._steps

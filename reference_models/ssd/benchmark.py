@@ -5,7 +5,7 @@ with warm-up and step decay, COCO box mAP on every rank's share of val2017 score
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import torch
 from harness.interface import LossTerms, RunContext, scaled_learning_rate
@@ -49,6 +49,7 @@ class SSDBenchmark:
         self.model.to(memory_format=self.memory_format)
 
         self._steps, self.n_train = ctx.cfg.throughput_steps, 0
+        self.train: Optional[coco.CocoSplit] = None  # mode=throughput reads no dataset
         self.decode = device_decode.resolve(str(hp.decode), ctx.device)
         self._device_batches: Any = None
         if ctx.data_dir is not None:
@@ -98,11 +99,7 @@ class SSDBenchmark:
         return my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size)
 
     def data_findings(self) -> dict[str, int]:
-        """What the COCO splits dropped or converted (reference_models/detection/records.py); every
-        rank calls it (the converted files are merged over ranks)."""
-        if self.val is None:  # mode=throughput: no dataset was read
-            return {}
-        return {**self.train.data_findings(), **self.val.data_findings()}
+        return coco.split_findings(self.train, self.val)
 
     def steps_per_epoch(self) -> int:
         return self._steps
