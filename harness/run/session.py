@@ -115,23 +115,27 @@ def run_rank(job: RankJob) -> RunRecord:
     try:
         record = _run(job, spec, training, held)
     except BaseException as err:
-        cause = _cause(job, err)
-        if not held.run_stopped:
-            # The log must still end: an interrupted or crashed run is an aborted run to MLPerf.
-            # Before run_start the run_stop carries no time to train (docs/results.md).
-            meta: dict[str, Any] = {"status": C.ABORTED, "reason": _stop_reason(err, cause)}
-            if held.run_start is None:
-                meta["before_run_start"] = True
-            with shielded():  # the launcher's forwarded signal must not cut the last line off
+        # From here the launcher's SIGTERM (sent the moment it sees a peer die, while this rank is
+        # still naming the dead peer from gloo's error) is held: arriving mid-way, it would replace
+        # this handler's work and leave the log without its run_stop. The re-raise inside the block
+        # drops a held signal, as the run already ends with this error.
+        with shielded():
+            cause = _cause(job, err)
+            if not held.run_stopped:
+                # The log must still end: an interrupted or crashed run is an aborted run to MLPerf.
+                # Before run_start the run_stop carries no time to train (docs/results.md).
+                meta: dict[str, Any] = {"status": C.ABORTED, "reason": _stop_reason(err, cause)}
+                if held.run_start is None:
+                    meta["before_run_start"] = True
                 try:
                     held.mlperf.end(C.RUN_STOP, metadata=meta)
                 except disk.DiskFull:
                     pass  # the log ends at its last whole record; result.json says why
-        if held.watch is not None:
-            _finish(held.watch, None, cfg, spec)
-        if cause is not None:
-            raise cause from err
-        raise
+            if held.watch is not None:
+                _finish(held.watch, None, cfg, spec)
+            if cause is not None:
+                raise cause from err
+            raise
     finally:
         with shielded():
             held.mlperf.close()
