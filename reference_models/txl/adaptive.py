@@ -98,21 +98,38 @@ class ProjectedAdaptiveLogSoftmax(nn.Module):
             hidden = hidden @ proj
         return F.linear(hidden, weight, bias)
 
-    def forward(self, hidden: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    def cluster_of(self, target: torch.Tensor) -> torch.Tensor:
+        """0 for a shortlist token, i for a token of tail cluster i."""
+        firsts = torch.tensor([first for first, _ in self.embedding[0].clusters[1:]], device=target.device,
+                              dtype=target.dtype)
+        return torch.bucketize(target, firsts, right=True)
+
+    def cluster_counts(self, target: torch.Tensor) -> list[int]:
+        """Targets in the shortlist and in each tail cluster, read on the host: a sync wherever
+        `target` lives on a GPU (a loader that holds its batch on the host pays nothing)."""
+        return torch.bincount(self.cluster_of(target).flatten(), minlength=len(self.embedding[0].clusters)).tolist()
+
+    def forward(self, hidden: torch.Tensor, target: torch.Tensor, counts: Optional[Sequence[int]] = None) -> torch.Tensor:
+        """`counts`: cluster_counts(target), when the caller already knows them (a batch that is
+        trained on repeatedly); otherwise they are read here, the step's one sync."""
         weight, bias, proj = self._cluster(0)
         head = self._logits(hidden, torch.cat([weight, self.cluster_weight]), torch.cat([bias, self.cluster_bias]),
                             proj)
         head_logprob = F.log_softmax(head.float(), dim=-1)
         shortlist = weight.shape[0]
         clusters = self.embedding[0].clusters
-        in_head = target < shortlist
-        total = -(head_logprob.gather(1, target.clamp(max=shortlist - 1)[:, None]).squeeze(1) * in_head).sum()
-        for i, (first, end) in enumerate(clusters[1:], start=1):
-            rows = ((target >= first) & (target < end)).nonzero().squeeze(1)  # the reference's gather: one sync
-            if rows.numel() == 0:
+        cluster = self.cluster_of(target)
+        # one gather for every target: its own head logit, or its cluster's
+        column = torch.where(cluster == 0, target, shortlist - 1 + cluster)
+        total = -head_logprob.gather(1, column[:, None]).sum()
+        # the rows of each tail cluster, in one sort instead of a nonzero (and a sync) per cluster
+        counts = self.cluster_counts(target) if counts is None else list(counts)
+        by_cluster = torch.argsort(cluster, stable=True).split(counts)
+        for i, (first, _) in enumerate(clusters[1:], start=1):
+            if counts[i] == 0:
                 continue
+            rows = by_cluster[i]
             weight, bias, proj = self._cluster(i)
-            tail = F.log_softmax(self._logits(hidden[rows], weight, bias, proj).float(), dim=-1)
-            picked = tail.gather(1, (target[rows] - first)[:, None]).squeeze(1)
-            total = total - (head_logprob[rows, shortlist + i - 1] + picked).sum()
+            tail = F.log_softmax(self._logits(hidden.index_select(0, rows), weight, bias, proj).float(), dim=-1)
+            total = total - tail.gather(1, (target.index_select(0, rows) - first)[:, None]).sum()
         return total / target.numel()

@@ -3,7 +3,10 @@ positional attention with the learned global biases u and v (attn_type 0), post-
 segment-level recurrence (each layer attends over mem_len cached hidden states of earlier segments
 plus the current tgt_len tokens), adaptive input and softmax.
 
-Tensors are time-major as in the reference: [length, batch, ...].
+Tensors are time-major as in the reference: [length, batch, ...]. Attention runs through torch's
+scaled_dot_product_attention with the position terms as its additive bias (the memory-efficient
+kernel on CUDA, which takes a bias and returns its gradient), so the content scores, the softmax and
+the attention dropout never leave the kernel.
 
     python -c "from reference_models.txl.model import MemTransformerLM; print(MemTransformerLM(1000, [500], 2, 64, 2, 32, 128))"
 """
@@ -40,23 +43,28 @@ class RelPartialLearnableLayer(nn.Module):
         self.ff = nn.Sequential(nn.Linear(d_model, d_inner), nn.ReLU(inplace=True), nn.Dropout(dropout),
                                 nn.Linear(d_inner, d_model), nn.Dropout(dropout))
         self.ff_norm = nn.LayerNorm(d_model)
-        self.drop, self.dropatt = nn.Dropout(dropout), nn.Dropout(dropatt)
+        self.drop, self.dropatt = nn.Dropout(dropout), dropatt
 
     def forward(self, w: torch.Tensor, r: torch.Tensor, r_w_bias: torch.Tensor, r_r_bias: torch.Tensor,
                 mask: torch.Tensor, mem: Optional[torch.Tensor]) -> torch.Tensor:
         qlen, bsz = w.shape[:2]
+        n, d = self.n_head, self.d_head
         cat = w if mem is None else torch.cat([mem, w], 0)
-        q, k, v = self.qkv_net(cat).chunk(3, dim=-1)
-        klen = k.shape[0]
-        q = q[-qlen:].reshape(qlen, bsz, self.n_head, self.d_head)
-        k = k.reshape(klen, bsz, self.n_head, self.d_head)
-        v = v.reshape(klen, bsz, self.n_head, self.d_head)
-        r_k = self.r_net(r).reshape(r.shape[0], self.n_head, self.d_head)
-        content = torch.einsum("ibnd,jbnd->bnij", q + r_w_bias, k)  # terms (a) and (c) of the paper
-        position = rel_shift(torch.einsum("ibnd,jnd->bnij", q + r_r_bias, r_k))  # terms (b) and (d)
-        score = ((content + position) * self.scale).masked_fill(mask, float("-inf"))
-        prob = self.dropatt(F.softmax(score, dim=3))
-        attn = torch.einsum("bnij,jbnd->ibnd", prob, v).reshape(qlen, bsz, self.n_head * self.d_head)
+        klen = cat.shape[0]
+        # queries only for the current segment (the reference projects the memory's too, then drops
+        # them): the same weights, a third less of the projection's work over the memory
+        w_q, w_kv = self.qkv_net.weight.split([n * d, 2 * n * d])
+        q = F.linear(w, w_q).view(qlen, bsz, n, d).permute(1, 2, 0, 3)  # [b, n, i, d]
+        k, v = F.linear(cat, w_kv).view(klen, bsz, 2, n, d).permute(2, 1, 3, 0, 4).unbind(0)  # [b, n, j, d]
+        r_k = self.r_net(r).view(r.shape[0], n, d).transpose(0, 1)  # [n, j, d]
+        # terms (b) and (d) of the paper, against key positions, go into the fused kernel as an
+        # additive bias beside the causal mask; terms (a) and (c), the softmax, dropout on the
+        # probabilities and the product with the values run inside it
+        position = rel_shift(torch.einsum("bnid,njd->bnij", q + r_r_bias[:, None], r_k))
+        bias = (position * self.scale).masked_fill(mask, float("-inf"))
+        attn = F.scaled_dot_product_attention(q + r_w_bias[:, None], k, v, attn_mask=bias, scale=self.scale,
+                                              dropout_p=self.dropatt if self.training else 0.0)
+        attn = attn.permute(2, 0, 1, 3).reshape(qlen, bsz, n * d)
         h = self.attn_norm(w + self.drop(self.o_net(attn)))
         return self.ff_norm(h + self.ff(h))
 
@@ -86,10 +94,11 @@ class MemTransformerLM(nn.Module):
             mask = mask + torch.tril(ones, -(qlen - beyond if beyond > 0 else qlen))
         return mask.bool()
 
-    def forward(self, data: torch.Tensor, target: torch.Tensor,
-                mems: Optional[torch.Tensor]) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    def forward(self, data: torch.Tensor, target: torch.Tensor, mems: Optional[torch.Tensor],
+                counts: Optional[Sequence[int]] = None) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
         """Mean NLL of `target` ([tgt_len, batch]) given `data` and the cached `mems` ([layers,
-        mem, batch, d_model] or None), and the memory for the next segment (no gradient)."""
+        mem, batch, d_model] or None), and the memory for the next segment (no gradient). `counts`:
+        the targets per adaptive cluster (crit.cluster_counts), when the caller knows them."""
         qlen = data.shape[0]
         mlen = 0 if mems is None else mems.shape[1]
         klen = qlen + mlen
@@ -106,7 +115,7 @@ class MemTransformerLM(nn.Module):
             hids.append(h.detach())
             h = layer(h, r, self.r_w_bias, self.r_r_bias, mask, None if mems is None else mems[i])
         h = self.drop(h)
-        loss = self.crit(h[-target.shape[0]:].reshape(-1, h.shape[-1]), target.reshape(-1))
+        loss = self.crit(h[-target.shape[0]:].reshape(-1, h.shape[-1]), target.reshape(-1), counts)
         return loss, self._new_mems(hids, mems, qlen)
 
     @torch.no_grad()
