@@ -22,6 +22,9 @@ class WaveGlowBenchmark(SyntheticBenchmark):
                               hp.wn_layers, hp.wn_channels, hp.wn_kernel_size, hp.upsample_kernel,
                               hp.hop_length).to(ctx.device)
         self.compile_if_asked(list(self.model.wn))
+        if hp.cudnn_benchmark and ctx.device.type == "cuda":
+            # process-wide, as NVIDIA's train.py sets it: a run trains one model at fixed shapes
+            torch.backends.cudnn.benchmark = True
         self.optimizer = adam(self.model, ctx.device, hp.learning_rate, (0.9, 0.999), 1e-8)
         self.grad_clip_norm = hp.grad_clip
         b, samples = int(hp.batch_size), int(hp.segment_length)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.nn.utils import skip_init
 from torch.nn.utils.parametrizations import weight_norm
 
 
@@ -31,9 +32,26 @@ class Invertible1x1Conv(nn.Module):
         return self.conv(z), log_det
 
 
+def _stacked(convs: list[nn.Conv1d]) -> nn.Conv1d:
+    """One 1x1 convolution holding `convs` one after another along the output channels: one GEMM
+    where there were len(convs), the same values (the members are drawn first, in their order)."""
+    first = convs[0]
+    out = sum(c.out_channels for c in convs)
+    stacked = skip_init(nn.Conv1d, first.in_channels, out, 1, device=first.weight.device)
+    with torch.no_grad():
+        stacked.weight.copy_(torch.cat([c.weight for c in convs]))
+        stacked.bias.copy_(torch.cat([c.bias for c in convs if c.bias is not None]))  # type: ignore[union-attr]  # Conv1d has one
+    return stacked
+
+
 class WN(nn.Module):
     """Gated dilated convolutions (dilation 2^i) with residual and skip outputs, conditioned on the
-    spectrogram; the last layer starts at zero, so every coupling starts as the identity."""
+    spectrogram; the last layer starts at zero, so every coupling starts as the identity.
+
+    The layers' conditioning convolutions all read the same spectrogram: they run as one weight-
+    normalised 1x1 convolution of layers x 2 x channels outputs (weight norm is per output channel,
+    so it is the same parameters and the same function as one convolution per layer; NVIDIA's later
+    glow.py stacks them the same way, as its cond_layer)."""
 
     def __init__(self, c_in: int, c_cond: int, layers: int, channels: int, kernel: int):
         super().__init__()
@@ -45,7 +63,7 @@ class WN(nn.Module):
         self.in_layers = nn.ModuleList(
             weight_norm(nn.Conv1d(channels, 2 * channels, kernel, dilation=2 ** i, padding=(kernel - 1) * 2 ** i // 2))
             for i in range(layers))
-        self.cond_layers = nn.ModuleList(weight_norm(nn.Conv1d(c_cond, 2 * channels, 1)) for _ in range(layers))
+        self.cond = weight_norm(_stacked([nn.Conv1d(c_cond, 2 * channels, 1) for _ in range(layers)]))
         self.res_skip_layers = nn.ModuleList(
             weight_norm(nn.Conv1d(channels, 2 * channels if i < layers - 1 else channels, 1)) for i in range(layers))
 
@@ -53,8 +71,9 @@ class WN(nn.Module):
         audio = self.start(audio)
         output = None
         n = self.channels
-        for i, (conv, cond, res_skip) in enumerate(zip(self.in_layers, self.cond_layers, self.res_skip_layers)):
-            act = conv(audio) + cond(spect)
+        conds = self.cond(spect).split(2 * n, dim=1)
+        for i, (conv, cond, res_skip) in enumerate(zip(self.in_layers, conds, self.res_skip_layers)):
+            act = conv(audio) + cond
             acts = res_skip(torch.tanh(act[:, :n]) * torch.sigmoid(act[:, n:]))
             if i < len(self.in_layers) - 1:
                 audio = audio + acts[:, :n]

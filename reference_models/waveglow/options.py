@@ -44,6 +44,10 @@ class WaveGlowOptions(ModelOptions):
     """Max global gradient norm (NVIDIA's scripts clip at fp16's largest value)."""
     compile: bool = False
     """CUDA: torch.compile each coupling network (compilation falls in the warm-up steps)."""
+    cudnn_benchmark: bool = True
+    """CUDA: cuDNN times its algorithms for each of the run's fixed convolution shapes in the first
+    steps (warm-up) and keeps the fastest, as NVIDIA's scripts ask with --cudnn-benchmark; false: its
+    heuristics pick without timing."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         if self.n_group % 2:
