@@ -85,7 +85,7 @@ class BertOptions(ModelOptions):
     grad_clip: float = option(1.0, gt=0)
     """Max global gradient norm."""
     compile: bool = False
-    """CUDA: torch.compile the model (compilation falls in the warm-up steps)."""
+    """CUDA: torch.compile each encoder layer (compilation falls in the warm-up steps)."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         seq, head, predictions = workload_shape(self.workload, self.seq_len, self.max_predictions)
