@@ -138,3 +138,25 @@ def test_the_benchmark_counts_its_segments_clusters_once_and_trains_on_the_same_
     loss, _ = bench.loss(bench.model, (data, target))
     alone, _ = bench.model(data, target, None)
     assert loss.item() == pytest.approx(alone.item(), rel=1e-6)
+
+
+def test_a_step_on_the_benchmarks_segment_reads_no_value_from_the_device(tmp_path, monkeypatch):
+    """The calls that would wait for a GPU (reading a value, or a nonzero's data-dependent shape)
+    are not made in the forward once the segment's counts are known."""
+    from harness.config import compose
+    from harness.run.build import build_run, context_for
+
+    cfg = compose(["model=txl_large", "+debug=txl_large", "mode=throughput", "device=cpu", "seed=1",
+                   f"output_root={tmp_path}"])
+    bench = build_run(cfg, context_for(cfg)).bench
+    batch = bench.synthetic_batch()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a host sync in the step")
+
+    for name in ("item", "tolist", "nonzero", "__bool__"):
+        monkeypatch.setattr(torch.Tensor, name, refuse)
+    monkeypatch.setattr(torch, "nonzero", refuse)
+    for _ in range(2):  # without, then with the memory
+        loss, _ = bench.loss(bench.model, batch)
+        loss.backward()
