@@ -77,20 +77,20 @@ class ProjectedAdaptiveLogSoftmax(nn.Module):
         projected = embedding.div_val > 1 or embedding.d_proj != d_embed
         self.head_proj = nn.Parameter(torch.zeros(embedding.d_proj, d_embed)) if projected else None
 
-    def _cluster(self, i: int) -> tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
+    def _clusters(self) -> list[tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]]:
+        """(output weight, bias, projection) of the head and of each tail cluster. With one shared
+        table the clusters' weights are one split of it: its backward writes the table's gradient
+        once, where a slice per cluster would each write (and add) a zero-filled table of gradient."""
         emb = self.embedding[0]
-        if i == 0:
-            proj = self.head_proj
-        elif emb.div_val == 1:
-            proj = emb.projs[0] if len(emb.projs) else None
-        else:
-            proj = emb.projs[i]
         # nn.ModuleList hides its members' types from the checker: they are nn.Embedding
         layers: list[nn.Embedding] = list(emb.layers)  # type: ignore[arg-type]
         if emb.div_val == 1:
-            first, end = emb.clusters[i]
-            return layers[0].weight[first:end], self.biases[0][first:end], proj
-        return layers[i].weight, self.biases[i], proj
+            sizes = [end - first for first, end in emb.clusters]
+            tail_proj = emb.projs[0] if len(emb.projs) else None
+            projs = [self.head_proj, *[tail_proj] * (len(sizes) - 1)]
+            return list(zip(layers[0].weight.split(sizes), self.biases[0].split(sizes), projs))
+        return [(layer.weight, bias, self.head_proj if i == 0 else emb.projs[i])
+                for i, (layer, bias) in enumerate(zip(layers, self.biases))]
 
     @staticmethod
     def _logits(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, proj: Optional[torch.Tensor]):
@@ -112,7 +112,8 @@ class ProjectedAdaptiveLogSoftmax(nn.Module):
     def forward(self, hidden: torch.Tensor, target: torch.Tensor, counts: Optional[Sequence[int]] = None) -> torch.Tensor:
         """`counts`: cluster_counts(target), when the caller already knows them (a batch that is
         trained on repeatedly); otherwise they are read here, the step's one sync."""
-        weight, bias, proj = self._cluster(0)
+        parts = self._clusters()
+        weight, bias, proj = parts[0]
         head = self._logits(hidden, torch.cat([weight, self.cluster_weight]), torch.cat([bias, self.cluster_bias]),
                             proj)
         head_logprob = F.log_softmax(head.float(), dim=-1)
@@ -129,7 +130,7 @@ class ProjectedAdaptiveLogSoftmax(nn.Module):
             if counts[i] == 0:
                 continue
             rows = by_cluster[i]
-            weight, bias, proj = self._cluster(i)
+            weight, bias, proj = parts[i]
             tail = F.log_softmax(self._logits(hidden.index_select(0, rows), weight, bias, proj).float(), dim=-1)
             total = total - tail.gather(1, (target.index_select(0, rows) - first)[:, None]).sum()
         return total / target.numel()

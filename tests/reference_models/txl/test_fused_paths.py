@@ -31,9 +31,19 @@ def plain_layer(layer: RelPartialLearnableLayer, w, r, r_w_bias, r_r_bias, mask,
     return layer.ff_norm(h + layer.ff(h))
 
 
+def plain_cluster(crit: ProjectedAdaptiveLogSoftmax, i: int):
+    """Cluster i's output weight, bias and projection, sliced from the tables as the reference does."""
+    emb = crit.embedding[0]
+    proj = crit.head_proj if i == 0 else emb.projs[0 if emb.div_val == 1 else i] if len(emb.projs) else None
+    if emb.div_val == 1:
+        first, end = emb.clusters[i]
+        return emb.layers[0].weight[first:end], crit.biases[0][first:end], proj  # type: ignore[index]
+    return emb.layers[i].weight, crit.biases[i], proj
+
+
 def plain_nll(crit: ProjectedAdaptiveLogSoftmax, hidden, target):
     """The reference's adaptive softmax: the head, then each tail cluster's rows found by nonzero."""
-    weight, bias, proj = crit._cluster(0)
+    weight, bias, proj = plain_cluster(crit, 0)
     head = crit._logits(hidden, torch.cat([weight, crit.cluster_weight]), torch.cat([bias, crit.cluster_bias]), proj)
     head_logprob = F.log_softmax(head.float(), dim=-1)
     shortlist = weight.shape[0]
@@ -43,7 +53,7 @@ def plain_nll(crit: ProjectedAdaptiveLogSoftmax, hidden, target):
         rows = ((target >= first) & (target < end)).nonzero().squeeze(1)
         if rows.numel() == 0:
             continue
-        weight, bias, proj = crit._cluster(i)
+        weight, bias, proj = plain_cluster(crit, i)
         tail = F.log_softmax(crit._logits(hidden[rows], weight, bias, proj).float(), dim=-1)
         picked = tail.gather(1, (target[rows] - first)[:, None]).squeeze(1)
         total = total - (head_logprob[rows, shortlist + i - 1] + picked).sum()
@@ -78,14 +88,14 @@ def test_the_fused_relative_attention_equals_the_einsum_formulation(mlen, same_l
     _close_grads(params, torch.autograd.grad(fused, params, g), torch.autograd.grad(plain, params, g))
 
 
-@pytest.mark.parametrize("div_val", [1, 2])
-def test_the_sorted_cluster_gather_equals_a_nonzero_per_cluster(div_val):
+@pytest.mark.parametrize("div_val,d_embed", [(1, 16), (2, 16), (1, 8)])
+def test_the_sorted_cluster_gather_equals_a_nonzero_per_cluster(div_val, d_embed):
     torch.manual_seed(1)
-    emb = AdaptiveEmbedding(60, 16, 16, [10, 25, 40], div_val)
-    crit = ProjectedAdaptiveLogSoftmax(emb, 16)
+    emb = AdaptiveEmbedding(60, d_embed, 16, [10, 25, 40], div_val)
+    crit = ProjectedAdaptiveLogSoftmax(emb, d_embed)
     for p in [*emb.parameters(), *crit.parameters()]:
         torch.nn.init.normal_(p, 0, 0.5)
-    hidden = torch.randn(50, 16)
+    hidden = torch.randn(50, 16 if crit.head_proj is not None else d_embed)
     target = torch.cat([torch.randint(0, 60, (45,)), torch.tensor([0, 10, 25, 40, 59])])
     target[:8] = 30  # one cluster over-represented, one (25..40) present, none empty
     params = [*emb.parameters(), *crit.parameters()]
