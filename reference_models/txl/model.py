@@ -60,8 +60,9 @@ class RelPartialLearnableLayer(nn.Module):
         # terms (b) and (d) of the paper, against key positions, go into the fused kernel as an
         # additive bias beside the causal mask; terms (a) and (c), the softmax, dropout on the
         # probabilities and the product with the values run inside it
-        position = rel_shift(torch.einsum("bnid,njd->bnij", q + r_r_bias[:, None], r_k))
-        bias = (position * self.scale).masked_fill(mask, float("-inf"))
+        # scaled on the queries' side: a pass over [b, n, i, d] instead of one over [b, n, i, j]
+        position = rel_shift(torch.einsum("bnid,njd->bnij", (q + r_r_bias[:, None]) * self.scale, r_k))
+        bias = position.masked_fill(mask, float("-inf"))
         attn = F.scaled_dot_product_attention(q + r_w_bias[:, None], k, v, attn_mask=bias, scale=self.scale,
                                               dropout_p=self.dropatt if self.training else 0.0)
         attn = attn.permute(2, 0, 1, 3).reshape(qlen, bsz, n * d)
