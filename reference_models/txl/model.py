@@ -58,9 +58,9 @@ class RelPartialLearnableLayer(nn.Module):
         k, v = F.linear(cat, w_kv).view(klen, bsz, 2, n, d).permute(2, 1, 3, 0, 4).unbind(0)  # [b, n, j, d]
         r_k = self.r_net(r).view(r.shape[0], n, d).transpose(0, 1)  # [n, j, d]
         # terms (b) and (d) of the paper, against key positions, go into the fused kernel as an
-        # additive bias beside the causal mask; terms (a) and (c), the softmax, dropout on the
+        # additive bias beside the causal mask (scaled on the queries' side: a pass over [b, n, i, d]
+        # instead of one over the bias); terms (a) and (c), the softmax, dropout on the
         # probabilities and the product with the values run inside it
-        # scaled on the queries' side: a pass over [b, n, i, d] instead of one over [b, n, i, j]
         position = rel_shift(torch.einsum("bnid,njd->bnij", (q + r_r_bias[:, None]) * self.scale, r_k))
         bias = position.masked_fill(mask, float("-inf"))
         attn = F.scaled_dot_product_attention(q + r_w_bias[:, None], k, v, attn_mask=bias, scale=self.scale,
