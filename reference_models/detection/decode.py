@@ -131,7 +131,8 @@ class SSDBatch:
     glabel: torch.Tensor  # (B, default boxes) labels
 
     def pin_memory(self) -> "SSDBatch":  # DataLoader's pin_memory thread calls this
-        self.gloc, self.glabel = self.gloc.pin_memory(), self.glabel.pin_memory()
+        # the files' bytes too: the GPU decoder's copies of them are then queued, not staged (resnet.data.EncodedBatch)
+        self.data, self.gloc, self.glabel = self.data.pin_memory(), self.gloc.pin_memory(), self.glabel.pin_memory()
         return self
 
 
@@ -170,7 +171,7 @@ class SSDBatches:
             images = images.contiguous(memory_format=self.memory_format)
         nb = self.device.type == "cuda"  # pinned by the DataLoader (SSDBatch.pin_memory): queued, not waited for
         return (images, batch.gloc.to(self.device, non_blocking=nb), batch.glabel.to(self.device, non_blocking=nb)), \
-            decoded
+            [*decoded, batch.data]  # the bytes the decoder's queued copies read, kept to the batch's event
 
     def __call__(self, batches: Iterable[SSDBatch]) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
         for images, gloc, glabel in self.pipeline(batches):
@@ -203,6 +204,7 @@ class MaskRCNNBatch:
     targets: list[dict[str, torch.Tensor]]
 
     def pin_memory(self) -> "MaskRCNNBatch":
+        self.data = self.data.pin_memory()  # as SSDBatch's
         self.targets = [{k: v.pin_memory() for k, v in t.items()} for t in self.targets]
         return self
 
@@ -224,7 +226,7 @@ class MaskRCNNBatches:
         images = [(im.flip(-1) if flip else im).float().div_(255) for im, flip in zip(decoded, batch.flips)]
         nb = self.device.type == "cuda"
         targets = [{k: v.to(self.device, non_blocking=nb) for k, v in t.items()} for t in batch.targets]
-        return (images, targets), decoded
+        return (images, targets), [*decoded, batch.data]  # the bytes kept to the batch's event, as SSD's
 
     def __call__(self, batches: Iterable[MaskRCNNBatch]) -> Iterator[tuple[list, list]]:
         yield from self.pipeline(batches)

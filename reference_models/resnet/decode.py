@@ -438,7 +438,9 @@ class ImageNetBatches:
         decoded = self.decoder.decode(blobs(batch.data, batch.offsets), slot)
         images = crop_resize(decoded, batch.boxes, batch.flips, self.size, memory_format=self.memory_format,
                              affine=self.affine)
-        return (images, to_device(batch.labels, self.device)), decoded
+        # the files' bytes stay referenced until the batch's event: the decoder's queued copies read
+        # them (pinned: EncodedBatch.pin_memory), and PyTorch's pinned-memory cache does not know of them
+        return (images, to_device(batch.labels, self.device)), [*decoded, batch.data]
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         for images, labels in self.pipeline(batches):
