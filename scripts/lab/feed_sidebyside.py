@@ -127,7 +127,7 @@ def write(out: Path, results: list[dict[str, Any]], started: str, argv: list[str
     for r in results:
         if r.get("skipped"):
             lines.append(f"\n{r['name']}: {r['skipped']}")
-    settings = {r["name"]: r.get("overrides") for r in results if r.get("overrides")}
+    settings: dict[str, list[str]] = {r["name"]: list(r["overrides"]) for r in results if r.get("overrides")}
     lines += ["", "Settings:", *[f"- {k}: `{' '.join(v)}`" for k, v in settings.items()]]
     (out / "feed_sidebyside.md").write_text("\n".join(lines) + "\n")
     (out / "feed_sidebyside.json").write_text(json.dumps(results, indent=1, default=str))
