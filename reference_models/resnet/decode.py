@@ -21,7 +21,9 @@
 
 On the GPU every batch goes through the same steps, on a side CUDA stream, from a thread that keeps
 `depth` batches ready ahead of the step (the step's stream waits on an event, never the host):
-decode -> one planar uint8 canvas per batch -> `crop_resize` -> normalise. `crop_resize` is PIL's
+decode -> one planar uint8 canvas per batch -> `crop_resize` -> normalise. The files' bytes reach
+the decoder in page-locked memory (the loader's pin thread: data.EncodedBatch.pin_memory), so its
+copies to the device are queued on the side stream rather than staged through pageable memory. `crop_resize` is PIL's
 bilinear resampling (the filter `Image.resize(..., box=...)` applies: a triangle whose support grows
 with the downscale factor, taps clipped to the image, weights normalised) written as two batched
 matrix products, horizontal pass first as PIL does: the 256 crops of a batch cost a dozen kernels,
