@@ -389,6 +389,12 @@ class DeviceBatches:
             _put(ready, _END, stop)
         except BaseException as err:  # the consumer re-raises it in the training thread
             _put(ready, _Failed(err), stop)
+        finally:
+            # what the batches still in flight read (pinned bytes that PyTorch's pinned-memory cache
+            # would hand to the next epoch's batches) is released only once their GPU work is done
+            for _, event, _ in pending:
+                if event is not None:
+                    event.synchronize()
 
 
 def _put(ready: queue.Queue, item: Any, stop: threading.Event) -> bool:
