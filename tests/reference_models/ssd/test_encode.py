@@ -3,6 +3,7 @@ per-image encoder the workers run (what the golden losses and the embedded targe
 equal to the bit on one device."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from reference_models.ssd.boxes import Encoder, default_boxes, pad_truth
@@ -55,3 +56,17 @@ def test_an_empty_batch_and_a_batch_without_boxes_are_background():
     encoder = Encoder(default_boxes(300, [38, 19, 10, 5, 3, 1]))
     offsets, labels = encoder.encode_batch(torch.zeros(2, 0, 4), torch.zeros(2, 0, dtype=torch.int64))
     assert offsets.shape == (2, 8732, 4) and not offsets.any() and not labels.any()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_a_gpu_the_batch_encodes_as_the_workers_cpu_encoder():
+    """The same matching on a GPU (labels equal; offsets to float32's rounding of the log there)."""
+    encoder = Encoder(default_boxes(300, [38, 19, 10, 5, 3, 1]))
+    gen = torch.Generator().manual_seed(2)
+    truths = [_truth(gen, k) for k in (3, 0, 1, 20, 7, 12, 5, 2, 9, 4)]
+    boxes, labels = pad_truth(truths)
+    offsets, out_labels = encoder.encode_batch(boxes.cuda(), labels.cuda())
+    for i, (bx, lb) in enumerate(truths):
+        want_offsets, want_labels = encoder.encode(bx, lb)
+        assert torch.equal(out_labels[i].cpu(), want_labels)
+        torch.testing.assert_close(offsets[i].cpu(), want_offsets, rtol=1e-5, atol=1e-5)
