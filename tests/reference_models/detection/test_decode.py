@@ -142,14 +142,16 @@ def test_auto_keeps_the_cpu_transform_and_a_gpu_backend_needs_cuda():
 
 
 def test_ssd_ground_truth_encoded_a_batch_at_once_is_the_workers_encoding(folder):
-    """A GPU run with the workers decoding: TrainTransform hands over the ground truth, collate_truth
-    pads it and the device encodes the batch: the targets the per-image encoding gives."""
-    from reference_models.ssd.transforms import collate_truth
+    """A GPU run with the workers decoding: TrainTransform hands over uint8 pixels and the ground
+    truth, collate_truth pads it, the device normalises the images and encodes the batch: the
+    images and targets the per-image transform gives, to the bit."""
+    from reference_models.ssd.transforms import collate_truth, finish_on_device, moments
 
     encoder = _ssd_encoder()
     encoded = coco.CocoSplit(folder, "train", SSDTransform(encoder, 300, 1, JITTER), keep_empty=False,
                              include_crowd=True)
-    raw = coco.CocoSplit(folder, "train", SSDTransform(None, 300, 1, JITTER), keep_empty=False, include_crowd=True)
+    raw = coco.CocoSplit(folder, "train", SSDTransform(None, 300, 1, JITTER, device_finish=True), keep_empty=False,
+                         include_crowd=True)
     theirs, items = [], []
     for i in range(len(encoded)):
         random.seed(i)
@@ -158,8 +160,9 @@ def test_ssd_ground_truth_encoded_a_batch_at_once_is_the_workers_encoding(folder
         random.seed(i)
         torch.manual_seed(i)
         items.append(raw[i])
-    images, boxes, labels = collate_truth(items)
+    pixels, boxes, labels = collate_truth(items)
+    assert pixels.dtype == torch.uint8 and pixels.shape == (len(items), 3, 300, 300)
     assert boxes.shape[1] == max(len(lb) for _, _, lb in items) and (labels >= 0).sum() == sum(len(x[2]) for x in items)
     gloc, glabel = encoder.encode_batch(boxes, labels)
-    assert torch.equal(images, torch.stack([t[0] for t in theirs]))
+    assert torch.equal(finish_on_device(pixels, moments(CPU)), torch.stack([t[0] for t in theirs]))
     assert torch.equal(gloc, torch.stack([t[1] for t in theirs])) and torch.equal(glabel, torch.stack([t[2] for t in theirs]))
