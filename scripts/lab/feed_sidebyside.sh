@@ -31,7 +31,7 @@ gen=$(left 14)
   --images 384 --val-images 16 > "$out/logs/coco.log" 2>&1 &
 timeout "$gen" python3 scripts/lab/feed_sidebyside.py "$out" --data "$data" --prepare ncf gnmt \
   > "$out/logs/prepare.log" 2>&1 && touch "$data/ncf/READY" "$data/gnmt_embedded/READY" &
-timeout "$(left 44)" python3 scripts/lab/feed_sidebyside.py "$out" resnet ssd gnmt ncf --base "$base" --data "$data" \
+timeout "$(left 44)" python3 scripts/lab/feed_sidebyside.py "$out" resnet ssd ncf gnmt --base "$base" --data "$data" \
   --t0 "$start" --deadline 43 --wait-for "$data/inet500/DONE" "$data/coco640/DONE" "$data/ncf/READY" \
   "$data/gnmt_embedded/READY" > "$out/logs/sidebyside.log" 2>&1
 echo "rc=$? after $(python3 -c "import time; print(round(time.time() - $start, 1))") s" >> "$out/logs/sidebyside.log"
