@@ -185,7 +185,7 @@ def main() -> None:
                     raise
                 result = {"error": f"failed: {type(err).__name__}: {str(err).splitlines()[0][:160] if str(err) else ''}"}
             imported = getattr(sys.modules.get("reference_models"), "__file__", None) or ""
-            if not str(Path(imported).resolve()).startswith(str(tree)):  # the purge let the other tree's modules through
+            if Path(imported).resolve() != tree / "reference_models" / "__init__.py":  # the other tree's modules came through
                 result = {"error": f"measured {imported}, not {tree}"}
             result.update(name=name, tree=tree_name, overrides=overrides, seconds=time.time() - began,
                           modules=imported)
