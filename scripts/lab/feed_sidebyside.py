@@ -168,11 +168,11 @@ def main() -> None:
         while any(not f.exists() for f in waiting) and args.deadline - (time.time() - t0) > needs:
             time.sleep(0.1)
         left = args.deadline - (time.time() - t0)
-        if any(not f.exists() for f in waiting):
-            left = -1.0  # its data never came: nothing to measure
-        if left < needs:
-            results.append({"name": name, "tree": "-", "error": "not run", "skipped":
-                            f"not run: {left:.0f} s left of the call's {args.deadline:.0f}, it needs about {needs:.0f}"})
+        missing = [str(f) for f in waiting if not f.exists()]
+        if missing or left < needs:
+            why = (f"its data was not written in time ({', '.join(missing)} missing)" if missing else
+                   f"{left:.0f} s left of the call's {args.deadline:.0f}, it needs about {needs:.0f}")
+            results.append({"name": name, "tree": "-", "error": "not run", "skipped": f"not run: {why}"})
             write(out, results, started, sys.argv[1:])
             continue
         for tree_name, tree in trees.items():
