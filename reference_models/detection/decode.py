@@ -6,11 +6,12 @@ ResNet's: reference_models/resnet/decode.py says what each choice means and how 
 
 The DataLoader workers keep everything that needs no pixels: the COCO annotations, SSD's random crop
 (drawn from the image size in the JPEG header, with the same random draws as the CPU path), the
-flips, ColorJitter's factors and order, SSD's box encoding, Mask R-CNN's polygon masks; they hand
-over the file's bytes with it. On the GPU, in resnet.decode's prefetch thread and side stream:
+flips, ColorJitter's factors and order, Mask R-CNN's polygon masks; they hand over the file's bytes
+with it. On the GPU, in resnet.decode's prefetch thread and side stream:
 - SSD: decode, the crop resized to image_size as PIL's crop(...).resize(BILINEAR) does (resnet.decode's
   crop_resize with the crop as the filter's bounds, the flip folded in), ColorJitter with Pillow's
-  uint8 arithmetic (detection/color.py), ToTensor and Normalize;
+  uint8 arithmetic (detection/color.py), ToTensor and Normalize, and the batch's targets encoded
+  against the 8,732 default boxes in one batched matching (ssd.boxes.Encoder.encode_batch);
 - Mask R-CNN: decode, the flip, pixel values over 255 (the model resizes and normalises them itself).
 So a batch is what reference_models/ssd/transforms.py and maskrcnn/benchmark.py make on the CPU, to
 the tolerance tests/reference_models/detection/test_decode.py states.
@@ -90,10 +91,11 @@ class _Extent:
 class SSDPlan:
     """ssd.transforms.TrainTransform without the pixels, drawing the same random numbers in the same
     order: the crop (Python's random, ssd_crop), the flip (random.random() < 0.5), ColorJitter's
-    order and factors (torch's generator, ColorJitter.get_params), the encoded default boxes."""
+    order and factors (torch's generator, ColorJitter.get_params), the boxes kept (SSDBatches
+    encodes a batch's on the device: 2.3 ms of a worker per image for 8,732 default boxes)."""
 
-    def __init__(self, encoder: Any, max_samples: int, jitter: Sequence[float]):
-        self.encoder, self.max_samples = encoder, max_samples
+    def __init__(self, max_samples: int, jitter: Sequence[float]):
+        self.max_samples = max_samples
         self.jitter = T.ColorJitter(*jitter)
 
     @property
@@ -113,9 +115,8 @@ class SSDPlan:
         j = self.jitter
         order, *factors = T.ColorJitter.get_params(j.brightness, j.contrast, j.saturation, j.hue)
         left, top, right, bottom = kept.box
-        offsets, box_labels = self.encoder.encode(boxes, labels)
         return ((top, left, bottom - top, right - left), (top, left, bottom, right), flip, order,
-                [1.0 if f is None else f for f in factors], offsets, box_labels)
+                [1.0 if f is None else f for f in factors], boxes, labels)
 
 
 @dataclass
@@ -127,32 +128,38 @@ class SSDBatch:
     flips: torch.Tensor  # (B,)
     order: torch.Tensor  # (B, 4) ColorJitter's operations in the order each image applies them
     factors: torch.Tensor  # (B, 4) float64 brightness, contrast, saturation, hue factors
-    gloc: torch.Tensor  # (B, default boxes, 4) encoded offsets
-    glabel: torch.Tensor  # (B, default boxes) labels
+    truth_boxes: torch.Tensor  # (B, M, 4) the ground truth kept, in the crop's units (ssd.boxes.pad_truth)
+    truth_labels: torch.Tensor  # (B, M) their labels, -1 after an image's own
 
     def pin_memory(self) -> "SSDBatch":  # DataLoader's pin_memory thread calls this
-        self.gloc, self.glabel = self.gloc.pin_memory(), self.glabel.pin_memory()
+        # the files' bytes too: the GPU decoder's copies of them are then queued, not staged (resnet.data.EncodedBatch)
+        self.data, self.truth_boxes, self.truth_labels = (t.pin_memory() for t in
+                                                          (self.data, self.truth_boxes, self.truth_labels))
         return self
 
 
 def collate_ssd(items: list[tuple[bytes, tuple[Any, ...]]]) -> SSDBatch:
+    from reference_models.ssd.boxes import pad_truth
+
     data, offsets = pack([b for b, _ in items])
     plans = [p for _, p in items]
+    truth_boxes, truth_labels = pad_truth([(p[5], p[6]) for p in plans])
     return SSDBatch(data, offsets, torch.tensor([p[0] for p in plans]), torch.tensor([p[1] for p in plans]),
                     torch.tensor([p[2] for p in plans]), torch.stack([p[3] for p in plans]),
-                    torch.tensor([p[4] for p in plans], dtype=torch.float64), torch.stack([p[5] for p in plans]),
-                    torch.stack([p[6] for p in plans]))
+                    torch.tensor([p[4] for p in plans], dtype=torch.float64), truth_boxes, truth_labels)
 
 
 class SSDBatches:
-    """SSD's training batches (images, box offsets, box labels) on the device from SSDBatch."""
+    """SSD's training batches (images, box offsets, box labels) on the device from SSDBatch: the
+    targets encoded there by `encoder` (ssd.boxes.Encoder.encode_batch), in the same pass."""
 
     MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
-    def __init__(self, decoder: Decoder, size: int, device: torch.device, enabled: Sequence[bool],
+    def __init__(self, decoder: Decoder, encoder: Any, size: int, device: torch.device, enabled: Sequence[bool],
                  memory_format: torch.memory_format = torch.contiguous_format, batch_size: Optional[int] = None,
                  depth: int = 3):
-        self.decoder, self.size, self.device, self.memory_format = decoder, size, device, memory_format
+        self.decoder, self.encoder, self.size, self.device = decoder, encoder, size, device
+        self.memory_format = memory_format
         self.jitter = ColorJitter(device, enabled)
         if batch_size is not None and device.type == "cuda":
             self.jitter.warm((batch_size, 3, size, size), device)
@@ -169,8 +176,9 @@ class SSDBatches:
         if not images.is_contiguous(memory_format=self.memory_format):
             images = images.contiguous(memory_format=self.memory_format)
         nb = self.device.type == "cuda"  # pinned by the DataLoader (SSDBatch.pin_memory): queued, not waited for
-        return (images, batch.gloc.to(self.device, non_blocking=nb), batch.glabel.to(self.device, non_blocking=nb)), \
-            decoded
+        gloc, glabel = self.encoder.encode_batch(batch.truth_boxes.to(self.device, non_blocking=nb),
+                                                 batch.truth_labels.to(self.device, non_blocking=nb))
+        return (images, gloc, glabel), [*decoded, batch.data]  # the bytes the decoder's queued copies read, kept
 
     def __call__(self, batches: Iterable[SSDBatch]) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
         for images, gloc, glabel in self.pipeline(batches):
@@ -203,6 +211,7 @@ class MaskRCNNBatch:
     targets: list[dict[str, torch.Tensor]]
 
     def pin_memory(self) -> "MaskRCNNBatch":
+        self.data = self.data.pin_memory()  # as SSDBatch's
         self.targets = [{k: v.pin_memory() for k, v in t.items()} for t in self.targets]
         return self
 
@@ -224,7 +233,7 @@ class MaskRCNNBatches:
         images = [(im.flip(-1) if flip else im).float().div_(255) for im, flip in zip(decoded, batch.flips)]
         nb = self.device.type == "cuda"
         targets = [{k: v.to(self.device, non_blocking=nb) for k, v in t.items()} for t in batch.targets]
-        return (images, targets), decoded
+        return (images, targets), [*decoded, batch.data]  # the bytes kept to the batch's event, as SSD's
 
     def __call__(self, batches: Iterable[MaskRCNNBatch]) -> Iterator[tuple[list, list]]:
         yield from self.pipeline(batches)
@@ -243,8 +252,9 @@ def choose(choice: str, device: torch.device) -> str:
     """resnet.decode.resolve for SSD and Mask R-CNN, with one rule of their own: auto keeps the CPU path.
     Measured side by side on an H200 with 16 cores (docs/benchmarks/pipeline_2026-12-01.md), their GPU
     path trained slower than the workers' (SSD 0.77 of the held-batch step against 0.81, Mask R-CNN 0.42
-    against 0.52): the decode is the smaller part of their input work (SSD's box encoding and crop
-    search stay on the workers, its Pillow-exact ColorJitter takes 2.7 ms of SM time per batch of 128),
-    so the hardware decoder's speed, which ResNet's probe measures, does not decide it."""
+    against 0.52): the decode is the smaller part of their input work (SSD's crop search stays on the
+    workers, its Pillow-exact ColorJitter takes 2.7 ms of SM time per batch of 128), so the hardware
+    decoder's speed, which ResNet's probe measures, does not decide it. (Measured while SSD's box
+    encoding still ran on the workers on both paths; both now encode on the device.)"""
     chosen = resolve(choice, device)  # validates the choice: a GPU backend needs CUDA
     return "cpu" if choice == "auto" else chosen

@@ -10,16 +10,20 @@ from typing import Any, Iterator, cast
 import torch
 from omegaconf import DictConfig
 from torch.nn.functional import cross_entropy
+from torch.utils.data import DataLoader
 
 from harness.interface import Logged, RunContext, scaled_learning_rate
 from harness.interface.gather import score_on_main
-from harness.interface.sharding import shard
 from reference_models.gnmt import data as wmt
 from reference_models.gnmt.beam import beam_search
 from reference_models.gnmt.metric import bleu
 from reference_models.gnmt.model import GNMT
 from reference_models.gnmt.schedule import Schedule, warmup_steps
 from reference_models.gnmt.tokenizer import BOS_ID, EOS_ID, PAD_ID, Detokenizer, join_bpe
+
+# processes that pad a GPU run's batches ahead of the step: one batch of 512 pairs takes them about
+# a millisecond (one gather per side), so two keep far ahead of a step of tens of milliseconds
+COLLATE_WORKERS = 2
 
 
 def prepare(cfg: DictConfig) -> Path:
@@ -97,10 +101,15 @@ class GNMTBenchmark:
         assert self.data is not None  # mode=train, where there is a dataset
         # one order per epoch, the same on every rank, from the run's shared seed
         order = wmt.epoch_order(self.buckets, self.global_batch, self.shared_seed + epoch)
-        pin = self.device.type == "cuda"
-        for global_idx in order:
-            mine = shard(global_idx, self.rank, self.world_size)
-            yield wmt.collate(self.data.train_src, self.data.train_tgt, mine, pin)
+        epoch_batches = wmt.EpochBatches(self.data.train_src, self.data.train_tgt, order, self.rank, self.world_size)
+        if self.device.type != "cuda":  # a CPU's cores train: collated here, as the embedded default was timed
+            yield from (epoch_batches[k] for k in range(len(epoch_batches)))
+            return
+        # on a GPU the padding and pinning run in worker processes ahead of the step, not in the
+        # training thread between two steps (6.6% data wait on an H200 with that,
+        # docs/benchmarks/pipeline_2026-12-01.md); the same batches in the same order
+        yield from DataLoader(epoch_batches, batch_size=None, shuffle=False, num_workers=COLLATE_WORKERS,
+                              pin_memory=True, prefetch_factor=4)
 
     def synthetic_batch(self) -> wmt.Batch:
         """Random tokens at fixed lengths (model.synthetic), made on the device."""

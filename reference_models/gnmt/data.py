@@ -20,9 +20,11 @@ from typing import Iterator
 
 import numpy as np
 import torch
+from torch.utils.data import Dataset
 
 from harness.interface import DataError
 from harness.interface.corpus import Corpus, read_text
+from harness.interface.sharding import shard
 from reference_models.gnmt.tokenizer import PAD_ID, VOCAB_FILE, Vocab
 
 TRAIN = ("train.tok.clean.bpe.32000.en", "train.tok.clean.bpe.32000.de")
@@ -111,6 +113,12 @@ class Batch:
     tgt_out: torch.Tensor  # (T_tgt - 1, B): first token ... EOS
     tokens: int  # source tokens + target tokens, as NVIDIA's GNMT counts throughput
 
+    def pin_memory(self) -> "Batch":
+        """Page-locked tokens (the DataLoader's pin thread calls this), so the copy to the GPU overlaps
+        compute; the lengths stay where pack_padded_sequence reads them."""
+        self.src, self.tgt_in, self.tgt_out = self.src.pin_memory(), self.tgt_in.pin_memory(), self.tgt_out.pin_memory()
+        return self
+
     def to(self, device: torch.device) -> "Batch":
         nb = device.type == "cuda"
         return Batch(self.src.to(device, non_blocking=nb), self.src_len,
@@ -124,6 +132,17 @@ def _pad(seqs: list[np.ndarray]) -> torch.Tensor:
     return torch.from_numpy(out)
 
 
+def _pad_rows(corpus: Corpus, idx: np.ndarray) -> torch.Tensor:
+    """(T, B) token ids of sentences `idx` of `corpus`, PAD after each one's end: _pad's array,
+    made with one gather instead of a Python loop over the batch's sentences."""
+    lengths = corpus.lengths[idx]
+    steps = np.arange(int(lengths.max()))[:, None]
+    inside = steps < lengths[None, :]  # (T, B)
+    out = np.full(inside.shape, PAD_ID, dtype=np.int64)
+    out[inside] = corpus.tokens[(corpus.offsets[idx][None, :] + steps)[inside]]
+    return torch.from_numpy(out)
+
+
 def sort_by_source(src: Corpus, idx: np.ndarray) -> np.ndarray:
     """Longest source first, as pack_padded_sequence wants a batch."""
     return idx[np.argsort(-src.lengths[idx], kind="stable")]
@@ -131,13 +150,26 @@ def sort_by_source(src: Corpus, idx: np.ndarray) -> np.ndarray:
 
 def collate(src: Corpus, tgt: Corpus, idx: np.ndarray, pin: bool = False) -> Batch:
     idx = sort_by_source(src, idx)
-    src_t, tgt_t = _pad([src[int(i)] for i in idx]), _pad([tgt[int(i)] for i in idx])
+    src_t, tgt_t = _pad_rows(src, idx), _pad_rows(tgt, idx)
     src_len = torch.from_numpy(src.lengths[idx].copy())
     tokens = int(src.lengths[idx].sum() + (tgt.lengths[idx] - 1).sum())
-    tgt_in, tgt_out = tgt_t[:-1], tgt_t[1:]
-    if pin:  # page-locked host memory lets the copy to the GPU overlap with compute
-        src_t, tgt_in, tgt_out = src_t.pin_memory(), tgt_in.pin_memory(), tgt_out.pin_memory()
-    return Batch(src_t, src_len, tgt_in, tgt_out, tokens)
+    batch = Batch(src_t, src_len, tgt_t[:-1], tgt_t[1:], tokens)
+    return batch.pin_memory() if pin else batch  # page-locked: the copy to the GPU overlaps with compute
+
+
+class EpochBatches(Dataset):
+    """One epoch's batches for this rank, item k the collated rows of global batch k (`order` from
+    epoch_order): what a DataLoader's workers make ahead of the step, out of the training thread
+    (batch_size=None: each item is a whole batch)."""
+
+    def __init__(self, src: Corpus, tgt: Corpus, order: np.ndarray, rank: int, world_size: int):
+        self.src, self.tgt, self.order, self.rank, self.world_size = src, tgt, order, rank, world_size
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __getitem__(self, k: int) -> Batch:
+        return collate(self.src, self.tgt, shard(self.order[k], self.rank, self.world_size))
 
 
 def test_batches(test: Corpus, batch_size: int, rank: int, world: int) -> Iterator[tuple[np.ndarray, torch.Tensor, torch.Tensor]]:

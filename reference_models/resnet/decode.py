@@ -21,7 +21,9 @@
 
 On the GPU every batch goes through the same steps, on a side CUDA stream, from a thread that keeps
 `depth` batches ready ahead of the step (the step's stream waits on an event, never the host):
-decode -> one planar uint8 canvas per batch -> `crop_resize` -> normalise. `crop_resize` is PIL's
+decode -> one planar uint8 canvas per batch -> `crop_resize` -> normalise. The files' bytes reach
+the decoder in page-locked memory (the loader's pin thread: data.EncodedBatch.pin_memory), so its
+copies to the device are queued on the side stream rather than staged through pageable memory. `crop_resize` is PIL's
 bilinear resampling (the filter `Image.resize(..., box=...)` applies: a triangle whose support grows
 with the downscale factor, taps clipped to the image, weights normalised) written as two batched
 matrix products, horizontal pass first as PIL does: the 256 crops of a batch cost a dozen kernels,
@@ -387,6 +389,12 @@ class DeviceBatches:
             _put(ready, _END, stop)
         except BaseException as err:  # the consumer re-raises it in the training thread
             _put(ready, _Failed(err), stop)
+        finally:
+            # what the batches still in flight read (pinned bytes that PyTorch's pinned-memory cache
+            # would hand to the next epoch's batches) is released only once their GPU work is done
+            for _, event, _ in pending:
+                if event is not None:
+                    event.synchronize()
 
 
 def _put(ready: queue.Queue, item: Any, stop: threading.Event) -> bool:
@@ -438,7 +446,9 @@ class ImageNetBatches:
         decoded = self.decoder.decode(blobs(batch.data, batch.offsets), slot)
         images = crop_resize(decoded, batch.boxes, batch.flips, self.size, memory_format=self.memory_format,
                              affine=self.affine)
-        return (images, to_device(batch.labels, self.device)), decoded
+        # the files' bytes stay referenced until the batch's event: the decoder's queued copies read
+        # them (pinned: EncodedBatch.pin_memory), and PyTorch's pinned-memory cache does not know of them
+        return (images, to_device(batch.labels, self.device)), [*decoded, batch.data]
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         for images, labels in self.pipeline(batches):

@@ -19,7 +19,7 @@ from reference_models.resnet import decode as device_decode
 from reference_models.ssd.boxes import Encoder, boxes_per_location, default_boxes
 from reference_models.ssd.loss import ssd_loss_terms
 from reference_models.ssd.model import SSD300
-from reference_models.ssd.transforms import EvalTransform, TrainTransform
+from reference_models.ssd.transforms import EvalTransform, TrainTransform, collate_truth, finish_on_device, moments
 
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
@@ -53,17 +53,25 @@ class SSDBenchmark:
         self.decode = device_decode.resolve(str(hp.decode), ctx.device)
         self._device_batches: Any = None
         if ctx.data_dir is not None:
-            transform = TrainTransform(self.encoder, hp.image_size, hp.max_samples, hp.color_jitter)
+            # On a GPU the targets are encoded there, a batch at once (Encoder.encode_batch: the same
+            # targets), and the images normalised there (finish_on_device: the same values, a quarter
+            # of the bytes to pin and copy); a CPU's workers do both per image as they always did
+            cuda = ctx.device.type == "cuda"
+            transform = TrainTransform(None if cuda else self.encoder, hp.image_size, hp.max_samples,
+                                       hp.color_jitter, device_finish=cuda)
             train: Any = coco.CocoSplit(ctx.data_dir, "train", transform, keep_empty=False, include_crowd=True)
             self.train = train  # what data_findings counts, whichever path reads the files
             self.decode = detection_decode.choose(str(hp.decode), ctx.device)
-            collate: Any = None
+            collate: Any = collate_truth if cuda else None
+            if cuda and self.decode == "cpu":  # the workers' images and ground truth, finished on a side stream
+                self._moments = moments(ctx.device)
+                self._device_batches = device_decode.DeviceBatches(self._encoded, ctx.device)
             if self.decode != "cpu":  # the workers read the files and plan; the GPU decodes (detection/decode.py)
-                plan = detection_decode.SSDPlan(self.encoder, hp.max_samples, hp.color_jitter)
+                plan = detection_decode.SSDPlan(hp.max_samples, hp.color_jitter)
                 train = detection_decode.EncodedCoco(detection_decode.without_transform(train), plan, self.decode)
                 decoder = device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
-                self._device_batches = detection_decode.SSDBatches(decoder, hp.image_size, ctx.device, plan.enabled,
-                                                                   self.memory_format, hp.batch_size)
+                self._device_batches = detection_decode.SSDBatches(decoder, self.encoder, hp.image_size, ctx.device,
+                                                                   plan.enabled, self.memory_format, hp.batch_size)
                 collate = detection_decode.collate_ssd
             self.n_train = len(train)
             self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers,
@@ -112,12 +120,23 @@ class SSDBenchmark:
         return len(self.val)
 
     def train_batches(self, epoch: int) -> Iterator[Batch]:
-        """The loader's host batches (pinned on CUDA): images, encoded box offsets, box labels; with a
-        GPU decoder, batches the GPU decoded, cropped and jittered ahead of the step, already on it."""
+        """The loader's host batches: images, encoded box offsets, box labels; on a GPU, batches on
+        it, their targets encoded there ahead of the step (and, with a GPU decoder, the images decoded,
+        cropped and jittered there too)."""
         if self._device_batches is not None:
             yield from self._device_batches(self.loader.epoch(epoch))
             return
         yield from self.loader.epoch(epoch)
+
+    def _encoded(self, batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor], slot: int
+                 ) -> tuple[Batch, tuple[torch.Tensor, ...]]:
+        """DeviceBatches' work for the workers' decoded batches (collate_truth's, pinned: uint8
+        images and the ground truth): the copy to the device, ToTensor and Normalize, the targets'
+        encoding, queued on its side stream ahead of the step."""
+        pixels, boxes, labels = (t.to(self.device, non_blocking=True) for t in batch)
+        images = finish_on_device(pixels, self._moments).contiguous(memory_format=self.memory_format)
+        gloc, glabel = self.encoder.encode_batch(boxes, labels)
+        return (images, gloc, glabel), batch
 
     def synthetic_batch(self) -> Batch:
         """Random images with `synthetic.objects` random boxes each, encoded as real targets are."""

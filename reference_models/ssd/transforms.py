@@ -14,7 +14,7 @@ per loader worker by the harness.
 from __future__ import annotations
 
 import random
-from typing import Sequence
+from typing import Optional, Sequence
 
 import torch
 from PIL import Image
@@ -22,7 +22,7 @@ from torchvision import transforms as T
 from torchvision.ops import box_iou
 
 from reference_models.detection.coco import Target
-from reference_models.ssd.boxes import Encoder
+from reference_models.ssd.boxes import Encoder, pad_truth
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 CROP_MODES = (None, (0.1, None), (0.3, None), (0.5, None), (0.7, None), (0.9, None), (None, None))
@@ -59,12 +59,19 @@ def ssd_crop(image: Image.Image, boxes: torch.Tensor, labels: torch.Tensor, max_
 
 
 class TrainTransform:
-    """(PIL image, Target) -> (image tensor, box offsets (boxes, 4), labels (boxes,))."""
+    """(PIL image, Target) -> (image tensor, box offsets (default boxes, 4), labels (default boxes,)).
 
-    def __init__(self, encoder: Encoder, size: int, max_samples: int, jitter: Sequence[float]):
+    For a GPU run, the work that a batch does faster on the device is left to it: with encoder=None
+    the ground truth as it is, (image, boxes (k, 4), labels (k,)), for Encoder.encode_batch
+    (collate_truth's batches); with device_finish the image as the jitter left it, uint8 (3, S, S),
+    for `finish_on_device` (ToTensor and Normalize there: a quarter of the bytes through the pin
+    thread and the copy)."""
+
+    def __init__(self, encoder: Optional[Encoder], size: int, max_samples: int, jitter: Sequence[float],
+                 device_finish: bool = False):
         self.encoder, self.size, self.max_samples = encoder, size, max_samples
         self.jitter = T.ColorJitter(*jitter)
-        self.finish = T.Compose([T.ToTensor(), T.Normalize(MEAN, STD)])
+        self.finish = T.PILToTensor() if device_finish else T.Compose([T.ToTensor(), T.Normalize(MEAN, STD)])
 
     def __call__(self, image: Image.Image, target: Target) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         h, w = target.size
@@ -74,8 +81,33 @@ class TrainTransform:
             image = image.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
             boxes = torch.stack([1 - boxes[:, 2], boxes[:, 1], 1 - boxes[:, 0], boxes[:, 3]], dim=1)
         image = self.jitter(image.resize((self.size, self.size), Image.Resampling.BILINEAR))
+        if self.encoder is None:
+            return self.finish(image), boxes, labels
         offsets, box_labels = self.encoder.encode(boxes, labels)
         return self.finish(image), offsets, box_labels
+
+
+def moments(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(mean, std), (3, 1, 1) float32 on `device`, as torchvision's Normalize makes them per call
+    (made once here: a copy from pageable memory would wait for the stream's queued work)."""
+    return (torch.tensor(MEAN, dtype=torch.float32).view(-1, 1, 1).to(device),
+            torch.tensor(STD, dtype=torch.float32).view(-1, 1, 1).to(device))
+
+
+def finish_on_device(pixels: torch.Tensor, mean_std: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """ToTensor and Normalize of TrainTransform for a batch of its device_finish images, (B, 3, S, S)
+    uint8, with `moments(pixels.device)`: the operations torchvision applies to each image (to
+    float32, / 255, - mean, / std), so the same values."""
+    mean, std = mean_std
+    return pixels.float().div(255).sub_(mean).div_(std)
+
+
+def collate_truth(items: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """TrainTransform(encoder=None)'s samples as a batch: images (B, 3, S, S) and the ground truth
+    padded as Encoder.encode_batch takes it (boxes.pad_truth)."""
+    boxes, labels = pad_truth([(b, lb) for _, b, lb in items])
+    return torch.stack([im for im, _, _ in items]), boxes, labels
 
 
 class EvalTransform:

@@ -75,7 +75,7 @@ def _ssd_encoder() -> Encoder:
 def test_ssd_batches_are_the_cpu_transforms(folder, name, jitter):
     encoder = _ssd_encoder()
     cpu = coco.CocoSplit(folder, "train", SSDTransform(encoder, 300, 1, jitter), keep_empty=False, include_crowd=True)
-    plan = decode.SSDPlan(encoder, 1, jitter)
+    plan = decode.SSDPlan(1, jitter)
     encoded = decode.EncodedCoco(decode.without_transform(cpu), plan, name)
     theirs, items = [], []
     for i in range(len(cpu)):
@@ -85,7 +85,7 @@ def test_ssd_batches_are_the_cpu_transforms(folder, name, jitter):
         random.seed(i)
         torch.manual_seed(i)
         items.append(encoded[i])
-    batches = decode.SSDBatches(make_decoder(name, CPU), 300, CPU, plan.enabled, torch.channels_last)
+    batches = decode.SSDBatches(make_decoder(name, CPU), encoder, 300, CPU, plan.enabled, torch.channels_last)
     out = list(batches([decode.collate_ssd(items[:5]), decode.collate_ssd(items[5:])]))
     images = torch.cat([b[0] for b in out])
     assert images.is_contiguous(memory_format=torch.channels_last)
@@ -139,3 +139,30 @@ def test_auto_keeps_the_cpu_transform_and_a_gpu_backend_needs_cuda():
     assert decode.choose("nvimgcodec", torch.device("cuda", 0)) == "nvimgcodec"
     with pytest.raises(ValueError, match="model.decode=nvimgcodec needs a CUDA device"):
         decode.choose("nvimgcodec", CPU)
+
+
+def test_ssd_ground_truth_encoded_a_batch_at_once_is_the_workers_encoding(folder):
+    """A GPU run with the workers decoding: TrainTransform hands over uint8 pixels and the ground
+    truth, collate_truth pads it, the device normalises the images and encodes the batch: the
+    images and targets the per-image transform gives, to the bit."""
+    from reference_models.ssd.transforms import collate_truth, finish_on_device, moments
+
+    encoder = _ssd_encoder()
+    encoded = coco.CocoSplit(folder, "train", SSDTransform(encoder, 300, 1, JITTER), keep_empty=False,
+                             include_crowd=True)
+    raw = coco.CocoSplit(folder, "train", SSDTransform(None, 300, 1, JITTER, device_finish=True), keep_empty=False,
+                         include_crowd=True)
+    theirs, items = [], []
+    for i in range(len(encoded)):
+        random.seed(i)
+        torch.manual_seed(i)
+        theirs.append(encoded[i])
+        random.seed(i)
+        torch.manual_seed(i)
+        items.append(raw[i])
+    pixels, boxes, labels = collate_truth(items)
+    assert pixels.dtype == torch.uint8 and pixels.shape == (len(items), 3, 300, 300)
+    assert boxes.shape[1] == max(len(lb) for _, _, lb in items) and (labels >= 0).sum() == sum(len(x[2]) for x in items)
+    gloc, glabel = encoder.encode_batch(boxes, labels)
+    assert torch.equal(finish_on_device(pixels, moments(CPU)), torch.stack([t[0] for t in theirs]))
+    assert torch.equal(gloc, torch.stack([t[1] for t in theirs])) and torch.equal(glabel, torch.stack([t[2] for t in theirs]))

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from sacremoses import MosesTokenizer
+from torch.utils.data import DataLoader
 
 from harness.config import compose
 from reference_models.gnmt import data as wmt
@@ -114,3 +116,38 @@ def test_collate_sorts_by_source_length_and_shifts_the_target(corpus):
 def test_missing_files_name_the_file_and_the_fix(tmp_path):
     with pytest.raises(wmt.DatasetError, match="no vocab.bpe.32000 in .*scripts/download_wmt16.sh"):
         wmt.load(tmp_path, 0, 75)
+
+
+def _listed_collate(src, tgt, idx):
+    """The collation as it was written first: a Python loop over the batch's sentences."""
+    idx = wmt.sort_by_source(src, idx)
+    src_t, tgt_t = wmt._pad([src[int(i)] for i in idx]), wmt._pad([tgt[int(i)] for i in idx])
+    return src_t, torch.from_numpy(src.lengths[idx].copy()), tgt_t[:-1], tgt_t[1:]
+
+
+def test_gathered_padding_is_the_looped_padding(corpus):
+    d = wmt.load(corpus, 0, 75)
+    rng = np.random.default_rng(3)
+    for size in (1, 7, 64):
+        idx = rng.choice(len(d.train_src), size, replace=False)
+        ours = wmt.collate(d.train_src, d.train_tgt, idx)
+        for mine, theirs in zip((ours.src, ours.src_len, ours.tgt_in, ours.tgt_out),
+                                _listed_collate(d.train_src, d.train_tgt, idx)):
+            assert mine.dtype == theirs.dtype and torch.equal(mine, theirs)
+
+
+@pytest.mark.parametrize("rank, world", [(0, 1), (1, 2)])
+def test_batches_made_in_loader_workers_are_the_training_threads(corpus, rank, world):
+    """A GPU run collates in DataLoader workers: the same batches, in the same order, as the
+    training thread's (what a CPU run and the golden losses use)."""
+    d = wmt.load(corpus, 0, 75)
+    buckets = wmt.bucket_of(d.train_src.lengths, d.train_tgt.lengths, 75)
+    order = wmt.epoch_order(buckets, 16, seed=5)
+    epoch = wmt.EpochBatches(d.train_src, d.train_tgt, order, rank, world)
+    here = [epoch[k] for k in range(len(epoch))]
+    there = list(DataLoader(epoch, batch_size=None, shuffle=False, num_workers=2))
+    assert len(here) == len(there) == len(order) > 2
+    for a, b in zip(here, there):
+        assert a.tokens == b.tokens
+        assert all(torch.equal(x, y) for x, y in ((a.src, b.src), (a.src_len, b.src_len), (a.tgt_in, b.tgt_in),
+                                                  (a.tgt_out, b.tgt_out)))

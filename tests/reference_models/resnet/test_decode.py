@@ -153,3 +153,31 @@ def test_a_failure_in_the_thread_reaches_the_training_loop_and_an_early_stop_end
     assert int(next(batches)[0]) == 0
     batches.close()  # the consumer stops after one batch (a run's max_steps, an interrupted epoch)
     assert threading.active_count() <= before
+
+
+def test_the_loaders_pin_thread_pins_the_files_bytes_and_the_pipeline_keeps_them_to_the_batchs_end(folder,
+                                                                                                   monkeypatch):
+    """The DataLoader pins tensors and containers of them, not a dataclass: EncodedBatch pins itself,
+    so the GPU decoder copies the files from page-locked memory (queued on its stream, not staged
+    through pageable memory per file); the bytes stay referenced until the batch's GPU work is done."""
+    from torch.utils.data._utils.pin_memory import pin_memory
+
+    pinned: list[torch.Tensor] = []
+
+    def fake_pin(self, *args, **kwargs):  # the CPU has no page-locked memory to give: record the request
+        out = self.clone()
+        pinned.append(out)
+        return out
+
+    samples = data.load(folder).train
+    batch = data.collate_encoded([data.EncodedImages(samples, data.Crops(32, 37, train=True))[i] for i in range(3)])
+    before = batch.data.clone()
+    monkeypatch.setattr(torch.Tensor, "pin_memory", fake_pin)
+    out = pin_memory(batch)
+    assert isinstance(out, data.EncodedBatch)
+    assert any(t is out.data for t in pinned) and any(t is out.labels for t in pinned)
+    assert torch.equal(out.data, before) and out.offsets == batch.offsets
+    monkeypatch.undo()
+    pipeline = decode.ImageNetBatches(decode.make_decoder("pil", CPU), 32, CPU, channels_last=False)
+    _, keep = pipeline._prepare(out, 0)
+    assert any(t is out.data for t in keep)
