@@ -47,8 +47,8 @@ def base_model_class(base: Path):
 def with_model(run: BuiltRun, model: torch.nn.Module) -> BuiltRun:
     """`run` training `model` instead: its weights copied from the run's, a fresh optimizer like the run's."""
     model.load_state_dict(run.bench.model.state_dict())
-    hp, bench = run.bench.hp, run.bench
-    bench.model = model
+    hp, bench = run.ctx.cfg.model, run.bench
+    bench.model = model  # type: ignore[misc]
     bench.optimizer = torch.optim.Adam(model.parameters(), lr=hp.learning_rate, weight_decay=hp.weight_decay,
                                        fused=run.ctx.device.type == "cuda")
     return BuiltRun(bench, run.precision, run.ctx, model, run.feed, "throughput")
