@@ -59,7 +59,7 @@ def test_a_batch_has_ljspeech_shapes_sorted_longest_text_first_and_counts_real_f
 
 
 def _previous_attention(att, query, memory, processed_memory, weights_cat, pad_mask):
-    """LocationAttention as it was before the location convolution and dense layer became one kernel."""
+    """LocationAttention as it was: time-major keys, a convolution then a dense layer, a masked fill."""
     import torch.nn.functional as F
 
     location = att.location_dense(att.location_conv(weights_cat).transpose(1, 2))
@@ -116,8 +116,9 @@ def _loss_and_grads(model, inputs, decoder=None):
 
 
 def test_the_decoder_computes_what_the_previous_frame_by_frame_implementation_did(tmp_path):
-    """The mel and gate projections taken over every frame at once, after the loop, and the location
-    features' convolution and dense layer as one convolution: on a fixed batch, with dropout on, the
+    """The mel and gate projections taken over every frame at once, after the loop; the attention
+    channels first, the location features' convolution and dense layer as one convolution, the padding
+    an additive mask in the energies' matmul: on a fixed batch, with dropout on, the
     loss equals the previous implementation's to 1e-6 relative and every gradient to 1e-4 of its
     largest element (float32 sums in another order), at the debug preset and at a wider model over
     longer utterances."""
