@@ -66,7 +66,9 @@ class LocationAttention(nn.Module):
         location = F.conv1d(weights_cat, kernel, padding=self.location_conv.padding)  # (batch, dim, time)
         hidden = torch.tanh(self.query(query)[:, :, None] + location + keys)
         energies = torch.baddbmm(mask, v, hidden).squeeze(1)  # v . hidden, -inf at the padding: one kernel
-        weights = F.softmax(energies, dim=1)
+        # in float32 whatever the energies' dtype: under autocast the softmax reads the fp16 energies
+        # itself instead of after a cast of its own, the same values (widening is exact)
+        weights = F.softmax(energies, dim=1, dtype=torch.float32)
         return torch.bmm(weights[:, None], memory).squeeze(1), weights
 
 
