@@ -1,6 +1,7 @@
 """The GPU benchmark suite in one command: models x precisions x GPU counts, one table.
 
-    python -m harness.bench                                   # the whole suite, fp32 and amp, 1..all GPUs
+    python -m harness.bench                                   # the whole suite, tf32 and amp, 1..all GPUs
+    python -m harness.bench --precisions fp32 tf32 amp        # IEEE fp32 too
     python -m harness.bench --models bert_large txl_large --precisions amp --gpus 1 2 --out outputs/bench/h200
     python -m harness.bench --models bert_large:pretrain512 --set model.batch_size=16
     python -m harness.bench --out outputs/bench/h200 --budget-min 9 --resume   # continue a cut-short matrix
@@ -9,7 +10,10 @@
 
 Each cell is its own process, `python -m harness.train model=... mode=throughput precision=... gpus=...`
 at the model's real-scale preset (a time-to-train model with its real dataset's config; no data is
-read), with warm-up steps left out and --repeats windows; its result.json lands in OUT/runs/<cell>/.
+read) and --seed: a warm-up of --warmup-s seconds left out, then --repeats windows of as many steps
+as --window-s holds at the step time the warm-up measured (the same command run by hand measures the
+same steps); its result.json lands in OUT/runs/<cell>/. The default precisions are tf32 and amp: the
+"FP32" of the studies the suite reproduces is TF32 (docs/gpu_suite.md); --precisions fp32 adds IEEE fp32.
 A cell that fails is recorded as failed (a result.json with the reason) and the matrix goes on.
 OUT/bench.jsonl gets one line per cell; results.md, throughput.csv, scaling.csv, precision.csv and
 the charts are rebuilt from every run under OUT (harness/results/bench_tables.py). Exit status: 0 when
@@ -66,11 +70,13 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.splitlines()[0])
     p.add_argument("--models", nargs="+", help="model or model:workload (default: the whole suite, every model "
                    f"whose ModelSpec has a suite entry: {', '.join(suite_models())})")
-    p.add_argument("--precisions", nargs="+", default=["fp32", "amp"], choices=[c.value for c in Precision])
+    p.add_argument("--precisions", nargs="+", default=["tf32", "amp"], choices=[c.value for c in Precision],
+                   help="default: tf32 and amp (the published studies' \"FP32\" is TF32); fp32 is IEEE fp32")
     p.add_argument("--gpus", nargs="+", type=int, help="GPU counts (default: 1 and each power of two up to all)")
     p.add_argument("--repeats", type=int, default=3, help="measured windows per cell")
     p.add_argument("--window-s", type=float, default=3.0, help="aimed length of a window, seconds")
     p.add_argument("--warmup-s", type=float, default=3.0, help="aimed length of the warm-up, seconds")
+    p.add_argument("--seed", type=int, default=1, help="every cell's seed: one synthetic batch for all cells")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="overrides for every cell")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds one cell may take")
     p.add_argument("--budget-min", type=float, help="start no cell that would end after this many minutes")
@@ -123,7 +129,7 @@ def wall_estimate(cells: Sequence[Cell], est: Sequence[float], jobs: int, device
 def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus: Sequence[int] = ()) -> Outcome:
     run_dir = out / "runs" / cell.name
     overrides = cell.overrides(device, smoke=args.smoke, window_s=args.window_s, warmup_s=args.warmup_s,
-                               repeats=args.repeats) + list(args.set)
+                               repeats=args.repeats, seed=args.seed) + list(args.set)
     shown = "python -m harness.train " + " ".join(shlex.quote(o) for o in overrides)
     cmd = [sys.executable, "-m", "harness.train", *overrides, f"output_root={run_dir}", f"hydra.run.dir={run_dir}"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

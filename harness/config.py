@@ -115,6 +115,13 @@ class HarnessConfig:
     """mode=throughput: counted steps per window, after warm-up."""
     throughput_repeats: int = option(5, ge=1)
     """mode=throughput: windows measured; result.json has each and their median."""
+    warmup_s: Optional[float] = option(None, gt=0)
+    """mode=throughput: warm up for at least this many seconds (after warmup_steps, one timed step at
+    a time); null: warmup_steps alone."""
+    throughput_window_s: Optional[float] = option(None, gt=0)
+    """mode=throughput: size each window to this many seconds from the warm-up's measured step time
+    (throughput_steps is then not used); null: throughput_steps steps a window. `python -m
+    harness.bench` sets both, so a cell and a direct call given the same seconds run the same steps."""
     clear_caches: bool = False
     """Drop the OS page cache before the run (needs root), as MLPerf submissions must."""
     progress: bool = True

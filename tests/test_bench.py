@@ -11,13 +11,15 @@ from harness.bench_suite import Cell, suite_models
 from tests.helpers import REPO, run_cli
 
 
-def test_the_default_matrix_is_the_registered_suite_in_fp32_and_amp_on_each_power_of_two():
+def test_the_default_matrix_is_the_registered_suite_in_tf32_and_amp_on_each_power_of_two():
     assert default_gpus(1) == [1] and default_gpus(2) == [1, 2] and default_gpus(6) == [1, 2, 4]
     assert suite_models()[:8] == ["bert_base", "bert_large", "txl_base", "txl_large", "tacotron2", "waveglow",
                                   "ncf", "gnmt"]
     cells = plan(_parser().parse_args([]), available=2)
     assert len(cells) == len(suite_models()) * 2 * 2
-    assert {(c.precision, c.gpus) for c in cells} == {("fp32", 1), ("fp32", 2), ("amp", 1), ("amp", 2)}
+    assert {(c.precision, c.gpus) for c in cells} == {("tf32", 1), ("tf32", 2), ("amp", 1), ("amp", 2)}
+    ieee = plan(_parser().parse_args(["--precisions", "fp32"]), available=1)  # IEEE fp32 stays available
+    assert {c.precision for c in ieee} == {"fp32"}
 
 
 def test_the_suite_is_what_the_model_specs_declare_throughput_only_models_first():
@@ -26,7 +28,7 @@ def test_the_suite_is_what_the_model_specs_declare_throughput_only_models_first(
     listed = [s for s in registry.MODELS if s.suite is not None]
     assert suite_models() == [s.name for s in listed if s.throughput_only] + [s.name for s in listed if s.task]
     ncf = Cell("ncf", None, "amp", 1).overrides("cuda", smoke=False, window_s=3.0, warmup_s=3.0, repeats=3)
-    assert "model.batch_size=1048576" in ncf and "throughput_steps=273" in ncf  # its entry's 0.011 s amp step
+    assert "model.batch_size=1048576" in ncf and "throughput_window_s=3" in ncf
     assert Cell("ncf", None, "fp32", 1).step_s() == registry.get("ncf").suite.step_s[1]
 
 
@@ -43,10 +45,11 @@ def test_smoke_is_a_check_of_each_model_not_the_matrix():
 def test_a_cell_runs_the_real_scale_preset_with_windows_aimed_at_seconds():
     gnmt = Cell("gnmt", None, "amp", 2).overrides("cuda", smoke=False, window_s=3.0, warmup_s=3.0, repeats=3)
     assert {"model=gnmt", "dataset=wmt16", "mode=throughput", "precision=amp", "gpus=2", "model.batch_size=512",
-            "warmup_steps=60", "throughput_steps=60", "throughput_repeats=3"} <= set(gnmt)
+            "seed=1", "warmup_steps=1", "warmup_s=3", "throughput_window_s=3", "throughput_repeats=3"} <= set(gnmt)
+    assert not any(o.startswith("throughput_steps=") for o in gnmt)  # sized by the run, not by a guess
     bert = Cell("bert_large", "pretrain512", "fp32", 1).overrides("cuda", smoke=False, window_s=3.0, warmup_s=3.0,
                                                                   repeats=3)
-    assert "model.workload=pretrain512" in bert and "throughput_steps=8" in bert and not any("dataset" in o for o in bert)
+    assert "model.workload=pretrain512" in bert and not any("dataset" in o for o in bert)
     smoke = Cell("ncf", None, "fp32", 1).overrides("cpu", smoke=True, window_s=3.0, warmup_s=3.0, repeats=3)
     assert {"+debug=ncf", "device=cpu", "warmup_steps=1", "throughput_steps=1"} <= set(smoke)
     assert Cell("bert_large", "pretrain512", "amp", 2).name == "bert_large-pretrain512-amp-2gpu"
@@ -137,4 +140,47 @@ def test_tables_only_rebuilds_the_tables_under_the_machine_that_ran_the_cells(tm
     assert main(["--tables-only", "--out", str(tmp_path)]) == 0
     md = (tmp_path / "results.md").read_text()
     assert md.startswith("# GPU benchmark suite: 2x NVIDIA H200") and "driver 580.159.04" in md
-    assert "- mean amp/fp32 on 1 GPU(s): 2.500x" in md and (tmp_path / "precision.png").is_file()
+    assert "- mean amp / fp32 on 1 GPU(s): 2.500x" in md and (tmp_path / "precision.png").is_file()
+
+
+def _result(run_dir) -> dict:
+    return json.loads((run_dir / "result.json").read_text())
+
+
+@pytest.mark.e2e
+def test_a_bench_cell_and_the_direct_call_it_prints_count_the_same_samples_over_the_same_steps(tmp_path):
+    """The cell's command line, typed by hand, is the same measurement: the same synthetic batch (the
+    bench's seed), the same warm-up and window steps, the same mel frames counted per step. Windows
+    and warm-up of a millisecond make the step counts exact: one step of one-off work and two timed
+    ones, then windows of one step."""
+    out = run_cli("harness.bench", "--models", "tacotron2", "--precisions", "fp32", "--gpus", "1", "--device", "cpu",
+                  "--window-s", "0.001", "--warmup-s", "0.001", "--repeats", "2", "--set", "+debug=tacotron2",
+                  "--out", str(tmp_path / "b"), cwd=tmp_path)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    cell = json.loads((tmp_path / "b" / "bench.jsonl").read_text().splitlines()[0])
+    assert cell["command"].startswith("python -m harness.train ") and "seed=1" in cell["command"]
+    direct = run_cli("harness.train", *cell["command"].split()[3:], f"output_root={tmp_path / 'd'}",
+                     "telemetry=false", cwd=tmp_path)
+    assert direct.returncode == 0, direct.stderr[-2000:]
+    bench, alone = _result(tmp_path / "b" / "runs" / "tacotron2-fp32-1gpu"), _result(next((tmp_path / "d" / "runs").iterdir()))
+    for r in (bench, alone):
+        assert (r["warmup_steps"], r["throughput_steps"]) == (3, 1)
+    frames = bench["hyperparameters"]["mel_frames_per_batch"]
+    assert alone["hyperparameters"]["mel_frames_per_batch"] == frames
+    assert [(e["steps"], e["samples"]) for e in bench["epochs"]] == [(e["steps"], e["samples"]) for e in alone["epochs"]] \
+        == [(1, frames)] * 2
+
+
+def test_windows_are_sized_from_the_step_time_the_warm_up_measured(tmp_path):
+    """A step of 50 ms and a window of 0.5 s: ten steps a window (rounding of a loaded machine's
+    sleep allowed), after a warm-up of at least 0.3 s of timed steps."""
+    out = run_cli("harness.train", "model=tputonly", "mode=throughput", "device=cpu", "seed=1", "model.sleep_s=0.05",
+                  "warmup_steps=1", "warmup_s=0.3", "throughput_window_s=0.5", "throughput_repeats=2", "progress=false",
+                  "tensorboard=false", "telemetry=false", f"output_root={tmp_path}", cwd=tmp_path,
+                  env={"HARNESS_MODELS": "tests.models.tputonly"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    r = _result(next((tmp_path / "runs").iterdir()))
+    assert 8 <= r["throughput_steps"] <= 10 and r["warmup_steps"] >= 1 + 0.3 / 0.06
+    assert [e["steps"] for e in r["epochs"]] == [r["throughput_steps"]] * 2
+    assert all(e["samples"] == 32 * e["steps"] for e in r["epochs"])
+    assert f"{r['warmup_steps']} warm-up steps left out" in out.stdout + out.stderr

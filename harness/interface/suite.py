@@ -20,7 +20,8 @@ CATEGORIES = (VISION, LANGUAGE, RECOMMENDATION, SPEECH, REINFORCEMENT, OTHER)
 class SuiteEntry:
     """A model's cell settings in `python -m harness.bench`: overrides beside its real-scale preset,
     and a guess of its seconds per step on one H200 (amp or bf16, fp32 or tf32; from FLOP counts and
-    the published figures, until measured ones replace them), at which a cell aims its windows."""
+    the published figures, until measured ones replace them). The guess sizes the bench's time
+    estimate only: a cell's windows are sized from the step time the run measures in its warm-up."""
 
     overrides: tuple[str, ...] = ()
     step_s: tuple[float, float] = (0.1, 0.3)

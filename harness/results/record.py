@@ -38,6 +38,8 @@ class Epoch:
     quality: Any = None  # the last evaluation of the epoch: a number, or one per quality part
     data_wait_s: Optional[float] = None  # rank 0's wait for batches over the epoch's counted steps
     loss_terms: Optional[dict[str, Optional[float]]] = None  # {term: mean} where the loss has named parts
+    steps: Optional[int] = None  # training steps of the epoch (of the window, in mode=throughput)
+    samples: Optional[float] = None  # counted samples of those steps, summed over ranks
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ class RunRecord:
     throughput: Optional[float] = None  # summed over ranks, training time only, after warm-up
     throughput_unit: str = ""
     warmup_steps: Optional[int] = None  # steps left out of the throughput figure
+    throughput_steps: Optional[int] = None  # mode=throughput: steps per window (sized from throughput_window_s, if set)
     data_wait_s: Optional[float] = None  # rank 0's wait for batches (host + copy) over the counted steps
     data_wait_share: Optional[float] = None  # data_wait_s / rank 0's training seconds of the same steps
     evals: tuple[Evaluation, ...] = ()

@@ -17,7 +17,7 @@ import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, Union
 
 
 @dataclass(frozen=True)
@@ -163,20 +163,27 @@ def scaling(groups: Sequence[ThroughputGroup]) -> list[Scaling]:
     return out
 
 
-def precision_gains(groups: Sequence[ThroughputGroup], baseline: str = "fp32") -> list[PrecisionGain]:
+def precision_gains(groups: Sequence[ThroughputGroup], baseline: Union[str, Sequence[str]] = "fp32") -> list[PrecisionGain]:
+    """Each precision's throughput over the baseline's, per workload, accelerator and GPU count.
+    `baseline` may name several precisions in order of preference ("tf32", "fp32"): each model is
+    compared with the first of them it ran in, and each gain names the one it was taken against."""
+    preferred = [baseline] if isinstance(baseline, str) else list(baseline)
     by_key: dict[tuple, list[ThroughputGroup]] = {}
     for g in groups:
         by_key.setdefault((g.workload, g.model, g.accelerator, g.world_size, g.unit), []).append(g)
     out = []
     for (workload, model, accel, world, _), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
-        bases = [g for g in members if g.precision == baseline]
+        chosen = next((p for p in preferred if any(g.precision == p for g in members)), None)
+        if chosen is None:
+            continue
+        bases = [g for g in members if g.precision == chosen]
         for g in sorted(members, key=lambda g: (g.precision, str(g.global_batch_size))):
-            if g.precision == baseline:
+            if g.precision == chosen:
                 continue
             same_batch = [b for b in bases if b.global_batch_size == g.global_batch_size]
             base = same_batch[0] if same_batch else (bases[0] if len(bases) == 1 else None)
             if base is not None:
-                out.append(PrecisionGain(workload, accel, world, g.precision, baseline, _ratio(g.median, base.median),
+                out.append(PrecisionGain(workload, accel, world, g.precision, chosen, _ratio(g.median, base.median),
                                          model))
     return out
 

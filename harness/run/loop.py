@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import itertools
 import logging
+import statistics
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import torch
 
@@ -27,7 +28,8 @@ from harness.interface.gather import broadcast_buffers
 from harness.observe.finite import NonFiniteLoss
 from harness.observe.hooks import EpochStats, Hook, StepDone
 from harness.results.record import ABORTED, FAILED, SUCCESS, Epoch, Evaluation, Failure
-from harness.run.build import BuiltRun
+from harness.run.build import BuiltRun, device_sync
+from harness.run.distributed import sum_over_ranks
 from harness.run.mlperf_log import TRACKED_STATS, C, MLPerfLog
 
 log = logging.getLogger("harness.loop")
@@ -52,6 +54,8 @@ class LoopResult:
     error: Optional[Failure] = None
     data_wait_s: Optional[float] = None  # over the counted steps of the kept epochs
     counted_seconds: float = 0.0  # this rank's training seconds of the same steps
+    warmup_steps: Optional[int] = None  # mode=throughput: the steps the warm-up ran
+    window_steps: Optional[int] = None  # mode=throughput: the steps of each window
 
     @property
     def epochs_to_converge(self) -> Optional[float]:
@@ -138,7 +142,7 @@ class EpochTraining:
             terms = {k: float((v / steps).item()) for k, v in self.term_sums.items()}  # sync point: each term's mean
         mean = (self.loss_sum / steps).item()  # sync point: the epoch's mean loss
         return Epoch(self.epoch, train_loss=mean, train_seconds=stats.train_seconds, throughput=stats.throughput,
-                     data_wait_s=stats.data_wait_s, loss_terms=terms), stats
+                     data_wait_s=stats.data_wait_s, loss_terms=terms, steps=self.steps, samples=stats.samples), stats
 
 
 def train_epoch(run: BuiltRun, epoch: int, hooks: Hook, max_steps: Optional[int] = None) -> Epoch:
@@ -272,22 +276,44 @@ def train_to_target(run: BuiltRun, *, judge: Judge, mlperf: MLPerfLog, hooks: Ho
     return _ended(SUCCESS if reached else ABORTED, epochs, blocks.evals, kept)
 
 
-def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats: int, hooks: Hook) -> LoopResult:
+def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats: int, hooks: Hook,
+                       warmup_s: Optional[float] = None, window_s: Optional[float] = None) -> LoopResult:
     """mode=throughput: `warmup_steps` steps whose figures are dropped, then `repeats` windows of
     `steps` steps on the model's synthetic batch, moved to the device once; each window is one epoch
-    record, so the spread is visible."""
+    record, so the spread is visible.
+
+    With `warmup_s` or `window_s` (seconds) the warm-up goes on, one timed step at a time, until it
+    has lasted `warmup_s` (and at least two timed steps), and each window is sized to `window_s` from
+    the median of those steps' times instead of `steps`: a window then covers the same stretch of
+    time whatever the model's step costs, and the bench and a direct call that pass the same seconds
+    run the same steps. Ranks agree on every choice (the mean over ranks, rounded)."""
     batch = run.synthetic_batch()
     windows: list[Epoch] = []
     kept: list[EpochStats] = []
+    timed = warmup_s is not None or window_s is not None
+    warmup_steps = max(warmup_steps, 1) if timed else warmup_steps
+    agree = _agreement(run)
     hooks.before_run()
     try:
+        t0 = time.perf_counter()
         if warmup_steps:
             warmup = EpochTraining(run, 0, _repeat(batch, warmup_steps), hooks, warmup_steps, 0)
             warmup.train()
             warmup.close()
+        ran = warmup_steps
+        if timed:
+            step_times: list[float] = []
+            more = EpochTraining(run, 0, _timed(batch, t0, warmup_s or 0.0, step_times, run, agree), hooks, None,
+                                 warmup_steps)
+            more.train()
+            more.close()
+            ran += more.steps
+            if window_s is not None:
+                steps = max(1, round(agree(window_s / statistics.median(step_times))))
+            log.info("warm-up: %d steps in %.1f s; a step takes %.3f s, so %d steps a window", ran,
+                     time.perf_counter() - t0, statistics.median(step_times), steps)
         for window in range(1, repeats + 1):
-            training = EpochTraining(run, window, _repeat(batch, steps), hooks, steps,
-                                     warmup_steps + _steps_so_far(kept))
+            training = EpochTraining(run, window, _repeat(batch, steps), hooks, steps, ran + _steps_so_far(kept))
             training.train()
             record, stats = training.close()
             windows.append(record)
@@ -297,7 +323,31 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
         return _ended(FAILED, windows, [], kept, reason=str(err), error=Failure("NonFiniteLoss", str(err), err.rank))
     finally:
         hooks.after_run()
-    return _ended(SUCCESS, windows, [], kept)
+    return replace(_ended(SUCCESS, windows, [], kept), warmup_steps=ran, window_steps=steps)
+
+
+def _timed(batch: Any, t0: float, until_s: float, step_times: list[float], run: BuiltRun,
+           agree: Callable[[float], float]) -> Iterator[tuple[Any, Any]]:
+    """The timed warm-up steps: the batch, again and again, until the warm-up begun at `t0` has lasted
+    `until_s` seconds and at least two steps were timed; each step's seconds go into `step_times`."""
+    sync = device_sync(run.ctx.device)
+    sync()  # sync point (warm-up only): each timed step starts on an idle device
+    last = time.perf_counter()
+    while True:
+        yield batch, None
+        sync()  # sync point (warm-up only): the step's work is finished
+        now = time.perf_counter()
+        step_times.append(now - last)
+        last = now
+        if agree(float(len(step_times) < 2 or now - t0 < until_s)) < 0.5:
+            return
+
+
+def _agreement(run: BuiltRun) -> Callable[[float], float]:
+    """A number's mean over ranks (the identity on one rank): every rank makes the same choice."""
+    total = sum_over_ranks(run.ctx.device)
+    world = max(run.ctx.world_size, 1)
+    return lambda value: total([float(value)])[0] / world
 
 
 def _repeat(batch: Any, steps: Optional[int]) -> Iterator[tuple[Any, Any]]:

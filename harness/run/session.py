@@ -200,9 +200,12 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
                    threads=threads.current().record(torch.get_num_threads()))
     if not training:
         loop = measure_throughput(built, warmup_steps=cfg.warmup_steps, steps=cfg.throughput_steps,
-                                  repeats=cfg.throughput_repeats, hooks=hooks)
+                                  repeats=cfg.throughput_repeats, hooks=hooks, warmup_s=cfg.get("warmup_s"),
+                                  window_s=cfg.get("throughput_window_s"))
         windows = [e.throughput for e in loop.epochs if e.throughput]
         median = statistics.median(windows) if windows and loop.status == SUCCESS else None
+        base = replace(base, warmup_steps=loop.warmup_steps if loop.warmup_steps is not None else base.warmup_steps,
+                       throughput_steps=loop.window_steps)
         return _record(base, loop, ttt_s=None, throughput=median)
 
     task = spec.task

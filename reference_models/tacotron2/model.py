@@ -49,10 +49,26 @@ class LocationAttention(nn.Module):
         nn.init.xavier_uniform_(self.location_conv.weight)
         self.location_dense = linear(n_filters, dim, bias=False, gain="tanh")
 
-    def forward(self, query, memory, processed_memory, weights_cat, pad_mask):
-        location = self.location_dense(self.location_conv(weights_cat).transpose(1, 2))
-        energies = self.v(torch.tanh(self.query(query)[:, None] + location + processed_memory)).squeeze(-1)
-        weights = F.softmax(energies.masked_fill(pad_mask, float("-inf")), dim=1)
+    def prepare(self, memory: torch.Tensor, pad_mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """What every frame's attention reuses, made once per batch, channels first so that no frame
+        copies a transposed tensor: the keys (batch, dim, time), the padding as an additive mask (0 or
+        -inf) and the energy vector, both in the keys' dtype (autocast casts nothing a frame), and the
+        location features' convolution and dense layer as one convolution (dim, 2, kernel): both are
+        linear maps without bias, so their product gives the same features in one kernel a frame."""
+        keys = self.memory(memory).transpose(1, 2).contiguous()
+        mask = torch.zeros(pad_mask.shape, dtype=keys.dtype, device=keys.device).masked_fill(pad_mask, float("-inf"))
+        v = self.v.weight.to(keys.dtype)[None].expand(memory.shape[0], 1, -1)
+        kernel = torch.einsum("df,fck->dck", self.location_dense.weight, self.location_conv.weight)
+        return keys, mask[:, None], v, kernel
+
+    def forward(self, query, memory, weights_cat, prepared):
+        keys, mask, v, kernel = prepared
+        location = F.conv1d(weights_cat, kernel, padding=self.location_conv.padding)  # (batch, dim, time)
+        hidden = torch.tanh(self.query(query)[:, :, None] + location + keys)
+        energies = torch.baddbmm(mask, v, hidden).squeeze(1)  # v . hidden, -inf at the padding: one kernel
+        # in float32 whatever the energies' dtype: under autocast the softmax reads the fp16 energies
+        # itself instead of after a cast of its own, the same values (widening is exact)
+        weights = F.softmax(energies, dim=1, dtype=torch.float32)
         return torch.bmm(weights[:, None], memory).squeeze(1), weights
 
 
@@ -69,18 +85,19 @@ class Decoder(nn.Module):
         self.projection = linear(o.decoder_rnn_dim + o.encoder_embedding_dim, o.n_mel_channels)
         self.gate = linear(o.decoder_rnn_dim + o.encoder_embedding_dim, 1, gain="sigmoid")
 
-    def step(self, frame, state, memory, processed_memory, pad_mask):
+    def step(self, frame, state, memory, attention):
         """One teacher-forced frame: the attention LSTM, attention over the encoder outputs, the
-        decoder LSTM, then the frame's mel and gate predictions."""
+        decoder LSTM; (the decoder LSTM's output after dropout, the new state). The frame's mel and
+        gate predictions read only that output and the attention context, so forward makes them for
+        every frame at once, after the loop: two matmuls a batch instead of a concatenation and two
+        matmuls a frame (the decoder is bound by launching small kernels, one step per frame)."""
         (ah, ac), (dh, dc), weights, cumulative, context = state
         ah, ac = self.attention_rnn(torch.cat([frame, context], -1), (ah, ac))
         ah = F.dropout(ah, self.o.p_attention_dropout, self.training)
-        context, weights = self.attention(ah, memory, processed_memory, torch.stack([weights, cumulative], 1),
-                                          pad_mask)
+        context, weights = self.attention(ah, memory, torch.stack([weights, cumulative], 1), attention)
         dh, dc = self.decoder_rnn(torch.cat([ah, context], -1), (dh, dc))
         dh = F.dropout(dh, self.o.p_decoder_dropout, self.training)
-        out = torch.cat([dh, context], -1)
-        return self.projection(out), self.gate(out), ((ah, ac), (dh, dc), weights, cumulative + weights, context)
+        return dh, ((ah, ac), (dh, dc), weights, cumulative + weights, context)
 
     def forward(self, memory: torch.Tensor, mels: torch.Tensor, pad_mask: torch.Tensor):
         b, t_in, _ = memory.shape
@@ -91,13 +108,14 @@ class Decoder(nn.Module):
         state = ((zeros(b, self.o.attention_rnn_dim), zeros(b, self.o.attention_rnn_dim)),
                  (zeros(b, self.o.decoder_rnn_dim), zeros(b, self.o.decoder_rnn_dim)),
                  zeros(b, t_in, dtype=torch.float32), zeros(b, t_in, dtype=torch.float32), zeros(b, memory.shape[2]))
-        processed = self.attention.memory(memory)
-        mel_out, gate_out = [], []
+        attention = self.attention.prepare(memory, pad_mask)  # once per batch
+        hidden, contexts = [], []
         for frame in frames:
-            mel, gate, state = self.step(frame, state, memory, processed, pad_mask)
-            mel_out.append(mel)
-            gate_out.append(gate.squeeze(1))
-        return torch.stack(mel_out, 2), torch.stack(gate_out, 1)
+            dh, state = self.step(frame, state, memory, attention)
+            hidden.append(dh)
+            contexts.append(state[4])
+        out = torch.cat([torch.stack(hidden), torch.stack(contexts)], -1)  # (frames, batch, decoder + encoder)
+        return self.projection(out).permute(1, 2, 0), self.gate(out).squeeze(-1).transpose(0, 1)
 
 
 class Postnet(nn.Module):

@@ -6,7 +6,7 @@
 #   source scripts/lab/device_env.sh && bash scripts/lab/h200_suite.sh "$OUT" two     # call 2
 #   source scripts/lab/device_env.sh && bash scripts/lab/h200_suite.sh "$OUT" three   # call 3
 #
-# Stages (the default matrix is 8 models x fp32, amp x 1, 2 GPUs = 32 cells):
+# Stages (the default matrix is 8 models x tf32, amp x 1, 2 GPUs = 32 cells):
 #   one    the 16 one-GPU cells, two at a time (one per GPU), then the baselines on GPU 0:
 #          scripts/lab/plain_bert.py (plain PyTorch BERT-large, seq 512, batch 32, fp16, MLM over all
 #          tokens) beside the harness's bert_large at the same workload, and scripts/lab/plain_loop.py

@@ -111,3 +111,17 @@ def test_the_plain_transformer_baseline_measures_source_and_target_tokens(tmp_pa
     row = json.loads(line)
     assert row["model"] == "nn.Transformer" and row["batch"] == "4 x (8 + 6) tokens"
     assert len(row["windows"]) == 3 and row["tokens_per_s"] == statistics.median(row["windows"]) > 0
+
+
+def test_two_ranks_agree_on_windows_sized_from_the_measured_step(tmp_path):
+    """warmup_s and throughput_window_s on two CPU ranks: the ranks take the same number of warm-up
+    and window steps (a rank that stepped alone would hang DDP), and a window's samples are both ranks'."""
+    out = run_cli("harness.train", "model=tputonly", "mode=throughput", "device=cpu", "gpus=2", "seed=1",
+                  "model.sleep_s=0.02", "warmup_steps=1", "warmup_s=0.3", "throughput_window_s=0.2",
+                  "throughput_repeats=2", "progress=false", "tensorboard=false", "telemetry=false", "output_root=out",
+                  cwd=tmp_path, env={"HARNESS_MODELS": "tests.models.tputonly"}, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (result_path,) = (tmp_path / "out").rglob("result.json")
+    r = json.loads(result_path.read_text())
+    assert r["status"] == "success" and r["warmup_steps"] >= 3 and r["throughput_steps"] >= 1
+    assert [(e["steps"], e["samples"]) for e in r["epochs"]] == [(r["throughput_steps"], 2 * 32 * r["throughput_steps"])] * 2

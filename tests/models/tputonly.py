@@ -4,6 +4,7 @@
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,8 @@ class TputOptions(ModelOptions):
     """The loss of this step (1-based, counting warm-up) is NaN on rank nan_on_rank; -1: never."""
     nan_on_rank: int = 0
     """The rank whose loss nan_at_step makes NaN."""
+    sleep_s: float = 0.0
+    """Seconds each step's loss sleeps: a step of known length (window sizing tests)."""
 
 
 class TputOnly:
@@ -39,6 +42,7 @@ class TputOnly:
         self.x = torch.randn(hp.batch_size, hp.width, generator=gen, device=ctx.device)
         self.batch, self.world = hp.batch_size, ctx.world_size
         self.nan_step = hp.nan_at_step if ctx.rank == hp.nan_on_rank else -1
+        self.sleep_s = float(hp.sleep_s)
         self.steps = 0
 
     def hyperparameters(self) -> dict[str, Any]:
@@ -49,6 +53,8 @@ class TputOnly:
 
     def loss(self, model, batch):
         self.steps += 1
+        if self.sleep_s:
+            time.sleep(self.sleep_s)
         loss = model(batch).square().mean()
         return (loss * float("nan") if self.steps == self.nan_step else loss), len(batch)
 

@@ -63,10 +63,31 @@ def test_the_summary_has_both_views_their_means_the_machine_and_charts(suite, tm
     md = (out / "results.md").read_text()
     assert "2x NVIDIA H200" in md and "driver 570.1" in md and "`python -m harness.bench`" in md
     assert "- mean efficiency, amp, 2 vs 1 GPUs: 0.925 over 2 models" in md
-    assert "- mean amp/fp32 on 1 GPU(s): 2.500x" in md
+    assert "- mean amp / fp32 on 1 GPU(s): 2.500x" in md
     assert "## Failed cells\n\n- waveglow amp 1 GPU(s): CUDA out of memory" in md
     rows = list(csv.reader(open(out / "throughput.csv")))
     assert rows[1][1] == "bert_large"  # the suite's order
     assert rows[0][-1] == "windows (spread)" and "3 windows" in rows[1][-1]
     scaling_rows = list(csv.reader(open(out / "scaling.csv")))
     assert ["bert_large squad384", "NVIDIA H200", "amp", "2 vs 1", "1.90x", "95%"] in scaling_rows
+
+
+def test_the_precision_gain_is_over_tf32_where_a_model_ran_it_and_over_fp32_otherwise_saying_which(tmp_path):
+    """The studies' "FP32" is TF32: amp is set against tf32 when the model ran in tf32 (IEEE fp32 beside
+    it is then a gain of its own over tf32), against IEEE fp32 when that is all the model ran."""
+    for precision, tput in (("fp32", 100.0), ("tf32", 200.0), ("amp", 300.0)):
+        write_run(tmp_path / "runs", "bert_large", precision, 1, [tput], "squad384")
+    for precision, tput in (("fp32", 50.0), ("amp", 100.0)):
+        write_run(tmp_path / "runs", "txl_large", precision, 1, [tput])
+    gains = {(p.model, p.precision): (p.baseline, p.ratio) for p in precision_gains(groups(read_runs([tmp_path])),
+                                                                                    bench_tables.BASELINES)}
+    assert gains == {("bert_large", "amp"): ("tf32", pytest.approx(1.5)), ("bert_large", "fp32"): ("tf32", 0.5),
+                     ("txl_large", "amp"): ("fp32", 2.0)}
+    bench_tables.summarise(read_runs([tmp_path]), {"machine": "1x NVIDIA H200"}, tmp_path / "s")
+    md = (tmp_path / "s" / "results.md").read_text()
+    assert "## Precision gain over tf32 (over fp32 where a model ran no tf32)" in md
+    assert "| bert_large squad384 | NVIDIA H200 | 1 | amp / tf32 | 1.50x |" in md
+    assert "| txl_large | NVIDIA H200 | 1 | amp / fp32 | 2.00x |" in md
+    assert "- mean amp / tf32 on 1 GPU(s): 1.500x" in md and "- mean amp / fp32 on 1 GPU(s): 2.000x" in md
+    rows = list(csv.reader(open(tmp_path / "s" / "precision.csv")))
+    assert rows[0] == ["workload", "accelerator", "GPUs", "gain", "throughput ratio"]
