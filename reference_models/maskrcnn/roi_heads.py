@@ -44,7 +44,8 @@ class LevelSortedRoIAlign(MultiScaleRoIAlign):
             return roi_align(features[0], rois, self.output_size, scales[0], self.sampling_ratio)
         levels = mapper(boxes)
         order = torch.argsort(levels, stable=True)
-        counts = torch.bincount(levels, minlength=len(features)).tolist()  # sync point: ROIs per level
+        # sync point: ROIs per level (a comparison, not bincount, which has no deterministic CUDA kernel)
+        counts = (levels[None, :] == torch.arange(len(features), device=levels.device)[:, None]).sum(1).tolist()
         pooled = [roi_align(feature, part, self.output_size, scale, self.sampling_ratio)
                   for feature, part, scale in zip(features, rois[order].split(counts), scales)]
         # as torchvision's result tensor: the first level's dtype (autocast may give levels different ones)
