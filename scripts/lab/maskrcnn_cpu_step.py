@@ -45,7 +45,7 @@ def main() -> int:
     cfg = compose(["model=maskrcnn", "seed=1", "device=cpu", "model.synthetic.height=128",
                    "model.synthetic.width=160", *args.overrides])
     OmegaConf.resolve(cfg)
-    runs = {}
+    runs: dict[str, tuple[torch.nn.Module, torch.optim.Optimizer, list[float]]] = {}
     for heads in ("torchvision", "batched"):
         hp = OmegaConf.merge(cfg.model, {"heads": heads})
         torch.manual_seed(0)
