@@ -34,6 +34,7 @@ from torchvision.ops.feature_pyramid_network import LastLevelMaxPool
 from torchvision.ops.misc import FrozenBatchNorm2d
 
 from reference_models.detection.resnet import ResNetBody, load_weights
+from reference_models.maskrcnn.rcnn import BatchedMaskRCNN, SyncFreeTransform
 from reference_models.maskrcnn.roi_heads import BatchedRoIHeads
 from reference_models.maskrcnn.rpn import BatchedRPN
 
@@ -61,7 +62,8 @@ def build_model(hp: Any, num_classes: int) -> MaskRCNN:
     resolution = 7  # the box pooler's output side
     levels = [str(i - 1) for i in stages]  # ROIs pool from P2..P5, not P6
     mask_layers = list(hp.mask_layers)
-    model = MaskRCNN(
+    batched = str(hp.heads) == "batched"
+    model = (BatchedMaskRCNN if batched else MaskRCNN)(
         backbone, None, min_size=hp.min_size, max_size=hp.max_size,  # classes: the predictors below
         rpn_anchor_generator=anchors,
         rpn_pre_nms_top_n_train=hp.rpn_pre_nms_train, rpn_post_nms_top_n_train=hp.rpn_post_nms_train,
@@ -76,7 +78,8 @@ def build_model(hp: Any, num_classes: int) -> MaskRCNN:
         mask_head=MaskRCNNHeads(hp.fpn_channels, mask_layers, 1),
         mask_predictor=MaskRCNNPredictor(mask_layers[-1], mask_layers[-1], num_classes),
     )
-    if str(hp.heads) == "batched":  # the same modules and settings, run batched (docs/maskrcnn.md)
+    if batched:  # the same modules and settings, run batched (docs/maskrcnn.md)
+        model.transform = SyncFreeTransform.like(model.transform)
         model.rpn = BatchedRPN.like(model.rpn)
         model.roi_heads = BatchedRoIHeads.like(model.roi_heads)
     return model

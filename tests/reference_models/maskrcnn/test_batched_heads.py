@@ -153,3 +153,15 @@ def test_the_model_with_batched_heads_trains_and_detects_as_with_torchvisions():
         assert len(w["boxes"]) > 0 and torch.equal(g["labels"], w["labels"])
         for k in ("boxes", "scores", "masks"):
             torch.testing.assert_close(g[k], w[k])
+
+
+@pytest.mark.parametrize("heads", ["torchvision", "batched"])
+def test_a_degenerate_target_box_is_named(heads):
+    cfg = compose(["model=maskrcnn", "+debug=maskrcnn", "seed=1", "device=cpu", f"model.heads={heads}"])
+    model = build_model(cfg.model, 3).train()
+    good = {"boxes": torch.tensor([[2.0, 2, 30, 40]]), "labels": torch.tensor([1]),
+            "masks": torch.ones(1, 64, 64, dtype=torch.uint8)}
+    bad = {**good, "boxes": torch.tensor([[2.0, 2, 30, 40], [10.0, 5, 10, 20]]), "labels": torch.tensor([1, 2]),
+           "masks": torch.ones(2, 64, 64, dtype=torch.uint8)}
+    with pytest.raises(AssertionError, match=r"invalid box \[20\.0, 10\.0, 20\.0, 40\.0\] for target at index 1"):
+        model([torch.rand(3, 64, 64), torch.rand(3, 64, 64)], [good, bad])
