@@ -42,6 +42,22 @@ class CachedAnchorGenerator(AnchorGenerator):
         return [self._made[key]] * len(image_list.image_sizes)
 
 
+class CachedBoxCoder(det_utils.BoxCoder):
+    """BoxCoder whose encoding weights are copied to the device once (torchvision copies them on every
+    encode: a blocking copy, a sync)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._weights: dict[tuple, Tensor] = {}
+
+    def encode_single(self, reference_boxes: Tensor, proposals: Tensor) -> Tensor:
+        key = (reference_boxes.dtype, reference_boxes.device)
+        if key not in self._weights:
+            self._weights[key] = torch.as_tensor(self.weights, dtype=reference_boxes.dtype,
+                                                 device=reference_boxes.device)
+        return det_utils.encode_boxes(reference_boxes, proposals, self._weights[key])
+
+
 class SyncFreeMatcher(det_utils.Matcher):
     """torchvision's Matcher without nonzero(): the low-quality matches are found as a mask."""
 
@@ -124,6 +140,7 @@ class BatchedRPN(RegionProposalNetwork):
                                                 self.proposal_matcher.low_threshold, allow_low_quality_matches=True)
         self.fg_bg_sampler = CountedSampler(self.fg_bg_sampler.batch_size_per_image,
                                             self.fg_bg_sampler.positive_fraction)
+        self.box_coder = CachedBoxCoder(self.box_coder.weights, self.box_coder.bbox_xform_clip)
         self.matrix_nms: Optional[bool] = None  # grouped_nms's choice: None picks the batched one on a GPU
 
     def filter_proposals(self, proposals: Tensor, objectness: Tensor, image_shapes: list[tuple[int, int]],
