@@ -88,18 +88,28 @@ class CountedSampler(det_utils.BalancedPositiveNegativeSampler):
     indices and the positive counts, which the callers use instead of finding them again."""
 
     def sample(self, matched_idxs: list[Tensor]) -> tuple[list[Tensor], list[Tensor], list[int]]:
-        positive = [m >= 1 for m in matched_idxs]
-        negative = [m == 0 for m in matched_idxs]
-        counts = torch.stack([torch.stack([p.sum() for p in positive]),
-                              torch.stack([n.sum() for n in negative])]).tolist()  # sync point: candidate counts
+        if len({m.shape for m in matched_idxs}) == 1:  # the RPN's anchors: one sort for the whole batch
+            m = torch.stack(matched_idxs)
+            pos, neg = m >= 1, m == 0
+            counts = torch.stack([pos.sum(1), neg.sum(1)]).tolist()  # sync point: candidate counts
+            # positives first, then negatives, each in index order
+            order = torch.argsort(torch.where(pos, 0, torch.where(neg, 1, 2)).to(torch.uint8), dim=1, stable=True)
+            candidates = [(o[:p], o[p:p + n]) for o, p, n in zip(order, *counts)]
+        else:
+            positive = [m >= 1 for m in matched_idxs]
+            negative = [m == 0 for m in matched_idxs]
+            counts = torch.stack([torch.stack([p.sum() for p in positive]),
+                                  torch.stack([n.sum() for n in negative])]).tolist()  # sync point: candidate counts
+            candidates = [(first_true(p, n_p), first_true(n, n_n)) for p, n, n_p, n_n in zip(positive, negative, *counts)]
         pos_idx, neg_idx, num_positive = [], [], []
-        for pos, neg, n_pos, n_neg in zip(positive, negative, *counts):
+        for (positives, negatives), n_pos, n_neg in zip(candidates, *counts):
             num_pos = min(n_pos, int(self.batch_size_per_image * self.positive_fraction))
             num_neg = min(n_neg, self.batch_size_per_image - num_pos)
-            perm1 = torch.randperm(n_pos, device=pos.device)[:num_pos]
-            perm2 = torch.randperm(n_neg, device=neg.device)[:num_neg]
-            pos_idx.append(first_true(pos, n_pos)[perm1])
-            neg_idx.append(first_true(neg, n_neg)[perm2])
+            # torchvision's draws, in its order
+            perm1 = torch.randperm(n_pos, device=positives.device)[:num_pos]
+            perm2 = torch.randperm(n_neg, device=negatives.device)[:num_neg]
+            pos_idx.append(positives[perm1])
+            neg_idx.append(negatives[perm2])
             num_positive.append(num_pos)
         return pos_idx, neg_idx, num_positive
 
@@ -111,6 +121,18 @@ class CountedSampler(det_utils.BalancedPositiveNegativeSampler):
             p[pos], n[neg] = 1, 1
             masks.append((p, n))
         return [p for p, _ in masks], [n for _, n in masks]
+
+
+def batched_box_iou(boxes1: Tensor, boxes2: Tensor) -> Tensor:
+    """[B, M, 4] x [N, 4] -> [B, M, N]: torchvision's box_iou for each of the B sets, in its arithmetic
+    (each side's areas in its own dtype, the intersection upcast to float32)."""
+    area1, area2 = box_ops.box_area(boxes1.flatten(0, 1)).view(boxes1.shape[:2]), box_ops.box_area(boxes2)
+    lt = torch.max(boxes1[:, :, None, :2], boxes2[None, None, :, :2])
+    rb = torch.min(boxes1[:, :, None, 2:], boxes2[None, None, :, 2:])
+    wh = rb.sub_(lt)
+    wh = (wh if wh.dtype in (torch.float32, torch.float64) else wh.float()).clamp_(min=0)
+    inter = wh[..., 0] * wh[..., 1]
+    return inter / (area1[:, :, None] + area2 - inter)
 
 
 def level_groups(values: Tensor, sizes: list[int], width: int, fill: float | bool) -> Tensor:
@@ -174,6 +196,8 @@ class BatchedRPN(RegionProposalNetwork):
 
     def assign_targets_to_anchors(self, anchors: list[Tensor], targets: list[dict[str, Tensor]]
                                   ) -> tuple[list[Tensor], list[Tensor]]:
+        if all(a is anchors[0] for a in anchors) and all(t["boxes"].dim() == 2 for t in targets):
+            return self._assign_batched(anchors[0], [t["boxes"] for t in targets])
         labels, matched_gt_boxes = [], []
         for anchors_per_image, targets_per_image in zip(anchors, targets):
             gt_boxes = targets_per_image["boxes"]
@@ -188,6 +212,24 @@ class BatchedRPN(RegionProposalNetwork):
             labels.append(torch.where(matched_idxs >= 0, 1.0,
                                       torch.where(matched_idxs == self.proposal_matcher.BETWEEN_THRESHOLDS, -1.0, 0.0)))
         return labels, matched_gt_boxes
+
+    def _assign_batched(self, anchors: Tensor, gt: list[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
+        """assign_targets_to_anchors for a batch sharing its anchors: ground truth padded to the most
+        boxes of an image, IoU and matching for all images at once (torchvision's Matcher rules)."""
+        most = max(1, max(g.shape[0] for g in gt))
+        boxes = torch.stack([F.pad(g, (0, 0, 0, most - g.shape[0])) for g in gt])
+        real = torch.stack([F.pad(torch.ones(g.shape[0], dtype=torch.bool, device=g.device), (0, most - g.shape[0]))
+                            for g in gt])
+        iou = batched_box_iou(boxes, anchors).masked_fill_(~real[:, :, None], -1.0)
+        matcher = self.proposal_matcher
+        matched_vals, all_matches = iou.max(dim=1)
+        matches = torch.where(matched_vals < matcher.low_threshold, matcher.BELOW_LOW_THRESHOLD,
+                              torch.where(matched_vals < matcher.high_threshold, matcher.BETWEEN_THRESHOLDS, all_matches))
+        best = ((iou == iou.max(dim=2, keepdim=True).values) & real[:, :, None]).any(dim=1)
+        matches = torch.where(best, all_matches, matches)
+        matched = boxes.gather(1, matches.clamp(min=0)[:, :, None].expand(-1, -1, 4))
+        labels = torch.where(matches >= 0, 1.0, torch.where(matches == matcher.BETWEEN_THRESHOLDS, -1.0, 0.0))
+        return list(labels.unbind(0)), list(matched.unbind(0))
 
     def compute_loss(self, objectness: Tensor, pred_bbox_deltas: Tensor, labels: list[Tensor],
                      regression_targets: list[Tensor]) -> tuple[Tensor, Tensor]:

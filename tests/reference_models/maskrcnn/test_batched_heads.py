@@ -90,10 +90,25 @@ def test_sync_free_matcher_matches_as_torchvisions(low_quality):
         assert torch.equal(SyncFreeMatcher(0.7, 0.3, low_quality)(iou), want)
 
 
-def test_counted_sampler_draws_torchvisions_samples():
+def test_batched_anchor_matching_equals_torchvisions_image_by_image():
+    gen = torch.Generator().manual_seed(8)
+    rpn, batched = _rpn_pair(pre=100, post=50)
+    anchors = _boxes(gen, 900, extent=120.0)
+    gt = [_boxes(gen, 4, extent=120.0), anchors[:7].clone(), torch.zeros(0, 4), _boxes(gen, 1, extent=120.0)]
+    gt[1][3] = gt[1][2]  # a duplicate box: ties in the low-quality matches
+    targets = [{"boxes": g} for g in gt]
+    want_labels, want_boxes = rpn.assign_targets_to_anchors([anchors] * len(gt), targets)
+    got_labels, got_boxes = batched.assign_targets_to_anchors([anchors] * len(gt), targets)
+    for got, want in zip(got_labels + got_boxes, want_labels + want_boxes):
+        assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("same_length", [True, False])
+def test_counted_sampler_draws_torchvisions_samples(same_length):
     gen = torch.Generator().manual_seed(3)
-    labels = [torch.randint(-1, 2, (n,), generator=gen) for n in (500, 300, 40)]
-    labels[2][:] = torch.tensor([1] * 3 + [0] * 37)  # too few positives and negatives for a full sample
+    labels = [torch.randint(-1, 2, (n,), generator=gen) for n in ((400, 400, 400) if same_length else (500, 300, 40))]
+    labels[2][:] = -1
+    labels[2][:40] = torch.tensor([1] * 3 + [0] * 37)  # too few positives and negatives for a full sample
     torch.manual_seed(7)
     want = det_utils.BalancedPositiveNegativeSampler(64, 0.25)(labels)
     torch.manual_seed(7)
