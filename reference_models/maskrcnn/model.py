@@ -16,6 +16,9 @@ above 0.05 after NMS at 0.5. Differences from the reference, none of which chang
 - RPN proposals after NMS are counted per image (1000) where the reference counts them per GPU batch
   (2000 for its 2 images per GPU), the same number at the reference's batch.
 The embedded presets keep this structure at narrower widths, with trainable batch norm.
+model.heads=batched (the default) keeps every module and setting and swaps the code that runs them for
+the batched RPN, ROI heads and transform of rpn.py, roi_heads.py and rcnn.py beside this file (fewer host
+syncs and per-image loops; the same proposals, samples and losses: docs/maskrcnn.md, "GPU performance").
 
     python -c "from reference_models.maskrcnn.model import build_model; from omegaconf import OmegaConf; from reference_models.maskrcnn.options import MaskRCNNOptions as O; m = build_model(OmegaConf.structured(O(name='maskrcnn', batch_size=2)), 81); print(sum(p.numel() for p in m.parameters()))"
 """
