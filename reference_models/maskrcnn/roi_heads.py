@@ -1,7 +1,8 @@
-"""torchvision's box and mask heads with fewer host syncs: the matcher and sampler of rpn.py, ROIs
-pooled level by level after one read of the level counts, the positives' indices taken from the counts
-the sampler already read. Same samples, features and losses as torchvision's RoIHeads
-(tests/reference_models/maskrcnn/test_batched_heads.py and test_losses.py).
+"""torchvision's box and mask heads with fewer host syncs and per-image loops: proposals matched to the
+ground truth for all images at once, rpn.py's sampler (one read of the candidate counts, torchvision's
+random draws), ROIs pooled level by level after one read of the level counts, the positives' indices
+taken from the counts the sampler already read. Same samples, features and losses as torchvision's
+RoIHeads (tests/reference_models/maskrcnn/test_batched_heads.py and test_losses.py).
 
 Syncs left, each named where it happens: the sampler's candidate counts, one level-count read per
 pooling. Evaluation (postprocess_detections, mask pasting) is torchvision's.
@@ -17,10 +18,10 @@ import torch.nn.functional as F
 from torch import Tensor
 from torchvision.models.detection.roi_heads import RoIHeads, maskrcnn_loss
 from torchvision.ops import MultiScaleRoIAlign, roi_align
-from torchvision.ops import boxes as box_ops
 from torchvision.ops.poolers import LevelMapper, _convert_to_roi_format, _filter_input, _setup_scales
 
-from reference_models.maskrcnn.rpn import CachedBoxCoder, CountedSampler, SyncFreeMatcher, first_true
+from reference_models.maskrcnn.rpn import (CachedBoxCoder, CountedSampler, SyncFreeMatcher, batched_box_iou, first_true,
+                                          padded)
 
 
 class LevelSortedRoIAlign(MultiScaleRoIAlign):
@@ -76,22 +77,33 @@ class BatchedRoIHeads(RoIHeads):
         self.box_coder = CachedBoxCoder(self.box_coder.weights, self.box_coder.bbox_xform_clip)
         self._num_positive: list[int] = []
 
-    def assign_targets_to_proposals(self, proposals, gt_boxes, gt_labels):
-        matched_idxs, labels = [], []
-        for proposals_in_image, gt_boxes_in_image, gt_labels_in_image in zip(proposals, gt_boxes, gt_labels):
-            if gt_boxes_in_image.numel() == 0:  # a background image, as torchvision labels it
-                zeros = torch.zeros((proposals_in_image.shape[0],), dtype=torch.int64, device=proposals_in_image.device)
-                matched_idxs.append(zeros)
-                labels.append(zeros.clone())
-                continue
-            matched = self.proposal_matcher(box_ops.box_iou(gt_boxes_in_image, proposals_in_image))
-            clamped = matched.clamp(min=0)
-            image_labels = gt_labels_in_image[clamped].to(dtype=torch.int64)
-            image_labels = torch.where(matched == self.proposal_matcher.BELOW_LOW_THRESHOLD, 0, image_labels)
-            image_labels = torch.where(matched == self.proposal_matcher.BETWEEN_THRESHOLDS, -1, image_labels)
-            matched_idxs.append(clamped)
-            labels.append(image_labels)
-        return matched_idxs, labels
+    def select_training_samples(self, proposals, targets):
+        """torchvision's select_training_samples with the matching done for all images at once
+        (proposals and ground truth padded; padding rows labelled -1, which the sampler ignores)."""
+        self.check_targets(targets)
+        assert targets is not None
+        dtype = proposals[0].dtype
+        gt_boxes = [t["boxes"].to(dtype) for t in targets]
+        proposals = self.add_gt_proposals(proposals, gt_boxes)
+        boxes, real_boxes = padded(proposals)
+        gt, real_gt = padded(gt_boxes)
+        iou = batched_box_iou(gt, boxes).masked_fill_(~real_gt[:, :, None], -1.0)
+        matcher = self.proposal_matcher
+        matched_vals, matches = iou.max(dim=1)
+        matches = torch.where(matched_vals < matcher.low_threshold, matcher.BELOW_LOW_THRESHOLD,
+                              torch.where(matched_vals < matcher.high_threshold, matcher.BETWEEN_THRESHOLDS, matches))
+        clamped = matches.clamp(min=0)
+        gt_labels = torch.stack([F.pad(t["labels"], (0, gt.shape[1] - t["labels"].shape[0])) for t in targets])
+        labels = gt_labels.gather(1, clamped).to(torch.int64)
+        labels = torch.where(matches == matcher.BELOW_LOW_THRESHOLD, 0, labels)
+        labels = torch.where((matches == matcher.BETWEEN_THRESHOLDS) | ~real_boxes, -1, labels)
+        sampled_inds = self.subsample(list(labels.unbind(0)))
+        chosen = [(boxes[i][k], labels[i][k], clamped[i][k]) for i, k in enumerate(sampled_inds)]
+        proposals = [c[0] for c in chosen]
+        matched_gt_boxes = [g[c[2]] if g.numel() else torch.zeros((len(c[2]), 4), dtype=dtype, device=g.device)
+                            for g, c in zip(gt_boxes, chosen)]
+        regression_targets = self.box_coder.encode(matched_gt_boxes, proposals)
+        return proposals, [c[2] for c in chosen], [c[1] for c in chosen], regression_targets
 
     def subsample(self, labels):
         assert isinstance(self.fg_bg_sampler, CountedSampler)

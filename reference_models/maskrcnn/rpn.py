@@ -124,15 +124,27 @@ class CountedSampler(det_utils.BalancedPositiveNegativeSampler):
 
 
 def batched_box_iou(boxes1: Tensor, boxes2: Tensor) -> Tensor:
-    """[B, M, 4] x [N, 4] -> [B, M, N]: torchvision's box_iou for each of the B sets, in its arithmetic
-    (each side's areas in its own dtype, the intersection upcast to float32)."""
-    area1, area2 = box_ops.box_area(boxes1.flatten(0, 1)).view(boxes1.shape[:2]), box_ops.box_area(boxes2)
-    lt = torch.max(boxes1[:, :, None, :2], boxes2[None, None, :, :2])
-    rb = torch.min(boxes1[:, :, None, 2:], boxes2[None, None, :, 2:])
+    """[B, M, 4] x [N, 4] or [B, N, 4] -> [B, M, N]: torchvision's box_iou for each of the B sets, in
+    its arithmetic (each side's areas in its own dtype, the intersection upcast to float32)."""
+    b2 = boxes2 if boxes2.dim() == 3 else boxes2[None]
+    area1 = box_ops.box_area(boxes1.flatten(0, 1)).view(boxes1.shape[:2])
+    area2 = box_ops.box_area(b2.flatten(0, 1)).view(b2.shape[:2])
+    lt = torch.max(boxes1[:, :, None, :2], b2[:, None, :, :2])
+    rb = torch.min(boxes1[:, :, None, 2:], b2[:, None, :, 2:])
     wh = rb.sub_(lt)
     wh = (wh if wh.dtype in (torch.float32, torch.float64) else wh.float()).clamp_(min=0)
     inter = wh[..., 0] * wh[..., 1]
-    return inter / (area1[:, :, None] + area2 - inter)
+    return inter / (area1[:, :, None] + area2[:, None, :] - inter)
+
+
+def padded(boxes: list[Tensor]) -> tuple[Tensor, Tensor]:
+    """Per-image [n_i, 4] boxes -> [B, max(1, max n_i), 4] (zeros after each image's own) and the mask
+    of real rows; made on the device without a host tensor (whose copy would sync)."""
+    most = max(1, max(b.shape[0] for b in boxes))
+    rows = torch.stack([F.pad(b, (0, 0, 0, most - b.shape[0])) for b in boxes])
+    real = torch.stack([F.pad(torch.ones(b.shape[0], dtype=torch.bool, device=b.device), (0, most - b.shape[0]))
+                        for b in boxes])
+    return rows, real
 
 
 def level_groups(values: Tensor, sizes: list[int], width: int, fill: float | bool) -> Tensor:
@@ -216,10 +228,7 @@ class BatchedRPN(RegionProposalNetwork):
     def _assign_batched(self, anchors: Tensor, gt: list[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
         """assign_targets_to_anchors for a batch sharing its anchors: ground truth padded to the most
         boxes of an image, IoU and matching for all images at once (torchvision's Matcher rules)."""
-        most = max(1, max(g.shape[0] for g in gt))
-        boxes = torch.stack([F.pad(g, (0, 0, 0, most - g.shape[0])) for g in gt])
-        real = torch.stack([F.pad(torch.ones(g.shape[0], dtype=torch.bool, device=g.device), (0, most - g.shape[0]))
-                            for g in gt])
+        boxes, real = padded(gt)
         iou = batched_box_iou(boxes, anchors).masked_fill_(~real[:, :, None], -1.0)
         matcher = self.proposal_matcher
         matched_vals, all_matches = iou.max(dim=1)

@@ -147,6 +147,9 @@ def test_the_model_with_batched_heads_trains_and_detects_as_with_torchvisions():
         for m, (x1, y1, x2, y2) in zip(masks, boxes.int().tolist()):
             m[y1:y2, x1:x2] = 1
         targets.append({"boxes": boxes, "masks": masks, "labels": torch.randint(1, 3, (6,), generator=gen)})
+    images.append(torch.rand(3, 120, 136, generator=gen))  # a background image: no boxes at all
+    targets.append({"boxes": torch.zeros(0, 4), "masks": torch.zeros(0, 120, 136, dtype=torch.uint8),
+                    "labels": torch.zeros(0, dtype=torch.int64)})
     results = {}
     for heads in ("torchvision", "batched"):
         torch.manual_seed(0)
