@@ -43,6 +43,17 @@ def test_grouped_nms_keeps_the_boxes_torchvision_nms_keeps(matrix):
             assert keep[g].nonzero()[:, 0].tolist() == sorted(want.tolist())
 
 
+def test_grouped_nms_settles_a_chain_that_needs_every_round():
+    # each box overlaps only its neighbours and scores fall along the chain: greedy keeps every other box,
+    # and the iteration needs one round per box to find that out
+    k = 37
+    x = torch.arange(k, dtype=torch.float32) * 3
+    boxes = torch.stack([x, torch.zeros(k), x + 10, torch.ones(k)], dim=1)[None]
+    scores = torch.linspace(1, 0, k)[None]
+    keep = grouped_nms(boxes, scores, torch.ones(1, k, dtype=torch.bool), 0.5, matrix=True)
+    assert keep[0].nonzero()[:, 0].tolist() == nms(boxes[0], scores[0], 0.5).sort().values.tolist()
+
+
 def _rpn_pair(pre: int, post: int):
     anchors = AnchorGenerator(((32,), (64,), (128,)), ((0.5, 1.0, 2.0),) * 3)
     rpn = RegionProposalNetwork(anchors, RPNHead(8, 3), 0.7, 0.3, 64, 0.5, {"training": pre, "testing": pre},
