@@ -3,6 +3,12 @@
 
     OMP_NUM_THREADS=1 python scripts/lab/maskrcnn_cpu_step.py +debug=maskrcnn
     OMP_NUM_THREADS=1 python scripts/lab/maskrcnn_cpu_step.py --steps 20                 # the embedded preset
+    python scripts/lab/maskrcnn_cpu_step.py --count-ops dataset=maskrcnn_coco2017 model.batch_size=8 \
+        model.min_size=192 model.max_size=288 model.synthetic.height=192 model.synthetic.width=288
+
+--count-ops counts, in one training forward of each, the operators that read the device from the host on
+a GPU (nonzero, item, equal) and the tensors made from host data (a blocking copy when made on a GPU;
+some stay on the host), with the batched heads' NMS on its GPU path.
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from omegaconf import OmegaConf  # noqa: E402
 
 from harness.config import compose  # noqa: E402
 from reference_models.maskrcnn.model import build_model  # noqa: E402
+from reference_models.maskrcnn.rpn import BatchedRPN  # noqa: E402
 
 
 def batch(hp, n_classes: int, gen: torch.Generator):
@@ -41,6 +48,7 @@ def main() -> int:
     parser.add_argument("overrides", nargs="*", help="e.g. +debug=maskrcnn")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--count-ops", action="store_true", help="count host-reading operators instead of timing")
     args = parser.parse_args()
     cfg = compose(["model=maskrcnn", "seed=1", "device=cpu", "model.synthetic.height=128",
                    "model.synthetic.width=160", *args.overrides])
@@ -52,6 +60,19 @@ def main() -> int:
         model = build_model(hp, 4).train()
         runs[heads] = (model, torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9), [])
     images, targets = batch(cfg.model, 4, torch.Generator().manual_seed(1))
+    if args.count_ops:
+        for heads, (model, _, _) in runs.items():
+            rpn = model.rpn
+            if isinstance(rpn, BatchedRPN):
+                rpn.matrix_nms = True  # the GPU's NMS path
+            with torch.profiler.profile() as prof:
+                model(images, targets)
+            events = [e.name for e in prof.events()]
+            top = [e for e in prof.events() if e.name.startswith("aten::")
+                   and (e.cpu_parent is None or not e.cpu_parent.name.startswith("aten::"))]
+            counts = {k: events.count(f"aten::{k}") for k in ("nonzero", "_local_scalar_dense", "equal", "lift_fresh")}
+            print(f"{heads}: {len(top)} operators in a training forward; {counts}")
+        return 0
     for i in range(args.warmup + args.steps):
         for model, optimizer, times in runs.values():
             t0 = time.perf_counter()
