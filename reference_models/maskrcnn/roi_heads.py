@@ -118,9 +118,9 @@ class BatchedRoIHeads(RoIHeads):
         if targets is not None:
             for t in targets:
                 if t["boxes"].dtype not in (torch.float, torch.double, torch.half):
-                    raise TypeError(f"target boxes must of float type, instead got {t['boxes'].dtype}")
+                    raise TypeError(f"target boxes must be of a float type, got {t['boxes'].dtype}")
                 if not t["labels"].dtype == torch.int64:
-                    raise TypeError(f"target labels must of int64 type, instead got {t['labels'].dtype}")
+                    raise TypeError(f"target labels must be of type int64, got {t['labels'].dtype}")
         proposals, matched_idxs, labels, regression_targets = self.select_training_samples(proposals, targets)
         pools = [p for p in (self.box_roi_pool, self.mask_roi_pool) if p is not None]
         features = pooling_inputs(features, {n for p in pools for n in p.featmap_names})

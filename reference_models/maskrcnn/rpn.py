@@ -25,7 +25,7 @@ from reference_models.maskrcnn.nms import grouped_nms
 
 
 class CachedAnchorGenerator(AnchorGenerator):
-    """torchvision's anchors, made once per (padded batch size, feature sizes, dtype, device)."""
+    """torchvision's anchors, made once per (padded image size, feature sizes, dtype, device)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

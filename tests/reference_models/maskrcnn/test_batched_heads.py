@@ -112,6 +112,10 @@ def test_batched_anchor_matching_equals_torchvisions_image_by_image():
     got_labels, got_boxes = batched.assign_targets_to_anchors([anchors] * len(gt), targets)
     for got, want in zip(got_labels + got_boxes, want_labels + want_boxes):
         assert torch.equal(got, want)
+    # anchors that are not one shared tensor: matched image by image
+    got_labels, got_boxes = batched.assign_targets_to_anchors([anchors.clone() for _ in gt], targets)
+    for got, want in zip(got_labels + got_boxes, want_labels + want_boxes):
+        assert torch.equal(got, want)
 
 
 @pytest.mark.parametrize("same_length", [True, False])
