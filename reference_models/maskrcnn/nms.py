@@ -42,13 +42,14 @@ def suppression_matrix(boxes: Tensor, iou_threshold: float) -> Tensor:
 
 
 def grouped_nms(boxes: Tensor, scores: Tensor, valid: Tensor, iou_threshold: float, first_check: int = 4,
-                max_group_elements: int = 2 ** 27, matrix: Optional[bool] = None) -> Tensor:
+                max_group_elements: int = 2 ** 28, matrix: Optional[bool] = None) -> Tensor:
     """boxes [G, K, 4], scores [G, K], valid [G, K] -> keep [G, K] bool: in each group, the valid boxes
     torchvision.ops.nms(boxes[g][valid[g]], scores[g][valid[g]], iou_threshold) keeps (ties in score taken
     in index order, as its stable sort takes them). Groups are suppressed max_group_elements / K^2 at a
-    time, which bounds the K x K temporaries (2^27 booleans: 128 MiB each). matrix: the batched
-    suppression above (default on a GPU), or torchvision's nms group by group (default on a CPU, where
-    there is no device to wait for and its loop that skips suppressed boxes is the faster)."""
+    time, which bounds the K x K temporaries (2^28 elements: 1 GiB a float32 one; the RPN's 8 images x 5
+    levels x 2000^2 candidates fit in one go). matrix: the batched suppression above (default on a GPU),
+    or torchvision's nms group by group (default on a CPU, where there is no device to wait for and its
+    loop that skips suppressed boxes is the faster)."""
     g, k = scores.shape
     if g == 0 or k == 0:
         return valid.clone()
