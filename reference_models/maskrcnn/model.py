@@ -16,6 +16,9 @@ above 0.05 after NMS at 0.5. Differences from the reference, none of which chang
 - RPN proposals after NMS are counted per image (1000) where the reference counts them per GPU batch
   (2000 for its 2 images per GPU), the same number at the reference's batch.
 The embedded presets keep this structure at narrower widths, with trainable batch norm.
+model.heads=batched (the default) keeps every module and setting and swaps the code that runs them for
+the batched RPN, ROI heads and transform of rpn.py, roi_heads.py and rcnn.py beside this file (fewer host
+syncs and per-image loops; the same proposals, samples and losses: docs/maskrcnn.md, "GPU performance").
 
     python -c "from reference_models.maskrcnn.model import build_model; from omegaconf import OmegaConf; from reference_models.maskrcnn.options import MaskRCNNOptions as O; m = build_model(OmegaConf.structured(O(name='maskrcnn', batch_size=2)), 81); print(sum(p.numel() for p in m.parameters()))"
 """
@@ -34,6 +37,9 @@ from torchvision.ops.feature_pyramid_network import LastLevelMaxPool
 from torchvision.ops.misc import FrozenBatchNorm2d
 
 from reference_models.detection.resnet import ResNetBody, load_weights
+from reference_models.maskrcnn.rcnn import BatchedMaskRCNN, SyncFreeTransform
+from reference_models.maskrcnn.roi_heads import BatchedRoIHeads
+from reference_models.maskrcnn.rpn import BatchedRPN
 
 
 def build_model(hp: Any, num_classes: int) -> MaskRCNN:
@@ -59,7 +65,8 @@ def build_model(hp: Any, num_classes: int) -> MaskRCNN:
     resolution = 7  # the box pooler's output side
     levels = [str(i - 1) for i in stages]  # ROIs pool from P2..P5, not P6
     mask_layers = list(hp.mask_layers)
-    return MaskRCNN(
+    batched = str(hp.heads) == "batched"
+    model = (BatchedMaskRCNN if batched else MaskRCNN)(
         backbone, None, min_size=hp.min_size, max_size=hp.max_size,  # classes: the predictors below
         rpn_anchor_generator=anchors,
         rpn_pre_nms_top_n_train=hp.rpn_pre_nms_train, rpn_post_nms_top_n_train=hp.rpn_post_nms_train,
@@ -74,3 +81,8 @@ def build_model(hp: Any, num_classes: int) -> MaskRCNN:
         mask_head=MaskRCNNHeads(hp.fpn_channels, mask_layers, 1),
         mask_predictor=MaskRCNNPredictor(mask_layers[-1], mask_layers[-1], num_classes),
     )
+    if batched:  # the same modules and settings, run batched (docs/maskrcnn.md)
+        model.transform = SyncFreeTransform.like(model.transform)
+        model.rpn = BatchedRPN.like(model.rpn)
+        model.roi_heads = BatchedRoIHeads.like(model.roi_heads)
+    return model

@@ -18,6 +18,11 @@ class Block(Choice):
     basic = "basic"
 
 
+class Heads(Choice):
+    batched = "batched"
+    torchvision = "torchvision"
+
+
 @dataclass
 class Synthetic:
     num_classes: int = option(81, ge=2)
@@ -119,6 +124,11 @@ class MaskRCNNOptions(ModelOptions):
     (the GPU's hardware JPEG decoder; the workers keep the flip and the polygon masks), cuda (torchvision's nvJPEG, on
     the SMs) or auto: cpu, which measured faster for this model than its GPU path on an H200
     (reference_models/detection/decode.py, docs/benchmarks/pipeline_2026-12-01.md)."""
+    heads: Heads = Heads.batched
+    """RPN and ROI heads: batched (proposal selection and NMS for the whole batch on the device, anchors
+    made once per size, a few host syncs per step instead of torchvision's dozens:
+    reference_models/maskrcnn/rpn.py, roi_heads.py) or torchvision (its RegionProposalNetwork and
+    RoIHeads as they are). Both give the same proposals, samples and losses (the same random draws)."""
     channels_last: bool = False
     """Backbone and FPN weights in NHWC: tensor-core convolutions without layout transposes (GPU with
     amp/bf16, docs/maskrcnn.md)."""
