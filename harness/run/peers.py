@@ -23,13 +23,20 @@ from harness.observe.heartbeat import beat_path
 from harness.run.watchdog import _read as read_beat  # the one reader of heartbeat files
 
 
-def find_dead(run_dir: Path, ranks: range, me: int, settle_s: float = 5.0) -> Optional[tuple[int, str]]:
+def find_dead(run_dir: Path, ranks: range, me: int, settle_s: float = 5.0,
+              exit_s: float = 0.5) -> Optional[tuple[int, str]]:
     """(rank, why it is dead, in one line) for the first rank of `ranks` other than `me` that died.
     A rank on this host is judged by its process; one on another host by its heartbeat file not
-    changing for `settle_s` seconds (a live rank rewrites it about once a second; no clocks compared)."""
+    changing for `settle_s` seconds (a live rank rewrites it about once a second; no clocks compared).
+
+    A killed process's sockets close before the kernel has made it a zombie, so the peer that sees
+    the broken connection can find it still listed as running: a local rank that looks alive is
+    looked at again for `exit_s` seconds before it is judged alive."""
     first: dict[int, dict] = {}
     end = time.monotonic() + settle_s
+    local_end = time.monotonic() + exit_s
     while True:
+        local_alive = False
         for rank in ranks:
             beat = read_beat(beat_path(run_dir, rank)) if rank != me else None
             if beat is None:
@@ -39,12 +46,14 @@ def find_dead(run_dir: Path, ranks: range, me: int, settle_s: float = 5.0) -> Op
                 why = _local_death(beat)
                 if why is not None:
                     return rank, why
+                local_alive = True
                 continue
             if first.setdefault(rank, beat) != beat:
                 first[rank] = {"moved": True}  # alive: its file changed
-        if not first or time.monotonic() >= end:  # nothing on another host to wait for
+        now = time.monotonic()
+        if (not first or now >= end) and (not local_alive or now >= local_end):
             break
-        time.sleep(0.5)
+        time.sleep(0.05 if local_alive and now < local_end else 0.5)
     for rank, beat in first.items():
         if "moved" not in beat:
             return rank, (f"its heartbeat on {beat.get('host')} (process {beat.get('pid')}) "
@@ -74,7 +83,7 @@ def _local_death(beat: dict) -> Optional[str]:
     if not isinstance(pid, int):
         return None
     try:
-        gone = psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        gone = psutil.Process(pid).status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
     except psutil.NoSuchProcess:
         gone = True
     except psutil.Error:  # not ours to look at: it lives

@@ -68,3 +68,12 @@ def test_a_rank_on_another_host_is_judged_by_its_heartbeat_moving(tmp_path):
         stop.set()
         t.join()
     assert rank == 1 and why == "its heartbeat on node-b (process 4242) stopped, last seen in phase train"
+
+
+def test_a_killed_rank_still_exiting_when_its_socket_broke_is_named(tmp_path, monkeypatch):
+    """The kernel closes a SIGKILLed process's sockets before it becomes a zombie: the peer that sees
+    the reset can find it still running for a moment, and must look again before calling it alive."""
+    _beat(tmp_path, 1, 4242)
+    looks = iter([None, None, "its process 4242 ended without a word"])
+    monkeypatch.setattr(peers, "_local_death", lambda beat: next(looks))
+    assert peers.find_dead(tmp_path, range(2), 0) == (1, "its process 4242 ended without a word")
