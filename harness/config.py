@@ -121,7 +121,8 @@ class HarnessConfig:
     throughput_window_s: Optional[float] = option(None, gt=0)
     """mode=throughput: size each window to this many seconds from the warm-up's measured step time
     (throughput_steps is then not used); null: throughput_steps steps a window. `python -m
-    harness.bench` sets both, so a cell and a direct call given the same seconds run the same steps."""
+    harness.bench` sets both, so a cell and a direct call given the same seconds measure windows of the
+    same length."""
     clear_caches: bool = False
     """Drop the OS page cache before the run (needs root), as MLPerf submissions must."""
     progress: bool = True

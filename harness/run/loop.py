@@ -286,7 +286,8 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
     has lasted `warmup_s` (and at least two timed steps), and each window is sized to `window_s` from
     the median of those steps' times instead of `steps`: a window then covers the same stretch of
     time whatever the model's step costs, and the bench and a direct call that pass the same seconds
-    run the same steps. Ranks agree on every choice (the mean over ranks, rounded)."""
+    measure windows of the same length (their step counts follow each run's own warm-up, so they can
+    differ by a step). Ranks agree on every choice (the mean over ranks, rounded)."""
     batch = run.synthetic_batch()
     windows: list[Epoch] = []
     kept: list[EpochStats] = []
