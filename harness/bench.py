@@ -11,9 +11,10 @@
 Each cell is its own process, `python -m harness.train model=... mode=throughput precision=... gpus=...`
 at the model's real-scale preset (a time-to-train model with its real dataset's config; no data is
 read) and --seed: a warm-up of --warmup-s seconds left out, then --repeats windows of as many steps
-as --window-s holds at the step time the warm-up measured (the same command run by hand measures the
-same steps); its result.json lands in OUT/runs/<cell>/. The default precisions are tf32 and amp: the
-"FP32" of the studies the suite reproduces is TF32 (docs/gpu_suite.md); --precisions fp32 adds IEEE fp32.
+as --window-s holds at the step time the warm-up measured (the same command run by hand measures
+windows of the same seconds); its result.json lands in OUT/runs/<cell>/. The default precisions are
+tf32 and amp (fp32 on a CPU): the "FP32" of the studies the suite reproduces is TF32
+(docs/gpu_suite.md); --precisions fp32 adds IEEE fp32.
 A cell that fails is recorded as failed (a result.json with the reason) and the matrix goes on.
 OUT/bench.jsonl gets one line per cell; results.md, throughput.csv, scaling.csv, precision.csv and
 the charts are rebuilt from every run under OUT (harness/results/bench_tables.py). Exit status: 0 when
@@ -70,8 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.splitlines()[0])
     p.add_argument("--models", nargs="+", help="model or model:workload (default: the whole suite, every model "
                    f"whose ModelSpec has a suite entry: {', '.join(suite_models())})")
-    p.add_argument("--precisions", nargs="+", default=["tf32", "amp"], choices=[c.value for c in Precision],
-                   help="default: tf32 and amp (the published studies' \"FP32\" is TF32); fp32 is IEEE fp32")
+    p.add_argument("--precisions", nargs="+", choices=[c.value for c in Precision],
+                   help="default: tf32 and amp (the published studies' \"FP32\" is TF32), fp32 with --device cpu; "
+                   "fp32 is IEEE fp32")
     p.add_argument("--gpus", nargs="+", type=int, help="GPU counts (default: 1 and each power of two up to all)")
     p.add_argument("--repeats", type=int, default=3, help="measured windows per cell")
     p.add_argument("--window-s", type=float, default=3.0, help="aimed length of a window, seconds")
@@ -118,7 +120,17 @@ def plan(args: argparse.Namespace, available: int, device: str = "cuda") -> list
     if device == "cuda" and max(counts) > available:
         raise ConfigError(f"--gpus {max(counts)} but this machine has {available} GPU(s); ask for at most {available}")
     return [Cell(model, workload or None, precision, gpus) for gpus in counts for model, _, workload in entries
-            for precision in (["fp32"] if args.smoke else args.precisions)]
+            for precision in precisions(args, device)]
+
+
+def precisions(args: argparse.Namespace, device: str) -> list[str]:
+    """The cells' precisions: --precisions, else tf32 and amp on CUDA and fp32 on a CPU, where the two
+    CUDA ones cannot run (asked for by name there, they run and fail as cells, each with its reason)."""
+    if args.smoke:
+        return ["fp32"]
+    if args.precisions:
+        return list(args.precisions)
+    return ["tf32", "amp"] if device == "cuda" else ["fp32"]
 
 
 def wall_estimate(cells: Sequence[Cell], est: Sequence[float], jobs: int, device: str, gpu_count: int) -> float:

@@ -184,3 +184,10 @@ def test_windows_are_sized_from_the_step_time_the_warm_up_measured(tmp_path):
     assert [e["steps"] for e in r["epochs"]] == [r["throughput_steps"]] * 2
     assert all(e["samples"] == 32 * e["steps"] for e in r["epochs"])
     assert f"{r['warmup_steps']} warm-up steps left out" in out.stdout + out.stderr
+
+
+def test_without_a_gpu_the_default_matrix_is_fp32_not_cells_that_cannot_run():
+    cells = plan(_parser().parse_args(["--models", "ncf"]), available=0, device="cpu")
+    assert [c.precision for c in cells] == ["fp32"]
+    asked = plan(_parser().parse_args(["--models", "ncf", "--precisions", "amp"]), available=0, device="cpu")
+    assert [c.precision for c in asked] == ["amp"]  # asked for by name: it runs, and fails with its reason

@@ -77,12 +77,16 @@ def summarise(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], out_dir: P
               markdown_table(s_head, s_rows) if s_rows else "(no model ran on two GPU counts)", ""]
     for key, members in _by(scalings, lambda s: (s.precision, s.base_world, s.world)).items():
         mean, _ = means([s.efficiency for s in members])
+        if mean is None:
+            continue  # no pair of the group measured: nothing to average
         lines.append(f"- mean efficiency, {key[0]}, {key[2]} vs {key[1]} GPUs: {_fmt(mean)} over {len(members)} models")
     lines += ["", "![scaling efficiency](scaling.png)" if scalings else "", "",
               "## Precision gain over tf32 (over fp32 where a model ran no tf32)", "",
               markdown_table(g_head, g_rows) if g_rows else "(no model ran in tf32 or fp32 and another precision)", ""]
     for key, members in _by(gains, lambda p: (p.precision, p.baseline, p.world_size)).items():
         mean, geo = means([p.ratio for p in members])
+        if mean is None:
+            continue
         lines.append(f"- mean {key[0]} / {key[1]} on {key[2]} GPU(s): {_fmt(mean)}x (geometric {_fmt(geo)}x) over "
                      f"{len(members)} models")
     lines += ["", "![precision gain](precision.png)" if gains else "", ""]
