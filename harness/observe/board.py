@@ -48,6 +48,7 @@ class Board:
             log.warning("TensorBoard off: %s (pip install tensorboard)", err)
             return
         self.writer = SummaryWriter(log_dir=str(run_dir / "tb"))
+        _quiet_writer_thread()
 
     @property
     def enabled(self) -> bool:
@@ -141,3 +142,22 @@ def _hparam_value(value: Any):
     if isinstance(value, (bool, int, float, str)):
         return value
     return str(value)
+
+
+def _quiet_writer_thread() -> None:
+    """TensorBoard's writer thread keeps its OSError for the next write, where `Board._lost` handles it
+    (a full disk ends the run with one line), and then re-raises it, so Python's default thread hook
+    would also print its traceback on the console: such errors go to train.log instead. Installed once;
+    every other thread's error reaches the hook that was there before."""
+    previous = threading.excepthook
+    if getattr(previous, "harness_board", False):
+        return
+
+    def hook(args: Any) -> None:
+        if type(args.thread).__module__.startswith("tensorboard.") and isinstance(args.exc_value, OSError):
+            log.debug("TensorBoard's writer thread stopped: %s", args.exc_value)
+            return
+        previous(args)
+
+    hook.harness_board = True  # type: ignore[attr-defined]
+    threading.excepthook = hook

@@ -136,7 +136,10 @@ def test_a_failing_rank_is_one_line_and_leaves_nothing_outside_the_output_root(t
     assert proc.returncode == 1, err
     assert said(err) == ["error: rank 1 failed: RuntimeError: crash_on_rank=1: this rank fails on purpose"]
     assert "Traceback" not in out
-    assert list((tmp_path / "tmp").iterdir()) == []  # no pytorch-errorfile-*.pickle left there
+    # no pytorch-errorfile-*.pickle left there; torch's own compile cache (torchinductor_<user>, made when
+    # an optimizer first imports torch._dynamo, if rank 0 gets that far) is shared by every run by design
+    left = [p.name for p in (tmp_path / "tmp").iterdir() if not p.name.startswith("torchinductor_")]
+    assert left == []
     (train_log,) = (tmp_path / "out").rglob("train.log")
     assert "Traceback" in train_log.read_text() and "fails on purpose" in train_log.read_text()
     if not torch.cuda.is_available():
