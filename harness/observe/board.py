@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from harness.observe import disk
+from harness.observe.console import FILE_ONLY
 from harness.observe.hooks import Hook
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def _quiet_writer_thread() -> None:
 
     def hook(args: Any) -> None:
         if type(args.thread).__module__.startswith("tensorboard.") and isinstance(args.exc_value, OSError):
-            log.debug("TensorBoard's writer thread stopped: %s", args.exc_value)
+            log.warning("TensorBoard's writer thread stopped: %s", args.exc_value, extra=FILE_ONLY)
             return
         previous(args)
 
