@@ -186,6 +186,9 @@ def main() -> int:
                 "overrides": args.overrides, "steps": args.steps, "repeats": args.repeats,
                 "date": str(datetime.date.today()), "rows": rows, "windows_ms": times,
                 "step_ms_per_rank": every_rank}, indent=1) + "\n")
+    # sync point: the ranks tear gloo down together; a rank destroying its group while the other's
+    # sockets are already closed can abort (SIGABRT) in gloo's teardown
+    dist.barrier()
     dist.destroy_process_group()
     return 0
 
