@@ -117,7 +117,8 @@ class HarnessConfig:
     """mode=throughput: windows measured; result.json has each and their median."""
     warmup_s: Optional[float] = option(None, gt=0)
     """mode=throughput: warm up for at least this many seconds (after warmup_steps, one timed step at
-    a time); null: warmup_steps alone."""
+    a time), and until the last three timed steps agree within 1.5x (at most 4x this plus 10 s); null:
+    warmup_steps alone."""
     throughput_window_s: Optional[float] = option(None, gt=0)
     """mode=throughput: size each window to this many seconds from the warm-up's measured step time
     (throughput_steps is then not used); null: throughput_steps steps a window. `python -m

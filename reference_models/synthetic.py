@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from harness.interface import RunContext
+from harness.interface import RunContext, compile_kwargs
 
 NO_DECAY = ("bias", "norm")  # BERT's rule: no weight decay on biases and LayerNorms
 
@@ -51,7 +51,7 @@ class SyntheticBenchmark:
         model (or of `parts` of it); the compilation happens in the first steps, which warm-up must cover."""
         if self.hp.get("compile") and self.device.type == "cuda":
             for part in parts or [self.model]:
-                part.compile()
+                part.compile(**compile_kwargs(self.hp.get("compile_mode", "default")))
 
     def hyperparameters(self) -> dict[str, Any]:
         """A model with several benchmarked workloads names the one it ran (BERT's "squad384")."""

@@ -151,8 +151,8 @@ def _result(run_dir) -> dict:
 def test_a_bench_cell_and_the_direct_call_it_prints_count_the_same_samples_over_the_same_steps(tmp_path):
     """The cell's command line, typed by hand, is the same measurement: the same synthetic batch (the
     bench's seed), the same warm-up and window steps, the same mel frames counted per step. Windows
-    and warm-up of a millisecond make the step counts exact: one step of one-off work and two timed
-    ones, then windows of one step."""
+    and warm-up of a millisecond make the window step counts exact: after one step of one-off work and
+    at least three timed ones (the fewest whose times can be seen to settle), windows of one step."""
     out = run_cli("harness.bench", "--models", "tacotron2", "--precisions", "fp32", "--gpus", "1", "--device", "cpu",
                   "--window-s", "0.001", "--warmup-s", "0.001", "--repeats", "2", "--set", "+debug=tacotron2",
                   "--out", str(tmp_path / "b"), cwd=tmp_path)
@@ -164,7 +164,8 @@ def test_a_bench_cell_and_the_direct_call_it_prints_count_the_same_samples_over_
     assert direct.returncode == 0, direct.stderr[-2000:]
     bench, alone = _result(tmp_path / "b" / "runs" / "tacotron2-fp32-1gpu"), _result(next((tmp_path / "d" / "runs").iterdir()))
     for r in (bench, alone):
-        assert (r["warmup_steps"], r["throughput_steps"]) == (3, 1)
+        # 1 untimed, at least 3 timed (more while a loaded machine's step times have not settled)
+        assert r["warmup_steps"] >= 4 and r["throughput_steps"] == 1
     frames = bench["hyperparameters"]["mel_frames_per_batch"]
     assert alone["hyperparameters"]["mel_frames_per_batch"] == frames
     assert [(e["steps"], e["samples"]) for e in bench["epochs"]] == [(e["steps"], e["samples"]) for e in alone["epochs"]] \
@@ -184,6 +185,20 @@ def test_windows_are_sized_from_the_step_time_the_warm_up_measured(tmp_path):
     assert [e["steps"] for e in r["epochs"]] == [r["throughput_steps"]] * 2
     assert all(e["samples"] == 32 * e["steps"] for e in r["epochs"])
     assert f"{r['warmup_steps']} warm-up steps left out" in out.stdout + out.stderr
+
+
+def test_windows_are_not_sized_from_warm_up_steps_that_were_still_doing_one_off_work(tmp_path):
+    """Steps 1-3 take 0.3 s (as the first steps after torch.compile record CUDA graphs), later ones
+    30 ms: the warm-up's 0.2 s are over after its first timed step, yet it goes on until three steps
+    agree, and a 0.3 s window holds about ten of the fast steps, not one of the slow ones."""
+    out = run_cli("harness.train", "model=tputonly", "mode=throughput", "device=cpu", "seed=1", "model.sleep_s=0.03",
+                  "model.slow_steps=3", "warmup_steps=1", "warmup_s=0.2", "throughput_window_s=0.3",
+                  "throughput_repeats=1", "progress=false", "tensorboard=false", "telemetry=false",
+                  f"output_root={tmp_path}", cwd=tmp_path, env={"HARNESS_MODELS": "tests.models.tputonly"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    r = _result(next((tmp_path / "runs").iterdir()))
+    assert r["warmup_steps"] >= 6 and 7 <= r["throughput_steps"] <= 10
+    assert "still differed" not in out.stdout + out.stderr
 
 
 def test_without_a_gpu_the_default_matrix_is_fp32_not_cells_that_cannot_run():

@@ -62,6 +62,17 @@ class LrScaling(Choice):
     sqrt = "sqrt"
 
 
+# torch.compile's modes, named as torch spells them (hyphens: the functional form of an Enum); one
+# choice shared by every model with a compile option
+CompileMode = Choice("CompileMode", [(m, m) for m in ("default", "max-autotune-no-cudagraphs",  # type: ignore[call-overload]
+                                                       "reduce-overhead", "max-autotune")])
+
+
+def compile_kwargs(mode: Any) -> dict[str, Any]:
+    """torch.compile's keyword arguments for a CompileMode value ("default": torch's own default)."""
+    return {} if str(mode) == "default" else {"mode": str(mode)}
+
+
 class OptionError(ValueError):
     """An option outside its bound; the message is one line naming the option, its value and the bound."""
 

@@ -283,8 +283,8 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
     record, so the spread is visible.
 
     With `warmup_s` or `window_s` (seconds) the warm-up goes on, one timed step at a time, until it
-    has lasted `warmup_s` (and at least two timed steps), and each window is sized to `window_s` from
-    the median of those steps' times instead of `steps`: a window then covers the same stretch of
+    has lasted `warmup_s` and its last three timed steps agree (see `_timed`), and each window is sized
+    to `window_s` from the median of those three steps' times instead of `steps`: a window then covers the same stretch of
     time whatever the model's step costs, and the bench and a direct call that pass the same seconds
     measure windows of the same length (their step counts follow each run's own warm-up, so they can
     differ by a step). Ranks agree on every choice (the mean over ranks, rounded)."""
@@ -309,10 +309,13 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
             more.train()
             more.close()
             ran += more.steps
+            step_s = statistics.median(step_times[-SETTLED_STEPS:])
             if window_s is not None:
-                steps = max(1, round(agree(window_s / statistics.median(step_times))))
-            log.info("warm-up: %d steps in %.1f s; a step takes %.3f s, so %d steps a window", ran,
-                     time.perf_counter() - t0, statistics.median(step_times), steps)
+                steps = max(1, round(agree(window_s / step_s)))
+            log.info("warm-up: %d steps in %.1f s; a step takes %.3f s, so %d steps a window%s", ran,
+                     time.perf_counter() - t0, step_s, steps, "" if _settled(step_times) else
+                     f" (the last {SETTLED_STEPS} warm-up steps still differed by more than {SETTLED_SPREAD}x:"
+                     " raise warmup_s)")
         for window in range(1, repeats + 1):
             training = EpochTraining(run, window, _repeat(batch, steps), hooks, steps, ran + _steps_so_far(kept))
             training.train()
@@ -327,10 +330,24 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
     return replace(_ended(SUCCESS, windows, [], kept), warmup_steps=ran, window_steps=steps)
 
 
+# The timed warm-up ends once its last SETTLED_STEPS steps agree within SETTLED_SPREAD: the first steps
+# after torch.compile's compilation still record CUDA graphs or autotune (TXL's reduce-overhead steps
+# took 0.43 s while recording and 26 ms after, on an H200), and windows sized from them would be a few
+# steps long. A warm-up that never settles stops after SETTLE_LIMIT times warmup_s plus SETTLE_EXTRA_S
+# seconds, and says so.
+SETTLED_STEPS, SETTLED_SPREAD, SETTLE_LIMIT, SETTLE_EXTRA_S = 3, 1.5, 4.0, 10.0
+
+
+def _settled(step_times: list[float]) -> bool:
+    last = step_times[-SETTLED_STEPS:]
+    return len(last) == SETTLED_STEPS and max(last) <= SETTLED_SPREAD * min(last)
+
+
 def _timed(batch: Any, t0: float, until_s: float, step_times: list[float], run: BuiltRun,
            agree: Callable[[float], float]) -> Iterator[tuple[Any, Any]]:
     """The timed warm-up steps: the batch, again and again, until the warm-up begun at `t0` has lasted
-    `until_s` seconds and at least two steps were timed; each step's seconds go into `step_times`."""
+    `until_s` seconds and its last SETTLED_STEPS steps agree (at least that many timed), or it has lasted
+    SETTLE_LIMIT times `until_s` plus SETTLE_EXTRA_S; each step's seconds go into `step_times`."""
     sync = device_sync(run.ctx.device)
     sync()  # sync point (warm-up only): each timed step starts on an idle device
     last = time.perf_counter()
@@ -340,7 +357,10 @@ def _timed(batch: Any, t0: float, until_s: float, step_times: list[float], run: 
         now = time.perf_counter()
         step_times.append(now - last)
         last = now
-        if agree(float(len(step_times) < 2 or now - t0 < until_s)) < 0.5:
+        lasted = now - t0
+        more = len(step_times) < SETTLED_STEPS or lasted < until_s or (
+            not _settled(step_times) and lasted < SETTLE_LIMIT * until_s + SETTLE_EXTRA_S)
+        if agree(float(more)) < 0.5:
             return
 
 

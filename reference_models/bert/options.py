@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-from harness.interface import Broken, Choice, ModelOptions, option
+from harness.interface import Broken, Choice, CompileMode, ModelOptions, option
 
 # The workloads people benchmark BERT with: (sequence length, head, masked positions per sequence).
 # SQuAD v1.1 fine-tuning at 384 tokens is what the published GPU tables use; pre-training is NVIDIA's
@@ -86,6 +86,8 @@ class BertOptions(ModelOptions):
     """Max global gradient norm."""
     compile: bool = False
     """CUDA: torch.compile each encoder layer (compilation falls in the warm-up steps)."""
+    compile_mode: CompileMode = CompileMode["default"]  # type: ignore[valid-type]
+    """torch.compile mode: default, max-autotune-no-cudagraphs, reduce-overhead (CUDA graphs) or max-autotune."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         seq, head, predictions = workload_shape(self.workload, self.seq_len, self.max_predictions)

@@ -13,7 +13,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from torch.nn.functional import cross_entropy
 
-from harness.interface import RunContext, scaled_learning_rate
+from harness.interface import RunContext, compile_kwargs, scaled_learning_rate
 from harness.interface.gather import sum_over_ranks
 from harness.interface.findings import SampleFlags
 from harness.interface.loader import check_command, make_loader, make_shard_loader
@@ -73,7 +73,7 @@ class ResNetBenchmark:
         model = build(hp.layers, hp.width, num_classes, hp.zero_init_residual).to(ctx.device)
         self.model = to_channels_last(model) if self.channels_last else model
         if hp.compile:
-            self.model.compile(mode=None if hp.compile_mode == "default" else hp.compile_mode)
+            self.model.compile(**compile_kwargs(hp.compile_mode))
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
         groups = parameter_groups(self.model, hp.weight_decay, hp.decay_bn_and_bias)
         self.optimizer = make_optimizer(self.optimizer_name, groups, self.lr, hp.momentum, hp.lars_eta, hp.lars_epsilon,

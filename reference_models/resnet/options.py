@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-from harness.interface import Broken, Choice, LrScaling, ModelOptions, option
+from harness.interface import Broken, Choice, CompileMode, LrScaling, ModelOptions, option
 
 
 class Optimizer(Choice):
@@ -24,11 +24,6 @@ class Decode(Choice):
     cpu = "cpu"
     cuda = "cuda"
     nvimgcodec = "nvimgcodec"
-
-
-# torch.compile's modes, named as torch spells them (hyphens: the functional form of an Enum)
-CompileMode = Choice("CompileMode", [(m, m) for m in ("default", "max-autotune-no-cudagraphs",  # type: ignore[call-overload]
-                                                       "reduce-overhead", "max-autotune")])
 
 
 @dataclass

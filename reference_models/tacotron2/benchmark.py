@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from harness.interface import RunContext
+from harness.interface import RunContext, compile_kwargs
 from reference_models.synthetic import SyntheticBenchmark
 from reference_models.tacotron2.model import Tacotron2
 
@@ -47,7 +47,7 @@ class Tacotron2Benchmark(SyntheticBenchmark):
         if hp.compile and ctx.device.type == "cuda":
             # one step of the decoder loop, compiled once and called once per frame: its ~30 small
             # kernels (two LSTM cells, the attention) are what bounds this model on a GPU
-            self.model.decoder.step = torch.compile(self.model.decoder.step)
+            self.model.decoder.step = torch.compile(self.model.decoder.step, **compile_kwargs(hp.compile_mode))
         # torch.optim.Adam's weight_decay is the L2 term NVIDIA's train.py uses (not AdamW's)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=hp.learning_rate, weight_decay=hp.weight_decay,
                                           fused=ctx.device.type == "cuda")

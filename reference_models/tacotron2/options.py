@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from harness.interface import Broken, ModelOptions, option
+from harness.interface import Broken, CompileMode, ModelOptions, option
 
 
 @dataclass
@@ -74,6 +74,8 @@ class Tacotron2Options(ModelOptions):
     """Synthetic batches: how utterance lengths spread (LJSpeech's)."""
     compile: bool = False
     """CUDA: torch.compile the decoder's step (compilation falls in the warm-up steps)."""
+    compile_mode: CompileMode = CompileMode["default"]  # type: ignore[valid-type]
+    """torch.compile mode: default, max-autotune-no-cudagraphs, reduce-overhead (CUDA graphs) or max-autotune."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         if self.symbols_embedding_dim != self.encoder_embedding_dim:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-from harness.interface import Broken, ModelOptions, option
+from harness.interface import Broken, CompileMode, ModelOptions, option
 
 
 @dataclass
@@ -63,6 +63,8 @@ class TXLOptions(ModelOptions):
     """Synthetic tokens: rank r drawn with probability proportional to 1 / (r + 1)^zipf_exponent."""
     compile: bool = False
     """CUDA: torch.compile each decoder layer (compilation falls in the warm-up steps)."""
+    compile_mode: CompileMode = CompileMode["default"]  # type: ignore[valid-type]
+    """torch.compile mode: default, max-autotune-no-cudagraphs, reduce-overhead (CUDA graphs) or max-autotune."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         edges = [0, *self.cutoffs, self.n_token]

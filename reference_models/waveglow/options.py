@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from harness.interface import Broken, ModelOptions, option
+from harness.interface import Broken, CompileMode, ModelOptions, option
 
 
 @dataclass
@@ -44,6 +44,8 @@ class WaveGlowOptions(ModelOptions):
     """Max global gradient norm (NVIDIA's scripts clip at fp16's largest value)."""
     compile: bool = False
     """CUDA: torch.compile each coupling network (compilation falls in the warm-up steps)."""
+    compile_mode: CompileMode = CompileMode["default"]  # type: ignore[valid-type]
+    """torch.compile mode: default, max-autotune-no-cudagraphs, reduce-overhead (CUDA graphs) or max-autotune."""
     cudnn_benchmark: bool = True
     """CUDA: cuDNN times its algorithms for each of the run's fixed convolution shapes in the first
     steps (warm-up) and keeps the fastest, as NVIDIA's scripts ask with --cudnn-benchmark; false: its

@@ -25,6 +25,9 @@ class TputOptions(ModelOptions):
     """The rank whose loss nan_at_step makes NaN."""
     sleep_s: float = 0.0
     """Seconds each step's loss sleeps: a step of known length (window sizing tests)."""
+    slow_steps: int = 0
+    """The first this many steps sleep ten times sleep_s: one-off work such as compiling or recording
+    CUDA graphs, which the timed warm-up must outlast."""
 
 
 class TputOnly:
@@ -42,7 +45,7 @@ class TputOnly:
         self.x = torch.randn(hp.batch_size, hp.width, generator=gen, device=ctx.device)
         self.batch, self.world = hp.batch_size, ctx.world_size
         self.nan_step = hp.nan_at_step if ctx.rank == hp.nan_on_rank else -1
-        self.sleep_s = float(hp.sleep_s)
+        self.sleep_s, self.slow_steps = float(hp.sleep_s), int(hp.slow_steps)
         self.steps = 0
 
     def hyperparameters(self) -> dict[str, Any]:
@@ -54,7 +57,7 @@ class TputOnly:
     def loss(self, model, batch):
         self.steps += 1
         if self.sleep_s:
-            time.sleep(self.sleep_s)
+            time.sleep(self.sleep_s * (10 if self.steps <= self.slow_steps else 1))
         loss = model(batch).square().mean()
         return (loss * float("nan") if self.steps == self.nan_step else loss), len(batch)
 
