@@ -13,7 +13,7 @@ import torch
 from torchvision.transforms.functional import pil_to_tensor
 from pycocotools import mask as mask_utils
 
-from harness.interface import LossTerms, RunContext, scaled_learning_rate
+from harness.interface import LossTerms, RunContext, compile_kwargs, scaled_learning_rate
 from harness.interface.loader import check_command, make_shard_loader
 from reference_models.detection import coco
 from reference_models.detection import decode as detection_decode
@@ -67,6 +67,8 @@ class MaskRCNNBenchmark:
         self.model = build_model(hp, num_classes).to(ctx.device)
         if hp.channels_last:
             self.model.backbone.to(memory_format=torch.channels_last)
+        if hp.compile and ctx.device.type == "cuda":
+            self.model.backbone.compile(**compile_kwargs(hp.compile_mode))
 
         self._steps, self.n_train = ctx.cfg.throughput_steps, 0
         self.train: Optional[coco.CocoSplit] = None  # mode=throughput reads no dataset

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from harness.interface import Broken, Choice, LrScaling, ModelOptions, option
+from harness.interface import Broken, Choice, CompileMode, LrScaling, ModelOptions, option
 from reference_models.resnet.options import Decode
 
 
@@ -124,6 +124,11 @@ class MaskRCNNOptions(ModelOptions):
     (the GPU's hardware JPEG decoder; the workers keep the flip and the polygon masks), cuda (torchvision's nvJPEG, on
     the SMs) or auto: cpu, which measured faster for this model than its GPU path on an H200
     (reference_models/detection/decode.py, docs/benchmarks/pipeline_2026-12-01.md)."""
+    compile: bool = False
+    """CUDA: torch.compile the backbone and FPN (the heads' data-dependent shapes stay eager); image
+    sizes that vary by batch make torch compile one graph with dynamic sizes after the second size."""
+    compile_mode: CompileMode = CompileMode["default"]  # type: ignore[valid-type]
+    """torch.compile mode: default, max-autotune-no-cudagraphs, reduce-overhead (CUDA graphs) or max-autotune."""
     heads: Heads = Heads.batched
     """RPN and ROI heads: batched (proposal selection and NMS for the whole batch on the device, anchors
     made once per size, a few host syncs per step instead of torchvision's dozens:

@@ -29,6 +29,8 @@ declare -A V=(
   [txl_large_amp]="model=txl_large precision=amp"
   [txl_large_amp_compile]="model=txl_large precision=amp model.compile=true"
   [maskrcnn_b8_amp]="model=maskrcnn dataset=maskrcnn_coco2017 precision=amp model.batch_size=8 model.channels_last=true"
+  [maskrcnn_b8_amp_compile]="model=maskrcnn dataset=maskrcnn_coco2017 precision=amp model.batch_size=8 model.channels_last=true model.compile=true"
+  [txl_large_amp_compile_ro]="model=txl_large precision=amp model.compile=true model.compile_mode=reduce-overhead"
   [gnmt_b2048_amp]="model=gnmt dataset=wmt16 precision=amp master_weights=true model.batch_size=2048 model.compile_attention=true"
   [waveglow_amp]="model=waveglow precision=amp"
 )
