@@ -140,7 +140,7 @@ class TransformerBenchmark:
                                       persistent_workers=True)
         self._order.batches = mine
         # a new iteration drops what the workers still had in flight for the last one (an epoch cut
-        # short); a generator of that epoch advanced again would get this epoch's batches: refused
+        # short); a generator of that epoch advanced again would get this one's batches: refused
         feeding = self._feeding = object()
         for batch in self._loader:
             self._check_feeding(feeding, epoch)
@@ -149,7 +149,7 @@ class TransformerBenchmark:
 
     def _check_feeding(self, feeding: object, epoch: int) -> None:
         if self._feeding is not feeding:
-            raise RuntimeError(f"epoch {epoch}'s batches were taken after a later epoch's had started: "
+            raise RuntimeError(f"epoch {epoch}'s batches were taken after another epoch's had started: "
                                "train one epoch's batches at a time")
 
     def synthetic_batch(self) -> wmt.Batch:

@@ -115,7 +115,7 @@ def test_the_workers_serve_every_epoch_and_an_epoch_cut_short_leaves_nothing_beh
     later = bench.train_batches(5)
     _assert_same(next(later), next(_listed_train_batches(bench, 5)))
     for old in (stale, first):  # two earlier epochs' generators, each left mid-epoch
-        with pytest.raises(RuntimeError, match="batches were taken after a later epoch's had started"):
+        with pytest.raises(RuntimeError, match="batches were taken after another epoch's had started"):
             next(old)
 
 
