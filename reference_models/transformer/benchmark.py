@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Iterator, cast
+from typing import Any, Iterator, Optional, cast
 
 import torch
 import torch.nn.functional as F
 from omegaconf import DictConfig, OmegaConf
+from torch.utils.data import DataLoader
 
 from harness.interface import Logged, RunContext, scaled_learning_rate
 from harness.interface.gather import score_on_main
@@ -21,6 +22,11 @@ from reference_models.transformer.beam import beam_search
 from reference_models.transformer.model import Transformer
 from reference_models.transformer.schedule import InverseSqrt
 from reference_models.transformer.tokenizer import EOS_ID, PAD_ID
+
+# processes that pad a GPU run's batches ahead of the step: a batch of 8,192 tokens takes one well
+# under a millisecond (one gather per side), so two keep far ahead of Transformer-big's step of tens
+# of milliseconds
+COLLATE_WORKERS = 2
 
 
 def prepare(cfg: DictConfig) -> Path:
@@ -55,6 +61,9 @@ class TransformerBenchmark:
         self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
         self.global_batch = hp.batch_size * ctx.world_size  # tokens
         self.shared_seed = ctx.shared_seed
+        self.collate_workers = COLLATE_WORKERS if ctx.device.type == "cuda" else 0
+        self._order, self._feeding = wmt.EpochOrder(), object()
+        self._loader: Optional[DataLoader[wmt.Batch]] = None  # built at the first epoch that uses workers
         # without a dataset (mode=throughput): the configured vocabulary, and the schedule's length
         # in measured steps
         self.data = None if ctx.data_dir is None else wmt.load(ctx.data_dir, hp.max_length)
@@ -109,14 +118,39 @@ class TransformerBenchmark:
         return 0 if self.data is None else len(self.data.test_src)
 
     def train_batches(self, epoch: int) -> Iterator[wmt.Batch]:
-        """Host batches, pinned on CUDA."""
+        """Host batches (pinned on CUDA, by the DataLoader's pin thread)."""
         assert self.data is not None  # mode=train, where there is a dataset
         hp, world = self.hp, self.world_size
         # one order per epoch, the same on every rank, from the run's shared seed
-        batches = wmt.epoch_batches(self.buckets, hp.max_length, hp.batch_size, self.shared_seed + epoch)
-        pin = self.device.type == "cuda"
-        for idx in batches[self.rank: self._steps * world: world]:
-            yield wmt.collate(self.data.train_src, self.data.train_tgt, idx, pin)
+        order = wmt.epoch_batches(self.buckets, hp.max_length, hp.batch_size, self.shared_seed + epoch)
+        mine = order[self.rank: self._steps * world: world]
+        if not self.collate_workers:  # a CPU's cores train: collated here, as the embedded default was timed
+            for idx in mine:
+                yield wmt.collate(self.data.train_src, self.data.train_tgt, idx)
+            return
+        # on a GPU the padding, the padding mask, the token count and the pinning run in worker
+        # processes (and the pin thread) ahead of the step, not in the training thread, which is
+        # launch-bound there: every millisecond it collates is a millisecond the GPU waits (a 4.7%
+        # data wait collating inline on an H200, docs/benchmarks/pipeline_2026-12-01.md). The same
+        # batches in the same order.
+        if self._loader is None:
+            self._loader = DataLoader(wmt.Collated(self.data.train_src, self.data.train_tgt), batch_size=None,
+                                      sampler=self._order, num_workers=self.collate_workers,
+                                      pin_memory=self.device.type == "cuda", prefetch_factor=4,
+                                      persistent_workers=True)
+        self._order.batches = mine
+        # a new iteration drops what the workers still had in flight for the last one (an epoch cut
+        # short); a generator of that epoch advanced again would get this one's batches: refused
+        feeding = self._feeding = object()
+        for batch in self._loader:
+            self._check_feeding(feeding, epoch)
+            yield batch
+        self._check_feeding(feeding, epoch)
+
+    def _check_feeding(self, feeding: object, epoch: int) -> None:
+        if self._feeding is not feeding:
+            raise RuntimeError(f"epoch {epoch}'s batches were taken after another epoch's had started: "
+                               "train one epoch's batches at a time")
 
     def synthetic_batch(self) -> wmt.Batch:
         """Random sentences of fixed lengths without padding (model.synthetic), made on the device."""
