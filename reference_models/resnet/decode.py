@@ -19,9 +19,11 @@
   H200: hardware 7,372 images/s against the workers' estimated 5,885, so nvimgcodec; cuda is never
   chosen, for the reasons above). SSD and Mask R-CNN keep cpu under auto (detection/decode.py says why).
 
-On the GPU every batch goes through the same steps, on a side CUDA stream, from a thread that keeps
+On the GPU every batch goes through the same steps, on a side CUDA stream, from threads that keep
 `depth` batches ready ahead of the step (the step's stream waits on an event, never the host):
-decode -> one planar uint8 canvas per batch -> `crop_resize` -> normalise. The files' bytes reach
+decode -> planar uint8 canvases -> `crop_resize` -> normalise. `model.decode_threads` threads do it
+side by side, each with its own decoder, stream and buffers, and the step takes their batches in the
+loader's order (prefetch.DeviceBatches). The files' bytes reach
 the decoder in page-locked memory (the loader's pin thread: data.EncodedBatch.pin_memory), so its
 copies to the device are queued on the side stream rather than staged through pageable memory. `crop_resize` is PIL's
 bilinear resampling (the filter `Image.resize(..., box=...)` applies: a triangle whose support grows
@@ -35,16 +37,13 @@ docs/benchmarks/pipeline_2026-12-01.md).
 """
 from __future__ import annotations
 
-import contextlib
 import io
 import logging
 import os
-import queue
-import threading
 import time
 import warnings
-from collections import deque
-from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, Sequence
+from functools import partial
+from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, Sequence, Union
 
 import numpy as np
 import torch
@@ -52,6 +51,9 @@ from PIL import Image
 
 from harness.interface import DataError
 from reference_models.resnet.data import MEAN, STD
+from reference_models.resnet.prefetch import DeviceBatches
+
+__all__ = ["DeviceBatches", "ImageNetBatches", "crop_resize", "make_decoder", "resolve", "probe_rates"]
 
 log = logging.getLogger("harness.decode")
 
@@ -301,123 +303,6 @@ def make_decoder(name: str, device: torch.device, cpu_threads: int = 0) -> Decod
     raise ValueError(f"no GPU decoder named {name!r}: choose one of {', '.join(GPU_BACKENDS)}")
 
 
-# --- the pipeline: a thread, a side stream, events ---------------------------------------------------
-
-class _Failed:
-    def __init__(self, error: BaseException):
-        self.error = error
-
-
-_END = object()
-
-
-class DeviceBatches:
-    """Turns a loader's encoded batches into (normalised images, labels) on the device, `depth` batches
-    ahead of the consumer. `prepare(batch) -> (images, labels)` runs in a thread under a side CUDA
-    stream; `blobs_of(batch)` lists the JPEG bytes of the batch for the decoder."""
-
-    def __init__(self, prepare: Callable[[Any, int], tuple[Any, ...]], device: torch.device, depth: int = 3):
-        self.prepare, self.device, self.depth = prepare, device, depth
-        self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
-        # what the thread spent, summed (scripts/lab/pipeline_bench.py prints it): waiting for the
-        # workers' batches, preparing on the host (queueing the GPU work), and the side stream's GPU time
-        self.stats = {"batches": 0, "loader_wait_s": 0.0, "prepare_s": 0.0, "gpu_s": 0.0}
-
-    def __call__(self, batches: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
-        ready: queue.Queue = queue.Queue(maxsize=self.depth)
-        stop = threading.Event()
-        thread = threading.Thread(target=self._produce, args=(iter(batches), ready, stop), daemon=True,
-                                  name="device-batches")
-        thread.start()
-        try:
-            while True:
-                item = ready.get()
-                if item is _END:
-                    return
-                if isinstance(item, _Failed):
-                    raise item.error
-                tensors, event = item
-                if event is not None:
-                    current = torch.cuda.current_stream(self.device)
-                    current.wait_event(event)  # the step's stream waits on the GPU, the host does not
-                    for t in _tensors(tensors):
-                        t.record_stream(current)  # made on the side stream, freed after the step's use
-                yield tensors
-        finally:
-            stop.set()
-            while thread.is_alive():  # unblock a producer waiting for room
-                with contextlib.suppress(queue.Empty):
-                    ready.get(timeout=0.05)
-            thread.join()
-
-    def _produce(self, batches: Iterator[Any], ready: queue.Queue, stop: threading.Event) -> None:
-        pending: deque = deque()  # (event, what the batch's GPU work still reads) of batches in flight
-        slots = self.depth + 2
-        k = 0
-        stats = self.stats
-        try:
-            if self.device.type == "cuda":
-                torch.cuda.set_device(self.device)
-            t0 = time.perf_counter()
-            for batch in batches:
-                t1 = time.perf_counter()
-                stats["loader_wait_s"] += t1 - t0
-                if stop.is_set():
-                    return
-                # a slot's buffers come back once the batch that used them is finished
-                while len(pending) >= slots - 1:
-                    begun, event, _ = pending.popleft()
-                    if event is not None:
-                        event.synchronize()  # releases the GIL while it waits
-                        stats["gpu_s"] += begun.elapsed_time(event) / 1e3
-                with torch.cuda.stream(self.stream) if self.stream is not None else contextlib.nullcontext():
-                    begun = torch.cuda.Event(enable_timing=True) if self.stream is not None else None
-                    if begun is not None:
-                        begun.record()
-                    tensors, keep = self.prepare(batch, k % slots)
-                    event = torch.cuda.Event(enable_timing=True) if self.stream is not None else None
-                    if event is not None:
-                        event.record()
-                pending.append((begun, event, keep))
-                k += 1
-                t0 = time.perf_counter()
-                stats["prepare_s"] += t0 - t1
-                stats["batches"] += 1
-                if not _put(ready, (tensors, event), stop):
-                    return
-                t0 = time.perf_counter()
-            _put(ready, _END, stop)
-        except BaseException as err:  # the consumer re-raises it in the training thread
-            _put(ready, _Failed(err), stop)
-        finally:
-            # what the batches still in flight read (pinned bytes that PyTorch's pinned-memory cache
-            # would hand to the next epoch's batches) is released only once their GPU work is done
-            for _, event, _ in pending:
-                if event is not None:
-                    event.synchronize()
-
-
-def _put(ready: queue.Queue, item: Any, stop: threading.Event) -> bool:
-    while not stop.is_set():
-        try:
-            ready.put(item, timeout=0.1)
-            return True
-        except queue.Full:
-            continue
-    return False
-
-
-def _tensors(obj: Any) -> Iterator[torch.Tensor]:
-    if isinstance(obj, torch.Tensor):
-        yield obj
-    elif isinstance(obj, (list, tuple)):
-        for o in obj:
-            yield from _tensors(o)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            yield from _tensors(o)
-
-
 def blobs(data: torch.Tensor, offsets: Sequence[int]) -> list[np.ndarray]:
     """Each image's bytes of a batch's shared buffer (views, no copies)."""
     flat = data.numpy()
@@ -434,16 +319,23 @@ def normalization(mean: Sequence[float], std: Sequence[float], device: torch.dev
 
 class ImageNetBatches:
     """ResNet's training batches through `DeviceBatches`: data.EncodedBatch -> (images normalised as
-    data.normalize does, in the model's memory format; labels) on the device."""
+    data.normalize does, in the model's memory format; labels) on the device. `decoder` is one
+    decoder or one per thread (model.decode_threads): thread t decodes with decoders[t] only."""
 
-    def __init__(self, decoder: Decoder, size: int, device: torch.device, channels_last: bool, depth: int = 3):
-        self.decoder, self.size, self.device = decoder, size, device
+    def __init__(self, decoder: Union[Decoder, Sequence[Decoder]], size: int, device: torch.device,
+                 channels_last: bool, depth: int = 3):
+        self.decoders: list[Decoder] = list(decoder) if isinstance(decoder, Sequence) else [decoder]
+        self.decoder, self.size, self.device = self.decoders[0], size, device
         self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
         self.affine = normalization(MEAN, STD, device)  # data.normalize's numbers, in crop_resize's last pass
-        self.pipeline = DeviceBatches(self._prepare, device, depth)
+        self.pipeline = DeviceBatches([partial(self._prepare_with, d) for d in self.decoders], device, depth)
 
     def _prepare(self, batch: Any, slot: int) -> tuple[tuple[torch.Tensor, torch.Tensor], list[torch.Tensor]]:
-        decoded = self.decoder.decode(blobs(batch.data, batch.offsets), slot)
+        return self._prepare_with(self.decoder, batch, slot)
+
+    def _prepare_with(self, decoder: Decoder, batch: Any, slot: int
+                      ) -> tuple[tuple[torch.Tensor, torch.Tensor], list[torch.Tensor]]:
+        decoded = decoder.decode(blobs(batch.data, batch.offsets), slot)
         images = crop_resize(decoded, batch.boxes, batch.flips, self.size, memory_format=self.memory_format,
                              affine=self.affine)
         # the files' bytes stay referenced until the batch's event: the decoder's queued copies read
@@ -451,8 +343,7 @@ class ImageNetBatches:
         return (images, to_device(batch.labels, self.device)), [*decoded, batch.data]
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        for images, labels in self.pipeline(batches):
-            yield images, labels
+        yield from self.pipeline(batches)  # closing this generator closes the pipeline's, and its threads
 
 
 # --- model.decode=auto: a short probe at build time --------------------------------------------------

@@ -1,5 +1,6 @@
 """The GPU decode path (reference_models/resnet/decode.py) run on the CPU: PIL's resampling as matrices,
-each decoder the CPU can run against the workers' PIL crops, model.decode=auto, the prefetch thread.
+each decoder the CPU can run against the workers' PIL crops, several decode threads against one,
+model.decode=auto (the threads themselves: test_prefetch.py).
 
 The stated tolerance, against the CPU path (PIL decodes, crops and resizes; data.DecodedImages):
 - the resampling alone (PIL's decode on both sides): every pixel within 1 level of PIL's (PIL rounds
@@ -10,12 +11,12 @@ The stated tolerance, against the CPU path (PIL decodes, crops and resizes; data
 """
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
 from PIL import Image
 
 from reference_models.resnet import data, decode
@@ -112,6 +113,59 @@ def test_each_backend_gives_the_workers_pil_pictures(folder, name):
     assert diff.abs().max() <= 1 + 1e-3 and diff.abs().mean() < 0.25
 
 
+@pytest.mark.parametrize("name", _decoders())
+def test_several_decode_threads_give_the_same_images_and_labels_in_the_same_order_as_one(folder, name):
+    """model.decode_threads: each thread with its own decoder (PIL, torchvision on a CPU, nvImageCodec's
+    CPU decoder where installed), batches of images of several sizes, an epoch whose end falls inside
+    a round of threads."""
+    samples = data.load(folder).train
+    torch.manual_seed(3)
+    encoded = [data.EncodedImages(samples, data.Crops(40, 46, train=True, scale=(0.1, 1.0)))[i]
+               for i in range(len(samples))]
+    batches = [data.collate_encoded(encoded[a:b]) for a, b in ((0, 3), (3, 6), (6, 8), (8, 10), (10, 12))]
+    runs = {}
+    for threads in (1, 2, 3):
+        pipeline = decode.ImageNetBatches([decode.make_decoder(name, CPU) for _ in range(threads)], 40, CPU,
+                                          channels_last=True)
+        assert pipeline.pipeline.threads == threads
+        runs[threads] = list(pipeline(batches))
+    assert [len(run) for run in runs.values()] == [5, 5, 5]
+    for threads in (2, 3):
+        for (images, labels), (one_images, one_labels) in zip(runs[threads], runs[1]):
+            assert torch.equal(images, one_images) and torch.equal(labels, one_labels)
+    assert torch.cat([y for _, y in runs[1]]).tolist() == [label for _, label in samples]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_models_decode_threads_option_gives_each_thread_a_decoder_and_the_run_the_same_batches(
+        folder, monkeypatch, workers):
+    """ResNetBenchmark with the GPU decode path (its backend swapped for PIL, which a CPU runs), built
+    from a config as a run builds it: model.decode_threads=N makes N decoders, and an epoch's
+    training batches through the model's own loader are the same as with one thread."""
+    from harness import registry
+    from harness.config import compose
+    from harness.interface import RunContext
+
+    monkeypatch.setattr(decode, "resolve", lambda choice, device, probe=None: "pil")
+
+    def epoch(threads: int) -> tuple[int, list]:
+        cfg = compose(["model=resnet", "+debug=resnet", f"dataset.path={folder}", "dataset.generator=null",
+                       "seed=1", "model.batch_size=4", "model.eval_batch_size=4", f"model.workers={workers}",
+                       f"model.decode_threads={threads}"])
+        OmegaConf.resolve(cfg)
+        torch.manual_seed(0)  # without workers the crops are drawn from this process's generator
+        bench = registry.get("resnet").build(RunContext(cfg=cfg, data_dir=folder, device=CPU, rank=0, world_size=1,
+                                                        seed=1, shared_seed=2))
+        pipeline = bench._device_batches
+        assert pipeline is not None and isinstance(pipeline.decoders[-1], decode.PilDecoder)
+        return len(pipeline.decoders), list(bench.train_batches(1))
+
+    (one, ones), (two, twos) = epoch(1), epoch(2)
+    assert (one, two, len(ones)) == (1, 2, 3)  # 12 images, batches of 4
+    for (images, labels), (images_1, labels_1) in zip(twos, ones):
+        assert images.dtype == torch.float32 and torch.equal(images, images_1) and torch.equal(labels, labels_1)
+
+
 def test_auto_is_the_cpu_path_without_cuda_and_gpu_backends_need_cuda():
     assert decode.resolve("auto", CPU) == "cpu"
     assert decode.resolve("auto", CPU, probe=lambda: {"nvimgcodec": 1e9}) == "cpu"  # no probe without CUDA
@@ -134,25 +188,6 @@ def test_the_probe_times_the_cpu_path_and_skips_a_decoder_that_cannot_run(folder
     cpu = data.DecodedImages(train, data.Crops(32, 37, train=True))
     rates = decode.probe_rates(len(train), lambda i: train[i][0], cpu.__getitem__, CPU, 4, 32, probe=8)
     assert rates["cpu"] > 0 and "nvimgcodec" not in rates  # the CPU has no hardware decoder
-
-
-def test_a_failure_in_the_thread_reaches_the_training_loop_and_an_early_stop_ends_the_thread():
-    def prepare(batch, slot):
-        if batch == 3:
-            raise RuntimeError("batch 3 is broken")
-        return (torch.tensor([batch]),), None
-
-    pipeline = decode.DeviceBatches(prepare, CPU, depth=2)
-    seen = []
-    with pytest.raises(RuntimeError, match="batch 3 is broken"):
-        for (t,) in pipeline(range(10)):
-            seen.append(int(t))
-    assert seen == [0, 1, 2]
-    before = threading.active_count()
-    batches = pipeline(iter(range(1000)))
-    assert int(next(batches)[0]) == 0
-    batches.close()  # the consumer stops after one batch (a run's max_steps, an interrupted epoch)
-    assert threading.active_count() <= before
 
 
 def test_the_loaders_pin_thread_pins_the_files_bytes_and_the_pipeline_keeps_them_to_the_batchs_end(folder,
