@@ -125,46 +125,85 @@ def crop_resize(images: Sequence[torch.Tensor], boxes: torch.Tensor, flips: torc
     pass (the normalisation). `images` are planar uint8 (3, H, W) tensors on one device; `boxes`,
     `flips` and `clips` (top, left, bottom, right: the filter's bounds, default each whole image) are
     host tensors. On CUDA the products run in float16 (pixels 0..255 are exact in it; weights to
-    1e-3 relative), float32 elsewhere."""
+    1e-3 relative), float32 elsewhere.
+
+    The host work is per batch and per canvas, not per image (_canvases): the boxes, bounds and flips
+    of the whole batch reach the device in one copy, in the canvases' order, and the crops go back
+    to the batch's order in one indexed copy at the end."""
     dev = images[0].device
     n = len(images)
     out = torch.empty((n, 3, size, size), dtype=torch.float32, device=dev, memory_format=memory_format)
     dtype = torch.float16 if dev.type == "cuda" else torch.float32
     sizes = [(int(im.shape[1]), int(im.shape[2])) for im in images]
+    groups = _groups(sizes)
+    order = [i for members in groups for i in members]
+    natural = order == list(range(n))
     clips = torch.tensor([[0, 0, h, w] for h, w in sizes]) if clips is None else clips
     meta = torch.cat([boxes.float(), clips.float(), flips.float().view(-1, 1)], dim=1)  # host: (B, 9)
-    groups = _groups(sizes)
-    for members in groups:
-        hmax, wmax = max(sizes[i][0] for i in members), max(sizes[i][1] for i in members)
-        m = len(members)
-        canvas = torch.empty((m, 3, hmax, wmax), dtype=torch.uint8, device=dev)
-        if all(sizes[i] == (hmax, wmax) for i in members):
-            torch.stack([images[i] for i in members], out=canvas)
-        else:  # taps outside an image weigh 0, so the padding needs no clearing (uint8 holds no NaN)
-            for j, i in enumerate(members):
-                canvas[j, :, : sizes[i][0], : sizes[i][1]].copy_(images[i])
-        host = meta[members]
-        taps_x = int(np.ceil(2 * max(1.0, float(host[:, 3].max()) / size))) + 2
-        taps_y = int(np.ceil(2 * max(1.0, float(host[:, 2].max()) / size))) + 2
-        b = to_device(host, dev)
-        flip = b[:, 8] > 0.5
-        wx = _dense(*filter_taps(b[:, 1], b[:, 3], b[:, 5], b[:, 7], flip, size, taps_x), wmax, dtype)
-        wy = _dense(*filter_taps(b[:, 0], b[:, 2], b[:, 4], b[:, 6], torch.zeros_like(flip), size, taps_y), hmax, dtype)
-        rows = torch.bmm(canvas.view(m, 3 * hmax, wmax).to(dtype), wx.transpose(1, 2))  # (m, 3 H, size)
-        rows = rows.view(m, 3, hmax, size).permute(0, 2, 1, 3).reshape(m, hmax, 3 * size)
-        both = torch.bmm(wy, rows).round_().clamp_(0, 255)  # (m, size, 3 size): rows, then channel and column
+    if not natural:
+        meta = meta[torch.tensor(order)]
+    host = meta.numpy()  # each canvas's widest and tallest box, read here: no device round trip
+    device_meta = to_device(meta, dev)
+    dest = out if natural else torch.empty_like(out)
+    a = 0
+    for members, canvas in zip(groups, _canvases(images, groups, sizes)):
+        m, (hmax, wmax) = len(members), canvas.shape[2:]
+        b = a + m
+        taps_x = int(np.ceil(2 * max(1.0, float(host[a:b, 3].max()) / size))) + 2
+        taps_y = int(np.ceil(2 * max(1.0, float(host[a:b, 2].max()) / size))) + 2
+        geo = device_meta[a:b]
+        flip = geo[:, 8] > 0.5
+        wx = _dense(*filter_taps(geo[:, 1], geo[:, 3], geo[:, 5], geo[:, 7], flip, size, taps_x), wmax, dtype)
+        wy = _dense(*filter_taps(geo[:, 0], geo[:, 2], geo[:, 4], geo[:, 6], torch.zeros_like(flip), size, taps_y),
+                    hmax, dtype)
+        pixels = torch.bmm(canvas.reshape(m, 3 * hmax, wmax).to(dtype), wx.transpose(1, 2))  # (m, 3 H, size)
+        pixels = pixels.view(m, 3, hmax, size).permute(0, 2, 1, 3).reshape(m, hmax, 3 * size)
+        both = torch.bmm(wy, pixels).round_().clamp_(0, 255)  # (m, size, 3 size): rows, then channel and column
         pixels = both.view(m, size, 3, size).permute(0, 2, 1, 3)  # (m, 3, size, size)
-        if len(groups) == 1 and members == list(range(n)):
-            target = out
-        else:
-            target = torch.empty((m, 3, size, size), dtype=torch.float32, device=dev, memory_format=memory_format)
+        target = dest[a:b]
         if affine is None:
             target.copy_(pixels)
         else:
             torch.addcmul(affine[1], pixels, affine[0], out=target)
-        if target is not out:
-            out[to_device(torch.tensor(members), dev)] = target
+        a = b
+    if not natural:
+        out.index_copy_(0, to_device(torch.tensor(order), dev), dest)
     return out
+
+
+def _canvases(images: Sequence[torch.Tensor], groups: list[list[int]], sizes: Sequence[tuple[int, int]]
+              ) -> Iterator[torch.Tensor]:
+    """Each group's images as one (m, 3, tallest, widest) uint8 canvas, group after group, made without
+    a copy per image: the images are laid end to end in one buffer in the groups' order (one
+    concatenation); a group of one size is a view of it, a group of several sizes is cut from it by
+    one gather of rows. A canvas row past an image's width or height holds other pixels: taps outside
+    an image weigh 0, so they add nothing (the per-image copies this replaces left it uninitialised)."""
+    dev = images[0].device
+    order = [i for members in groups for i in members]
+    hw = np.array([sizes[i] for i in order], dtype=np.int64).reshape(-1, 2)
+    starts = np.concatenate(([0], np.cumsum(3 * hw[:, 0] * hw[:, 1])))  # each image's place in `flat`
+    bounds = np.cumsum([0] + [len(members) for members in groups])
+    several = [len({sizes[i] for i in members}) > 1 for members in groups]
+    widest = int(hw[:, 1].max())
+    # a row cut near the end of the buffer reads up to `widest` pixels past it: padding, never weighed
+    pad = [torch.empty(widest, dtype=torch.uint8, device=dev)] if any(several) else []
+    flat = torch.cat([images[i].reshape(-1) for i in order] + pad)
+    if any(several):  # (start, height, width) of each image, for the rows' places, in one copy
+        geometry = to_device(torch.from_numpy(np.concatenate([starts[:-1, None], hw], axis=1)), dev)
+        rows = torch.arange(int(hw[:, 0].max()), device=dev).view(1, 1, -1)
+        channels = torch.arange(3, device=dev).view(1, 3, 1)
+    for g, mixed in enumerate(several):
+        a, b = int(bounds[g]), int(bounds[g + 1])
+        m, hmax, wmax = b - a, int(hw[a:b, 0].max()), int(hw[a:b, 1].max())
+        if not mixed:  # the group's images are already a (m, 3, h, w) block of `flat`
+            yield flat[int(starts[a]): int(starts[b])].view(m, 3, hmax, wmax)
+            continue
+        # row r of channel c of image j starts at start_j + (c h_j + min(r, h_j - 1)) w_j
+        start, h, w = geometry[a:b].view(m, 3, 1).unbind(1)
+        start, h, w = start.view(m, 1, 1), h.view(m, 1, 1), w.view(m, 1, 1)
+        first = start + (channels * h + torch.minimum(rows[..., :hmax], h - 1)) * w  # (m, 3, hmax)
+        windows = flat.as_strided((flat.numel() - wmax + 1, wmax), (1, 1))  # windows[s] = flat[s : s + wmax]
+        yield windows.index_select(0, first.view(-1)).view(m, 3, hmax, wmax)
 
 
 def _dense(index: torch.Tensor, w: torch.Tensor, in_size: int, dtype: torch.dtype) -> torch.Tensor:

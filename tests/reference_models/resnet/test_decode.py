@@ -83,6 +83,30 @@ def test_images_of_other_sizes_share_canvases_without_one_large_image_inflating_
     assert torch.equal(together, apart)
 
 
+def test_the_canvases_are_cut_in_one_gather_and_the_crops_come_back_in_the_batchs_order():
+    """Sizes out of order, runs of one size, several canvases, each of several sizes: the batch's crops
+    equal, to the bit, those of each image resized alone (one image: one canvas, no gather), with
+    the normalisation and SSD's clips (crop(...).resize(...)) too."""
+    torch.manual_seed(1)
+    sizes = [(300, 400), (40, 50), (41, 50), (40, 50), (300, 400), (52, 38), (400, 300), (40, 50), (299, 401)]
+    images = [torch.randint(0, 256, (3, h, w), dtype=torch.uint8) for h, w in sizes]
+    boxes = torch.tensor([[(h // 7) * (i % 2), w // 9, h - h // 5, w - w // 4] for i, (h, w) in enumerate(sizes)])
+    flips = torch.tensor([i % 3 == 0 for i in range(len(sizes))])
+    groups = decode._groups(sizes)
+    assert [i for g in groups for i in g] != list(range(len(sizes)))  # the canvases' order is not the batch's
+    assert any(len({sizes[i] for i in g}) > 1 for g in groups) and len(groups) > 1
+    clips = torch.tensor([[t, le, t + h, le + w] for t, le, h, w in boxes.tolist()])
+    affine = decode.normalization(data.MEAN, data.STD, CPU)
+    for kwargs in ({}, {"clips": clips}, {"affine": affine, "memory_format": torch.channels_last}):
+        together = decode.crop_resize(images, boxes, flips, 32, **kwargs)
+        apart = []
+        for i in range(len(sizes)):
+            one = {k: (v[i:i + 1] if k == "clips" else v) for k, v in kwargs.items()}
+            apart.append(decode.crop_resize([images[i]], boxes[i:i + 1], flips[i:i + 1], 32, **one))
+        assert torch.equal(together, torch.cat(apart))
+        assert together.is_contiguous(memory_format=kwargs.get("memory_format", torch.contiguous_format))
+
+
 def _decoders() -> list[str]:
     names = ["pil", "cuda"]  # "cuda" is torchvision's decode_jpeg: libjpeg-turbo when the device is a CPU
     try:
