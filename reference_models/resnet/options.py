@@ -92,10 +92,12 @@ class ResNetOptions(ModelOptions):
     """GPU decode paths (decode=nvimgcodec, cuda, or auto choosing nvimgcodec): threads of the training
     process that decode and crop batches side by side, each with its own decoder, CUDA stream and
     buffers; the step gets the loader's batches in the loader's order whatever the number. 1 is one
-    thread (the path before this option); 2 because one thread's host time per batch of 256 (44 ms
-    beside the compiled step on an H200) caps the pipeline below the step's 7,200 images/s, and two
-    lift that cap above it while leaving the 16 cores' other threads (workers, training, pin thread)
-    their share (reference_models/resnet/prefetch.py). Unused on the CPU path."""
+    thread (the path before this option). 2: one thread's host time per batch of 256 (44 ms beside
+    the compiled step on an H200, most of it in nvImageCodec's decode call, which releases the GIL)
+    bounds the pipeline at 5,800 images/s, below the step's 7,200; two threads overlapping those
+    waits bound it at twice that, and leave the host's other threads (workers, training, pin
+    thread) their cores. What 1, 2 and 3 give: scripts/lab/pipeline_h200.sh resnet:threads
+    (reference_models/resnet/prefetch.py). Unused on the CPU path."""
     eval_batch_size: int = option(256, ge=1)
     """Images per evaluation batch on each rank."""
     channels_last: bool = False
