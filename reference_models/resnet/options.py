@@ -93,7 +93,7 @@ class ResNetOptions(ModelOptions):
     process that decode and crop batches side by side, each with its own decoder, CUDA stream and
     buffers; the step gets the loader's batches in the loader's order whatever the number. 1 is one
     thread (the path before this option). 2: one thread's host time per batch of 256 (44 ms beside
-    the compiled step on an H200, most of it in nvImageCodec's decode call, which releases the GIL)
+    the compiled step on an H200, waiting in nvImageCodec's decode call, which releases the GIL)
     bounds the pipeline at 5,800 images/s, below the step's 7,200; two threads overlapping those
     waits bound it at twice that, and leave the host's other threads (workers, training, pin
     thread) their cores. What 1, 2 and 3 give: scripts/lab/pipeline_h200.sh resnet:threads

@@ -11,11 +11,13 @@ whatever N is. Each thread has its own `prepare` (its own decoder: an nvImageCod
 to be shared between threads, nvImageCodec's "Thread Safety" note), its own side stream, its own
 buffer slots and its own queue, `depth` batches ahead over all threads.
 
-Why several: one thread's host time bounds the pipeline. On one H200 beside the compiled ResNet-50
-step the single thread spent 44 ms of host time per batch of 256 (21 ms when the loader ran alone),
-most of it inside nvImageCodec's decode call, which releases the GIL while it waits (a copy of each
-file to the device and an event synchronisation per image): 5,800 images/s at most, whatever the
-step does (docs/benchmarks/pipeline_2026-12-01.md). Threads overlap those waits; what N gives is
+Why several: one thread's host time bounds the pipeline. On one H200 the single thread spent 44 ms
+of host time per batch of 256 beside the compiled ResNet-50 step, with CUDA graphs too (where the
+training thread needs almost no host time), against 21 ms when the loader ran alone: 5,800 images/s
+at most, whatever the step does (docs/benchmarks/pipeline_2026-12-01.md). The profile points to the
+per-image work inside nvImageCodec's decode call (a copy of each file to the device, an event
+synchronisation and a colour-conversion kernel per image), which waits behind the step's kernels;
+the call releases the GIL while it waits, so threads can overlap those waits. What N gives is
 measured by scripts/lab/pipeline_h200.sh (stages resnet:nvimgcodec1, 2 and 3).
 
 Behaviour, the same for any N: a failure in any thread (the loader's error, a decode error) reaches
