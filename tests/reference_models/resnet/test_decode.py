@@ -166,9 +166,9 @@ def test_the_models_decode_threads_option_gives_each_thread_a_decoder_and_the_ru
     """ResNetBenchmark with the GPU decode path (its backend swapped for PIL, which a CPU runs), built
     from a config as a run builds it: model.decode_threads=N makes N decoders, and an epoch's
     training batches through the model's own loader are the same as with one thread."""
-    from harness import registry
     from harness.config import compose
     from harness.interface import RunContext
+    from reference_models.resnet.benchmark import ResNetBenchmark
 
     monkeypatch.setattr(decode, "resolve", lambda choice, device, probe=None: "pil")
 
@@ -178,8 +178,8 @@ def test_the_models_decode_threads_option_gives_each_thread_a_decoder_and_the_ru
                        f"model.decode_threads={threads}"])
         OmegaConf.resolve(cfg)
         torch.manual_seed(0)  # without workers the crops are drawn from this process's generator
-        bench = registry.get("resnet").build(RunContext(cfg=cfg, data_dir=folder, device=CPU, rank=0, world_size=1,
-                                                        seed=1, shared_seed=2))
+        bench = ResNetBenchmark(RunContext(cfg=cfg, data_dir=folder, device=CPU, rank=0, world_size=1, seed=1,
+                                           shared_seed=2))
         pipeline = bench._device_batches
         assert pipeline is not None and isinstance(pipeline.decoders[-1], decode.PilDecoder)
         return len(pipeline.decoders), list(bench.train_batches(1))
