@@ -2,6 +2,7 @@
 
     python -m harness.train model=resnet dataset=imagenet model.decode=nvimgcodec   # the hardware decoder
     python -m harness.train model=resnet dataset=imagenet model.decode=auto         # measured at build
+    python -m harness.train model=resnet dataset=imagenet model.decode=nvimgcodec model.decode_threads=3
 
 `model.decode` says where the training JPEGs are decoded:
 - cpu: the DataLoader workers decode, crop and resize each image with PIL (reference_models/resnet/data.py);
