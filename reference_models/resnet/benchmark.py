@@ -95,8 +95,10 @@ class ResNetBenchmark:
             train_set: Any = imagenet.EncodedImages(self.folder.train, train_crops, self.flags["train"])
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers,
                                             collate=imagenet.collate_encoded)
-            decoder = device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
-            self._device_batches = device_decode.ImageNetBatches(decoder, hp.image_size, ctx.device,
+            # one decoder per decode thread: an nvImageCodec Decoder is not shared between threads
+            decoders = [device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
+                        for _ in range(hp.decode_threads)]
+            self._device_batches = device_decode.ImageNetBatches(decoders, hp.image_size, ctx.device,
                                                                  self.channels_last)
         else:
             train_set = imagenet.DecodedImages(self.folder.train, train_crops, self.flags["train"])

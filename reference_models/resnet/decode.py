@@ -2,6 +2,7 @@
 
     python -m harness.train model=resnet dataset=imagenet model.decode=nvimgcodec   # the hardware decoder
     python -m harness.train model=resnet dataset=imagenet model.decode=auto         # measured at build
+    python -m harness.train model=resnet dataset=imagenet model.decode=nvimgcodec model.decode_threads=3
 
 `model.decode` says where the training JPEGs are decoded:
 - cpu: the DataLoader workers decode, crop and resize each image with PIL (reference_models/resnet/data.py);
@@ -19,9 +20,11 @@
   H200: hardware 7,372 images/s against the workers' estimated 5,885, so nvimgcodec; cuda is never
   chosen, for the reasons above). SSD and Mask R-CNN keep cpu under auto (detection/decode.py says why).
 
-On the GPU every batch goes through the same steps, on a side CUDA stream, from a thread that keeps
+On the GPU every batch goes through the same steps, on a side CUDA stream, from threads that keep
 `depth` batches ready ahead of the step (the step's stream waits on an event, never the host):
-decode -> one planar uint8 canvas per batch -> `crop_resize` -> normalise. The files' bytes reach
+decode -> planar uint8 canvases -> `crop_resize` -> normalise. `model.decode_threads` threads do it
+side by side, each with its own decoder, stream and buffers, and the step takes their batches in the
+loader's order (prefetch.DeviceBatches). The files' bytes reach
 the decoder in page-locked memory (the loader's pin thread: data.EncodedBatch.pin_memory), so its
 copies to the device are queued on the side stream rather than staged through pageable memory. `crop_resize` is PIL's
 bilinear resampling (the filter `Image.resize(..., box=...)` applies: a triangle whose support grows
@@ -35,16 +38,13 @@ docs/benchmarks/pipeline_2026-12-01.md).
 """
 from __future__ import annotations
 
-import contextlib
 import io
 import logging
 import os
-import queue
-import threading
 import time
 import warnings
-from collections import deque
-from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, Sequence
+from functools import partial
+from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, Sequence, Union
 
 import numpy as np
 import torch
@@ -52,6 +52,9 @@ from PIL import Image
 
 from harness.interface import DataError
 from reference_models.resnet.data import MEAN, STD
+from reference_models.resnet.prefetch import DeviceBatches
+
+__all__ = ["DeviceBatches", "ImageNetBatches", "crop_resize", "make_decoder", "resolve", "probe_rates"]
 
 log = logging.getLogger("harness.decode")
 
@@ -123,46 +126,85 @@ def crop_resize(images: Sequence[torch.Tensor], boxes: torch.Tensor, flips: torc
     pass (the normalisation). `images` are planar uint8 (3, H, W) tensors on one device; `boxes`,
     `flips` and `clips` (top, left, bottom, right: the filter's bounds, default each whole image) are
     host tensors. On CUDA the products run in float16 (pixels 0..255 are exact in it; weights to
-    1e-3 relative), float32 elsewhere."""
+    1e-3 relative), float32 elsewhere.
+
+    The host work is per batch and per canvas, not per image (_canvases): the boxes, bounds and flips
+    of the whole batch reach the device in one copy, in the canvases' order, and the crops go back
+    to the batch's order in one indexed copy at the end."""
     dev = images[0].device
     n = len(images)
     out = torch.empty((n, 3, size, size), dtype=torch.float32, device=dev, memory_format=memory_format)
     dtype = torch.float16 if dev.type == "cuda" else torch.float32
     sizes = [(int(im.shape[1]), int(im.shape[2])) for im in images]
+    groups = _groups(sizes)
+    order = [i for members in groups for i in members]
+    natural = order == list(range(n))
     clips = torch.tensor([[0, 0, h, w] for h, w in sizes]) if clips is None else clips
     meta = torch.cat([boxes.float(), clips.float(), flips.float().view(-1, 1)], dim=1)  # host: (B, 9)
-    groups = _groups(sizes)
-    for members in groups:
-        hmax, wmax = max(sizes[i][0] for i in members), max(sizes[i][1] for i in members)
-        m = len(members)
-        canvas = torch.empty((m, 3, hmax, wmax), dtype=torch.uint8, device=dev)
-        if all(sizes[i] == (hmax, wmax) for i in members):
-            torch.stack([images[i] for i in members], out=canvas)
-        else:  # taps outside an image weigh 0, so the padding needs no clearing (uint8 holds no NaN)
-            for j, i in enumerate(members):
-                canvas[j, :, : sizes[i][0], : sizes[i][1]].copy_(images[i])
-        host = meta[members]
-        taps_x = int(np.ceil(2 * max(1.0, float(host[:, 3].max()) / size))) + 2
-        taps_y = int(np.ceil(2 * max(1.0, float(host[:, 2].max()) / size))) + 2
-        b = to_device(host, dev)
-        flip = b[:, 8] > 0.5
-        wx = _dense(*filter_taps(b[:, 1], b[:, 3], b[:, 5], b[:, 7], flip, size, taps_x), wmax, dtype)
-        wy = _dense(*filter_taps(b[:, 0], b[:, 2], b[:, 4], b[:, 6], torch.zeros_like(flip), size, taps_y), hmax, dtype)
-        rows = torch.bmm(canvas.view(m, 3 * hmax, wmax).to(dtype), wx.transpose(1, 2))  # (m, 3 H, size)
-        rows = rows.view(m, 3, hmax, size).permute(0, 2, 1, 3).reshape(m, hmax, 3 * size)
-        both = torch.bmm(wy, rows).round_().clamp_(0, 255)  # (m, size, 3 size): rows, then channel and column
+    if not natural:
+        meta = meta[torch.tensor(order)]
+    host = meta.numpy()  # each canvas's widest and tallest box, read here: no device round trip
+    device_meta = to_device(meta, dev)
+    dest = out if natural else torch.empty_like(out)
+    a = 0
+    for members, canvas in zip(groups, _canvases(images, groups, sizes)):
+        m, (hmax, wmax) = len(members), canvas.shape[2:]
+        b = a + m
+        taps_x = int(np.ceil(2 * max(1.0, float(host[a:b, 3].max()) / size))) + 2
+        taps_y = int(np.ceil(2 * max(1.0, float(host[a:b, 2].max()) / size))) + 2
+        geo = device_meta[a:b]
+        flip = geo[:, 8] > 0.5
+        wx = _dense(*filter_taps(geo[:, 1], geo[:, 3], geo[:, 5], geo[:, 7], flip, size, taps_x), wmax, dtype)
+        wy = _dense(*filter_taps(geo[:, 0], geo[:, 2], geo[:, 4], geo[:, 6], torch.zeros_like(flip), size, taps_y),
+                    hmax, dtype)
+        pixels = torch.bmm(canvas.reshape(m, 3 * hmax, wmax).to(dtype), wx.transpose(1, 2))  # (m, 3 H, size)
+        pixels = pixels.view(m, 3, hmax, size).permute(0, 2, 1, 3).reshape(m, hmax, 3 * size)
+        both = torch.bmm(wy, pixels).round_().clamp_(0, 255)  # (m, size, 3 size): rows, then channel and column
         pixels = both.view(m, size, 3, size).permute(0, 2, 1, 3)  # (m, 3, size, size)
-        if len(groups) == 1 and members == list(range(n)):
-            target = out
-        else:
-            target = torch.empty((m, 3, size, size), dtype=torch.float32, device=dev, memory_format=memory_format)
+        target = dest[a:b]
         if affine is None:
             target.copy_(pixels)
         else:
             torch.addcmul(affine[1], pixels, affine[0], out=target)
-        if target is not out:
-            out[to_device(torch.tensor(members), dev)] = target
+        a = b
+    if not natural:
+        out.index_copy_(0, to_device(torch.tensor(order), dev), dest)
     return out
+
+
+def _canvases(images: Sequence[torch.Tensor], groups: list[list[int]], sizes: Sequence[tuple[int, int]]
+              ) -> Iterator[torch.Tensor]:
+    """Each group's images as one (m, 3, tallest, widest) uint8 canvas, group after group, made without
+    a copy per image: the images are laid end to end in one buffer in the groups' order (one
+    concatenation); a group of one size is a view of it, a group of several sizes is cut from it by
+    one gather of rows. A canvas row past an image's width or height holds other pixels: taps outside
+    an image weigh 0, so they add nothing (the per-image copies this replaces left it uninitialised)."""
+    dev = images[0].device
+    order = [i for members in groups for i in members]
+    hw = np.array([sizes[i] for i in order], dtype=np.int64).reshape(-1, 2)
+    starts = np.concatenate(([0], np.cumsum(3 * hw[:, 0] * hw[:, 1])))  # each image's place in `flat`
+    bounds = np.cumsum([0] + [len(members) for members in groups])
+    several = [len({sizes[i] for i in members}) > 1 for members in groups]
+    widest = int(hw[:, 1].max())
+    # a row cut near the end of the buffer reads up to `widest` pixels past it: padding, never weighed
+    pad = [torch.empty(widest, dtype=torch.uint8, device=dev)] if any(several) else []
+    flat = torch.cat([images[i].reshape(-1) for i in order] + pad)
+    if any(several):  # (start, height, width) of each image, for the rows' places, in one copy
+        geometry = to_device(torch.from_numpy(np.concatenate([starts[:-1, None], hw], axis=1)), dev)
+        rows = torch.arange(int(hw[:, 0].max()), device=dev).view(1, 1, -1)
+        channels = torch.arange(3, device=dev).view(1, 3, 1)
+    for g, mixed in enumerate(several):
+        a, b = int(bounds[g]), int(bounds[g + 1])
+        m, hmax, wmax = b - a, int(hw[a:b, 0].max()), int(hw[a:b, 1].max())
+        if not mixed:  # the group's images are already a (m, 3, h, w) block of `flat`
+            yield flat[int(starts[a]): int(starts[b])].view(m, 3, hmax, wmax)
+            continue
+        # row r of channel c of image j starts at start_j + (c h_j + min(r, h_j - 1)) w_j
+        start, h, w = geometry[a:b].view(m, 3, 1).unbind(1)
+        start, h, w = start.view(m, 1, 1), h.view(m, 1, 1), w.view(m, 1, 1)
+        first = start + (channels * h + torch.minimum(rows[..., :hmax], h - 1)) * w  # (m, 3, hmax)
+        windows = flat.as_strided((flat.numel() - wmax + 1, wmax), (1, 1))  # windows[s] = flat[s : s + wmax]
+        yield windows.index_select(0, first.view(-1)).view(m, 3, hmax, wmax)
 
 
 def _dense(index: torch.Tensor, w: torch.Tensor, in_size: int, dtype: torch.dtype) -> torch.Tensor:
@@ -301,123 +343,6 @@ def make_decoder(name: str, device: torch.device, cpu_threads: int = 0) -> Decod
     raise ValueError(f"no GPU decoder named {name!r}: choose one of {', '.join(GPU_BACKENDS)}")
 
 
-# --- the pipeline: a thread, a side stream, events ---------------------------------------------------
-
-class _Failed:
-    def __init__(self, error: BaseException):
-        self.error = error
-
-
-_END = object()
-
-
-class DeviceBatches:
-    """Turns a loader's encoded batches into (normalised images, labels) on the device, `depth` batches
-    ahead of the consumer. `prepare(batch) -> (images, labels)` runs in a thread under a side CUDA
-    stream; `blobs_of(batch)` lists the JPEG bytes of the batch for the decoder."""
-
-    def __init__(self, prepare: Callable[[Any, int], tuple[Any, ...]], device: torch.device, depth: int = 3):
-        self.prepare, self.device, self.depth = prepare, device, depth
-        self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
-        # what the thread spent, summed (scripts/lab/pipeline_bench.py prints it): waiting for the
-        # workers' batches, preparing on the host (queueing the GPU work), and the side stream's GPU time
-        self.stats = {"batches": 0, "loader_wait_s": 0.0, "prepare_s": 0.0, "gpu_s": 0.0}
-
-    def __call__(self, batches: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
-        ready: queue.Queue = queue.Queue(maxsize=self.depth)
-        stop = threading.Event()
-        thread = threading.Thread(target=self._produce, args=(iter(batches), ready, stop), daemon=True,
-                                  name="device-batches")
-        thread.start()
-        try:
-            while True:
-                item = ready.get()
-                if item is _END:
-                    return
-                if isinstance(item, _Failed):
-                    raise item.error
-                tensors, event = item
-                if event is not None:
-                    current = torch.cuda.current_stream(self.device)
-                    current.wait_event(event)  # the step's stream waits on the GPU, the host does not
-                    for t in _tensors(tensors):
-                        t.record_stream(current)  # made on the side stream, freed after the step's use
-                yield tensors
-        finally:
-            stop.set()
-            while thread.is_alive():  # unblock a producer waiting for room
-                with contextlib.suppress(queue.Empty):
-                    ready.get(timeout=0.05)
-            thread.join()
-
-    def _produce(self, batches: Iterator[Any], ready: queue.Queue, stop: threading.Event) -> None:
-        pending: deque = deque()  # (event, what the batch's GPU work still reads) of batches in flight
-        slots = self.depth + 2
-        k = 0
-        stats = self.stats
-        try:
-            if self.device.type == "cuda":
-                torch.cuda.set_device(self.device)
-            t0 = time.perf_counter()
-            for batch in batches:
-                t1 = time.perf_counter()
-                stats["loader_wait_s"] += t1 - t0
-                if stop.is_set():
-                    return
-                # a slot's buffers come back once the batch that used them is finished
-                while len(pending) >= slots - 1:
-                    begun, event, _ = pending.popleft()
-                    if event is not None:
-                        event.synchronize()  # releases the GIL while it waits
-                        stats["gpu_s"] += begun.elapsed_time(event) / 1e3
-                with torch.cuda.stream(self.stream) if self.stream is not None else contextlib.nullcontext():
-                    begun = torch.cuda.Event(enable_timing=True) if self.stream is not None else None
-                    if begun is not None:
-                        begun.record()
-                    tensors, keep = self.prepare(batch, k % slots)
-                    event = torch.cuda.Event(enable_timing=True) if self.stream is not None else None
-                    if event is not None:
-                        event.record()
-                pending.append((begun, event, keep))
-                k += 1
-                t0 = time.perf_counter()
-                stats["prepare_s"] += t0 - t1
-                stats["batches"] += 1
-                if not _put(ready, (tensors, event), stop):
-                    return
-                t0 = time.perf_counter()
-            _put(ready, _END, stop)
-        except BaseException as err:  # the consumer re-raises it in the training thread
-            _put(ready, _Failed(err), stop)
-        finally:
-            # what the batches still in flight read (pinned bytes that PyTorch's pinned-memory cache
-            # would hand to the next epoch's batches) is released only once their GPU work is done
-            for _, event, _ in pending:
-                if event is not None:
-                    event.synchronize()
-
-
-def _put(ready: queue.Queue, item: Any, stop: threading.Event) -> bool:
-    while not stop.is_set():
-        try:
-            ready.put(item, timeout=0.1)
-            return True
-        except queue.Full:
-            continue
-    return False
-
-
-def _tensors(obj: Any) -> Iterator[torch.Tensor]:
-    if isinstance(obj, torch.Tensor):
-        yield obj
-    elif isinstance(obj, (list, tuple)):
-        for o in obj:
-            yield from _tensors(o)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            yield from _tensors(o)
-
-
 def blobs(data: torch.Tensor, offsets: Sequence[int]) -> list[np.ndarray]:
     """Each image's bytes of a batch's shared buffer (views, no copies)."""
     flat = data.numpy()
@@ -434,16 +359,23 @@ def normalization(mean: Sequence[float], std: Sequence[float], device: torch.dev
 
 class ImageNetBatches:
     """ResNet's training batches through `DeviceBatches`: data.EncodedBatch -> (images normalised as
-    data.normalize does, in the model's memory format; labels) on the device."""
+    data.normalize does, in the model's memory format; labels) on the device. `decoder` is one
+    decoder or one per thread (model.decode_threads): thread t decodes with decoders[t] only."""
 
-    def __init__(self, decoder: Decoder, size: int, device: torch.device, channels_last: bool, depth: int = 3):
-        self.decoder, self.size, self.device = decoder, size, device
+    def __init__(self, decoder: Union[Decoder, Sequence[Decoder]], size: int, device: torch.device,
+                 channels_last: bool, depth: int = 3):
+        self.decoders: list[Decoder] = list(decoder) if isinstance(decoder, Sequence) else [decoder]
+        self.decoder, self.size, self.device = self.decoders[0], size, device
         self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
         self.affine = normalization(MEAN, STD, device)  # data.normalize's numbers, in crop_resize's last pass
-        self.pipeline = DeviceBatches(self._prepare, device, depth)
+        self.pipeline = DeviceBatches([partial(self._prepare_with, d) for d in self.decoders], device, depth)
 
     def _prepare(self, batch: Any, slot: int) -> tuple[tuple[torch.Tensor, torch.Tensor], list[torch.Tensor]]:
-        decoded = self.decoder.decode(blobs(batch.data, batch.offsets), slot)
+        return self._prepare_with(self.decoder, batch, slot)
+
+    def _prepare_with(self, decoder: Decoder, batch: Any, slot: int
+                      ) -> tuple[tuple[torch.Tensor, torch.Tensor], list[torch.Tensor]]:
+        decoded = decoder.decode(blobs(batch.data, batch.offsets), slot)
         images = crop_resize(decoded, batch.boxes, batch.flips, self.size, memory_format=self.memory_format,
                              affine=self.affine)
         # the files' bytes stay referenced until the batch's event: the decoder's queued copies read
@@ -451,8 +383,7 @@ class ImageNetBatches:
         return (images, to_device(batch.labels, self.device)), [*decoded, batch.data]
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        for images, labels in self.pipeline(batches):
-            yield images, labels
+        yield from self.pipeline(batches)  # closing this generator closes the pipeline's, and its threads
 
 
 # --- model.decode=auto: a short probe at build time --------------------------------------------------

@@ -6,11 +6,16 @@
 #
 # Stages, run in the order given (each appends to OUT/pipeline.md and OUT/pipeline.jsonl; logs go to
 # OUT/logs.tgz at the end); one measurement alone by its name: resnet:cpu, resnet:nvimgcodec,
-# resnet:auto, ssd:cpu, ssd:nvimgcodec, maskrcnn:cpu, maskrcnn:nvimgcodec, gnmt, transformer, ncf:
+# resnet:nvimgcodec1 ... resnet:nvimgcodec8, resnet:auto, ssd:cpu, ssd:nvimgcodec, maskrcnn:cpu,
+# maskrcnn:nvimgcodec, gnmt, transformer, ncf:
 #   decoders   scripts/lab/pipeline_decoders.py on the ImageNet-size JPEGs: each GPU decode backend alone,
 #              beside a ResNet-50 step, and its pictures against PIL's (OUT/decoders.json)
 #   resnet     ResNet-50 on generated 500x375 JPEGs (10,000), batch 256, amp, channels_last, compile:
 #              decode=cpu (15 workers) and decode=nvimgcodec (12 workers); target 0.95
+#   resnet:nvimgcodecN  decode=nvimgcodec with model.decode_threads=N (resnet:nvimgcodec: the model's
+#              default, 2); resnet:threads runs N = 1, 2 and 3 side by side. RESNET_COMPILE_MODE
+#              (e.g. reduce-overhead: CUDA graphs, little host time in the training thread) sets
+#              model.compile_mode for every resnet stage and names it in the label
 #   resnet:auto  the same with decode=auto (what the build-time probe picks, and its figure);
 #   auto       only the build with decode=auto: what the probe measured and chose (its log line)
 #   detection  SSD300 (batch 128, amp, channels_last) and Mask R-CNN (batch 8, amp, channels_last) on
@@ -58,14 +63,19 @@ bench() {  # label target steps overrides...
 imagenet() { [ -e "$data/inet500/DONE" ] || { stamp "writing $inet ImageNet-size JPEGs"; python3 scripts/lab/pipeline_datasets.py imagenet "$data/inet500" --images "$inet" >> "$work/datasets.log" 2>&1; }; }
 cocosize() { [ -e "$data/coco640/DONE" ] || { stamp "writing $coco COCO-size images"; python3 scripts/lab/pipeline_datasets.py coco "$data/coco640" --images "$coco" >> "$work/datasets.log" 2>&1; }; }
 resnet="model=resnet dataset=imagenet dataset.path=$data/inet500 model.num_classes=1000 precision=amp model.channels_last=true model.compile=true model.batch_size=256"
+rmode=${RESNET_COMPILE_MODE:+ $RESNET_COMPILE_MODE}  # in the labels
+[ -n "${RESNET_COMPILE_MODE:-}" ] && resnet="$resnet model.compile_mode=$RESNET_COMPILE_MODE"
 ssd="model=ssd dataset=ssd_coco2017 dataset.path=$data/coco640 precision=amp model.channels_last=true model.batch_size=128"
 maskrcnn="model=maskrcnn dataset=maskrcnn_coco2017 dataset.path=$data/coco640 precision=amp model.channels_last=true model.batch_size=8"
 
 run() {  # one measurement by name
   case $1 in
-    resnet:cpu) imagenet; bench "resnet cpu" 0.95 "$steps" $resnet model.workers=15 model.decode=cpu ;;
-    resnet:nvimgcodec) imagenet; bench "resnet nvimgcodec" 0.95 "$steps" $resnet model.workers=12 model.decode=nvimgcodec ;;
-    resnet:auto) imagenet; bench "resnet auto" 0.95 "$steps" $resnet model.workers=15 model.decode=auto ;;
+    resnet:cpu) imagenet; bench "resnet cpu$rmode" 0.95 "$steps" $resnet model.workers=15 model.decode=cpu ;;
+    resnet:nvimgcodec) imagenet; bench "resnet nvimgcodec$rmode" 0.95 "$steps" $resnet model.workers=12 model.decode=nvimgcodec ;;
+    resnet:nvimgcodec[1-8]) imagenet; n=${1#resnet:nvimgcodec}
+      bench "resnet nvimgcodec $n thread$([ "$n" = 1 ] || echo s)$rmode" 0.95 "$steps" $resnet model.workers=12 \
+        model.decode=nvimgcodec model.decode_threads="$n" ;;
+    resnet:auto) imagenet; bench "resnet auto$rmode" 0.95 "$steps" $resnet model.workers=15 model.decode=auto ;;
     auto) imagenet; bench "resnet decode=auto" 0.95 "$steps" $resnet model.workers=15 model.decode=auto --build-only ;;
     ssd:cpu) cocosize; bench "ssd cpu" 0.9 "$steps" $ssd model.workers=15 model.decode=cpu ;;
     ssd:nvimgcodec) cocosize; bench "ssd nvimgcodec" 0.9 "$steps" $ssd model.workers=12 model.decode=nvimgcodec ;;
@@ -86,6 +96,7 @@ run() {  # one measurement by name
 for stage in "$@"; do
   case $stage in
     resnet) run resnet:cpu; run resnet:nvimgcodec ;;
+    resnet:threads) for n in 1 2 3; do run resnet:nvimgcodec$n; done ;;
     detection) for m in ssd:cpu ssd:nvimgcodec maskrcnn:cpu maskrcnn:nvimgcodec; do run $m; done ;;
     text) run gnmt; run transformer; run ncf ;;
     *) run "$stage" ;;

@@ -1,5 +1,6 @@
 """The GPU decode path (reference_models/resnet/decode.py) run on the CPU: PIL's resampling as matrices,
-each decoder the CPU can run against the workers' PIL crops, model.decode=auto, the prefetch thread.
+each decoder the CPU can run against the workers' PIL crops, several decode threads against one,
+model.decode=auto (the threads themselves: test_prefetch.py).
 
 The stated tolerance, against the CPU path (PIL decodes, crops and resizes; data.DecodedImages):
 - the resampling alone (PIL's decode on both sides): every pixel within 1 level of PIL's (PIL rounds
@@ -10,12 +11,12 @@ The stated tolerance, against the CPU path (PIL decodes, crops and resizes; data
 """
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
 from PIL import Image
 
 from reference_models.resnet import data, decode
@@ -82,6 +83,30 @@ def test_images_of_other_sizes_share_canvases_without_one_large_image_inflating_
     assert torch.equal(together, apart)
 
 
+def test_the_canvases_are_cut_in_one_gather_and_the_crops_come_back_in_the_batchs_order():
+    """Sizes out of order, runs of one size, several canvases, each of several sizes: the batch's crops
+    equal, to the bit, those of each image resized alone (one image: one canvas, no gather), with
+    the normalisation and SSD's clips (crop(...).resize(...)) too."""
+    torch.manual_seed(1)
+    sizes = [(300, 400), (40, 50), (41, 50), (40, 50), (300, 400), (52, 38), (400, 300), (40, 50), (299, 401)]
+    images = [torch.randint(0, 256, (3, h, w), dtype=torch.uint8) for h, w in sizes]
+    boxes = torch.tensor([[(h // 7) * (i % 2), w // 9, h - h // 5, w - w // 4] for i, (h, w) in enumerate(sizes)])
+    flips = torch.tensor([i % 3 == 0 for i in range(len(sizes))])
+    groups = decode._groups(sizes)
+    assert [i for g in groups for i in g] != list(range(len(sizes)))  # the canvases' order is not the batch's
+    assert any(len({sizes[i] for i in g}) > 1 for g in groups) and len(groups) > 1
+    clips = torch.tensor([[t, le, t + h, le + w] for t, le, h, w in boxes.tolist()])
+    affine = decode.normalization(data.MEAN, data.STD, CPU)
+    for kwargs in ({}, {"clips": clips}, {"affine": affine, "memory_format": torch.channels_last}):
+        together = decode.crop_resize(images, boxes, flips, 32, **kwargs)
+        apart = []
+        for i in range(len(sizes)):
+            one = {k: (v[i:i + 1] if k == "clips" else v) for k, v in kwargs.items()}
+            apart.append(decode.crop_resize([images[i]], boxes[i:i + 1], flips[i:i + 1], 32, **one))
+        assert torch.equal(together, torch.cat(apart))
+        assert together.is_contiguous(memory_format=kwargs.get("memory_format", torch.contiguous_format))
+
+
 def _decoders() -> list[str]:
     names = ["pil", "cuda"]  # "cuda" is torchvision's decode_jpeg: libjpeg-turbo when the device is a CPU
     try:
@@ -112,6 +137,59 @@ def test_each_backend_gives_the_workers_pil_pictures(folder, name):
     assert diff.abs().max() <= 1 + 1e-3 and diff.abs().mean() < 0.25
 
 
+@pytest.mark.parametrize("name", _decoders())
+def test_several_decode_threads_give_the_same_images_and_labels_in_the_same_order_as_one(folder, name):
+    """model.decode_threads: each thread with its own decoder (PIL, torchvision on a CPU, nvImageCodec's
+    CPU decoder where installed), batches of images of several sizes, an epoch whose end falls inside
+    a round of threads."""
+    samples = data.load(folder).train
+    torch.manual_seed(3)
+    encoded = [data.EncodedImages(samples, data.Crops(40, 46, train=True, scale=(0.1, 1.0)))[i]
+               for i in range(len(samples))]
+    batches = [data.collate_encoded(encoded[a:b]) for a, b in ((0, 3), (3, 6), (6, 8), (8, 10), (10, 12))]
+    runs = {}
+    for threads in (1, 2, 3):
+        pipeline = decode.ImageNetBatches([decode.make_decoder(name, CPU) for _ in range(threads)], 40, CPU,
+                                          channels_last=True)
+        assert pipeline.pipeline.threads == threads
+        runs[threads] = list(pipeline(batches))
+    assert [len(run) for run in runs.values()] == [5, 5, 5]
+    for threads in (2, 3):
+        for (images, labels), (one_images, one_labels) in zip(runs[threads], runs[1]):
+            assert torch.equal(images, one_images) and torch.equal(labels, one_labels)
+    assert torch.cat([y for _, y in runs[1]]).tolist() == [label for _, label in samples]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_models_decode_threads_option_gives_each_thread_a_decoder_and_the_run_the_same_batches(
+        folder, monkeypatch, workers):
+    """ResNetBenchmark with the GPU decode path (its backend swapped for PIL, which a CPU runs), built
+    from a config as a run builds it: model.decode_threads=N makes N decoders, and an epoch's
+    training batches through the model's own loader are the same as with one thread."""
+    from harness.config import compose
+    from harness.interface import RunContext
+    from reference_models.resnet.benchmark import ResNetBenchmark
+
+    monkeypatch.setattr(decode, "resolve", lambda choice, device, probe=None: "pil")
+
+    def epoch(threads: int) -> tuple[int, list]:
+        cfg = compose(["model=resnet", "+debug=resnet", f"dataset.path={folder}", "dataset.generator=null",
+                       "seed=1", "model.batch_size=4", "model.eval_batch_size=4", f"model.workers={workers}",
+                       f"model.decode_threads={threads}"])
+        OmegaConf.resolve(cfg)
+        torch.manual_seed(0)  # without workers the crops are drawn from this process's generator
+        bench = ResNetBenchmark(RunContext(cfg=cfg, data_dir=folder, device=CPU, rank=0, world_size=1, seed=1,
+                                           shared_seed=2))
+        pipeline = bench._device_batches
+        assert pipeline is not None and isinstance(pipeline.decoders[-1], decode.PilDecoder)
+        return len(pipeline.decoders), list(bench.train_batches(1))
+
+    (one, ones), (two, twos) = epoch(1), epoch(2)
+    assert (one, two, len(ones)) == (1, 2, 3)  # 12 images, batches of 4
+    for (images, labels), (images_1, labels_1) in zip(twos, ones):
+        assert images.dtype == torch.float32 and torch.equal(images, images_1) and torch.equal(labels, labels_1)
+
+
 def test_auto_is_the_cpu_path_without_cuda_and_gpu_backends_need_cuda():
     assert decode.resolve("auto", CPU) == "cpu"
     assert decode.resolve("auto", CPU, probe=lambda: {"nvimgcodec": 1e9}) == "cpu"  # no probe without CUDA
@@ -134,25 +212,6 @@ def test_the_probe_times_the_cpu_path_and_skips_a_decoder_that_cannot_run(folder
     cpu = data.DecodedImages(train, data.Crops(32, 37, train=True))
     rates = decode.probe_rates(len(train), lambda i: train[i][0], cpu.__getitem__, CPU, 4, 32, probe=8)
     assert rates["cpu"] > 0 and "nvimgcodec" not in rates  # the CPU has no hardware decoder
-
-
-def test_a_failure_in_the_thread_reaches_the_training_loop_and_an_early_stop_ends_the_thread():
-    def prepare(batch, slot):
-        if batch == 3:
-            raise RuntimeError("batch 3 is broken")
-        return (torch.tensor([batch]),), None
-
-    pipeline = decode.DeviceBatches(prepare, CPU, depth=2)
-    seen = []
-    with pytest.raises(RuntimeError, match="batch 3 is broken"):
-        for (t,) in pipeline(range(10)):
-            seen.append(int(t))
-    assert seen == [0, 1, 2]
-    before = threading.active_count()
-    batches = pipeline(iter(range(1000)))
-    assert int(next(batches)[0]) == 0
-    batches.close()  # the consumer stops after one batch (a run's max_steps, an interrupted epoch)
-    assert threading.active_count() <= before
 
 
 def test_the_loaders_pin_thread_pins_the_files_bytes_and_the_pipeline_keeps_them_to_the_batchs_end(folder,
