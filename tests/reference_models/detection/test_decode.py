@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
+from torchvision import transforms as T
 from torchvision.transforms import functional as F
 
 from harness.interface import DataError
@@ -133,6 +134,22 @@ def test_a_file_that_is_not_the_annotated_jpeg_is_a_one_line_error(folder, tmp_p
         encoded[0]
 
 
+def test_the_device_finish_is_torchvisions_totensor_and_normalize_for_every_value():
+    """Every uint8 value in every channel, in any batch layout, comes out of DeviceFinish as the
+    CPU transform's ToTensor and Normalize make it, to the bit; the multiplication by 1/255 that a
+    CUDA division by a Python number performs would not (the reason for the table)."""
+    from reference_models.ssd.transforms import MEAN, STD, DeviceFinish
+
+    every = torch.arange(256, dtype=torch.uint8).repeat(3, 4, 1).permute(1, 0, 2)  # (4, 3, 256) images of 1 row
+    pixels = every[:, :, None, :].flip(0).contiguous()  # (4, 3, 1, 256)
+    cpu = T.Compose([T.ToTensor(), T.Normalize(MEAN, STD)])
+    expected = torch.stack([cpu(im.permute(1, 2, 0).numpy()) for im in pixels])
+    assert torch.equal(DeviceFinish(CPU)(pixels), expected)
+    assert torch.equal(DeviceFinish(CPU)(pixels.contiguous(memory_format=torch.channels_last)), expected)
+    reciprocal = T.Normalize(MEAN, STD)(pixels.float() * (torch.tensor(1.0) / 255))
+    assert not torch.equal(reciprocal, expected)
+
+
 def test_auto_keeps_the_cpu_transform_and_a_gpu_backend_needs_cuda():
     """auto is the CPU path for the detection models, on a GPU too (their GPU path measured slower on an H200)."""
     assert decode.choose("auto", CPU) == "cpu" and decode.choose("auto", torch.device("cuda", 0)) == "cpu"
@@ -145,7 +162,7 @@ def test_ssd_ground_truth_encoded_a_batch_at_once_is_the_workers_encoding(folder
     """A GPU run with the workers decoding: TrainTransform hands over uint8 pixels and the ground
     truth, collate_truth pads it, the device normalises the images and encodes the batch: the
     images and targets the per-image transform gives, to the bit."""
-    from reference_models.ssd.transforms import collate_truth, finish_on_device, moments
+    from reference_models.ssd.transforms import DeviceFinish, collate_truth
 
     encoder = _ssd_encoder()
     encoded = coco.CocoSplit(folder, "train", SSDTransform(encoder, 300, 1, JITTER), keep_empty=False,
@@ -164,5 +181,5 @@ def test_ssd_ground_truth_encoded_a_batch_at_once_is_the_workers_encoding(folder
     assert pixels.dtype == torch.uint8 and pixels.shape == (len(items), 3, 300, 300)
     assert boxes.shape[1] == max(len(lb) for _, _, lb in items) and (labels >= 0).sum() == sum(len(x[2]) for x in items)
     gloc, glabel = encoder.encode_batch(boxes, labels)
-    assert torch.equal(finish_on_device(pixels, moments(CPU)), torch.stack([t[0] for t in theirs]))
+    assert torch.equal(DeviceFinish(CPU)(pixels), torch.stack([t[0] for t in theirs]))
     assert torch.equal(gloc, torch.stack([t[1] for t in theirs])) and torch.equal(glabel, torch.stack([t[2] for t in theirs]))
