@@ -162,7 +162,7 @@ class SSDBatches:
         self.memory_format = memory_format
         self.jitter = ColorJitter(device, enabled)
         if batch_size is not None and device.type == "cuda":
-            self.jitter.warm((batch_size, 3, size, size), device)
+            self.jitter.warm((batch_size, 3, size, size), device, memory_format)
         self.affine = normalization(self.MEAN, self.STD, device, scale=255)  # ToTensor, then Normalize
         self.pipeline = DeviceBatches(self._prepare, device, depth)
 
@@ -171,7 +171,7 @@ class SSDBatches:
         decoded = self.decoder.decode(blobs(batch.data, batch.offsets), slot)
         pixels = crop_resize(decoded, batch.boxes, batch.flips, self.size, clips=batch.clips,
                              memory_format=self.memory_format)
-        pixels = self.jitter(pixels, to_device(batch.order, self.device), to_device(batch.factors, self.device))
+        pixels = self.jitter(pixels, batch.order, to_device(batch.factors, self.device))  # the order stays on the host
         images = torch.addcmul(self.affine[1], pixels, self.affine[0])  # ToTensor, then Normalize, in one pass
         if not images.is_contiguous(memory_format=self.memory_format):
             images = images.contiguous(memory_format=self.memory_format)

@@ -68,6 +68,43 @@ def test_the_jitter_is_pils_to_the_level(folder):
     assert torch.equal(hue_off(ours[:1], torch.tensor([[3, 0, 1, 2]]), torch.ones(1, 4, dtype=torch.float64)), ours[:1])
 
 
+def _all_four_every_round(x, orders, factors, enabled):
+    """The jitter as it ran before the hue was computed per round only where applied: each of the
+    four rounds computed all four operations for every image and kept the one its order names."""
+    from reference_models.detection.color import blend, contrast_mean, hue_shift, luma
+
+    on_ = torch.tensor(enabled)
+    for k in range(4):
+        op = orders[:, k].contiguous()
+        f, o, on = factors.float().view(-1, 4, 1, 1), op.view(-1, 1, 1, 1), on_[op].view(-1, 1, 1, 1)
+        out = torch.where(o == 0, blend(torch.zeros(()), x, f[:, 0:1]), x)
+        out = torch.where(o == 1, blend(contrast_mean(x), x, f[:, 1:2]), out)
+        out = torch.where(o == 2, blend(luma(x), x, f[:, 2:3]), out)
+        out = torch.where(o == 3, hue_shift(x, factors.view(-1, 4, 1, 1)[:, 3:4]), out)
+        x = torch.where(on, out, x)
+    return x
+
+
+@pytest.mark.parametrize("enabled", [(True,) * 4, (True, True, True, False), (False, True, False, True)])
+def test_the_hue_only_where_applied_is_the_jitter_that_computed_every_operation_in_every_round(enabled):
+    """Every one of the 24 orders (so rounds with no hue image and with several), random factors
+    over the ranges and the layout SSD's batches have: the images equal the previous
+    implementation's to the bit."""
+    import itertools
+
+    gen = torch.Generator().manual_seed(3)
+    orders = torch.tensor(list(itertools.permutations(range(4))) * 2)
+    n = len(orders)
+    x = torch.randint(0, 256, (n, 3, 20, 24), generator=gen).float().contiguous(memory_format=torch.channels_last)
+    x[0] = 77.0  # a grey image: no hue, no saturation
+    low = torch.tensor([1 - JITTER[0], 1 - JITTER[1], 1 - JITTER[2], -JITTER[3]], dtype=torch.float64)
+    factors = low + torch.rand(n, 4, generator=gen, dtype=torch.float64) * 2 * (1 - low).abs()
+    factors[:, 3] = (torch.rand(n, generator=gen, dtype=torch.float64) * 2 - 1) * JITTER[3]
+    ours = ColorJitter(CPU, enabled)(x.clone(), orders, factors)
+    assert torch.equal(ours, _all_four_every_round(x.clone(), orders, factors, enabled))
+    assert not torch.equal(ours, x)
+
+
 def _ssd_encoder() -> Encoder:
     return Encoder(default_boxes(300, [38, 19, 10, 5, 3, 1]))
 
