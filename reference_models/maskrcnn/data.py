@@ -66,11 +66,23 @@ class PackedBatch:
                                         (self.pixels, self.masks, self.boxes, self.labels))
         values = pixel_table(device)[pixels.long()]
         images = [v.view(3, h, w) for v, (h, w) in zip(values.split([3 * h * w for h, w in self.sizes]), self.sizes)]
-        mask_parts = masks.split([n * h * w for n, (h, w) in zip(self.counts, self.sizes)])
-        targets = [{"boxes": b, "labels": lb, "masks": m.view(n, h, w)}
-                   for b, lb, m, n, (h, w) in zip(boxes.split(self.counts), labels.split(self.counts), mask_parts,
-                                                  self.counts, self.sizes)]
-        return images, targets
+        return images, cut_targets(masks, boxes, labels, self.sizes, self.counts)
+
+
+def cut_targets(masks: torch.Tensor, boxes: torch.Tensor, labels: torch.Tensor, sizes: Sequence[tuple[int, int]],
+                counts: Sequence[int]) -> list[dict[str, torch.Tensor]]:
+    """Each image's target as the model takes it, views of a batch's packed masks, boxes and labels."""
+    mask_parts = masks.split([n * h * w for n, (h, w) in zip(counts, sizes)])
+    return [{"boxes": b, "labels": lb, "masks": m.view(n, h, w)}
+            for b, lb, m, n, (h, w) in zip(boxes.split(list(counts)), labels.split(list(counts)), mask_parts,
+                                           counts, sizes)]
+
+
+def pack_targets(targets: Sequence[dict[str, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(masks, boxes, labels) of the targets end to end, as `cut_targets` takes them apart."""
+    return (_joined([t["masks"] for t in targets], torch.uint8),
+            _joined([t["boxes"] for t in targets], torch.float32, (4,)),
+            _joined([t["labels"] for t in targets], torch.int64))
 
 
 def _joined(parts: Sequence[torch.Tensor], dtype: torch.dtype, tail: tuple[int, ...] = ()) -> torch.Tensor:
@@ -95,10 +107,7 @@ def collate_packed(items: list[tuple[torch.Tensor, dict[str, torch.Tensor]]]) ->
     """TrainTransform(device_finish=True)'s samples (uint8 image, target) as one PackedBatch."""
     images = [im for im, _ in items]
     targets = [t for _, t in items]
-    return PackedBatch(
-        pixels=_joined(images, torch.uint8),
-        masks=_joined([t["masks"] for t in targets], torch.uint8),
-        boxes=_joined([t["boxes"] for t in targets], torch.float32, (4,)),
-        labels=_joined([t["labels"] for t in targets], torch.int64),
-        sizes=[(int(im.shape[1]), int(im.shape[2])) for im in images],
-        counts=[int(t["labels"].shape[0]) for t in targets])
+    masks, boxes, labels = pack_targets(targets)
+    return PackedBatch(pixels=_joined(images, torch.uint8), masks=masks, boxes=boxes, labels=labels,
+                       sizes=[(int(im.shape[1]), int(im.shape[2])) for im in images],
+                       counts=[int(t["labels"].shape[0]) for t in targets])

@@ -139,6 +139,8 @@ def test_ssd_batches_are_the_cpu_transforms(folder, name, jitter):
 
 
 def test_maskrcnn_batches_are_the_cpu_transform(folder):
+    """The GPU path's batch (the targets packed, cut apart on the device; the images 0..1 by the
+    table) is the CPU transform's, image by image and target by target, to the bit."""
     cpu = coco.CocoSplit(folder, "train", MaskRCNNTransform(0.5), keep_empty=False, with_polygons=True)
     encoded = decode.EncodedCoco(decode.without_transform(cpu), decode.MaskRCNNPlan(0.5), "nvimgcodec")
     theirs, items = [], []
@@ -151,8 +153,9 @@ def test_maskrcnn_batches_are_the_cpu_transform(folder):
     images, targets = out[0]
     assert any(flip for flip, _ in (p for _, p in items)) and not all(flip for flip, _ in (p for _, p in items))
     for (image, target), ours, our_target in zip(theirs, images, targets):
-        assert torch.equal(ours, image)
-        assert all(torch.equal(our_target[k], target[k]) for k in ("boxes", "labels", "masks"))
+        assert ours.dtype == image.dtype and torch.equal(ours, image)
+        assert all(our_target[k].dtype == target[k].dtype and torch.equal(our_target[k], target[k])
+                   for k in ("boxes", "labels", "masks"))
 
 
 def test_a_file_that_is_not_the_annotated_jpeg_is_a_one_line_error(folder, tmp_path):
