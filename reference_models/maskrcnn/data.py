@@ -9,8 +9,7 @@ from the workers, 32 pinned copies in the loader's pin thread, 32 copies and 32 
 the training thread, and 32 device blocks of their own sizes for the allocator, each step. Here the
 workers hand over each image as uint8 (TrainTransform(device_finish=True): pil_to_tensor, flipped),
 and `collate_packed` lays a batch's images, masks, boxes and labels end to end in four tensors,
-written straight into shared memory in a worker, as PyTorch's default_collate writes a stacked
-batch. `PackedBatch.pin_memory` pins the four (the loader's pin thread calls it), and
+written straight into shared memory in a worker (detection/collate.py, default_collate's way). `PackedBatch.pin_memory` pins the four (the loader's pin thread calls it), and
 `PackedBatch.to` copies the four and makes the lists the model takes as views of them on the device.
 The images are made float there by one gather from a table that the CPU computes as the workers'
 transform does (pil_to_tensor(image).float().div_(255)), so every value is the CPU path's to the bit
@@ -25,7 +24,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import torch
-from torch.utils.data import get_worker_info
+
+from reference_models.detection.collate import joined
 
 _TABLES: dict[torch.device, torch.Tensor] = {}
 
@@ -80,27 +80,9 @@ def cut_targets(masks: torch.Tensor, boxes: torch.Tensor, labels: torch.Tensor, 
 
 def pack_targets(targets: Sequence[dict[str, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(masks, boxes, labels) of the targets end to end, as `cut_targets` takes them apart."""
-    return (_joined([t["masks"] for t in targets], torch.uint8),
-            _joined([t["boxes"] for t in targets], torch.float32, (4,)),
-            _joined([t["labels"] for t in targets], torch.int64))
-
-
-def _joined(parts: Sequence[torch.Tensor], dtype: torch.dtype, tail: tuple[int, ...] = ()) -> torch.Tensor:
-    """The parts end to end, (rows, *tail); in a loader worker written straight into shared memory,
-    as default_collate writes a stacked batch (the tensor then reaches the training process without
-    another copy)."""
-    width = 1
-    for s in tail:
-        width *= s
-    rows = sum(p.numel() for p in parts) // width
-    elem = torch.empty(0, dtype=dtype)
-    if get_worker_info() is not None:
-        out = elem.new(elem._typed_storage()._new_shared(rows * width)).resize_(rows, *tail)
-    else:
-        out = elem.new_empty((rows, *tail))
-    if parts:
-        torch.cat([p.reshape(-1, *tail) for p in parts], out=out)
-    return out
+    return (joined([t["masks"] for t in targets], torch.uint8),
+            joined([t["boxes"] for t in targets], torch.float32, (4,)),
+            joined([t["labels"] for t in targets], torch.int64))
 
 
 def collate_packed(items: list[tuple[torch.Tensor, dict[str, torch.Tensor]]]) -> PackedBatch:
@@ -108,6 +90,6 @@ def collate_packed(items: list[tuple[torch.Tensor, dict[str, torch.Tensor]]]) ->
     images = [im for im, _ in items]
     targets = [t for _, t in items]
     masks, boxes, labels = pack_targets(targets)
-    return PackedBatch(pixels=_joined(images, torch.uint8), masks=masks, boxes=boxes, labels=labels,
+    return PackedBatch(pixels=joined(images, torch.uint8), masks=masks, boxes=boxes, labels=labels,
                        sizes=[(int(im.shape[1]), int(im.shape[2])) for im in images],
                        counts=[int(t["labels"].shape[0]) for t in targets])

@@ -23,6 +23,7 @@ from torchvision import transforms as T
 from torchvision.ops import box_iou
 
 from reference_models.detection.coco import Target
+from reference_models.detection.collate import stacked
 from reference_models.ssd.boxes import Encoder, pad_truth
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
@@ -110,9 +111,10 @@ class DeviceFinish:
 def collate_truth(items: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """TrainTransform(encoder=None)'s samples as a batch: images (B, 3, S, S) and the ground truth
-    padded as Encoder.encode_batch takes it (boxes.pad_truth)."""
+    padded as Encoder.encode_batch takes it (boxes.pad_truth); in a loader worker the images are
+    stacked straight into shared memory (detection/collate.py: not copied there again to be sent)."""
     boxes, labels = pad_truth([(b, lb) for _, b, lb in items])
-    return torch.stack([im for im, _, _ in items]), boxes, labels
+    return stacked([im for im, _, _ in items]), boxes, labels
 
 
 class EvalTransform:
