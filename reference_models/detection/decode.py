@@ -10,9 +10,12 @@ flips, ColorJitter's factors and order, Mask R-CNN's polygon masks; they hand ov
 with it. On the GPU, in resnet.decode's prefetch thread and side stream:
 - SSD: decode, the crop resized to image_size as PIL's crop(...).resize(BILINEAR) does (resnet.decode's
   crop_resize with the crop as the filter's bounds, the flip folded in), ColorJitter with Pillow's
-  uint8 arithmetic (detection/color.py), ToTensor and Normalize, and the batch's targets encoded
-  against the 8,732 default boxes in one batched matching (ssd.boxes.Encoder.encode_batch);
-- Mask R-CNN: decode, the flip, pixel values over 255 (the model resizes and normalises them itself).
+  uint8 arithmetic (detection/color.py: each image's hue only in its own round), ToTensor and
+  Normalize, and the batch's targets encoded against the 8,732 default boxes in one batched
+  matching (ssd.boxes.Encoder.encode_batch);
+- Mask R-CNN: decode, the flip, pixel values 0..1 by one gather from the CPU transform's table
+  (maskrcnn.data.pixel_table; the model resizes and normalises them itself), the targets packed
+  (maskrcnn.data.pack_targets) and cut apart on the device.
 So a batch is what reference_models/ssd/transforms.py and maskrcnn/benchmark.py make on the CPU, to
 the tolerance tests/reference_models/detection/test_decode.py states.
 """
