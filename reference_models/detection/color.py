@@ -136,10 +136,10 @@ class ColorJitter:
         the hue for one image and for several (a single image is a graph of its own); if the compiler
         fails, run the same operations uncompiled."""
         x = torch.zeros(shape, device=device).contiguous(memory_format=memory_format)  # the layout the batches have
-        order = torch.arange(4, device=device).repeat(shape[0], 1)
+        ops = torch.arange(4, device=device).repeat(shape[0], 1).t().contiguous()
         factors = torch.ones(shape[0], 4, dtype=torch.float64, device=device)
         try:
-            self._round(x, order[:, 0], factors, self.enabled)
+            self._round(x, ops[0].clone(), factors, self.enabled)
             for n in sorted({1, min(2, shape[0])}):
                 rows = torch.arange(n, device=device)
                 self._hue(x.index_select(0, rows), factors.index_select(0, rows))
@@ -154,12 +154,13 @@ class ColorJitter:
         rounds = [torch.nonzero(order[:, k] == HUE).flatten() if self.enabled_host[HUE] else order.new_zeros(0)
                   for k in range(4)]
         counts = [len(r) for r in rounds]
-        hue_rows = _on(torch.cat(rounds), self.device)
+        hue_rows = _on(torch.cat(rounds), self.device) if sum(counts) else None
         ops = _on(order.t().contiguous(), self.device)  # (4, N): round k's operation per image
         start = 0
         for k in range(4):
-            x = self._round(x, ops[k], factors, self.enabled)
-            if counts[k]:
+            # a row of its own (offset 0), as `warm` compiled for: another storage offset would recompile
+            x = self._round(x, ops[k].clone(), factors, self.enabled)
+            if counts[k] and hue_rows is not None:
                 rows = hue_rows[start: start + counts[k]]
                 x.index_copy_(0, rows, self._hue(x.index_select(0, rows), factors.index_select(0, rows)))
             start += counts[k]
