@@ -83,3 +83,23 @@ def test_an_image_without_objects_and_an_empty_batch_part_are_cut_apart():
     assert torch.equal(images[0], image.float().div_(255)) and images[1].shape == (3, 4, 6)
     assert targets[0]["masks"].shape == (0, 5, 7) and targets[0]["boxes"].shape == (0, 4)
     assert torch.equal(targets[1]["masks"], one["masks"]) and targets[1]["labels"].tolist() == [2]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_a_gpu_the_feed_moves_a_pinned_packed_batch_to_the_lists(folder):
+    """The pinned batch copied on the feed's side stream: the CPU path's images and targets to the bit
+    (the images by the table, not CUDA's reciprocal product)."""
+    from harness.run.feed import Feed
+
+    floats, packed = _split(folder, 0.5, False), _split(folder, 0.5, True)
+    theirs, ours = [], []
+    for i in range(len(floats)):
+        random.seed(i)
+        theirs.append(floats[i])
+        random.seed(i)
+        ours.append(packed[i])
+    device = torch.device("cuda", torch.cuda.current_device())
+    (moved, _), = list(Feed(device).batches([collate_packed(ours).pin_memory()]))
+    torch.cuda.synchronize()
+    images, targets = moved
+    _assert_same(([im.cpu() for im in images], [{k: v.cpu() for k, v in t.items()} for t in targets]), as_lists(theirs))
