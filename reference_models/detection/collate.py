@@ -40,3 +40,27 @@ def joined(parts: list[torch.Tensor], dtype: torch.dtype, tail: tuple[int, ...] 
     if parts:
         torch.cat([p.reshape(-1, *tail) for p in parts], out=out)
     return out
+
+
+ALIGN = 64  # elements: a part's start 64 bytes into a uint8 buffer, 256 into the float32 one made from it
+
+
+def aligned_offsets(numels: list[int], align: int = ALIGN) -> tuple[list[int], int]:
+    """Where each part starts when every start is a multiple of `align` elements, and the total length.
+    Views at such offsets keep the alignment a tensor of their own would have, which PyTorch's
+    vectorised elementwise kernels need (a view at an odd offset takes their scalar path)."""
+    starts, end = [], 0
+    for n in numels:
+        starts.append(end)
+        end += -(-n // align) * align
+    return starts, end
+
+
+def aligned(parts: list[torch.Tensor], dtype: torch.dtype, align: int = ALIGN) -> torch.Tensor:
+    """The parts flattened one after the other, each at `aligned_offsets`, into `batch_tensor`
+    (the gaps hold zeros or whatever the block held: nothing reads them)."""
+    starts, total = aligned_offsets([p.numel() for p in parts], align)
+    out = batch_tensor((total,), dtype)
+    for start, p in zip(starts, parts):
+        out[start: start + p.numel()].copy_(p.reshape(-1))
+    return out

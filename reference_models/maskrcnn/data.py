@@ -9,7 +9,9 @@ from the workers, 32 pinned copies in the loader's pin thread, 32 copies and 32 
 the training thread, and 32 device blocks of their own sizes for the allocator, each step. Here the
 workers hand over each image as uint8 (TrainTransform(device_finish=True): pil_to_tensor, flipped),
 and `collate_packed` lays a batch's images, masks, boxes and labels end to end in four tensors,
-written straight into shared memory in a worker (detection/collate.py, default_collate's way). `PackedBatch.pin_memory` pins the four (the loader's pin thread calls it), and
+written straight into shared memory in a worker (detection/collate.py, default_collate's way), each
+image's pixels and masks at an aligned offset (a view there is as aligned as a tensor of its own, so
+the model's elementwise kernels keep their vectorised path). `PackedBatch.pin_memory` pins the four (the loader's pin thread calls it), and
 `PackedBatch.to` copies the four and makes the lists the model takes as views of them on the device.
 The images are made float there by one gather from a table that the CPU computes as the workers'
 transform does (pil_to_tensor(image).float().div_(255)), so every value is the CPU path's to the bit
@@ -25,7 +27,7 @@ from typing import Sequence
 
 import torch
 
-from reference_models.detection.collate import joined
+from reference_models.detection.collate import aligned, aligned_offsets, joined
 
 _TABLES: dict[torch.device, torch.Tensor] = {}
 
@@ -42,8 +44,8 @@ def pixel_table(device: torch.device) -> torch.Tensor:
 class PackedBatch:
     """A batch's images and targets end to end, with what it takes to cut them apart again."""
 
-    pixels: torch.Tensor  # (sum of 3 H W,) uint8, image after image
-    masks: torch.Tensor  # (sum of n H W,) uint8, image after image
+    pixels: torch.Tensor  # uint8, image after image, each at detection.collate.aligned_offsets
+    masks: torch.Tensor  # uint8, image's masks after image's masks, aligned as the pixels
     boxes: torch.Tensor  # (sum of n, 4) float32
     labels: torch.Tensor  # (sum of n,) int64
     sizes: list[tuple[int, int]]  # each image's (H, W)
@@ -65,22 +67,25 @@ class PackedBatch:
         pixels, masks, boxes, labels = (t.to(device, non_blocking=nb) for t in
                                         (self.pixels, self.masks, self.boxes, self.labels))
         values = pixel_table(device)[pixels.long()]
-        images = [v.view(3, h, w) for v, (h, w) in zip(values.split([3 * h * w for h, w in self.sizes]), self.sizes)]
+        numels = [3 * h * w for h, w in self.sizes]
+        starts, _ = aligned_offsets(numels)
+        images = [values[a: a + n].view(3, h, w) for a, n, (h, w) in zip(starts, numels, self.sizes)]
         return images, cut_targets(masks, boxes, labels, self.sizes, self.counts)
 
 
 def cut_targets(masks: torch.Tensor, boxes: torch.Tensor, labels: torch.Tensor, sizes: Sequence[tuple[int, int]],
                 counts: Sequence[int]) -> list[dict[str, torch.Tensor]]:
     """Each image's target as the model takes it, views of a batch's packed masks, boxes and labels."""
-    mask_parts = masks.split([n * h * w for n, (h, w) in zip(counts, sizes)])
-    return [{"boxes": b, "labels": lb, "masks": m.view(n, h, w)}
-            for b, lb, m, n, (h, w) in zip(boxes.split(list(counts)), labels.split(list(counts)), mask_parts,
-                                           counts, sizes)]
+    numels = [n * h * w for n, (h, w) in zip(counts, sizes)]
+    starts, _ = aligned_offsets(numels)
+    return [{"boxes": b, "labels": lb, "masks": masks[a: a + k].view(n, h, w)}
+            for b, lb, a, k, n, (h, w) in zip(boxes.split(list(counts)), labels.split(list(counts)), starts, numels,
+                                              counts, sizes)]
 
 
 def pack_targets(targets: Sequence[dict[str, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(masks, boxes, labels) of the targets end to end, as `cut_targets` takes them apart."""
-    return (joined([t["masks"] for t in targets], torch.uint8),
+    return (aligned([t["masks"] for t in targets], torch.uint8),
             joined([t["boxes"] for t in targets], torch.float32, (4,)),
             joined([t["labels"] for t in targets], torch.int64))
 
@@ -90,6 +95,6 @@ def collate_packed(items: list[tuple[torch.Tensor, dict[str, torch.Tensor]]]) ->
     images = [im for im, _ in items]
     targets = [t for _, t in items]
     masks, boxes, labels = pack_targets(targets)
-    return PackedBatch(pixels=joined(images, torch.uint8), masks=masks, boxes=boxes, labels=labels,
+    return PackedBatch(pixels=aligned(images, torch.uint8), masks=masks, boxes=boxes, labels=labels,
                        sizes=[(int(im.shape[1]), int(im.shape[2])) for im in images],
                        counts=[int(t["labels"].shape[0]) for t in targets])

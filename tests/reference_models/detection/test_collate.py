@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch.utils.data import DataLoader
 
-from reference_models.detection.collate import joined, stacked
+from reference_models.detection.collate import aligned, aligned_offsets, joined, stacked
 from reference_models.ssd.transforms import collate_truth
 
 
@@ -37,3 +37,12 @@ def test_in_a_worker_the_batch_is_in_shared_memory_and_equal_to_one_collated_in_
         assert torch.equal(truth[0], torch.stack([samples[i][0] for i in range(3 * k, 3 * k + 3)]))
     assert not _both([samples[0]])[0].is_shared()  # outside a worker: ordinary memory
     assert joined([], torch.int64).shape == (0,)
+
+
+def test_aligned_parts_start_at_multiples_of_the_alignment_and_hold_the_parts():
+    parts = [torch.arange(n, dtype=torch.uint8) for n in (5, 64, 0, 130)]
+    starts, total = aligned_offsets([p.numel() for p in parts])
+    assert starts == [0, 64, 128, 128] and total == 320
+    out = aligned(parts, torch.uint8)
+    assert out.shape == (320,)
+    assert all(torch.equal(out[a: a + p.numel()], p) for a, p in zip(starts, parts))

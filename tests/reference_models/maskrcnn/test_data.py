@@ -58,6 +58,8 @@ def test_a_packed_batch_moved_is_the_lists_the_cpu_path_makes(folder):
     moved = to_device(batch, CPU, non_blocking=True)
     _assert_same(moved, as_lists(theirs))
     assert len(list(tensors(moved))) == 4 * len(ours)  # each of them recorded on the step's stream by the feed
+    images, targets = moved  # views as aligned as tensors of their own: 64 elements
+    assert all(im.storage_offset() % 64 == 0 and t["masks"].storage_offset() % 64 == 0 for im, t in zip(images, targets))
 
 
 def test_a_worker_collates_into_shared_memory_the_same_batch(folder):
