@@ -4,8 +4,10 @@
 
 A model yields host batches (train_batches); `to_device` moves one as the contract says: a tensor, a
 tuple, list or dict of them (recursively), or an object with its own `to(device)` (GNMT's Batch, which
-keeps its lengths on the host for cuDNN); anything else stays as it is. This is
-PyTorch Lightning's `move_data_to_device` rule, written out for the three shapes the models use.
+keeps its lengths on the host for cuDNN; Mask R-CNN's PackedBatch, four copies whose views are the
+model's lists); anything else stays as it is. This is PyTorch Lightning's `move_data_to_device` rule,
+written out for the three shapes the models use. Such an object is pinned where a tensor would be, by
+the DataLoader's pin thread through its own `pin_memory()`.
 
 `Feed.batches` hands the loop (batch, copy_wait) pairs:
 

@@ -10,9 +10,12 @@ flips, ColorJitter's factors and order, Mask R-CNN's polygon masks; they hand ov
 with it. On the GPU, in resnet.decode's prefetch thread and side stream:
 - SSD: decode, the crop resized to image_size as PIL's crop(...).resize(BILINEAR) does (resnet.decode's
   crop_resize with the crop as the filter's bounds, the flip folded in), ColorJitter with Pillow's
-  uint8 arithmetic (detection/color.py), ToTensor and Normalize, and the batch's targets encoded
-  against the 8,732 default boxes in one batched matching (ssd.boxes.Encoder.encode_batch);
-- Mask R-CNN: decode, the flip, pixel values over 255 (the model resizes and normalises them itself).
+  uint8 arithmetic (detection/color.py: each image's hue only in its own round), ToTensor and
+  Normalize, and the batch's targets encoded against the 8,732 default boxes in one batched
+  matching (ssd.boxes.Encoder.encode_batch);
+- Mask R-CNN: decode, the flip, pixel values 0..1 by one gather from the CPU transform's table
+  (maskrcnn.data.pixel_table; the model resizes and normalises them itself), the targets packed
+  (maskrcnn.data.pack_targets) and cut apart on the device.
 So a batch is what reference_models/ssd/transforms.py and maskrcnn/benchmark.py make on the CPU, to
 the tolerance tests/reference_models/detection/test_decode.py states.
 """
@@ -162,7 +165,7 @@ class SSDBatches:
         self.memory_format = memory_format
         self.jitter = ColorJitter(device, enabled)
         if batch_size is not None and device.type == "cuda":
-            self.jitter.warm((batch_size, 3, size, size), device)
+            self.jitter.warm((batch_size, 3, size, size), device, memory_format)
         self.affine = normalization(self.MEAN, self.STD, device, scale=255)  # ToTensor, then Normalize
         self.pipeline = DeviceBatches(self._prepare, device, depth)
 
@@ -171,7 +174,7 @@ class SSDBatches:
         decoded = self.decoder.decode(blobs(batch.data, batch.offsets), slot)
         pixels = crop_resize(decoded, batch.boxes, batch.flips, self.size, clips=batch.clips,
                              memory_format=self.memory_format)
-        pixels = self.jitter(pixels, to_device(batch.order, self.device), to_device(batch.factors, self.device))
+        pixels = self.jitter(pixels, batch.order, to_device(batch.factors, self.device))  # the order stays on the host
         images = torch.addcmul(self.affine[1], pixels, self.affine[0])  # ToTensor, then Normalize, in one pass
         if not images.is_contiguous(memory_format=self.memory_format):
             images = images.contiguous(memory_format=self.memory_format)
@@ -208,31 +211,47 @@ class MaskRCNNBatch:
     data: torch.Tensor
     offsets: list[int]
     flips: list[bool]
-    targets: list[dict[str, torch.Tensor]]
+    masks: torch.Tensor  # the targets end to end (maskrcnn.data.pack_targets): masks, boxes, labels
+    boxes: torch.Tensor
+    labels: torch.Tensor
+    sizes: list[tuple[int, int]]  # each image's (H, W)
+    counts: list[int]  # each image's objects
 
-    def pin_memory(self) -> "MaskRCNNBatch":
-        self.data = self.data.pin_memory()  # as SSDBatch's
-        self.targets = [{k: v.pin_memory() for k, v in t.items()} for t in self.targets]
+    def pin_memory(self) -> "MaskRCNNBatch":  # as SSDBatch's
+        self.data, self.masks, self.boxes, self.labels = (t.pin_memory() for t in
+                                                          (self.data, self.masks, self.boxes, self.labels))
         return self
 
 
 def collate_maskrcnn(items: list[tuple[bytes, tuple[bool, dict[str, torch.Tensor]]]]) -> MaskRCNNBatch:
+    from reference_models.maskrcnn.data import pack_targets
+
     data, offsets = pack([b for b, _ in items])
-    return MaskRCNNBatch(data, offsets, [p[0] for _, p in items], [p[1] for _, p in items])
+    targets = [p[1] for _, p in items]
+    masks, boxes, labels = pack_targets(targets)
+    return MaskRCNNBatch(data, offsets, [p[0] for _, p in items], masks, boxes, labels,
+                         [(int(t["masks"].shape[1]), int(t["masks"].shape[2])) for t in targets],
+                         [int(t["labels"].shape[0]) for t in targets])
 
 
 class MaskRCNNBatches:
-    """Mask R-CNN's training batches (images 0..1, targets) on the device from MaskRCNNBatch."""
+    """Mask R-CNN's training batches (images 0..1, targets) on the device from MaskRCNNBatch: the
+    targets in three copies (views of them per image), each image's values 0..1 by one gather from
+    the table maskrcnn.data.pixel_table computes on the CPU as the CPU transform does (so to the bit)."""
 
     def __init__(self, decoder: Decoder, device: torch.device, depth: int = 3):
         self.decoder, self.device = decoder, device
         self.pipeline = DeviceBatches(self._prepare, device, depth)
 
     def _prepare(self, batch: MaskRCNNBatch, slot: int) -> tuple[tuple[list, list], list[torch.Tensor]]:
+        from reference_models.maskrcnn.data import cut_targets, pixel_table
+
         decoded = self.decoder.decode(blobs(batch.data, batch.offsets), slot)
-        images = [(im.flip(-1) if flip else im).float().div_(255) for im, flip in zip(decoded, batch.flips)]
+        table = pixel_table(self.device)
+        images = [table[(im.flip(-1) if flip else im).long()] for im, flip in zip(decoded, batch.flips)]
         nb = self.device.type == "cuda"
-        targets = [{k: v.to(self.device, non_blocking=nb) for k, v in t.items()} for t in batch.targets]
+        masks, boxes, labels = (t.to(self.device, non_blocking=nb) for t in (batch.masks, batch.boxes, batch.labels))
+        targets = cut_targets(masks, boxes, labels, batch.sizes, batch.counts)
         return (images, targets), [*decoded, batch.data]  # the bytes kept to the batch's event, as SSD's
 
     def __call__(self, batches: Iterable[MaskRCNNBatch]) -> Iterator[tuple[list, list]]:

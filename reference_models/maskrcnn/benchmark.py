@@ -19,6 +19,7 @@ from reference_models.detection import coco
 from reference_models.detection import decode as detection_decode
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.schedule import WarmupMultiStep
+from reference_models.maskrcnn.data import collate_packed
 from reference_models.maskrcnn.model import build_model
 from reference_models.resnet import decode as device_decode
 from reference_models.resnet.optim import make_optimizer
@@ -28,13 +29,17 @@ Batch = tuple[list[torch.Tensor], list[dict[str, torch.Tensor]]]
 
 class TrainTransform:
     """(PIL image, Target) -> (image in 0..1, torchvision target with boxes, labels and masks), flipped
-    with probability p; resizing and normalisation happen inside the model (GeneralizedRCNNTransform)."""
+    with probability p; resizing and normalisation happen inside the model (GeneralizedRCNNTransform).
+    device_finish: the image as uint8 0..255, made 0..1 on the device (maskrcnn.data.PackedBatch)."""
 
-    def __init__(self, flip_probability: float):
+    def __init__(self, flip_probability: float, device_finish: bool = False):
         self.p = flip_probability
+        self.device_finish = device_finish
 
     def __call__(self, image, target: coco.Target) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        pixels = pil_to_tensor(image).float().div_(255)
+        pixels = pil_to_tensor(image)
+        if not self.device_finish:
+            pixels = pixels.float().div_(255)
         boxes, masks = target.boxes.clone(), target.masks()
         if random.random() < self.p:
             pixels, masks = pixels.flip(-1), masks.flip(-1)
@@ -75,11 +80,14 @@ class MaskRCNNBenchmark:
         self.decode = device_decode.resolve(str(hp.decode), ctx.device)
         self._device_batches: Any = None
         if ctx.data_dir is not None:
-            train: Any = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability),
+            # on a GPU with the workers decoding, a batch crosses as four packed tensors and its images
+            # as uint8 (maskrcnn/data.py: the same images and targets, a quarter of the bytes)
+            cuda = ctx.device.type == "cuda"
+            train: Any = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability, device_finish=cuda),
                                         keep_empty=False, with_polygons=True)
             self.train = train  # what data_findings counts, whichever path reads the files
             self.decode = detection_decode.choose(str(hp.decode), ctx.device)
-            collate: Any = as_lists
+            collate: Any = collate_packed if cuda else as_lists
             if self.decode != "cpu":  # the workers read the files and draw the masks; the GPU decodes
                 train = detection_decode.EncodedCoco(detection_decode.without_transform(train),
                                                      detection_decode.MaskRCNNPlan(hp.flip_probability), self.decode)
@@ -141,9 +149,10 @@ class MaskRCNNBenchmark:
         assert self.val is not None  # mode=train, where there is a dataset
         return len(self.val)
 
-    def train_batches(self, epoch: int) -> Iterator[Batch]:
-        """The loader's host batches (pinned on CUDA): lists of images and of their targets; with a
-        GPU decoder, batches the GPU decoded and flipped ahead of the step, already on it."""
+    def train_batches(self, epoch: int) -> Iterator[Any]:
+        """The loader's host batches: lists of images and of their targets; on CUDA, PackedBatch
+        (pinned), which the harness's feed turns into those lists on the device (PackedBatch.to); with
+        a GPU decoder, batches the GPU decoded and flipped ahead of the step, already on it."""
         if self._device_batches is not None:
             yield from self._device_batches(self.loader.epoch(epoch))
             return

@@ -19,7 +19,7 @@ from reference_models.resnet import decode as device_decode
 from reference_models.ssd.boxes import Encoder, boxes_per_location, default_boxes
 from reference_models.ssd.loss import ssd_loss_terms
 from reference_models.ssd.model import SSD300
-from reference_models.ssd.transforms import EvalTransform, TrainTransform, collate_truth, finish_on_device, moments
+from reference_models.ssd.transforms import EvalTransform, DeviceFinish, TrainTransform, collate_truth
 
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
@@ -54,7 +54,7 @@ class SSDBenchmark:
         self._device_batches: Any = None
         if ctx.data_dir is not None:
             # On a GPU the targets are encoded there, a batch at once (Encoder.encode_batch: the same
-            # targets), and the images normalised there (finish_on_device: the same values, a quarter
+            # targets), and the images normalised there (DeviceFinish: the same values, a quarter
             # of the bytes to pin and copy); a CPU's workers do both per image as they always did
             cuda = ctx.device.type == "cuda"
             transform = TrainTransform(None if cuda else self.encoder, hp.image_size, hp.max_samples,
@@ -64,7 +64,7 @@ class SSDBenchmark:
             self.decode = detection_decode.choose(str(hp.decode), ctx.device)
             collate: Any = collate_truth if cuda else None
             if cuda and self.decode == "cpu":  # the workers' images and ground truth, finished on a side stream
-                self._moments = moments(ctx.device)
+                self._finish = DeviceFinish(ctx.device)
                 self._device_batches = device_decode.DeviceBatches(self._encoded, ctx.device)
             if self.decode != "cpu":  # the workers read the files and plan; the GPU decodes (detection/decode.py)
                 plan = detection_decode.SSDPlan(hp.max_samples, hp.color_jitter)
@@ -134,7 +134,7 @@ class SSDBenchmark:
         images and the ground truth): the copy to the device, ToTensor and Normalize, the targets'
         encoding, queued on its side stream ahead of the step."""
         pixels, boxes, labels = (t.to(self.device, non_blocking=True) for t in batch)
-        images = finish_on_device(pixels, self._moments).contiguous(memory_format=self.memory_format)
+        images = self._finish(pixels).contiguous(memory_format=self.memory_format)
         gloc, glabel = self.encoder.encode_batch(boxes, labels)
         return (images, gloc, glabel), batch
 

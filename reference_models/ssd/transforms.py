@@ -16,12 +16,14 @@ from __future__ import annotations
 import random
 from typing import Optional, Sequence
 
+import numpy as np
 import torch
 from PIL import Image
 from torchvision import transforms as T
 from torchvision.ops import box_iou
 
 from reference_models.detection.coco import Target
+from reference_models.detection.collate import stacked
 from reference_models.ssd.boxes import Encoder, pad_truth
 
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
@@ -64,7 +66,7 @@ class TrainTransform:
     For a GPU run, the work that a batch does faster on the device is left to it: with encoder=None
     the ground truth as it is, (image, boxes (k, 4), labels (k,)), for Encoder.encode_batch
     (collate_truth's batches); with device_finish the image as the jitter left it, uint8 (3, S, S),
-    for `finish_on_device` (ToTensor and Normalize there: a quarter of the bytes through the pin
+    for `DeviceFinish` (ToTensor and Normalize there: a quarter of the bytes through the pin
     thread and the copy)."""
 
     def __init__(self, encoder: Optional[Encoder], size: int, max_samples: int, jitter: Sequence[float],
@@ -87,27 +89,32 @@ class TrainTransform:
         return self.finish(image), offsets, box_labels
 
 
-def moments(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """(mean, std), (3, 1, 1) float32 on `device`, as torchvision's Normalize makes them per call
-    (made once here: a copy from pageable memory would wait for the stream's queued work)."""
-    return (torch.tensor(MEAN, dtype=torch.float32).view(-1, 1, 1).to(device),
-            torch.tensor(STD, dtype=torch.float32).view(-1, 1, 1).to(device))
-
-
-def finish_on_device(pixels: torch.Tensor, mean_std: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+class DeviceFinish:
     """ToTensor and Normalize of TrainTransform for a batch of its device_finish images, (B, 3, S, S)
-    uint8, with `moments(pixels.device)`: the operations torchvision applies to each image (to
-    float32, / 255, - mean, / std), so the same values."""
-    mean, std = mean_std
-    return pixels.float().div(255).sub_(mean).div_(std)
+    uint8, on their device, as one lookup: every value's result is computed once, on the CPU, by
+    torchvision's own ToTensor and Normalize (a (3, 256) table), and the device only gathers from it,
+    so the images equal the CPU transform's to the bit on any device. Computing them there instead
+    would not: CUDA divides by a Python number as a multiplication by its reciprocal, which moves
+    126 of the 256 values of x / 255 by one ulp (322 of the 768 after Normalize). Two kernels (the
+    index, the gather) where the arithmetic takes four."""
+
+    def __init__(self, device: torch.device):
+        levels = np.arange(256, dtype=np.uint8).reshape(1, 256, 1).repeat(3, axis=2)  # an HWC image of every value
+        table = T.Normalize(MEAN, STD)(T.ToTensor()(levels))  # (3, 1, 256)
+        self.table = table.reshape(-1).to(device)  # channel c's value v at c * 256 + v
+        self.offsets = (torch.arange(3, dtype=torch.int64) * 256).view(1, 3, 1, 1).to(device)
+
+    def __call__(self, pixels: torch.Tensor) -> torch.Tensor:
+        return self.table[pixels + self.offsets]  # uint8 + int64: the index, in one pass
 
 
 def collate_truth(items: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """TrainTransform(encoder=None)'s samples as a batch: images (B, 3, S, S) and the ground truth
-    padded as Encoder.encode_batch takes it (boxes.pad_truth)."""
+    padded as Encoder.encode_batch takes it (boxes.pad_truth); in a loader worker the images are
+    stacked straight into shared memory (detection/collate.py: not copied there again to be sent)."""
     boxes, labels = pad_truth([(b, lb) for _, b, lb in items])
-    return torch.stack([im for im, _, _ in items]), boxes, labels
+    return stacked([im for im, _, _ in items]), boxes, labels
 
 
 class EvalTransform:

@@ -65,9 +65,12 @@ HEADER = ("| model | settings | decode | loader alone | training on files | synt
 
 def samples_of(batch: Any) -> int:
     """What a batch holds in the model's unit, without reading the device: a token count where the
-    batch carries one (GNMT, Transformer), else the length of its first part (images, pairs)."""
+    batch carries one (GNMT, Transformer), its `samples` where it counts them itself (Mask R-CNN's
+    PackedBatch), else the length of its first part (images, pairs)."""
     if hasattr(batch, "tokens"):
         return int(batch.tokens)
+    if hasattr(batch, "samples"):
+        return int(batch.samples)
     first = batch[0] if isinstance(batch, (tuple, list)) else batch
     return len(first) if isinstance(first, (list, tuple)) else int(first.shape[0])
 

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
+from torchvision import transforms as T
 from torchvision.transforms import functional as F
 
 from harness.interface import DataError
@@ -67,6 +68,43 @@ def test_the_jitter_is_pils_to_the_level(folder):
     assert torch.equal(hue_off(ours[:1], torch.tensor([[3, 0, 1, 2]]), torch.ones(1, 4, dtype=torch.float64)), ours[:1])
 
 
+def _all_four_every_round(x, orders, factors, enabled):
+    """The jitter as it ran before the hue was computed per round only where applied: each of the
+    four rounds computed all four operations for every image and kept the one its order names."""
+    from reference_models.detection.color import blend, contrast_mean, hue_shift, luma
+
+    on_ = torch.tensor(enabled)
+    for k in range(4):
+        op = orders[:, k].contiguous()
+        f, o, on = factors.float().view(-1, 4, 1, 1), op.view(-1, 1, 1, 1), on_[op].view(-1, 1, 1, 1)
+        out = torch.where(o == 0, blend(torch.zeros(()), x, f[:, 0:1]), x)
+        out = torch.where(o == 1, blend(contrast_mean(x), x, f[:, 1:2]), out)
+        out = torch.where(o == 2, blend(luma(x), x, f[:, 2:3]), out)
+        out = torch.where(o == 3, hue_shift(x, factors.view(-1, 4, 1, 1)[:, 3:4]), out)
+        x = torch.where(on, out, x)
+    return x
+
+
+@pytest.mark.parametrize("enabled", [(True,) * 4, (True, True, True, False), (False, True, False, True)])
+def test_the_hue_only_where_applied_is_the_jitter_that_computed_every_operation_in_every_round(enabled):
+    """Every one of the 24 orders (so rounds with no hue image and with several), random factors
+    over the ranges and the layout SSD's batches have: the images equal the previous
+    implementation's to the bit."""
+    import itertools
+
+    gen = torch.Generator().manual_seed(3)
+    orders = torch.tensor(list(itertools.permutations(range(4))) * 2)
+    n = len(orders)
+    x = torch.randint(0, 256, (n, 3, 20, 24), generator=gen).float().contiguous(memory_format=torch.channels_last)
+    x[0] = 77.0  # a grey image: no hue, no saturation
+    low = torch.tensor([1 - JITTER[0], 1 - JITTER[1], 1 - JITTER[2], -JITTER[3]], dtype=torch.float64)
+    factors = low + torch.rand(n, 4, generator=gen, dtype=torch.float64) * 2 * (1 - low).abs()
+    factors[:, 3] = (torch.rand(n, generator=gen, dtype=torch.float64) * 2 - 1) * JITTER[3]
+    ours = ColorJitter(CPU, enabled)(x.clone(), orders, factors)
+    assert torch.equal(ours, _all_four_every_round(x.clone(), orders, factors, enabled))
+    assert not torch.equal(ours, x)
+
+
 def _ssd_encoder() -> Encoder:
     return Encoder(default_boxes(300, [38, 19, 10, 5, 3, 1]))
 
@@ -101,6 +139,8 @@ def test_ssd_batches_are_the_cpu_transforms(folder, name, jitter):
 
 
 def test_maskrcnn_batches_are_the_cpu_transform(folder):
+    """The GPU path's batch (the targets packed, cut apart on the device; the images 0..1 by the
+    table) is the CPU transform's, image by image and target by target, to the bit."""
     cpu = coco.CocoSplit(folder, "train", MaskRCNNTransform(0.5), keep_empty=False, with_polygons=True)
     encoded = decode.EncodedCoco(decode.without_transform(cpu), decode.MaskRCNNPlan(0.5), "nvimgcodec")
     theirs, items = [], []
@@ -113,8 +153,9 @@ def test_maskrcnn_batches_are_the_cpu_transform(folder):
     images, targets = out[0]
     assert any(flip for flip, _ in (p for _, p in items)) and not all(flip for flip, _ in (p for _, p in items))
     for (image, target), ours, our_target in zip(theirs, images, targets):
-        assert torch.equal(ours, image)
-        assert all(torch.equal(our_target[k], target[k]) for k in ("boxes", "labels", "masks"))
+        assert ours.dtype == image.dtype and torch.equal(ours, image)
+        assert all(our_target[k].dtype == target[k].dtype and torch.equal(our_target[k], target[k])
+                   for k in ("boxes", "labels", "masks"))
 
 
 def test_a_file_that_is_not_the_annotated_jpeg_is_a_one_line_error(folder, tmp_path):
@@ -133,6 +174,47 @@ def test_a_file_that_is_not_the_annotated_jpeg_is_a_one_line_error(folder, tmp_p
         encoded[0]
 
 
+def test_the_device_finish_is_torchvisions_totensor_and_normalize_for_every_value():
+    """Every uint8 value in every channel, in any batch layout, comes out of DeviceFinish as the
+    CPU transform's ToTensor and Normalize make it, to the bit; the multiplication by 1/255 that a
+    CUDA division by a Python number performs would not (the reason for the table)."""
+    from reference_models.ssd.transforms import MEAN, STD, DeviceFinish
+
+    every = torch.arange(256, dtype=torch.uint8).repeat(3, 4, 1).permute(1, 0, 2)  # (4, 3, 256) images of 1 row
+    pixels = every[:, :, None, :].flip(0).contiguous()  # (4, 3, 1, 256)
+    cpu = T.Compose([T.ToTensor(), T.Normalize(MEAN, STD)])
+    expected = torch.stack([cpu(im.permute(1, 2, 0).numpy()) for im in pixels])
+    assert torch.equal(DeviceFinish(CPU)(pixels), expected)
+    assert torch.equal(DeviceFinish(CPU)(pixels.contiguous(memory_format=torch.channels_last)), expected)
+    reciprocal = T.Normalize(MEAN, STD)(pixels.float() * (torch.tensor(1.0) / 255))
+    assert not torch.equal(reciprocal, expected)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_a_gpu_the_device_finish_and_the_compiled_jitter_are_the_cpus():
+    """DeviceFinish on CUDA: torchvision's CPU values to the bit. The compiled jitter (the blends per
+    round for the batch, the hue for the images applying it): the CPU's but for rare values (the GPU's
+    fused multiply-add can land a product on the other side of an integer, rarely; a hue level moved so
+    moves a channel by a few levels)."""
+    import itertools
+
+    from reference_models.ssd.transforms import DeviceFinish
+
+    cuda = torch.device("cuda", torch.cuda.current_device())
+    pixels = torch.randint(0, 256, (4, 3, 30, 40), dtype=torch.uint8)
+    assert torch.equal(DeviceFinish(cuda)(pixels.to(cuda)).cpu(), DeviceFinish(CPU)(pixels))
+    orders = torch.tensor(list(itertools.permutations(range(4))))
+    n = len(orders)
+    x = torch.randint(0, 256, (n, 3, 30, 40)).float().contiguous(memory_format=torch.channels_last)
+    factors = torch.tensor([[1.1, 0.7, 1.3, 0.04], [0.9, 1.4, 0.6, -0.03]], dtype=torch.float64).repeat(n // 2, 1)
+    jitter = ColorJitter(cuda, [True] * 4)
+    jitter.warm(tuple(x.shape), cuda, torch.channels_last)
+    ours = jitter(x.to(cuda), orders, factors.to(cuda)).cpu()
+    cpu = ColorJitter(CPU, [True] * 4)(x.clone(), orders, factors)
+    differs = (ours - cpu).abs()
+    assert (differs > 0).float().mean() < 1e-3 and differs.mean() < 0.01  # rare, and small where it happens
+
+
 def test_auto_keeps_the_cpu_transform_and_a_gpu_backend_needs_cuda():
     """auto is the CPU path for the detection models, on a GPU too (their GPU path measured slower on an H200)."""
     assert decode.choose("auto", CPU) == "cpu" and decode.choose("auto", torch.device("cuda", 0)) == "cpu"
@@ -145,7 +227,7 @@ def test_ssd_ground_truth_encoded_a_batch_at_once_is_the_workers_encoding(folder
     """A GPU run with the workers decoding: TrainTransform hands over uint8 pixels and the ground
     truth, collate_truth pads it, the device normalises the images and encodes the batch: the
     images and targets the per-image transform gives, to the bit."""
-    from reference_models.ssd.transforms import collate_truth, finish_on_device, moments
+    from reference_models.ssd.transforms import DeviceFinish, collate_truth
 
     encoder = _ssd_encoder()
     encoded = coco.CocoSplit(folder, "train", SSDTransform(encoder, 300, 1, JITTER), keep_empty=False,
@@ -164,5 +246,5 @@ def test_ssd_ground_truth_encoded_a_batch_at_once_is_the_workers_encoding(folder
     assert pixels.dtype == torch.uint8 and pixels.shape == (len(items), 3, 300, 300)
     assert boxes.shape[1] == max(len(lb) for _, _, lb in items) and (labels >= 0).sum() == sum(len(x[2]) for x in items)
     gloc, glabel = encoder.encode_batch(boxes, labels)
-    assert torch.equal(finish_on_device(pixels, moments(CPU)), torch.stack([t[0] for t in theirs]))
+    assert torch.equal(DeviceFinish(CPU)(pixels), torch.stack([t[0] for t in theirs]))
     assert torch.equal(gloc, torch.stack([t[1] for t in theirs])) and torch.equal(glabel, torch.stack([t[2] for t in theirs]))
