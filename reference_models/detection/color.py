@@ -14,9 +14,8 @@ reference trains on. So each operation here is Pillow's own arithmetic (libImagi
   256, HSV -> RGB (Convert.c's rgb2hsv_row and hsv2rgb).
 A pixel then differs from PIL's only where the GPU's fused multiply-add lands a product on the
 other side of an integer, rarely (tests/reference_models/detection/test_decode.py states the tolerance).
-`blend_round` (a round's brightness, contrast or saturation for every image) is compiled on CUDA: one
-fused kernel per round instead of some hundred elementwise passes; the hue, the costly operation, is
-computed only for the images that apply it in a round (`ColorJitter`).
+`jitter_round` (one of the four rounds for every image) is compiled on CUDA: one fused kernel per round
+instead of some hundred elementwise passes.
 """
 from __future__ import annotations
 
@@ -86,89 +85,44 @@ def _pick(sector: torch.Tensor, values: Sequence[torch.Tensor]) -> torch.Tensor:
     return out
 
 
-def blend_round(x: torch.Tensor, op: torch.Tensor, factors: torch.Tensor, enabled: torch.Tensor) -> torch.Tensor:
-    """One of ColorJitter's four steps for every image whose operation in it is a blend: image n
-    applies op[n] (brightness, contrast or saturation) with its factors[n, op[n]]; images whose
-    operation is the hue, or is off (enabled[op[n]] false: a jitter of 0, which torchvision skips),
-    are left as they are (`hue_round` does the hue). x: (N, 3, H, W) float32 values 0..255."""
+def jitter_round(x: torch.Tensor, op: torch.Tensor, factors: torch.Tensor, enabled: torch.Tensor) -> torch.Tensor:
+    """One of ColorJitter's four steps for every image: image n applies operation op[n] (0..3) with
+    its factors[n, op[n]], or nothing where that operation is off (enabled[op[n]] false: a jitter of 0,
+    which torchvision skips). x: (N, 3, H, W) float32 values 0..255."""
     f = factors.float().view(-1, 4, 1, 1)
     o = op.view(-1, 1, 1, 1)
-    on = (enabled[op] & (op != HUE)).view(-1, 1, 1, 1)
+    on = enabled[op].view(-1, 1, 1, 1)
     zero = torch.zeros((), device=x.device)
     out = torch.where(o == BRIGHTNESS, blend(zero, x, f[:, 0:1]), x)
     out = torch.where(o == CONTRAST, blend(contrast_mean(x), x, f[:, 1:2]), out)
     out = torch.where(o == SATURATION, blend(luma(x), x, f[:, 2:3]), out)
+    out = torch.where(o == HUE, hue_shift(x, factors.view(-1, 4, 1, 1)[:, 3:4]), out)
     return torch.where(on, out, x)
-
-
-def hue_images(x: torch.Tensor, factors: torch.Tensor) -> torch.Tensor:
-    """hue_shift of the images (n, 3, H, W) with their own factors (n, 4) (the hue's is the last)."""
-    return hue_shift(x, factors.view(-1, 4, 1, 1)[:, 3:4])
 
 
 class ColorJitter:
     """ColorJitter of PIL images for a batch on a device: `(x, order (N, 4), factors (N, 4))`, the
     operations' order and factors as torchvision's ColorJitter.get_params drew them per image; the
-    factors of operations switched off (`enabled`) are ignored.
-
-    Each of the four rounds applies the three blends to every image in one pass (each image keeps
-    the one its order names) and the hue, Pillow's costly round trip through HSV, only to the images
-    whose order names it in that round: each image's hue is computed once, not in every round. The
-    order is on the host (the workers drew it), so which images those are costs no device read;
-    their indices go to the device in one pinned copy per batch. Each pixel's arithmetic is the
-    same as one round computing all four operations for every image and keeping one (on a CPU the
-    images are equal to the bit). On CUDA `blend_round` is compiled for the batch's shape and
-    `hue_images` for any number of images."""
+    factors of operations switched off (`enabled`) are ignored."""
 
     def __init__(self, device: torch.device, enabled: Sequence[bool], compile: Optional[bool] = None):
-        self.device = device
-        self.enabled_host = tuple(bool(e) for e in enabled)
         self.enabled = torch.tensor(list(enabled), dtype=torch.bool, device=device)
-        self._round: Callable[..., torch.Tensor] = blend_round
-        self._hue: Callable[..., torch.Tensor] = hue_images
+        self._round: Callable[..., torch.Tensor] = jitter_round
         if compile if compile is not None else device.type == "cuda":
-            self._round = torch.compile(blend_round, dynamic=False, fullgraph=True)
-            self._hue = torch.compile(hue_images, dynamic=True, fullgraph=True)
+            self._round = torch.compile(jitter_round, dynamic=False, fullgraph=True)
 
-    def warm(self, shape: tuple[int, int, int, int], device: torch.device,
-             memory_format: torch.memory_format = torch.contiguous_format) -> None:
-        """Compile for this batch shape now, in the calling thread (the pipeline's thread then only runs it),
-        the hue for one image and for several (a single image is a graph of its own); if the compiler
-        fails, run the same operations uncompiled."""
-        x = torch.zeros(shape, device=device).contiguous(memory_format=memory_format)  # the layout the batches have
-        ops = torch.arange(4, device=device).repeat(shape[0], 1).t().contiguous()
-        factors = torch.ones(shape[0], 4, dtype=torch.float64, device=device)
+    def warm(self, shape: tuple[int, int, int, int], device: torch.device) -> None:
+        """Compile for this batch shape now, in the calling thread (the pipeline's thread then only runs it);
+        if the compiler fails, run the same operations uncompiled."""
+        x = torch.zeros(shape, device=device)
+        order = torch.arange(4, device=device).repeat(shape[0], 1)
         try:
-            self._round(x, ops[0].clone(), factors, self.enabled)
-            for n in sorted({1, min(2, shape[0])}):
-                rows = torch.arange(n, device=device)
-                self._hue(x.index_select(0, rows), factors.index_select(0, rows))
+            self._round(x, order[:, 0], torch.ones(shape[0], 4, dtype=torch.float64, device=device), self.enabled)
         except Exception as err:  # noqa: BLE001 - any compiler failure: the eager path computes the same
             log.warning("color jitter runs uncompiled: torch.compile failed (%s)", str(err).splitlines()[0])
-            self._round, self._hue = blend_round, hue_images
+            self._round = jitter_round
 
     def __call__(self, x: torch.Tensor, order: torch.Tensor, factors: torch.Tensor) -> torch.Tensor:
-        """x (N, 3, H, W) float32 0..255 on the device; order (N, 4) int64 on the host; factors (N, 4)
-        float64 on the device."""
-        order = order.cpu()  # a no-op for the workers' order; a device order is read once
-        rounds = [torch.nonzero(order[:, k] == HUE).flatten() if self.enabled_host[HUE] else order.new_zeros(0)
-                  for k in range(4)]
-        counts = [len(r) for r in rounds]
-        hue_rows = _on(torch.cat(rounds), self.device) if sum(counts) else None
-        ops = _on(order.t().contiguous(), self.device)  # (4, N): round k's operation per image
-        start = 0
         for k in range(4):
-            # a row of its own (offset 0), as `warm` compiled for: another storage offset would recompile
-            x = self._round(x, ops[k].clone(), factors, self.enabled)
-            if counts[k] and hue_rows is not None:
-                rows = hue_rows[start: start + counts[k]]
-                x.index_copy_(0, rows, self._hue(x.index_select(0, rows), factors.index_select(0, rows)))
-            start += counts[k]
+            x = self._round(x, order[:, k].contiguous(), factors, self.enabled)
         return x
-
-
-def _on(t: torch.Tensor, device: torch.device) -> torch.Tensor:
-    """A small host tensor on `device` through pinned memory: the copy is queued, the thread does not wait."""
-    if device.type != "cuda":
-        return t.to(device)
-    return t.pin_memory().to(device, non_blocking=True)

@@ -165,7 +165,7 @@ class SSDBatches:
         self.memory_format = memory_format
         self.jitter = ColorJitter(device, enabled)
         if batch_size is not None and device.type == "cuda":
-            self.jitter.warm((batch_size, 3, size, size), device, memory_format)
+            self.jitter.warm((batch_size, 3, size, size), device)
         self.affine = normalization(self.MEAN, self.STD, device, scale=255)  # ToTensor, then Normalize
         self.pipeline = DeviceBatches(self._prepare, device, depth)
 

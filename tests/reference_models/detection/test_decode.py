@@ -68,43 +68,6 @@ def test_the_jitter_is_pils_to_the_level(folder):
     assert torch.equal(hue_off(ours[:1], torch.tensor([[3, 0, 1, 2]]), torch.ones(1, 4, dtype=torch.float64)), ours[:1])
 
 
-def _all_four_every_round(x, orders, factors, enabled):
-    """The jitter as it ran before the hue was computed per round only where applied: each of the
-    four rounds computed all four operations for every image and kept the one its order names."""
-    from reference_models.detection.color import blend, contrast_mean, hue_shift, luma
-
-    on_ = torch.tensor(enabled)
-    for k in range(4):
-        op = orders[:, k].contiguous()
-        f, o, on = factors.float().view(-1, 4, 1, 1), op.view(-1, 1, 1, 1), on_[op].view(-1, 1, 1, 1)
-        out = torch.where(o == 0, blend(torch.zeros(()), x, f[:, 0:1]), x)
-        out = torch.where(o == 1, blend(contrast_mean(x), x, f[:, 1:2]), out)
-        out = torch.where(o == 2, blend(luma(x), x, f[:, 2:3]), out)
-        out = torch.where(o == 3, hue_shift(x, factors.view(-1, 4, 1, 1)[:, 3:4]), out)
-        x = torch.where(on, out, x)
-    return x
-
-
-@pytest.mark.parametrize("enabled", [(True,) * 4, (True, True, True, False), (False, True, False, True)])
-def test_the_hue_only_where_applied_is_the_jitter_that_computed_every_operation_in_every_round(enabled):
-    """Every one of the 24 orders (so rounds with no hue image and with several), random factors
-    over the ranges and the layout SSD's batches have: the images equal the previous
-    implementation's to the bit."""
-    import itertools
-
-    gen = torch.Generator().manual_seed(3)
-    orders = torch.tensor(list(itertools.permutations(range(4))) * 2)
-    n = len(orders)
-    x = torch.randint(0, 256, (n, 3, 20, 24), generator=gen).float().contiguous(memory_format=torch.channels_last)
-    x[0] = 77.0  # a grey image: no hue, no saturation
-    low = torch.tensor([1 - JITTER[0], 1 - JITTER[1], 1 - JITTER[2], -JITTER[3]], dtype=torch.float64)
-    factors = low + torch.rand(n, 4, generator=gen, dtype=torch.float64) * 2 * (1 - low).abs()
-    factors[:, 3] = (torch.rand(n, generator=gen, dtype=torch.float64) * 2 - 1) * JITTER[3]
-    ours = ColorJitter(CPU, enabled)(x.clone(), orders, factors)
-    assert torch.equal(ours, _all_four_every_round(x.clone(), orders, factors, enabled))
-    assert not torch.equal(ours, x)
-
-
 def _ssd_encoder() -> Encoder:
     return Encoder(default_boxes(300, [38, 19, 10, 5, 3, 1]))
 
@@ -191,28 +154,15 @@ def test_the_device_finish_is_torchvisions_totensor_and_normalize_for_every_valu
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_on_a_gpu_the_device_finish_and_the_compiled_jitter_are_the_cpus():
-    """DeviceFinish on CUDA: torchvision's CPU values to the bit. The compiled jitter (the blends per
-    round for the batch, the hue for the images applying it): the CPU's but for rare values (the GPU's
-    fused multiply-add can land a product on the other side of an integer, rarely; a hue level moved so
-    moves a channel by a few levels)."""
-    import itertools
-
+def test_on_a_gpu_the_device_finish_is_the_cpus_to_the_bit():
+    """DeviceFinish on CUDA: torchvision's CPU values to the bit (passed on an H200, torch 2.11)."""
     from reference_models.ssd.transforms import DeviceFinish
 
     cuda = torch.device("cuda", torch.cuda.current_device())
     pixels = torch.randint(0, 256, (4, 3, 30, 40), dtype=torch.uint8)
     assert torch.equal(DeviceFinish(cuda)(pixels.to(cuda)).cpu(), DeviceFinish(CPU)(pixels))
-    orders = torch.tensor(list(itertools.permutations(range(4))))
-    n = len(orders)
-    x = torch.randint(0, 256, (n, 3, 30, 40)).float().contiguous(memory_format=torch.channels_last)
-    factors = torch.tensor([[1.1, 0.7, 1.3, 0.04], [0.9, 1.4, 0.6, -0.03]], dtype=torch.float64).repeat(n // 2, 1)
-    jitter = ColorJitter(cuda, [True] * 4)
-    jitter.warm(tuple(x.shape), cuda, torch.channels_last)
-    ours = jitter(x.to(cuda), orders, factors.to(cuda)).cpu()
-    cpu = ColorJitter(CPU, [True] * 4)(x.clone(), orders, factors)
-    differs = (ours - cpu).abs()
-    assert (differs > 0).float().mean() < 1e-3 and differs.mean() < 0.01  # rare, and small where it happens
+    assert torch.equal(DeviceFinish(cuda)(pixels.to(cuda).contiguous(memory_format=torch.channels_last)).cpu(),
+                       DeviceFinish(CPU)(pixels))
 
 
 def test_auto_keeps_the_cpu_transform_and_a_gpu_backend_needs_cuda():
