@@ -83,16 +83,15 @@ class ResNetOptions(ModelOptions):
     nvImageCodec, then the GPU crops and resizes it beside the step), cuda (the same with
     torchvision's nvJPEG, which decodes on the SMs), or auto: cpu without CUDA, else the faster of cpu
     and nvimgcodec by a short probe of the dataset's files at build time (reference_models/resnet/decode.py)."""
-    decode_threads: int = option(2, ge=1, le=8)
+    decode_threads: int = option(1, ge=1, le=8)
     """GPU decode paths (decode=nvimgcodec, cuda, or auto choosing nvimgcodec): threads of the training
     process that decode and crop batches side by side, each with its own decoder, CUDA stream and
-    buffers; the step gets the loader's batches in the loader's order whatever the number. 1 is one
-    thread (the path before this option). 2: one thread's host time per batch of 256 (44 ms beside
-    the compiled step on an H200, waiting in nvImageCodec's decode call, which releases the GIL)
-    bounds the pipeline at 5,800 images/s, below the step's 7,200; two threads overlapping those
-    waits bound it at twice that, and leave the host's other threads (workers, training, pin
-    thread) their cores. What 1, 2 and 3 give: scripts/lab/pipeline_h200.sh resnet:threads
-    (reference_models/resnet/prefetch.py). Unused on the CPU path."""
+    buffers; the step gets the loader's batches in the loader's order whatever the number. Default 1:
+    on an H200 (docs/benchmarks/pipeline_2026-12-01.md, 17:46 call) one thread spent 41 ms of host
+    time a batch of 256 and trained at 5,879 images/s; with two each spent 77 ms (their host work does
+    not overlap: nvImageCodec's submissions and the crops' launches serialise) and training ran at
+    5,727. More may pay where the host work does overlap: scripts/lab/pipeline_h200.sh resnet:threads
+    measures 1, 2 and 3 (reference_models/resnet/prefetch.py). Unused on the CPU path."""
     eval_batch_size: int = option(256, ge=1)
     """Images per evaluation batch on each rank."""
     channels_last: bool = False

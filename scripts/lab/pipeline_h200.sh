@@ -13,7 +13,7 @@
 #   resnet     ResNet-50 on generated 500x375 JPEGs (10,000), batch 256, amp, channels_last, compile:
 #              decode=cpu (15 workers) and decode=nvimgcodec (12 workers); target 0.95
 #   resnet:nvimgcodecN  decode=nvimgcodec with model.decode_threads=N (resnet:nvimgcodec: the model's
-#              default, 2); resnet:threads runs N = 1, 2 and 3 side by side. RESNET_COMPILE_MODE
+#              default, 1); resnet:threads runs N = 1, 2 and 3 side by side. RESNET_COMPILE_MODE
 #              (e.g. reduce-overhead: CUDA graphs, little host time in the training thread) sets
 #              model.compile_mode for every resnet stage and names it in the label
 #   resnet:auto  the same with decode=auto (what the build-time probe picks, and its figure);
