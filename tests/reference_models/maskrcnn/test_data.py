@@ -41,9 +41,8 @@ def _assert_same(moved, lists) -> None:
             assert ours[key].dtype == theirs[key].dtype and torch.equal(ours[key], theirs[key]), key
 
 
-def test_a_packed_batch_moved_is_the_lists_the_cpu_path_makes(folder):
-    """Images of different sizes, flipped or not by the same draws, 1-4 objects each: through the
-    harness's to_device (the feed's copy) the packed batch becomes the very images and targets."""
+def _pairs(folder) -> tuple[list, list]:
+    """Each image as the lists path and as the packed path make it, each drawn with the same flip."""
     floats, packed = _split(folder, 0.5, False), _split(folder, 0.5, True)
     theirs, ours = [], []
     for i in range(len(floats)):
@@ -51,6 +50,13 @@ def test_a_packed_batch_moved_is_the_lists_the_cpu_path_makes(folder):
         theirs.append(floats[i])
         random.seed(i)
         ours.append(packed[i])
+    return theirs, ours
+
+
+def test_a_packed_batch_moved_is_the_lists_the_cpu_path_makes(folder):
+    """Images of different sizes, flipped or not by the same draws, 1-4 objects each: through the
+    harness's to_device (the feed's copy) the packed batch becomes the very images and targets."""
+    theirs, ours = _pairs(folder)
     assert ours[0][0].dtype == torch.uint8
     assert len({im.shape for im, _ in theirs}) > 1 and len({len(t["labels"]) for _, t in theirs}) > 1
     batch = collate_packed(ours)
@@ -93,13 +99,7 @@ def test_on_a_gpu_the_feed_moves_a_pinned_packed_batch_to_the_lists(folder):
     (the images by the table, not CUDA's reciprocal product)."""
     from harness.run.feed import Feed
 
-    floats, packed = _split(folder, 0.5, False), _split(folder, 0.5, True)
-    theirs, ours = [], []
-    for i in range(len(floats)):
-        random.seed(i)
-        theirs.append(floats[i])
-        random.seed(i)
-        ours.append(packed[i])
+    theirs, ours = _pairs(folder)
     device = torch.device("cuda", torch.cuda.current_device())
     (moved, _), = list(Feed(device).batches([collate_packed(ours).pin_memory()]))
     torch.cuda.synchronize()
