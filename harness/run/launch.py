@@ -264,6 +264,12 @@ def _rank_entry(payload: _Payload) -> Optional[RunRecord]:
         signal.signal(sig, signal.SIG_DFL)
         signal.raise_signal(sig)
         raise
+    finally:
+        # The rank's records are closed: a signal from here on (the launcher stopping every rank once
+        # another has failed) has nothing left to stop. Raised as Stopped while the interpreter exits,
+        # it would print an "Exception ignored in atexit callback" traceback beside the run's one line.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
 
 
 def _rank_main(payload: _Payload) -> Optional[RunRecord]:
