@@ -24,11 +24,12 @@ window) draws no batch it will not train on.
 """
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from typing import Any, Iterable, Iterator, Optional
 
 import torch
+
+from harness.interface.batches import tensors
 
 
 def to_device(batch: Any, device: torch.device, non_blocking: bool = False) -> Any:
@@ -45,21 +46,6 @@ def to_device(batch: Any, device: torch.device, non_blocking: bool = False) -> A
     if callable(mover):
         return mover(device)
     return batch
-
-
-def tensors(batch: Any) -> Iterator[torch.Tensor]:
-    """Every tensor inside a batch (tuples, lists, dicts and dataclass fields, recursively)."""
-    if isinstance(batch, torch.Tensor):
-        yield batch
-    elif isinstance(batch, (list, tuple)):
-        for x in batch:
-            yield from tensors(x)
-    elif isinstance(batch, dict):
-        for x in batch.values():
-            yield from tensors(x)
-    elif dataclasses.is_dataclass(batch) and not isinstance(batch, type):
-        for f in dataclasses.fields(batch):
-            yield from tensors(getattr(batch, f.name))
 
 
 class Feed:

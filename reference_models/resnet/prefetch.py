@@ -37,6 +37,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, Union
 
 import torch
 
+from harness.interface.batches import tensors as batch_tensors
+
 Prepare = Callable[[Any, int], tuple[Any, Any]]  # (batch, slot) -> (tensors for the step, what its GPU work reads)
 
 
@@ -131,7 +133,7 @@ class DeviceBatches:
                 if event is not None:
                     current = torch.cuda.current_stream(self.device)
                     current.wait_event(event)  # the step's stream waits on the GPU, the host does not
-                    for t in _tensors(tensors):
+                    for t in batch_tensors(tensors):
                         t.record_stream(current)  # made on a side stream, freed after the step's use
                 yield tensors
         finally:
@@ -202,14 +204,3 @@ def _put(ready: queue.Queue, item: Any, stop: threading.Event) -> bool:
         except queue.Full:
             continue
     return False
-
-
-def _tensors(obj: Any) -> Iterator[torch.Tensor]:
-    if isinstance(obj, torch.Tensor):
-        yield obj
-    elif isinstance(obj, (list, tuple)):
-        for o in obj:
-            yield from _tensors(o)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            yield from _tensors(o)
