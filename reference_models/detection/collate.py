@@ -11,6 +11,8 @@ worker the tensor is an ordinary one.
 """
 from __future__ import annotations
 
+import math
+
 import torch
 from torch.utils.data import get_worker_info
 
@@ -20,10 +22,7 @@ def batch_tensor(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
     elem = torch.empty(0, dtype=dtype)
     if get_worker_info() is None:
         return elem.new_empty(shape)
-    numel = 1
-    for s in shape:
-        numel *= s
-    return elem.new(elem._typed_storage()._new_shared(numel)).resize_(*shape)
+    return elem.new(elem._typed_storage()._new_shared(math.prod(shape))).resize_(*shape)
 
 
 def stacked(parts: list[torch.Tensor]) -> torch.Tensor:
@@ -33,10 +32,7 @@ def stacked(parts: list[torch.Tensor]) -> torch.Tensor:
 
 def joined(parts: list[torch.Tensor], dtype: torch.dtype, tail: tuple[int, ...] = ()) -> torch.Tensor:
     """The parts end to end as (rows, *tail) (each part reshaped so), into `batch_tensor`."""
-    width = 1
-    for s in tail:
-        width *= s
-    out = batch_tensor((sum(p.numel() for p in parts) // width, *tail), dtype)
+    out = batch_tensor((sum(p.numel() for p in parts) // math.prod(tail), *tail), dtype)
     if parts:
         torch.cat([p.reshape(-1, *tail) for p in parts], out=out)
     return out
