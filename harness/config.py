@@ -124,6 +124,10 @@ class HarnessConfig:
     (throughput_steps is then not used); null: throughput_steps steps a window. `python -m
     harness.bench` sets both, so a cell and a direct call given the same seconds measure windows of the
     same length."""
+    cuda_graph: bool = False
+    """mode=throughput on one GPU: capture the step's forward and backward once in a CUDA graph and
+    replay it (the optimizer runs eagerly after it): for models bound by launching small kernels
+    (harness/run/graph.py). A step that syncs with the host cannot be captured: the run says so."""
     clear_caches: bool = False
     """Drop the OS page cache before the run (needs root), as MLPerf submissions must."""
     progress: bool = True
@@ -232,9 +236,24 @@ def check(cfg: DictConfig) -> None:
             raise ConfigError(str(err)) from None
     if str(cfg.device) == "cpu":
         check_device(cfg.precision, cuda=False, where=", not device=cpu")
+    if cfg.get("cuda_graph"):
+        _check_cuda_graph(cfg)
     if cfg.master_weights and cfg.precision not in ("amp", "bf16"):
         raise ConfigError(f"master_weights=true keeps fp16 or bf16 weights: use it with precision=amp or "
                           f"precision=bf16, not precision={cfg.precision}")
+
+
+def _check_cuda_graph(cfg: DictConfig) -> None:
+    """cuda_graph=true replays mode=throughput's one batch on one GPU (harness/run/graph.py)."""
+    if cfg.mode != "throughput":
+        raise ConfigError("cuda_graph=true replays mode=throughput's synthetic batch, whose shapes never change: "
+                          "add mode=throughput, or leave cuda_graph out")
+    if str(cfg.device) == "cpu":
+        raise ConfigError("cuda_graph=true captures CUDA work: use device=cuda (or auto on a GPU), or leave "
+                          "cuda_graph out")
+    if int(cfg.gpus) * int(cfg.nodes) > 1:
+        raise ConfigError(f"cuda_graph=true runs on one GPU, not gpus={cfg.gpus} nodes={cfg.nodes}: DDP's gradient "
+                          "all-reduce is not in the graph; use gpus=1, or leave cuda_graph out")
 
 
 def _plain(value: Any) -> Any:

@@ -169,11 +169,12 @@ def precision_gains(groups: Sequence[ThroughputGroup], baseline: Union[str, Sequ
     compared with the first of them it ran in, and each gain names the one it was taken against."""
     preferred = [baseline] if isinstance(baseline, str) else list(baseline)
     by_key: dict[tuple, list[ThroughputGroup]] = {}
-    for g in groups:
-        by_key.setdefault((g.workload, g.model, g.accelerator, g.world_size, g.unit), []).append(g)
+    for g in groups:  # a step replayed from a CUDA graph is held to the graphed baseline (tf32+graph)
+        by_key.setdefault((g.workload, g.model, g.accelerator, g.world_size, g.unit, _graphed(g.precision)),
+                          []).append(g)
     out = []
-    for (workload, model, accel, world, _), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
-        chosen = next((p for p in preferred if any(g.precision == p for g in members)), None)
+    for (workload, model, accel, world, _, graphed), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
+        chosen = next((p + graphed for p in preferred if any(g.precision == p + graphed for g in members)), None)
         if chosen is None:
             continue
         bases = [g for g in members if g.precision == chosen]
@@ -186,6 +187,11 @@ def precision_gains(groups: Sequence[ThroughputGroup], baseline: Union[str, Sequ
                 out.append(PrecisionGain(workload, accel, world, g.precision, chosen, _ratio(g.median, base.median),
                                          model))
     return out
+
+
+def _graphed(precision: str) -> str:
+    """"+graph" for a run with cuda_graph=true (harness.run.precision.precision_name), else ""."""
+    return "+graph" if precision.endswith("+graph") else ""
 
 
 def _fmt(x: Optional[float]) -> str:

@@ -59,6 +59,9 @@ def check_resources(cfg: DictConfig) -> None:
         return  # the outside launcher decided the layout
     wants_cuda = _uses_cuda(cfg)
     check_device(cfg.precision, wants_cuda, where=" and this host has none")  # device=auto without a GPU
+    if cfg.get("cuda_graph") and not wants_cuda:
+        raise ConfigError("cuda_graph=true captures CUDA work and this host has no GPU: run it on one, or leave "
+                          "cuda_graph out")
     if wants_cuda:
         have = torch.cuda.device_count()
         if have == 0:

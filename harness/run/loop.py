@@ -23,13 +23,15 @@ from typing import Any, Callable, Iterator, Optional
 
 import torch
 
-from harness.interface import EvalSchedule, LossTerms, Quality, QualitySpec
+from harness.interface import EvalSchedule, Quality, QualitySpec
 from harness.interface.gather import broadcast_buffers
 from harness.observe.finite import NonFiniteLoss
 from harness.observe.hooks import EpochStats, Hook, StepDone
 from harness.results.record import ABORTED, FAILED, SUCCESS, Epoch, Evaluation, Failure
 from harness.run.build import BuiltRun, device_sync
 from harness.run.distributed import sum_over_ranks
+from harness.run.graph import CapturedStep
+from harness.run.step import Step, train_step
 from harness.run.mlperf_log import TRACKED_STATS, C, MLPerfLog
 
 log = logging.getLogger("harness.loop")
@@ -69,44 +71,13 @@ class LoopResult:
         return min(1.0, self.data_wait_s / self.counted_seconds)
 
 
-def train_step(run: BuiltRun, batch: Any) -> tuple[torch.Tensor, Optional[dict[str, torch.Tensor]], int]:
-    """Forward, backward and the optimizer: (loss, its named terms or None, samples counted)."""
-    bench, precision, optimizer = run.bench, run.precision, run.bench.optimizer
-    scaler, master = precision.scaler, precision.master
-    with precision.autocast():
-        out, samples = bench.loss(run.trained, batch)
-    loss, terms = (out.total, dict(out.terms)) if isinstance(out, LossTerms) else (out, None)
-    if scaler is not None:
-        scaler.scale(loss).backward()
-    else:
-        loss.backward()
-    if master is not None:
-        master.grads_to_master()
-    if bench.grad_clip_norm is not None:
-        if scaler is not None:
-            scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(run.params, bench.grad_clip_norm)
-    if scaler is not None:
-        scaler.step(optimizer)
-        scaler.update()
-    else:
-        optimizer.step()
-    optimizer.zero_grad(set_to_none=True)
-    if master is not None:
-        master.master_to_model()
-        run.module.zero_grad(set_to_none=True)
-    if bench.lr_scheduler is not None:
-        bench.lr_scheduler.step()
-    return loss.detach(), None if terms is None else {k: v.detach() for k, v in terms.items()}, samples
-
-
 class EpochTraining:
     """One epoch's steps, trained in one go or (a schedule by samples) in pieces between evaluations.
     The losses add up on the device: no sync per step."""
 
     def __init__(self, run: BuiltRun, epoch: int, batches: Iterator[tuple[Any, Any]], hooks: Hook,
-                 steps: Optional[int], first_step: int):
-        self.run, self.epoch, self.hooks, self.batches = run, epoch, hooks, batches
+                 steps: Optional[int], first_step: int, step: Step = train_step):
+        self.run, self.epoch, self.hooks, self.batches, self.step = run, epoch, hooks, batches, step
         self.steps, self.samples, self.global_step = 0, 0, first_step
         self.loss_sum = torch.zeros((), device=run.ctx.device)
         self.term_sums: Optional[dict[str, torch.Tensor]] = None
@@ -119,7 +90,7 @@ class EpochTraining:
         for batch, copy_wait in self.batches:
             self.global_step += 1
             self.hooks.before_step(self.global_step)
-            loss, terms, samples = train_step(self.run, batch)
+            loss, terms, samples = self.step(self.run, batch)
             self.loss_sum += loss
             if terms is not None:
                 sums = self.term_sums or {k: torch.zeros((), device=loss.device) for k in terms}
@@ -289,6 +260,7 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
     measure windows of the same length (their step counts follow each run's own warm-up, so they can
     differ by a step). Ranks agree on every choice (the mean over ranks, rounded)."""
     batch = run.synthetic_batch()
+    step: Step = train_step
     windows: list[Epoch] = []
     kept: list[EpochStats] = []
     timed = warmup_s is not None or window_s is not None
@@ -302,10 +274,13 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
             warmup.train()
             warmup.close()
         ran = warmup_steps
+        if run.ctx.cfg.get("cuda_graph"):
+            captured = CapturedStep.capture(run, batch)  # its eager steps are warm-up steps too
+            step, ran = captured, ran + captured.eager_steps
         if timed:
             step_times: list[float] = []
             more = EpochTraining(run, 0, _timed(batch, t0, warmup_s or 0.0, step_times, run, agree), hooks, None,
-                                 warmup_steps)
+                                 ran, step)
             more.train()
             more.close()
             ran += more.steps
@@ -317,7 +292,7 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
                      f" (the last {SETTLED_STEPS} warm-up steps still differed by more than {SETTLED_SPREAD}x:"
                      " raise warmup_s)")
         for window in range(1, repeats + 1):
-            training = EpochTraining(run, window, _repeat(batch, steps), hooks, steps, ran + _steps_so_far(kept))
+            training = EpochTraining(run, window, _repeat(batch, steps), hooks, steps, ran + _steps_so_far(kept), step)
             training.train()
             record, stats = training.close()
             windows.append(record)

@@ -50,5 +50,7 @@ def policy(name: str, device: torch.device) -> PrecisionPolicy:
 
 
 def precision_name(cfg) -> str:
-    """The name runs are grouped by: "amp+master" when the weights themselves are fp16."""
-    return f"{cfg.precision}+master" if cfg.get("master_weights") else str(cfg.precision)
+    """The name runs are grouped by: "amp+master" when the weights themselves are fp16, "+graph" after
+    it when the step is replayed from a CUDA graph (cuda_graph=true): neither is the plain step."""
+    name = f"{cfg.precision}+master" if cfg.get("master_weights") else str(cfg.precision)
+    return f"{name}+graph" if cfg.get("cuda_graph") else name

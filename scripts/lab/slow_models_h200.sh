@@ -33,6 +33,15 @@ declare -A V=(
   [txl_large_amp_compile_ro]="model=txl_large precision=amp model.compile=true model.compile_mode=reduce-overhead"
   [gnmt_b2048_amp]="model=gnmt dataset=wmt16 precision=amp master_weights=true model.batch_size=2048 model.compile_attention=true"
   [waveglow_amp]="model=waveglow precision=amp"
+  # cuda_graph=true: the forward and backward replayed from one CUDA graph (harness/run/graph.py)
+  [tacotron2_amp_graph]="model=tacotron2 precision=amp cuda_graph=true"
+  [tacotron2_tf32_graph]="model=tacotron2 precision=tf32 cuda_graph=true"
+  [txl_base_amp_graph]="model=txl_base precision=amp cuda_graph=true"
+  [txl_base_amp_compile_graph]="model=txl_base precision=amp model.compile=true cuda_graph=true"
+  [txl_large_amp_compile_graph]="model=txl_large precision=amp model.compile=true cuda_graph=true"
+  [bert_large_amp_compile_graph]="model=bert_large precision=amp model.compile=true cuda_graph=true"
+  [gnmt_b2048_amp_graph]="model=gnmt dataset=wmt16 precision=amp master_weights=true model.batch_size=2048 model.compile_attention=true cuda_graph=true"
+  [waveglow_amp_graph]="model=waveglow precision=amp cuda_graph=true"
 )
 # a model with a dataset runs at its real dataset's config (no data is read in throughput mode): without
 # dataset=, its embedded preset's scaled-down sizes would be measured (Mask R-CNN's 128-160 px images)
