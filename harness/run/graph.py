@@ -38,14 +38,14 @@ class CapturedStep:
     """A step whose forward and backward are a CUDA graph: call it as harness.run.step.train_step."""
 
     def __init__(self, graph: torch.cuda.CUDAGraph, batch: Any, loss: torch.Tensor,
-                 terms: Optional[dict[str, torch.Tensor]], samples: int, eager_steps: int):
+                 terms: Optional[dict[str, torch.Tensor]], samples: int, warmup_steps: int):
         self.graph, self.batch, self.loss, self.terms, self.samples = graph, batch, loss, terms, samples
-        self.eager_steps = eager_steps  # steps trained eagerly before the capture (warm-up steps)
+        self.warmup_steps = warmup_steps  # steps the capture trained: the eager ones and the first replay
 
     @classmethod
     def capture(cls, run: BuiltRun, batch: Any, eager_steps: int = EAGER_STEPS) -> "CapturedStep":
-        """Warm up on a side stream, then capture one forward and backward of `batch` (the run's
-        synthetic batch, on the device). ConfigError when the run or its step cannot be graphed."""
+        """Warm up on a side stream, capture one forward and backward of `batch` (the run's synthetic
+        batch, on the device) and replay it once. ConfigError when the run or its step cannot be graphed."""
         name, device = run.ctx.cfg.model.name, run.ctx.device
         if device.type != "cuda":
             raise ConfigError(f"cuda_graph=true needs a CUDA device and this run is on {device.type}: run it on a "
@@ -78,8 +78,10 @@ class CapturedStep:
             why = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
             raise ConfigError(f"cuda_graph=true: model={name}'s step cannot be captured in a CUDA graph ({why}); "
                               "run it without cuda_graph=true") from None
-        return cls(graph, batch, loss.detach(), None if terms is None else {k: v.detach() for k, v in terms.items()},
-                   samples, eager_steps)
+        step = cls(graph, batch, loss.detach(), None if terms is None else {k: v.detach() for k, v in terms.items()},
+                   samples, eager_steps + 1)
+        step(run, batch)  # the first replay uploads the graph to the device: a warm-up step, not a window's
+        return step
 
     def __call__(self, run: BuiltRun, batch: Any) -> tuple[torch.Tensor, Optional[dict[str, torch.Tensor]], int]:
         if batch is not self.batch:

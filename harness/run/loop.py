@@ -258,7 +258,10 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
     to `window_s` from the median of those three steps' times instead of `steps`: a window then covers the same stretch of
     time whatever the model's step costs, and the bench and a direct call that pass the same seconds
     measure windows of the same length (their step counts follow each run's own warm-up, so they can
-    differ by a step). Ranks agree on every choice (the mean over ranks, rounded)."""
+    differ by a step). Ranks agree on every choice (the mean over ranks, rounded).
+
+    With cuda_graph=true the step is captured after `warmup_steps` (harness/run/graph.py: the steps
+    the capture trains count as warm-up), and the timed warm-up and the windows replay it."""
     batch = run.synthetic_batch()
     step: Step = train_step
     windows: list[Epoch] = []
@@ -275,8 +278,8 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
             warmup.close()
         ran = warmup_steps
         if run.ctx.cfg.get("cuda_graph"):
-            captured = CapturedStep.capture(run, batch)  # its eager steps are warm-up steps too
-            step, ran = captured, ran + captured.eager_steps
+            captured = CapturedStep.capture(run, batch)  # the steps it trains are warm-up steps too
+            step, ran = captured, ran + captured.warmup_steps
         if timed:
             step_times: list[float] = []
             more = EpochTraining(run, 0, _timed(batch, t0, warmup_s or 0.0, step_times, run, agree), hooks, None,

@@ -10,7 +10,7 @@ import torch
 from harness.config import compose
 from harness.errors import ConfigError
 from harness.run.build import build_run, context_for
-from harness.run.graph import CapturedStep
+from harness.run.graph import EAGER_STEPS, CapturedStep
 from harness.run.precision import precision_name
 from harness.run.step import train_step
 from tests.helpers import run_cli, said
@@ -60,9 +60,10 @@ def _losses(extra: list[str], graphed: bool, steps: int = 4) -> list[float]:
     batch = run.synthetic_batch()
     if graphed:
         step = CapturedStep.capture(run, batch)
-    else:  # the same eager steps the capture takes first
+        assert step.warmup_steps == EAGER_STEPS + 1  # the eager steps and the first replay
+    else:  # as many eager steps as the capture trains
         step = train_step
-        for _ in range(3):
+        for _ in range(EAGER_STEPS + 1):
             train_step(run, batch)
     return [float(step(run, batch)[0]) for _ in range(steps)]
 
