@@ -12,7 +12,10 @@ writes the embedded default in it. Preprocessing, as the MLPerf reference (image
 - both: RGB, minus the ImageNet mean, divided by its standard deviation (on the device).
 Each crop is one crop-and-resize of the decoded image (PIL's resize with a box on the CPU, bilinear
 with antialiasing on the GPU), so both decoders produce the same pictures. The workers hand over
-uint8 images (a quarter of float32's bytes through shared memory); the device converts them.
+uint8 images (a quarter of float32's bytes through shared memory); the device converts them. On
+the GPU decode paths the workers read the files and draw the crops (EncodedImages); with
+model.cpu_decode_share they also decode the last round(B x share) images of each batch, in its
+collate, with the CPU path's own crop (pil_crop, collate_encoded).
 
 Files as real ImageNet has them: 22 CMYK JPEGs and one PNG named .JPEG in the training set, and
 greyscale JPEGs. The reference's preprocessing re-encodes the first two as RGB JPEGs at quality 100
