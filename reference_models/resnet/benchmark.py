@@ -96,7 +96,8 @@ class ResNetBenchmark:
             train_set: Any = imagenet.EncodedImages(self.folder.train, train_crops, self.flags["train"])
             # the workers decode the last round(batch x share) images of each batch as the CPU path
             # does (a partial of a module-level function: it is pickled to the workers)
-            collate = partial(imagenet.collate_encoded, cpu_share=float(hp.cpu_decode_share), size=hp.image_size)
+            collate = partial(imagenet.collate_encoded, cpu_share=float(hp.cpu_decode_share), size=hp.image_size,
+                              hint=check_command(ctx))
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers,
                                             collate=collate)
             # one decoder per decode thread: an nvImageCodec Decoder is not shared between threads

@@ -246,12 +246,15 @@ def workers_share(batch_size: int, cpu_share: float) -> int:
     return round(batch_size * cpu_share)
 
 
-def collate_encoded(items: Sequence[EncodedImage], cpu_share: float = 0.0, size: int = 0) -> EncodedBatch:
+def collate_encoded(items: Sequence[EncodedImage], cpu_share: float = 0.0, size: int = 0, hint: str = ""
+                    ) -> EncodedBatch:
     """The DataLoader's collate for the GPU decode paths, run in the worker that loaded the items.
     cpu_share > 0 (model.cpu_decode_share): the last workers_share(len(items), cpu_share) images are
     decoded, cropped to `size`, resized and flipped here with PIL, exactly as DecodedImages does
     (pil_crop), so idle workers take that share of the decode thread's work; the GPU decodes the
-    rest. `functools.partial(collate_encoded, cpu_share=..., size=...)` pickles to the workers."""
+    rest. `functools.partial(collate_encoded, cpu_share=..., size=...)` pickles to the workers. A file
+    the workers cannot decode is one line naming it, with `hint` (the check-data command) as the
+    loader adds it to the dataset's own errors."""
     k = workers_share(len(items), cpu_share) if cpu_share > 0 else 0
     if k and size < 1:
         raise ValueError(f"collate_encoded: cpu_share={cpu_share} needs the crops' size (got {size})")
@@ -259,13 +262,13 @@ def collate_encoded(items: Sequence[EncodedImage], cpu_share: float = 0.0, size:
     offsets = np.concatenate(([0], np.cumsum([len(item.data) for item in encoded], dtype=np.int64))).tolist()
     joined = bytearray(b"".join(item.data for item in encoded))
     data = torch.frombuffer(joined, dtype=torch.uint8) if joined else torch.empty(0, dtype=torch.uint8)
-    pixels = torch.stack([_decode_in_worker(item, size) for item in decoded]) if k else None
+    pixels = torch.stack([_decode_in_worker(item, size, hint) for item in decoded]) if k else None
     return EncodedBatch(data, offsets, torch.tensor([item.box for item in encoded], dtype=torch.int64).view(-1, 4),
                         torch.tensor([item.flip for item in encoded], dtype=torch.bool),
                         torch.tensor([item.label for item in items]), pixels)
 
 
-def _decode_in_worker(item: EncodedImage, size: int) -> torch.Tensor:
+def _decode_in_worker(item: EncodedImage, size: int, hint: str) -> torch.Tensor:
     """The CPU path's crop of one encoded item: decoded from the bytes the worker already read, or
     from the file itself where those are a re-encoding (a CMYK JPEG, a PNG: DecodedImages converts
     the file, not a JPEG of it)."""
@@ -273,7 +276,8 @@ def _decode_in_worker(item: EncodedImage, size: int) -> torch.Tensor:
         with Image.open(item.path if item.converted else io.BytesIO(item.data)) as image:
             return pil_crop(image, item.box, item.flip, size)
     except DECODE_ERRORS as err:
-        raise _unreadable(item.path, err) from None
+        error = _unreadable(item.path, err)
+        raise (DatasetError(f"{error} ({hint} lists every such problem)") if hint else error) from None
 
 
 def decode_batch(batch: EncodedBatch, size: int, device: torch.device) -> torch.Tensor:

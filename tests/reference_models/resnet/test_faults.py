@@ -160,4 +160,5 @@ def test_a_corrupt_jpeg_in_the_workers_share_of_a_gpu_batch_is_one_line_naming_i
         list(bench.train_batches(1))
     message = str(caught.value)
     assert message.startswith(f"{path} is truncated or corrupt (") and "replace it with a good copy" in message
+    assert "python -m harness.check_data model=resnet" in message  # as the loader's own errors say it
     assert "\n" not in message and "Caught" not in message
