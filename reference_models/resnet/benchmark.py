@@ -6,6 +6,7 @@ loss, SGD or LARS with warm-up and polynomial decay, top-1 accuracy over the who
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterator, Optional, cast
 
@@ -93,8 +94,12 @@ class ResNetBenchmark:
         eval_crops = imagenet.Crops(hp.image_size, hp.resize_size, train=False)
         if self.decode != "cpu":  # the workers read the files; the GPU decodes (decode.py)
             train_set: Any = imagenet.EncodedImages(self.folder.train, train_crops, self.flags["train"])
+            # the workers decode the last round(batch x share) images of each batch as the CPU path
+            # does (a partial of a module-level function: it is pickled to the workers)
+            collate = partial(imagenet.collate_encoded, cpu_share=float(hp.cpu_decode_share), size=hp.image_size,
+                              hint=check_command(ctx))
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers,
-                                            collate=imagenet.collate_encoded)
+                                            collate=collate)
             # one decoder per decode thread: an nvImageCodec Decoder is not shared between threads
             decoders = [device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
                         for _ in range(hp.decode_threads)]

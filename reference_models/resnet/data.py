@@ -12,7 +12,10 @@ writes the embedded default in it. Preprocessing, as the MLPerf reference (image
 - both: RGB, minus the ImageNet mean, divided by its standard deviation (on the device).
 Each crop is one crop-and-resize of the decoded image (PIL's resize with a box on the CPU, bilinear
 with antialiasing on the GPU), so both decoders produce the same pictures. The workers hand over
-uint8 images (a quarter of float32's bytes through shared memory); the device converts them.
+uint8 images (a quarter of float32's bytes through shared memory); the device converts them. On
+the GPU decode paths the workers read the files and draw the crops (EncodedImages); with
+model.cpu_decode_share they also decode the last round(B x share) images of each batch, in its
+collate, with the CPU path's own crop (pil_crop, collate_encoded).
 
 Files as real ImageNet has them: 22 CMYK JPEGs and one PNG named .JPEG in the training set, and
 greyscale JPEGs. The reference's preprocessing re-encodes the first two as RGB JPEGs at quality 100
@@ -31,7 +34,7 @@ import io
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 import torch
@@ -130,6 +133,18 @@ def _note(flags: Optional[SampleFlags], i: int, image: Image.Image) -> None:
         flags.mark(i, "greyscale_to_rgb")
 
 
+def pil_crop(image: Image.Image, box: tuple[int, int, int, int], flip: bool, size: int) -> torch.Tensor:
+    """uint8 (3, size, size): the image in RGB, its box (top, left, height, width) resized to size x
+    size by PIL's bilinear filter, mirrored where `flip`. The CPU path's crop: the workers make the
+    same pixels whether they decode every image (DecodedImages) or a share of a GPU-decoded batch
+    (collate_encoded with cpu_share)."""
+    top, left, h, w = box
+    crop = image.convert("RGB").resize((size, size), Image.Resampling.BILINEAR, box=(left, top, left + w, top + h))
+    if flip:
+        crop = crop.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+    return torch.from_numpy(np.asarray(crop).copy()).permute(2, 0, 1)
+
+
 class DecodedImages(Dataset):
     """(uint8 CHW crop, label): the worker decodes, crops, resizes and flips (PIL). `flags` (shared
     with the workers) counts the files that were not RGB JPEGs."""
@@ -148,18 +163,26 @@ class DecodedImages(Dataset):
         try:
             with Image.open(path) as image:
                 top, left, h, w, flip = self.crops.box(image)
-                size = (self.crops.size, self.crops.size)
                 _note(self.flags, i, image)
-                crop = image.convert("RGB").resize(size, Image.Resampling.BILINEAR, box=(left, top, left + w, top + h))
+                crop = pil_crop(image, (top, left, h, w), flip, self.crops.size)
         except DECODE_ERRORS as err:
             raise _unreadable(path, err) from None
-        if flip:
-            crop = crop.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
-        return torch.from_numpy(np.asarray(crop).copy()).permute(2, 0, 1), label
+        return crop, label
+
+
+class EncodedImage(NamedTuple):
+    """One training image as EncodedImages hands it to the collate."""
+
+    data: bytes  # the JPEG the GPU decodes: the file's bytes, or its re-encoding (`converted`)
+    box: tuple[int, int, int, int]  # top, left, height, width
+    flip: bool
+    label: int
+    path: str  # names the file where the workers' share (collate_encoded's cpu_share) cannot decode it
+    converted: bool  # `data` is a re-encoding (not a JPEG, or CMYK): the workers' share reads the file itself
 
 
 class EncodedImages(Dataset):
-    """(JPEG bytes, crop box, flip, label): the worker reads the file and draws the crop from its
+    """EncodedImage (JPEG bytes, crop box, flip, label, path): the worker reads the file and draws the crop from its
     header; the GPU decodes (decode='cuda'). A file that is not a JPEG, or a CMYK one, is re-encoded
     here as an RGB JPEG at quality 100, as the reference's preprocessing re-encodes them; a JPEG
     without its end marker is decoded here to be sure it is whole (the GPU's error would not name it)."""
@@ -173,8 +196,9 @@ class EncodedImages(Dataset):
     def describe_sample(self, i: int) -> str:
         return str(self.samples[i][0])
 
-    def __getitem__(self, i: int) -> tuple[bytes, tuple[int, int, int, int], bool, int]:
+    def __getitem__(self, i: int) -> EncodedImage:
         path, label = self.samples[i]
+        converted = False
         try:
             data = Path(path).read_bytes()
             with Image.open(io.BytesIO(data)) as image:
@@ -183,21 +207,25 @@ class EncodedImages(Dataset):
                 if image.format != "JPEG" or image.mode == "CMYK":
                     out = io.BytesIO()
                     image.convert("RGB").save(out, "JPEG", quality=100)
-                    data = out.getvalue()
+                    data, converted = out.getvalue(), True
                 elif EOI not in data[-4096:]:
                     image.load()
         except DECODE_ERRORS as err:
             raise _unreadable(path, err) from None
-        return data, (top, left, h, w), flip, label
+        return EncodedImage(data, (top, left, h, w), flip, label, str(path), converted)
 
 
 @dataclass
 class EncodedBatch:
-    data: torch.Tensor  # every image's bytes, end to end (one shared-memory block per batch)
-    offsets: list[int]  # image i is data[offsets[i]:offsets[i + 1]]
-    boxes: torch.Tensor  # (B, 4) top, left, height, width
-    flips: torch.Tensor  # (B,) bool
+    """A training batch of B images for the GPU decode path: the first B - k still encoded, the last k
+    (collate_encoded's cpu_share) decoded and cropped by the workers; labels of all B in batch order."""
+
+    data: torch.Tensor  # the encoded images' bytes, end to end (one shared-memory block per batch)
+    offsets: list[int]  # encoded image i is data[offsets[i]:offsets[i + 1]]
+    boxes: torch.Tensor  # (B - k, 4) top, left, height, width
+    flips: torch.Tensor  # (B - k,) bool
     labels: torch.Tensor  # (B,)
+    pixels: Optional[torch.Tensor] = None  # (k, 3, S, S) uint8: the workers' crops, rows B - k .. B - 1
 
     def pin_memory(self) -> "EncodedBatch":
         """The DataLoader's pin thread calls this (it pins only tensors and containers of them, not a
@@ -207,15 +235,49 @@ class EncodedBatch:
         image, 39.5 ms of the decode thread per batch of 256)."""
         self.data, self.boxes, self.flips, self.labels = (t.pin_memory() for t in
                                                           (self.data, self.boxes, self.flips, self.labels))
+        if self.pixels is not None:  # the workers' crops: one queued copy to the device, not a staged one
+            self.pixels = self.pixels.pin_memory()
         return self
 
 
-def collate_encoded(items: list[tuple[bytes, tuple[int, int, int, int], bool, int]]) -> EncodedBatch:
-    blobs = [b for b, _, _, _ in items]
-    offsets = np.concatenate(([0], np.cumsum([len(b) for b in blobs]))).tolist()
-    data = torch.frombuffer(bytearray(b"".join(blobs)), dtype=torch.uint8)
-    return EncodedBatch(data, offsets, torch.tensor([box for _, box, _, _ in items]),
-                        torch.tensor([f for _, _, f, _ in items]), torch.tensor([y for _, _, _, y in items]))
+def workers_share(batch_size: int, cpu_share: float) -> int:
+    """How many of a batch's images the workers decode: the last round(batch_size x cpu_share)
+    (Python's round, half to even), the same count for every batch of that size."""
+    return round(batch_size * cpu_share)
+
+
+def collate_encoded(items: Sequence[EncodedImage], cpu_share: float = 0.0, size: int = 0, hint: str = ""
+                    ) -> EncodedBatch:
+    """The DataLoader's collate for the GPU decode paths, run in the worker that loaded the items.
+    cpu_share > 0 (model.cpu_decode_share): the last workers_share(len(items), cpu_share) images are
+    decoded, cropped to `size`, resized and flipped here with PIL, exactly as DecodedImages does
+    (pil_crop), so idle workers take that share of the decode thread's work; the GPU decodes the
+    rest. `functools.partial(collate_encoded, cpu_share=..., size=...)` pickles to the workers. A file
+    the workers cannot decode is one line naming it, with `hint` (the check-data command) as the
+    loader adds it to the dataset's own errors."""
+    k = workers_share(len(items), cpu_share) if cpu_share > 0 else 0
+    if k and size < 1:
+        raise ValueError(f"collate_encoded: cpu_share={cpu_share} needs the crops' size (got {size})")
+    encoded, decoded = items[: len(items) - k], items[len(items) - k:]
+    offsets = np.concatenate(([0], np.cumsum([len(item.data) for item in encoded], dtype=np.int64))).tolist()
+    joined = bytearray(b"".join(item.data for item in encoded))
+    data = torch.frombuffer(joined, dtype=torch.uint8) if joined else torch.empty(0, dtype=torch.uint8)
+    pixels = torch.stack([_decode_in_worker(item, size, hint) for item in decoded]) if k else None
+    return EncodedBatch(data, offsets, torch.tensor([item.box for item in encoded], dtype=torch.int64).view(-1, 4),
+                        torch.tensor([item.flip for item in encoded], dtype=torch.bool),
+                        torch.tensor([item.label for item in items]), pixels)
+
+
+def _decode_in_worker(item: EncodedImage, size: int, hint: str) -> torch.Tensor:
+    """The CPU path's crop of one encoded item: decoded from the bytes the worker already read, or
+    from the file itself where those are a re-encoding (a CMYK JPEG, a PNG: DecodedImages converts
+    the file, not a JPEG of it)."""
+    try:
+        with Image.open(item.path if item.converted else io.BytesIO(item.data)) as image:
+            return pil_crop(image, item.box, item.flip, size)
+    except DECODE_ERRORS as err:
+        error = _unreadable(item.path, err)
+        raise (DatasetError(f"{error} ({hint} lists every such problem)") if hint else error) from None
 
 
 def decode_batch(batch: EncodedBatch, size: int, device: torch.device) -> torch.Tensor:

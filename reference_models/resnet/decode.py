@@ -3,6 +3,7 @@
     python -m harness.train model=resnet dataset=imagenet model.decode=nvimgcodec   # the hardware decoder
     python -m harness.train model=resnet dataset=imagenet model.decode=auto         # measured at build
     python -m harness.train model=resnet dataset=imagenet model.decode=nvimgcodec model.decode_threads=3
+    python -m harness.train model=resnet dataset=imagenet model.decode=nvimgcodec model.cpu_decode_share=0.2
 
 `model.decode` says where the training JPEGs are decoded:
 - cpu: the DataLoader workers decode, crop and resize each image with PIL (reference_models/resnet/data.py);
@@ -24,7 +25,13 @@ On the GPU every batch goes through the same steps, on a side CUDA stream, from 
 `depth` batches ready ahead of the step (the step's stream waits on an event, never the host):
 decode -> planar uint8 canvases -> `crop_resize` -> normalise. `model.decode_threads` threads do it
 side by side, each with its own decoder, stream and buffers, and the step takes their batches in the
-loader's order (prefetch.DeviceBatches). The files' bytes reach
+loader's order (prefetch.DeviceBatches). `model.cpu_decode_share` gives the otherwise idle DataLoader
+workers the last round(B x share) images of each batch: they decode, crop, resize and flip them with
+PIL in the batch's collate (data.collate_encoded, data.pil_crop: the CPU path's pixels, to the bit),
+the GPU decodes the first B - k, crop_resize writes those into the batch's first rows (`out=`), and
+the workers' uint8 crops are copied in from pinned memory and normalised with the same affine into
+the last rows, in the model's memory format: the decode thread's per-image host work falls by that
+share (ImageNetBatches). The files' bytes reach
 the decoder in page-locked memory (the loader's pin thread: data.EncodedBatch.pin_memory), so its
 copies to the device are queued on the side stream rather than staged through pageable memory. `crop_resize` is PIL's
 bilinear resampling (the filter `Image.resize(..., box=...)` applies: a triangle whose support grows
@@ -119,21 +126,28 @@ def _groups(sizes: Sequence[tuple[int, int]], slack: float = 1.5) -> list[list[i
 
 def crop_resize(images: Sequence[torch.Tensor], boxes: torch.Tensor, flips: torch.Tensor, size: int,
                 clips: Optional[torch.Tensor] = None, memory_format: torch.memory_format = torch.contiguous_format,
-                affine: Optional[tuple[torch.Tensor, torch.Tensor]] = None) -> torch.Tensor:
+                affine: Optional[tuple[torch.Tensor, torch.Tensor]] = None, out: Optional[torch.Tensor] = None
+                ) -> torch.Tensor:
     """(B, 3, size, size) float32 pixel values 0..255 (rounded, as PIL's uint8) of each image's box
     (top, left, height, width) resized to size x size as PIL's `Image.resize(BILINEAR, box=...)`,
     mirrored where `flips`; `affine` (scale, shift), (1, 3, 1, 1) each, maps them on in the same
     pass (the normalisation). `images` are planar uint8 (3, H, W) tensors on one device; `boxes`,
     `flips` and `clips` (top, left, bottom, right: the filter's bounds, default each whole image) are
     host tensors. On CUDA the products run in float16 (pixels 0..255 are exact in it; weights to
-    1e-3 relative), float32 elsewhere.
+    1e-3 relative), float32 elsewhere. `out`, a float32 (B, 3, size, size) tensor on the images'
+    device (rows of a larger batch, in any memory format), receives the crops in place of a new
+    tensor (ImageNetBatches: the GPU's rows of a batch whose other rows the workers made).
 
     The host work is per batch and per canvas, not per image (_canvases): the boxes, bounds and flips
     of the whole batch reach the device in one copy, in the canvases' order, and the crops go back
     to the batch's order in one indexed copy at the end."""
     dev = images[0].device
     n = len(images)
-    out = torch.empty((n, 3, size, size), dtype=torch.float32, device=dev, memory_format=memory_format)
+    if out is None:
+        out = torch.empty((n, 3, size, size), dtype=torch.float32, device=dev, memory_format=memory_format)
+    elif out.shape != (n, 3, size, size) or out.dtype != torch.float32 or out.device != dev:
+        raise ValueError(f"crop_resize: out is {out.dtype} {tuple(out.shape)} on {out.device}, "
+                         f"not float32 {(n, 3, size, size)} on {dev}")
     dtype = torch.float16 if dev.type == "cuda" else torch.float32
     sizes = [(int(im.shape[1]), int(im.shape[2])) for im in images]
     groups = _groups(sizes)
@@ -360,7 +374,10 @@ def normalization(mean: Sequence[float], std: Sequence[float], device: torch.dev
 class ImageNetBatches:
     """ResNet's training batches through `DeviceBatches`: data.EncodedBatch -> (images normalised as
     data.normalize does, in the model's memory format; labels) on the device. `decoder` is one
-    decoder or one per thread (model.decode_threads): thread t decodes with decoders[t] only."""
+    decoder or one per thread (model.decode_threads): thread t decodes with decoders[t] only. A
+    batch whose last k images the workers decoded (model.cpu_decode_share: EncodedBatch.pixels)
+    comes out whole, in the batch's order: the GPU's crops in its first B - k rows, the workers'
+    uint8 crops copied in and normalised by the same affine in the last k."""
 
     def __init__(self, decoder: Union[Decoder, Sequence[Decoder]], size: int, device: torch.device,
                  channels_last: bool, depth: int = 3):
@@ -375,12 +392,24 @@ class ImageNetBatches:
 
     def _prepare_with(self, decoder: Decoder, batch: Any, slot: int
                       ) -> tuple[tuple[torch.Tensor, torch.Tensor], list[torch.Tensor]]:
-        decoded = decoder.decode(blobs(batch.data, batch.offsets), slot)
-        images = crop_resize(decoded, batch.boxes, batch.flips, self.size, memory_format=self.memory_format,
-                             affine=self.affine)
+        encoded = len(batch.offsets) - 1
+        workers = 0 if batch.pixels is None else int(batch.pixels.shape[0])
+        images = torch.empty((encoded + workers, 3, self.size, self.size), dtype=torch.float32, device=self.device,
+                             memory_format=self.memory_format)
         # the files' bytes stay referenced until the batch's event: the decoder's queued copies read
         # them (pinned: EncodedBatch.pin_memory), and PyTorch's pinned-memory cache does not know of them
-        return (images, to_device(batch.labels, self.device)), [*decoded, batch.data]
+        keep: list[torch.Tensor] = [batch.data]
+        if encoded:
+            decoded = decoder.decode(blobs(batch.data, batch.offsets), slot)
+            crop_resize(decoded, batch.boxes, batch.flips, self.size, affine=self.affine, out=images[:encoded])
+            keep += decoded
+        if workers:
+            # one queued copy from pinned memory on this side stream, then crop_resize's last pass:
+            # the same affine on the same integral values, so the rows equal the CPU path's normalised
+            pixels = to_device(batch.pixels, self.device)
+            torch.addcmul(self.affine[1], pixels.float(), self.affine[0], out=images[encoded:])
+            keep.append(batch.pixels)
+        return (images, to_device(batch.labels, self.device)), keep
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         yield from self.pipeline(batches)  # closing this generator closes the pipeline's, and its threads

@@ -92,6 +92,17 @@ class ResNetOptions(ModelOptions):
     not overlap: nvImageCodec's submissions and the crops' launches serialise) and training ran at
     5,727. More may pay where the host work does overlap: scripts/lab/pipeline_h200.sh resnet:threads
     measures 1, 2 and 3 (reference_models/resnet/prefetch.py). Unused on the CPU path."""
+    cpu_decode_share: float = option(0.0, ge=0, lt=1)
+    """GPU decode paths (decode=nvimgcodec, cuda, or auto choosing nvimgcodec): the share of each
+    training batch the DataLoader workers decode, crop, resize and flip with PIL, as the CPU path
+    does, while the GPU decodes the rest: the last round(batch_size x share) images of every batch
+    (the batch's collate, in the worker that loaded it). For when the decode thread, not the
+    workers, is the bottleneck: on an H200 it spent 41-44 ms of host time per batch of 256 against a
+    36 ms step while 12 workers idled (docs/benchmarks/pipeline_2026-12-01.md); a share moves that
+    part of its work to them. Pick it by measuring: scripts/lab/pipeline_h200.sh resnet:share runs
+    0.2 and 0.3 beside the default; too large a share makes the workers the bottleneck (their rate
+    alone: pipeline_bench.py's 'workers' line). Default 0: the GPU decodes every image. The pixels
+    are the CPU path's in either part (reference_models/resnet/decode.py). Unused on the CPU path."""
     eval_batch_size: int = option(256, ge=1)
     """Images per evaluation batch on each rank."""
     channels_last: bool = False

@@ -6,8 +6,8 @@
 #
 # Stages, run in the order given (each appends to OUT/pipeline.md and OUT/pipeline.jsonl; logs go to
 # OUT/logs.tgz at the end); one measurement alone by its name: resnet:cpu, resnet:nvimgcodec,
-# resnet:nvimgcodec1 ... resnet:nvimgcodec8, resnet:auto, ssd:cpu, ssd:nvimgcodec, maskrcnn:cpu,
-# maskrcnn:nvimgcodec, gnmt, transformer, ncf:
+# resnet:nvimgcodec1 ... resnet:nvimgcodec8, resnet:share0.2 (any share 0.x), resnet:auto, ssd:cpu,
+# ssd:nvimgcodec, maskrcnn:cpu, maskrcnn:nvimgcodec, gnmt, transformer, ncf:
 #   decoders   scripts/lab/pipeline_decoders.py on the ImageNet-size JPEGs: each GPU decode backend alone,
 #              beside a ResNet-50 step, and its pictures against PIL's (OUT/decoders.json)
 #   resnet     ResNet-50 on generated 500x375 JPEGs (10,000), batch 256, amp, channels_last, compile:
@@ -16,6 +16,9 @@
 #              default, 1); resnet:threads runs N = 1, 2 and 3 side by side. RESNET_COMPILE_MODE
 #              (e.g. reduce-overhead: CUDA graphs, little host time in the training thread) sets
 #              model.compile_mode for every resnet stage and names it in the label
+#   resnet:shareX  decode=nvimgcodec with model.cpu_decode_share=X (e.g. resnet:share0.2): the workers
+#              decode the last round(256 X) images of each batch with PIL, the GPU the rest; resnet:share
+#              runs the default (share 0: resnet:nvimgcodec), 0.2 and 0.3 side by side
 #   resnet:auto  the same with decode=auto (what the build-time probe picks, and its figure);
 #   auto       only the build with decode=auto: what the probe measured and chose (its log line)
 #   detection  SSD300 (batch 128, amp, channels_last) and Mask R-CNN (batch 8, amp, channels_last) on
@@ -75,6 +78,9 @@ run() {  # one measurement by name
     resnet:nvimgcodec[1-8]) imagenet; n=${1#resnet:nvimgcodec}
       bench "resnet nvimgcodec $n thread$([ "$n" = 1 ] || echo s)$rmode" 0.95 "$steps" $resnet model.workers=12 \
         model.decode=nvimgcodec model.decode_threads="$n" ;;
+    resnet:share0.[0-9]*) imagenet; x=${1#resnet:share}
+      bench "resnet nvimgcodec share $x$rmode" 0.95 "$steps" $resnet model.workers=12 \
+        model.decode=nvimgcodec model.cpu_decode_share="$x" ;;
     resnet:auto) imagenet; bench "resnet auto$rmode" 0.95 "$steps" $resnet model.workers=15 model.decode=auto ;;
     auto) imagenet; bench "resnet decode=auto" 0.95 "$steps" $resnet model.workers=15 model.decode=auto --build-only ;;
     ssd:cpu) cocosize; bench "ssd cpu" 0.9 "$steps" $ssd model.workers=15 model.decode=cpu ;;
@@ -97,6 +103,7 @@ for stage in "$@"; do
   case $stage in
     resnet) run resnet:cpu; run resnet:nvimgcodec ;;
     resnet:threads) for n in 1 2 3; do run resnet:nvimgcodec$n; done ;;
+    resnet:share) for x in nvimgcodec share0.2 share0.3; do run resnet:$x; done ;;
     detection) for m in ssd:cpu ssd:nvimgcodec maskrcnn:cpu maskrcnn:nvimgcodec; do run $m; done ;;
     text) run gnmt; run transformer; run ncf ;;
     *) run "$stage" ;;

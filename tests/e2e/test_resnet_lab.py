@@ -1,8 +1,10 @@
 """The ResNet GPU measurement scripts, run on the CPU at tiny shapes: the plain torchvision baseline
-(scripts/lab/resnet_baseline.py) and the input-pipeline comparison (scripts/lab/resnet_pipeline.py)."""
+(scripts/lab/resnet_baseline.py), the input-pipeline comparison (scripts/lab/resnet_pipeline.py) and
+pipeline_bench.py on the GPU decode path with a share decoded by the workers (model.cpu_decode_share)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -40,3 +42,31 @@ def test_the_pipeline_script_sets_jpegs_beside_a_held_batch(tmp_path, decode):
     assert all(result[k] > 0 for k in ("loader", "real", "synthetic"))
     assert result["real_over_synthetic"] == pytest.approx(result["real"] / result["synthetic"])
     assert result["epoch_start_s"]["real"] >= 0 and result["verdict"]
+
+
+# scripts/lab/pipeline_bench.py with the GPU decode path's backend swapped for PIL, which a CPU runs
+_PIL_BENCH = """import runpy, sys
+from reference_models.resnet import decode
+decode.resolve = lambda choice, device, probe=None: "cpu" if choice == "cpu" else "pil"
+sys.argv[0] = sys.argv[1]; del sys.argv[1]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_the_pipeline_bench_measures_the_gpu_path_with_a_share_decoded_by_the_workers(tmp_path):
+    """pipeline_h200.sh's resnet:shareX stage at tiny shapes: model.cpu_decode_share through the bench's
+    loader, real and synthetic windows, and the decode thread's figures."""
+    folder = write(ImageSpec(classes=2, train_per_class=12, val_per_class=1), tmp_path / "d", workers=1)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+    out = subprocess.run([sys.executable, "-c", _PIL_BENCH, str(REPO / "scripts" / "lab" / "pipeline_bench.py"),
+                          "model=resnet", "dataset=imagenet", f"dataset.path={folder}", "dataset.generator=null",
+                          "device=cpu", "model.layers=[1,1,1,1]", "model.width=8", "model.image_size=32",
+                          "model.resize_size=36", "model.batch_size=4", "model.workers=1", "model.decode=nvimgcodec",
+                          "model.cpu_decode_share=0.5", "--label", "resnet share 0.5", "--warmup", "1", "--steps",
+                          "3", "--skip", "1", "--json", "pipe.jsonl"], capture_output=True, text=True, timeout=600,
+                         cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    result = json.loads((tmp_path / "pipe.jsonl").read_text().splitlines()[-1])
+    assert result["decode"] == "pil" and "model.cpu_decode_share=0.5" in result["overrides"]
+    assert all(result[k] > 0 for k in ("loader", "real", "synthetic", "workers_alone"))
+    assert result["decode_thread"]["batches"] > 0 and result["decode_thread"]["prepare_s"] > 0

@@ -1,6 +1,7 @@
 """Reading an ImageNet folder: the MLPerf crops, the two decoders agreeing, evaluation shards, bad folders."""
 from __future__ import annotations
 
+import io
 import shutil
 from pathlib import Path
 
@@ -90,3 +91,43 @@ def test_evaluation_shards_cover_the_set_once_over_ranks():
                          world_size=3, seed=rank, shared_seed=0)
         seen += [int(x) for batch in make_shard_loader(dataset, ctx, batch_size=4) for x in batch]
     assert seen == dataset
+
+
+@pytest.mark.parametrize("share, k", [(0.0, 0), (0.05, 0), (0.5, 3), (0.8, 5)])
+def test_the_workers_share_of_a_gpu_batch_is_the_cpu_paths_crops_to_the_bit(folder, tmp_path, share, k):
+    """model.cpu_decode_share: the collate decodes the last round(B x share) images with the CPU path's
+    PIL crop (a CMYK file among them from the file itself, as DecodedImages reads it) and leaves the
+    first B - k encoded, exactly as a batch of those alone; the labels of all B in the batch's order."""
+    samples = list(data.load(folder).train[:6])
+    cmyk = tmp_path / "cmyk.JPEG"
+    with Image.open(samples[5][0]) as image:
+        image.convert("CMYK").save(cmyk, "JPEG", quality=95)
+    samples[5] = (str(cmyk), samples[5][1])
+    crops = data.Crops(40, 46, train=True, scale=(0.1, 1.0))
+    torch.manual_seed(4)
+    cpu = [data.DecodedImages(samples, crops)[i] for i in range(6)]
+    torch.manual_seed(4)
+    items = [data.EncodedImages(samples, crops)[i] for i in range(6)]
+    assert items[5].converted and not items[0].converted and items[5].path == str(cmyk)
+    batch = data.collate_encoded(items, cpu_share=share, size=40)
+    assert data.workers_share(6, share) == k and len(batch.offsets) - 1 == 6 - k
+    assert batch.labels.tolist() == [label for _, label in samples]
+    if k == 0:
+        assert batch.pixels is None
+    else:
+        assert batch.pixels is not None and batch.pixels.dtype == torch.uint8 and batch.pixels.shape == (k, 3, 40, 40)
+        assert torch.equal(batch.pixels, torch.stack([image for image, _ in cpu[6 - k:]]))
+    alone = data.collate_encoded(items[:6 - k])
+    assert torch.equal(batch.data, alone.data) and batch.offsets == alone.offsets
+    assert torch.equal(batch.boxes, alone.boxes) and torch.equal(batch.flips, alone.flips)
+
+
+def test_every_image_of_a_batch_may_fall_to_the_workers():
+    """A small batch whose share rounds up to all of it: nothing left encoded, a batch all the same."""
+    image = Image.new("RGB", (30, 20), (10, 200, 30))
+    buf = io.BytesIO()
+    image.save(buf, "JPEG")
+    items = [data.EncodedImage(buf.getvalue(), (0, 0, 20, 30), i == 1, i, f"x{i}.JPEG", False) for i in range(2)]
+    batch = data.collate_encoded(items, cpu_share=0.9, size=8)
+    assert batch.offsets == [0] and batch.data.numel() == 0 and batch.boxes.shape == (0, 4)
+    assert batch.pixels is not None and batch.pixels.shape == (2, 3, 8, 8) and batch.labels.tolist() == [0, 1]

@@ -240,3 +240,94 @@ def test_the_loaders_pin_thread_pins_the_files_bytes_and_the_pipeline_keeps_them
     pipeline = decode.ImageNetBatches(decode.make_decoder("pil", CPU), 32, CPU, channels_last=False)
     _, keep = pipeline._prepare(out, 0)
     assert any(t is out.data for t in keep)
+
+
+def _affine(pixels: torch.Tensor) -> torch.Tensor:
+    """crop_resize's last pass (normalization's affine) on integral pixel values."""
+    scale, shift = decode.normalization(data.MEAN, data.STD, CPU)
+    return torch.addcmul(shift, pixels.float(), scale)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.05, 0.5, 0.9])
+def test_a_batch_the_workers_partly_decoded_is_the_cpu_paths_images_in_the_batchs_order(folder, share):
+    """model.cpu_decode_share: batches of 6 whose last round(6 x share) images (0, 0 by rounding, 3,
+    5 = B - 1) the workers decoded, through the GPU path with PIL's decoder and 1 or 3 decode
+    threads: every image within the stated tolerance of the CPU path's, the workers' rows equal to
+    the bit to the CPU path's uint8 crops under the same affine, the labels in order, channels_last."""
+    samples = data.load(folder).train
+    crops = data.Crops(48, 55, train=True, scale=(0.2, 1.0))
+    torch.manual_seed(6)
+    cpu = torch.stack([data.DecodedImages(samples, crops)[i][0] for i in range(len(samples))])
+    torch.manual_seed(6)
+    encoded = [data.EncodedImages(samples, crops)[i] for i in range(len(samples))]
+    batches = [data.collate_encoded(encoded[a:a + 6], cpu_share=share, size=48) for a in (0, 6)]
+    k = data.workers_share(6, share)
+    assert [0 if b.pixels is None else len(b.pixels) for b in batches] == [k, k]
+    runs = []
+    for threads in (1, 3):
+        pipeline = decode.ImageNetBatches([decode.make_decoder("pil", CPU) for _ in range(threads)], 48, CPU,
+                                          channels_last=True)
+        runs.append(list(pipeline(batches)))
+    for (images, labels), (images_3, labels_3) in zip(*runs):
+        assert torch.equal(images, images_3) and torch.equal(labels, labels_3)
+    images = torch.cat([im for im, _ in runs[0]])
+    assert images.shape == cpu.shape and images.dtype == torch.float32
+    assert all(im.is_contiguous(memory_format=torch.channels_last) for im, _ in runs[0])
+    assert torch.cat([y for _, y in runs[0]]).tolist() == [label for _, label in samples]
+    diff = (images - data.normalize(cpu, channels_last=True)) * torch.tensor(data.STD).view(1, 3, 1, 1)
+    assert diff.abs().max() <= 1 + 1e-3 and diff.abs().mean() < 0.25
+    for b, (batch_images, _) in enumerate(runs[0]):
+        workers = [6 * b + i for i in range(6 - k, 6)]
+        assert torch.equal(batch_images[6 - k:], _affine(cpu[workers]))
+        if k == 0:  # today's path, the same pictures as a batch collated without the option
+            alone, _ = next(iter(decode.ImageNetBatches(decode.make_decoder("pil", CPU), 48, CPU, True)(
+                [data.collate_encoded(encoded[6 * b: 6 * b + 6])])))
+            assert torch.equal(batch_images, alone)
+
+
+def test_crop_resize_writes_into_the_rows_it_is_given():
+    torch.manual_seed(2)
+    images = [torch.randint(0, 256, (3, h, w), dtype=torch.uint8) for h, w in [(40, 50), (300, 400), (41, 50)]]
+    boxes, flips = torch.tensor([[0, 0, 40, 50], [5, 7, 200, 300], [1, 2, 30, 40]]), torch.tensor([True, False, False])
+    affine = decode.normalization(data.MEAN, data.STD, CPU)
+    whole = torch.full((5, 3, 16, 16), -7.0).contiguous(memory_format=torch.channels_last)
+    got = decode.crop_resize(images, boxes, flips, 16, affine=affine, out=whole[1:4])
+    assert got.data_ptr() == whole[1:4].data_ptr()
+    assert torch.equal(whole[1:4], decode.crop_resize(images, boxes, flips, 16, affine=affine))
+    assert (whole[0] == -7).all() and (whole[4] == -7).all()
+    with pytest.raises(ValueError, match="out is"):
+        decode.crop_resize(images, boxes, flips, 16, out=whole[:2])
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_models_cpu_decode_share_gives_the_cpu_paths_batches(folder, monkeypatch, workers):
+    """ResNetBenchmark built from a config as a run builds it, the GPU decode path's backend swapped
+    for PIL: model.cpu_decode_share=0.5 (2 of each batch of 4 decoded by the workers, or by the
+    training process without workers) gives an epoch of the CPU path's batches (model.decode=cpu,
+    the same seeds and so the same crops): the workers' rows to the bit, the GPU's within the
+    stated tolerance, the labels the same; with 1 or 2 decode threads."""
+    from harness.config import compose
+    from harness.interface import RunContext
+    from reference_models.resnet.benchmark import ResNetBenchmark
+
+    monkeypatch.setattr(decode, "resolve", lambda choice, device, probe=None: "cpu" if choice == "cpu" else "pil")
+
+    def epoch(*overrides: str) -> list:
+        cfg = compose(["model=resnet", "+debug=resnet", f"dataset.path={folder}", "dataset.generator=null",
+                       "seed=1", "model.batch_size=4", "model.eval_batch_size=4", f"model.workers={workers}",
+                       *overrides])
+        OmegaConf.resolve(cfg)
+        torch.manual_seed(0)  # without workers the crops are drawn from this process's generator
+        bench = ResNetBenchmark(RunContext(cfg=cfg, data_dir=folder, device=CPU, rank=0, world_size=1, seed=1,
+                                           shared_seed=2))
+        return list(bench.train_batches(1))
+
+    cpu = epoch("model.decode=cpu")
+    for threads in (1, 2):
+        shared = epoch("model.decode=nvimgcodec", "model.cpu_decode_share=0.5", f"model.decode_threads={threads}")
+        assert len(shared) == len(cpu) == 3  # 12 images, batches of 4
+        for (images, labels), (pixels, cpu_labels) in zip(shared, cpu):
+            assert images.dtype == torch.float32 and torch.equal(labels, cpu_labels)
+            assert torch.equal(images[2:], _affine(pixels[2:]))
+            diff = (images[:2] - data.normalize(pixels[:2], channels_last=False)) * torch.tensor(data.STD).view(1, 3, 1, 1)
+            assert diff.abs().max() <= 1 + 1e-3

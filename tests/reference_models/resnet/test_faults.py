@@ -106,7 +106,7 @@ def test_the_gpu_decoders_input_is_re_encoded_as_the_reference_does(bad):
     samples = [(str(p), 0) for p in (cmyk, grey, png)]
     images = data.EncodedImages(samples, data.Crops(32, 36, train=False))
     for i, path in enumerate((cmyk, grey, png)):
-        blob, _, _, _ = images[i]
+        blob = images[i].data
         decoded = decode_jpeg(torch.frombuffer(bytearray(blob), dtype=torch.uint8), mode=ImageReadMode.RGB)
         with Image.open(path) as image:
             assert decoded.shape == (3, image.height, image.width)
@@ -132,3 +132,33 @@ def test_a_run_records_what_its_loader_converted_in_result_json(bad, tmp_path):
     result = _strict((run_dir / "result.json").read_text())
     assert result["data_findings"] == {"train_cmyk_to_rgb": 1, "train_greyscale_to_rgb": 1, "train_not_jpeg": 1,
                                        "val_cmyk_to_rgb": 0, "val_greyscale_to_rgb": 0, "val_not_jpeg": 0}
+
+
+def _corrupt_tables(path: Path) -> None:
+    """A JPEG whose header opens and whose end marker is there, but whose Huffman table is nonsense:
+    EncodedImages passes it on; decoding it fails."""
+    raw = bytearray(path.read_bytes())
+    at = raw.index(b"\xff\xc4")  # DHT: marker, length, class and id, then 16 code counts
+    raw[at + 5: at + 21] = b"\xff" * 16
+    path.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_corrupt_jpeg_in_the_workers_share_of_a_gpu_batch_is_one_line_naming_it(bad, monkeypatch, workers):
+    """model.cpu_decode_share: the collate (in a worker, or in the training process without workers)
+    decodes the last images of each batch; a file it cannot decode is named in one line."""
+    from reference_models.resnet import decode
+
+    monkeypatch.setattr(decode, "resolve", lambda choice, device, probe=None: "pil")  # the GPU path, on a CPU
+    bench = _build(bad, f"model.workers={workers}", "model.decode=nvimgcodec", "model.cpu_decode_share=0.5")
+    sampler = bench.train_loader.sampler
+    sampler.set_epoch(1)
+    first_batch = list(sampler)[:6]
+    path = Path(bench.folder.train[first_batch[4]][0])  # the second of the 3 the workers decode
+    _corrupt_tables(path)
+    with pytest.raises(DataError) as caught:
+        list(bench.train_batches(1))
+    message = str(caught.value)
+    assert message.startswith(f"{path} is truncated or corrupt (") and "replace it with a good copy" in message
+    assert "python -m harness.check_data model=resnet" in message  # as the loader's own errors say it
+    assert "\n" not in message and "Caught" not in message
