@@ -331,3 +331,27 @@ def test_the_models_cpu_decode_share_gives_the_cpu_paths_batches(folder, monkeyp
             assert torch.equal(images[2:], _affine(pixels[2:]))
             diff = (images[:2] - data.normalize(pixels[:2], channels_last=False)) * torch.tensor(data.STD).view(1, 3, 1, 1)
             assert diff.abs().max() <= 1 + 1e-3
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or "nvimgcodec" not in _decoders(),
+                    reason="needs a CUDA device and nvImageCodec")
+def test_on_a_gpu_a_batch_the_workers_partly_decoded_is_the_cpu_paths_images(folder):
+    """model.cpu_decode_share=0.5 on CUDA, as a run has it: pinned batches, the hardware decoder for
+    the first half of each batch, the workers' crops copied from pinned memory for the rest; within
+    the stated tolerance of the CPU path, the workers' rows its uint8 crops under the same affine."""
+    cuda = torch.device("cuda")
+    samples = data.load(folder).train
+    crops = data.Crops(48, 55, train=True, scale=(0.2, 1.0))
+    torch.manual_seed(7)
+    cpu = torch.stack([data.DecodedImages(samples, crops)[i][0] for i in range(len(samples))])
+    torch.manual_seed(7)
+    encoded = [data.EncodedImages(samples, crops)[i] for i in range(len(samples))]
+    batches = [data.collate_encoded(encoded[a:a + 6], cpu_share=0.5, size=48).pin_memory() for a in (0, 6)]
+    out = list(decode.ImageNetBatches(decode.make_decoder("nvimgcodec", cuda), 48, cuda, channels_last=True)(batches))
+    images = torch.cat([im for im, _ in out]).cpu()
+    assert torch.cat([y for _, y in out]).cpu().tolist() == [label for _, label in samples]
+    diff = (images - data.normalize(cpu, channels_last=True)) * torch.tensor(data.STD).view(1, 3, 1, 1)
+    assert diff.abs().max() <= 1 + 1e-3 and diff.abs().mean() < 0.25
+    for b in range(2):
+        workers = [6 * b + i for i in range(3, 6)]
+        assert torch.allclose(images[6 * b + 3: 6 * b + 6], _affine(cpu[workers]), atol=1e-5)
