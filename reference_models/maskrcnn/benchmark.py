@@ -14,6 +14,7 @@ from torchvision.transforms.functional import pil_to_tensor
 from pycocotools import mask as mask_utils
 
 from harness.interface import LossTerms, RunContext, compile_kwargs, scaled_learning_rate
+from harness.interface.grouping import aspect_ratio_groups
 from harness.interface.loader import check_command, make_shard_loader
 from reference_models.detection import coco
 from reference_models.detection import decode as detection_decode
@@ -86,6 +87,8 @@ class MaskRCNNBenchmark:
             train: Any = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability, device_finish=cuda),
                                         keep_empty=False, with_polygons=True)
             self.train = train  # what data_findings counts, whichever path reads the files
+            # grouped by the annotations' sizes (no file read); the reference keeps each group's short last batch
+            groups = aspect_ratio_groups(train.image_sizes()) if hp.aspect_grouping else None
             self.decode = detection_decode.choose(str(hp.decode), ctx.device)
             collate: Any = collate_packed if cuda else as_lists
             if self.decode != "cpu":  # the workers read the files and draw the masks; the GPU decodes
@@ -96,7 +99,7 @@ class MaskRCNNBenchmark:
                 collate = detection_decode.collate_maskrcnn
             self.n_train = len(train)
             self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers,
-                                               collate)
+                                               collate, groups=groups, drop_last=not hp.aspect_grouping)
             self._steps = len(self.loader)
 
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
