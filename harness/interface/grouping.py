@@ -19,6 +19,9 @@ completed to a multiple of world_size with the group's first samples of the epoc
 pads its shards the same way), so that every rank has a share of it. The epoch's step count follows
 from the group sizes alone (`__len__`), not from the draw.
 
+An evaluation set is batched by the same rule without shuffling (one rank's order, whole batches
+per rank: reference_models/detection/cocoeval.my_batches), as the reference batches its test images.
+
 Written here rather than taken from torchvision's detection reference: that one is a script, not a
 library module, and it completes short batches by repeating samples to keep len(sampler) // batch_size
 batches, which is not the MLPerf reference's rule.

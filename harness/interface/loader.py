@@ -17,9 +17,10 @@
 
     evaluation = make_shard_loader(val_set, ctx, batch_size=256, workers=hp.workers)
 
-reads this rank's contiguous shard of an evaluation set in order, every sample exactly once (a
-DistributedSampler pads shards to equal length, which would count some samples twice), so that
-counts summed over ranks (gather.sum_over_ranks) equal what one rank counts.
+reads this rank's contiguous shard of an evaluation set in order (or the batches the model names:
+`batches=`), every sample exactly once (a DistributedSampler pads shards to equal length, which
+would count some samples twice), so that counts summed over ranks (gather.sum_over_ranks) equal
+what one rank counts.
 
 A sample that cannot be loaded ends the run with one line that names it, with or without worker
 processes: each loader reads its dataset through NamedSamples, which turns any error of a sample
@@ -210,12 +211,21 @@ class ShardLoader:
 
 def make_shard_loader(dataset: Dataset, ctx: RunContext, *, batch_size: int, workers: int = 0,
                       collate: Optional[Callable[[list], Any]] = None, indices: Optional[Sequence[int]] = None,
-                      persistent: bool = True) -> ShardLoader:
+                      persistent: bool = True, batches: Optional[Sequence[Sequence[int]]] = None) -> ShardLoader:
     """This rank's contiguous shard of `dataset`, in order, each sample once (for evaluation); or
-    exactly `indices`, in order, where the model chooses its shard (whole batches of one-rank order).
-    persistent=False: workers for one pass (a loader made for one evaluation)."""
+    exactly `indices`, in order, where the model chooses its shard (whole batches of one-rank order);
+    or exactly `batches` (lists of dataset indices), where the model also chooses what is batched
+    together (images of one aspect ratio). persistent=False: workers for one pass (a loader made for
+    one evaluation)."""
+    named = NamedSamples(dataset, check_command(ctx))
+    if batches is not None:
+        return ShardLoader(DataLoader(named, batch_sampler=[list(b) for b in batches], num_workers=workers,
+                                      collate_fn=collate, pin_memory=ctx.device.type == "cuda",
+                                      worker_init_fn=seed_worker if workers else None,
+                                      generator=torch.Generator().manual_seed(ctx.seed),
+                                      persistent_workers=persistent and workers > 0))
     mine = shard_range(len(dataset), ctx.rank, ctx.world_size) if indices is None else indices  # type: ignore[arg-type]
-    part = Subset(NamedSamples(dataset, check_command(ctx)), mine)
+    part = Subset(named, mine)
     return ShardLoader(DataLoader(part, batch_size=batch_size, shuffle=False, num_workers=workers, collate_fn=collate,
                                   pin_memory=ctx.device.type == "cuda", worker_init_fn=seed_worker if workers else None,
                                   generator=torch.Generator().manual_seed(ctx.seed),

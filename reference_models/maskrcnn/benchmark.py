@@ -18,7 +18,7 @@ from harness.interface.grouping import aspect_ratio_groups
 from harness.interface.loader import check_command, make_shard_loader
 from reference_models.detection import coco
 from reference_models.detection import decode as detection_decode
-from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
+from reference_models.detection.cocoeval import evaluate_on_ranks, my_batches
 from reference_models.detection.schedule import WarmupMultiStep
 from reference_models.maskrcnn.data import collate_packed
 from reference_models.maskrcnn.model import build_model
@@ -135,9 +135,15 @@ class MaskRCNNBenchmark:
             "max_image_size": hp.max_size,
         }
 
-    def _eval_shard(self) -> range:
+    def _eval_batches(self) -> list[list[int]]:
+        """This rank's evaluation batches; grouped by aspect ratio as the training batches are (the
+        reference groups its test batches too), so that an image is padded as in training."""
         assert self.val is not None  # mode=train, where there is a dataset
-        return my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size)
+        groups = aspect_ratio_groups(self.val.image_sizes()) if self.hp.aspect_grouping else None
+        return my_batches(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size, groups)
+
+    def _eval_shard(self) -> list[int]:
+        return [i for batch in self._eval_batches() for i in batch]
 
     def data_findings(self) -> dict[str, int]:
         return coco.split_findings(self.train, self.val)
@@ -187,7 +193,7 @@ class MaskRCNNBenchmark:
         """{"BBOX": box mAP, "SEGM": mask mAP} over val2017, COCO@[0.5:0.95]; the same on every rank."""
         assert self.val is not None  # mode=train, where there is a dataset
         loader = make_shard_loader(self.val, self.ctx, batch_size=self.hp.eval_batch_size, workers=self.hp.workers,
-                                   collate=as_lists, indices=self._eval_shard(), persistent=False)
+                                   collate=as_lists, batches=self._eval_batches(), persistent=False)
         category_of = self.val.category_of
         detections = []
         for images, image_ids in loader:

@@ -117,8 +117,9 @@ class MaskRCNNOptions(ModelOptions):
     """Training batches of one aspect ratio each, landscape (height < width) or portrait (the rest), as
     the reference batches them (DATALOADER.ASPECT_RATIO_GROUPING): a batch is padded to its largest
     image, so a mixed batch pays for a square canvas, and every new padded shape costs cuDNN new plans.
-    A group's short last batch of an epoch is kept, as the reference keeps it (docs/maskrcnn.md,
-    harness/interface/grouping.py). false: batches in the shuffled order, the short last one dropped."""
+    A group's short last batch of an epoch is kept, as the reference keeps it, and evaluation batches are
+    grouped alike (docs/maskrcnn.md, harness/interface/grouping.py). false: batches in the shuffled order,
+    the short last one dropped, consecutive images evaluated together (the embedded preset's choice)."""
     flip_probability: float = option(0.5, ge=0, le=1)
     """Horizontal flips of training images, the reference's only augmentation."""
     eval_batch_size: int = option(8, ge=1)

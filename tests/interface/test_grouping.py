@@ -12,7 +12,7 @@ from torch.utils.data import BatchSampler, Dataset, DistributedSampler
 
 from harness.interface import RunContext
 from harness.interface.grouping import LANDSCAPE, PORTRAIT, GroupedBatchSampler, aspect_ratio_groups
-from harness.interface.loader import make_loader
+from harness.interface.loader import make_loader, make_shard_loader
 
 
 def _groups(n: int, seed: int = 0, kinds: int = 2) -> list[int]:
@@ -144,3 +144,11 @@ def test_make_loader_batches_by_group_with_a_step_count_that_is_exact(workers):
 def test_group_ids_must_be_one_per_sample():
     with pytest.raises(ValueError, match="one per sample"):
         make_loader(_Items(5), _ctx(0, 1), batch_size=2, groups=[0, 1, 0])
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_an_evaluation_loader_reads_exactly_the_batches_it_is_given(workers):
+    batches = [[0, 3], [1], [2, 4, 5, 6]]
+    loader = make_shard_loader(_Items(7), _ctx(0, 1), batch_size=2, workers=workers, collate=list, batches=batches,
+                               persistent=False)
+    assert len(loader) == 3 and list(loader) == batches

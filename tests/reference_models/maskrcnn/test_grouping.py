@@ -29,7 +29,9 @@ def data_root(tmp_path_factory) -> Path:
 
 
 def _cfg(root: Path, extra: list[str]):
-    cfg = compose(["model=maskrcnn", "+debug=maskrcnn", f"data_root={root}", "seed=1", "model.workers=0", *extra])
+    # grouping on: the real scale's default (the embedded and debug presets train on mixed batches, as calibrated)
+    cfg = compose(["model=maskrcnn", "+debug=maskrcnn", f"data_root={root}", "seed=1", "model.workers=0",
+                   "model.aspect_grouping=true", *extra])
     OmegaConf.resolve(cfg)
     return cfg
 
@@ -97,6 +99,19 @@ def test_without_grouping_batches_mix_orientations_and_drop_the_short_last_one(d
     seen = [[(int(im.shape[1]), int(im.shape[2])) for im in images] for images, _ in bench.train_batches(1)]
     assert len(seen) == bench.steps_per_epoch() == len(bench.train) // 4
     assert any(len({_orientation(h, w) for h, w in batch}) == 2 for batch in seen)
+
+
+def test_evaluation_batches_are_grouped_as_the_training_batches_whatever_the_world(data_root):
+    bench = _bench(data_root, extra=("model.eval_batch_size=3",))
+    sizes = bench.val.image_sizes()
+    one = bench._eval_batches()
+    assert all(len({_orientation(*sizes[i]) for i in b}) == 1 for b in one)
+    assert len({_orientation(*s) for s in sizes}) == 2  # the split mixes both
+    assert sorted(i for b in one for i in b) == list(range(len(sizes)))
+    two = [_bench(data_root, r, 2, extra=("model.eval_batch_size=3",))._eval_batches() for r in range(2)]
+    assert two[0] + two[1] == one and two[0] and two[1]  # every image padded with the same neighbours
+    plain = _bench(data_root, extra=("model.eval_batch_size=3", "model.aspect_grouping=false"))._eval_batches()
+    assert plain == [list(range(a, min(a + 3, len(sizes)))) for a in range(0, len(sizes), 3)] != one
 
 
 def test_an_image_without_a_size_is_a_one_line_error(data_root, tmp_path):
