@@ -21,9 +21,10 @@
 #   detection  SSD300 (batch 128, amp, channels_last) and Mask R-CNN (batch 8, amp, channels_last) on
 #              generated COCO-size images (3,000; 480-640 a side, 3-8 objects), decode=cpu and nvimgcodec;
 #              target 0.9. Mask R-CNN's batches are grouped by aspect ratio (model.aspect_grouping, its
-#              default, as the MLPerf reference batches them: landscape 800x~1088, portrait ~1088x800
-#              after the resize and the padding); maskrcnn:*:ungrouped measures mixed batches
-#              (model.aspect_grouping=false: a mixed batch pads to a square canvas)
+#              default, as the MLPerf reference batches them: after the resize and the padding a
+#              landscape batch is 800 high and up to 1088 wide, a portrait one the other way round);
+#              maskrcnn:*:ungrouped measures mixed batches (model.aspect_grouping=false: a mixed batch
+#              pads to a square canvas of up to 1088x1088)
 #   maskrcnn:grouping  maskrcnn:cpu:ungrouped then maskrcnn:cpu, side by side (the comparison)
 #   text       GNMT (batch 512, amp) and Transformer-big (8,192 tokens, amp) on their generated token files,
 #              NCF (batch 2^20, amp, master weights) on a generated ml-20m-format ratings.csv; target 0.97
