@@ -5,6 +5,9 @@
 
 - Each rank reads its shard of a per-epoch permutation drawn from the run's shared seed
   (DistributedSampler; the same permutation on every rank, so the shards never overlap).
+- groups=[a group id per sample]: every batch holds samples of one group (images of one aspect
+  ratio: harness.interface.grouping, the MLPerf detection reference's rule), cut from the same
+  per-epoch permutation; drop_last then says whether a group's short last batch is left out or kept.
 - Each worker process seeds Python's and NumPy's generators from torch's seed for it, which the
   loader derives from this rank's seed and the worker id: augmentations differ between workers and
   ranks, and repeat exactly for the same run seed. Without workers, the main process's generators
@@ -14,9 +17,10 @@
 
     evaluation = make_shard_loader(val_set, ctx, batch_size=256, workers=hp.workers)
 
-reads this rank's contiguous shard of an evaluation set in order, every sample exactly once (a
-DistributedSampler pads shards to equal length, which would count some samples twice), so that
-counts summed over ranks (gather.sum_over_ranks) equal what one rank counts.
+reads this rank's contiguous shard of an evaluation set in order (or the batches the model names:
+`batches=`), every sample exactly once (a DistributedSampler pads shards to equal length, which
+would count some samples twice), so that counts summed over ranks (gather.sum_over_ranks) equal
+what one rank counts.
 
 A sample that cannot be loaded ends the run with one line that names it, with or without worker
 processes: each loader reads its dataset through NamedSamples, which turns any error of a sample
@@ -37,6 +41,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
 
 from harness.interface.contract import DataError, RunContext
+from harness.interface.grouping import GroupedBatchSampler
 from harness.interface.sharding import shard_range
 
 log = logging.getLogger("harness.loader")
@@ -146,17 +151,28 @@ def seed_worker(worker_id: int) -> None:
 
 
 class RankLoader:
-    """This rank's DataLoader over a dataset, one `epoch(e)` iterator per epoch."""
+    """This rank's DataLoader over a dataset, one `epoch(e)` iterator per epoch; with `groups`, batches
+    of one group each (GroupedBatchSampler)."""
 
     def __init__(self, dataset: Dataset, ctx: RunContext, *, batch_size: int, workers: int = 0, shuffle: bool = True,
-                 drop_last: bool = True, collate: Optional[Callable[[list], Any]] = None, prefetch: int = 2):
+                 drop_last: bool = True, collate: Optional[Callable[[list], Any]] = None, prefetch: int = 2,
+                 groups: Optional[Sequence[int]] = None):
         dataset = NamedSamples(dataset, check_command(ctx))
-        self.sampler: DistributedSampler = DistributedSampler(
-            dataset, num_replicas=ctx.world_size, rank=ctx.rank, shuffle=shuffle, seed=ctx.shared_seed,
-            drop_last=drop_last)
+        self.sampler: DistributedSampler | GroupedBatchSampler
+        batching: dict[str, Any]
+        if groups is None:
+            self.sampler = DistributedSampler(dataset, num_replicas=ctx.world_size, rank=ctx.rank, shuffle=shuffle,
+                                              seed=ctx.shared_seed, drop_last=drop_last)
+            batching = {"batch_size": batch_size, "sampler": self.sampler, "drop_last": drop_last}
+        else:
+            if len(groups) != len(dataset):
+                raise ValueError(f"{len(groups)} group ids for {len(dataset)} samples: one per sample")
+            self.sampler = GroupedBatchSampler(groups, batch_size, rank=ctx.rank, world_size=ctx.world_size,
+                                               seed=ctx.shared_seed, shuffle=shuffle, drop_last=drop_last)
+            batching = {"batch_sampler": self.sampler}
         self.loader = DataLoader(
-            dataset, batch_size=batch_size, sampler=self.sampler, num_workers=workers, collate_fn=collate,
-            pin_memory=ctx.device.type == "cuda", drop_last=drop_last,
+            dataset, **batching, num_workers=workers, collate_fn=collate,
+            pin_memory=ctx.device.type == "cuda",
             worker_init_fn=seed_worker if workers else None,
             generator=torch.Generator().manual_seed(ctx.seed),  # the workers' base seed: per rank
             persistent_workers=workers > 0, prefetch_factor=prefetch if workers else None,
@@ -172,9 +188,12 @@ class RankLoader:
 
 
 def make_loader(dataset: Dataset, ctx: RunContext, *, batch_size: int, workers: int = 0, shuffle: bool = True,
-                drop_last: bool = True, collate: Optional[Callable[[list], Any]] = None) -> RankLoader:
+                drop_last: bool = True, collate: Optional[Callable[[list], Any]] = None,
+                groups: Optional[Sequence[int]] = None) -> RankLoader:
+    """This rank's training loader (see the module docstring); groups: a group id per sample, for
+    batches of one group each."""
     return RankLoader(dataset, ctx, batch_size=batch_size, workers=workers, shuffle=shuffle, drop_last=drop_last,
-                      collate=collate)
+                      collate=collate, groups=groups)
 
 
 class ShardLoader:
@@ -192,12 +211,21 @@ class ShardLoader:
 
 def make_shard_loader(dataset: Dataset, ctx: RunContext, *, batch_size: int, workers: int = 0,
                       collate: Optional[Callable[[list], Any]] = None, indices: Optional[Sequence[int]] = None,
-                      persistent: bool = True) -> ShardLoader:
+                      persistent: bool = True, batches: Optional[Sequence[Sequence[int]]] = None) -> ShardLoader:
     """This rank's contiguous shard of `dataset`, in order, each sample once (for evaluation); or
-    exactly `indices`, in order, where the model chooses its shard (whole batches of one-rank order).
-    persistent=False: workers for one pass (a loader made for one evaluation)."""
+    exactly `indices`, in order, where the model chooses its shard (whole batches of one-rank order);
+    or exactly `batches` (lists of dataset indices), where the model also chooses what is batched
+    together (images of one aspect ratio). persistent=False: workers for one pass (a loader made for
+    one evaluation)."""
+    named = NamedSamples(dataset, check_command(ctx))
+    if batches is not None:
+        return ShardLoader(DataLoader(named, batch_sampler=[list(b) for b in batches], num_workers=workers,
+                                      collate_fn=collate, pin_memory=ctx.device.type == "cuda",
+                                      worker_init_fn=seed_worker if workers else None,
+                                      generator=torch.Generator().manual_seed(ctx.seed),
+                                      persistent_workers=persistent and workers > 0))
     mine = shard_range(len(dataset), ctx.rank, ctx.world_size) if indices is None else indices  # type: ignore[arg-type]
-    part = Subset(NamedSamples(dataset, check_command(ctx)), mine)
+    part = Subset(named, mine)
     return ShardLoader(DataLoader(part, batch_size=batch_size, shuffle=False, num_workers=workers, collate_fn=collate,
                                   pin_memory=ctx.device.type == "cuda", worker_init_fn=seed_worker if workers else None,
                                   generator=torch.Generator().manual_seed(ctx.seed),

@@ -98,15 +98,18 @@ class Target:
         return torch.from_numpy(np.stack(out))
 
 
-def training_loader(train: "CocoSplit", num_classes: int, ctx: Any, batch_size: int, workers: int,
-                    collate: Optional[Callable] = None) -> Any:
+def training_loader(train: Any, num_classes: int, ctx: Any, batch_size: int, workers: int,
+                    collate: Optional[Callable] = None, groups: Optional[Sequence[int]] = None,
+                    drop_last: bool = True) -> Any:
     """This rank's loader over the training split (harness.interface.loader), after checking that the
-    split has the evaluation split's categories and fills at least one global batch."""
+    split has the evaluation split's categories and fills at least one global batch. groups: a group
+    id per image (batches of one group each, harness.interface.grouping)."""
     from harness.interface.loader import make_loader
 
     if train.num_classes != num_classes:
         raise DataError(f"train2017 has {train.num_classes - 1} categories, val2017 {num_classes - 1}")
-    loader = make_loader(train, ctx, batch_size=batch_size, workers=workers, collate=collate)
+    loader = make_loader(train, ctx, batch_size=batch_size, workers=workers, collate=collate, groups=groups,
+                         drop_last=drop_last)
     if len(loader) == 0:
         raise DataError(f"{len(train)} training images cannot fill one global batch of {batch_size * ctx.world_size}")
     return loader
@@ -227,6 +230,22 @@ class CocoSplit(Dataset):
             named = [(f"{path} (image {image_of[path]} of {self.annotations.name})", problem)
                      for path, problem in problems]
             raise DataError(summary_of(named, f"replace it with the dataset's own file{lists}"))
+
+    def image_sizes(self) -> list[tuple[int, int]]:
+        """(height, width) of each image as its annotation gives it (images[].height and width), no file
+        read: what aspect-ratio grouping batches by. The audit has checked them when the split was read
+        (a missing or bad one is a DataError there); a split read with a problems list
+        (check_data) may still hold one, a DataError here."""
+        sizes = []
+        for image_id in self.ids:
+            info = self.coco.imgs[image_id]
+            h, w = info.get("height"), info.get("width")
+            if not (isinstance(h, int) and isinstance(w, int) and h > 0 and w > 0):
+                raise DataError(f"{self.annotations.name}: image {image_id} needs a positive integer height and "
+                                "width to be batched by aspect ratio: fix its entry in images, or set "
+                                "model.aspect_grouping=false")
+            sizes.append((h, w))
+        return sizes
 
     def data_findings(self) -> dict[str, int]:
         """What the split dropped (the audit) and what the workers converted, prefixed with the split;

@@ -12,12 +12,13 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
-from typing import Sequence
+from typing import Optional, Sequence
 
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
 from harness.interface.gather import score_on_main
+from harness.interface.grouping import GroupedBatchSampler
 from harness.interface.sharding import bounds
 
 log = logging.getLogger("harness.cocoeval")
@@ -62,3 +63,22 @@ def my_images(n: int, rank: int, world_size: int, batch: int = 1) -> range:
     largest image, which moves a detector's outputs), all images over all ranks, none twice."""
     first, stop = bounds(-(-n // batch), rank, world_size)
     return range(first * batch, min(stop * batch, n))
+
+
+def my_batches(n: int, rank: int, world_size: int, batch: int, groups: Optional[Sequence[int]] = None
+               ) -> list[list[int]]:
+    """This rank's evaluation batches, a contiguous run of the one-rank batches as my_images takes
+    them (every image batched with the same neighbours whatever the world size). groups: a group id
+    per image (aspect ratio, harness.interface.grouping): the one-rank batches are each group's images
+    in index order, cut into batches and ordered by their first image, as the reference batches its
+    test images (maskrcnn-benchmark groups them as its training images), so that an image is padded
+    in evaluation as it was in training."""
+    if groups is None:
+        every = [list(range(a, min(a + batch, n))) for a in range(0, n, batch)]
+    else:
+        if len(groups) != n:
+            raise ValueError(f"{len(groups)} group ids for {n} images: one per image")
+        every = list(GroupedBatchSampler(groups, batch, rank=0, world_size=1, seed=0, shuffle=False,
+                                         drop_last=False))
+    first, stop = bounds(len(every), rank, world_size)
+    return every[first:stop]

@@ -14,10 +14,11 @@ from torchvision.transforms.functional import pil_to_tensor
 from pycocotools import mask as mask_utils
 
 from harness.interface import LossTerms, RunContext, compile_kwargs, scaled_learning_rate
+from harness.interface.grouping import aspect_ratio_groups
 from harness.interface.loader import check_command, make_shard_loader
 from reference_models.detection import coco
 from reference_models.detection import decode as detection_decode
-from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
+from reference_models.detection.cocoeval import evaluate_on_ranks, my_batches
 from reference_models.detection.schedule import WarmupMultiStep
 from reference_models.maskrcnn.data import collate_packed
 from reference_models.maskrcnn.model import build_model
@@ -86,6 +87,8 @@ class MaskRCNNBenchmark:
             train: Any = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability, device_finish=cuda),
                                         keep_empty=False, with_polygons=True)
             self.train = train  # what data_findings counts, whichever path reads the files
+            # grouped by the annotations' sizes (no file read); the reference keeps each group's short last batch
+            groups = aspect_ratio_groups(train.image_sizes()) if hp.aspect_grouping else None
             self.decode = detection_decode.choose(str(hp.decode), ctx.device)
             collate: Any = collate_packed if cuda else as_lists
             if self.decode != "cpu":  # the workers read the files and draw the masks; the GPU decodes
@@ -96,7 +99,7 @@ class MaskRCNNBenchmark:
                 collate = detection_decode.collate_maskrcnn
             self.n_train = len(train)
             self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers,
-                                               collate)
+                                               collate, groups=groups, drop_last=not hp.aspect_grouping)
             self._steps = len(self.loader)
 
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
@@ -132,9 +135,15 @@ class MaskRCNNBenchmark:
             "max_image_size": hp.max_size,
         }
 
-    def _eval_shard(self) -> range:
+    def _eval_batches(self) -> list[list[int]]:
+        """This rank's evaluation batches; grouped by aspect ratio as the training batches are (the
+        reference groups its test batches too), so that an image is padded as in training."""
         assert self.val is not None  # mode=train, where there is a dataset
-        return my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size)
+        groups = aspect_ratio_groups(self.val.image_sizes()) if self.hp.aspect_grouping else None
+        return my_batches(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size, groups)
+
+    def _eval_shard(self) -> list[int]:
+        return [i for batch in self._eval_batches() for i in batch]
 
     def data_findings(self) -> dict[str, int]:
         return coco.split_findings(self.train, self.val)
@@ -184,7 +193,7 @@ class MaskRCNNBenchmark:
         """{"BBOX": box mAP, "SEGM": mask mAP} over val2017, COCO@[0.5:0.95]; the same on every rank."""
         assert self.val is not None  # mode=train, where there is a dataset
         loader = make_shard_loader(self.val, self.ctx, batch_size=self.hp.eval_batch_size, workers=self.hp.workers,
-                                   collate=as_lists, indices=self._eval_shard(), persistent=False)
+                                   collate=as_lists, batches=self._eval_batches(), persistent=False)
         category_of = self.val.category_of
         detections = []
         for images, image_ids in loader:

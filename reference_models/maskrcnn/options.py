@@ -113,6 +113,13 @@ class MaskRCNNOptions(ModelOptions):
     (SOLVER.STEPS at batch 16; MAX_ITER 90000 is about 12.3 epochs)."""
     lr_decay_factor: float = option(0.1, gt=0, le=1)
     """The step decay's factor (ruleset 0.7.0: 0.1)."""
+    aspect_grouping: bool = True
+    """Training batches of one aspect ratio each, landscape (height < width) or portrait (the rest), as
+    the reference batches them (DATALOADER.ASPECT_RATIO_GROUPING): a batch is padded to its largest
+    image, so a mixed batch pays for a square canvas, and every new padded shape costs cuDNN new plans.
+    A group's short last batch of an epoch is kept, as the reference keeps it, and evaluation batches are
+    grouped alike (docs/maskrcnn.md, harness/interface/grouping.py). false: batches in the shuffled order,
+    the short last one dropped, consecutive images evaluated together (the embedded preset's choice)."""
     flip_probability: float = option(0.5, ge=0, le=1)
     """Horizontal flips of training images, the reference's only augmentation."""
     eval_batch_size: int = option(8, ge=1)

@@ -7,7 +7,8 @@
 # Stages, run in the order given (each appends to OUT/pipeline.md and OUT/pipeline.jsonl; logs go to
 # OUT/logs.tgz at the end); one measurement alone by its name: resnet:cpu, resnet:nvimgcodec,
 # resnet:nvimgcodec1 ... resnet:nvimgcodec8, resnet:share0.2 (any share 0.x), resnet:auto, ssd:cpu,
-# ssd:nvimgcodec, maskrcnn:cpu, maskrcnn:nvimgcodec, gnmt, transformer, ncf:
+# ssd:cpu4 ... ssd:cpu15 (N workers), ssd:nvimgcodec, maskrcnn:cpu, maskrcnn:nvimgcodec, maskrcnn:cpu:ungrouped,
+# maskrcnn:nvimgcodec:ungrouped, gnmt, transformer, ncf:
 #   decoders   scripts/lab/pipeline_decoders.py on the ImageNet-size JPEGs: each GPU decode backend alone,
 #              beside a ResNet-50 step, and its pictures against PIL's (OUT/decoders.json)
 #   resnet     ResNet-50 on generated 500x375 JPEGs (10,000), batch 256, amp, channels_last, compile:
@@ -23,7 +24,14 @@
 #   auto       only the build with decode=auto: what the probe measured and chose (its log line)
 #   detection  SSD300 (batch 128, amp, channels_last) and Mask R-CNN (batch 8, amp, channels_last) on
 #              generated COCO-size images (3,000; 480-640 a side, 3-8 objects), decode=cpu and nvimgcodec;
-#              target 0.9
+#              target 0.9. Mask R-CNN's batches are grouped by aspect ratio (model.aspect_grouping, its
+#              default, as the MLPerf reference batches them: after the resize and the padding a
+#              landscape batch is 800 high and up to 1088 wide, a portrait one the other way round);
+#              maskrcnn:*:ungrouped measures mixed batches (model.aspect_grouping=false: a mixed batch
+#              pads to a square canvas of up to 1088x1088)
+#   maskrcnn:grouping  maskrcnn:cpu:ungrouped then maskrcnn:cpu, side by side (the issue's comparison)
+#   ssd:workers  ssd:cpu15, ssd:cpu12 and ssd:cpu10 side by side: the CPU path's workers share the 16 cores
+#              with the pin thread and the training thread (an 8% data wait at 15)
 #   text       GNMT (batch 512, amp) and Transformer-big (8,192 tokens, amp) on their generated token files,
 #              NCF (batch 2^20, amp, master weights) on a generated ml-20m-format ratings.csv; target 0.97
 # Datasets are generated in the call (scripts/lab/pipeline_datasets.py, the models' generators), on
@@ -84,9 +92,16 @@ run() {  # one measurement by name
     resnet:auto) imagenet; bench "resnet auto$rmode" 0.95 "$steps" $resnet model.workers=15 model.decode=auto ;;
     auto) imagenet; bench "resnet decode=auto" 0.95 "$steps" $resnet model.workers=15 model.decode=auto --build-only ;;
     ssd:cpu) cocosize; bench "ssd cpu" 0.9 "$steps" $ssd model.workers=15 model.decode=cpu ;;
+    ssd:cpu[0-9]*) cocosize; n=${1#ssd:cpu}
+      bench "ssd cpu $n workers" 0.9 "$steps" $ssd model.workers="$n" model.decode=cpu ;;
     ssd:nvimgcodec) cocosize; bench "ssd nvimgcodec" 0.9 "$steps" $ssd model.workers=12 model.decode=nvimgcodec ;;
-    maskrcnn:cpu) cocosize; bench "maskrcnn cpu" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=15 model.decode=cpu ;;
-    maskrcnn:nvimgcodec) cocosize; bench "maskrcnn nvimgcodec" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=12 model.decode=nvimgcodec ;;
+    maskrcnn:cpu) cocosize; bench "maskrcnn cpu grouped" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=15 model.decode=cpu ;;
+    maskrcnn:nvimgcodec) cocosize; bench "maskrcnn nvimgcodec grouped" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=12 \
+      model.decode=nvimgcodec ;;
+    maskrcnn:cpu:ungrouped) cocosize; bench "maskrcnn cpu ungrouped" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=15 \
+      model.decode=cpu model.aspect_grouping=false ;;
+    maskrcnn:nvimgcodec:ungrouped) cocosize; bench "maskrcnn nvimgcodec ungrouped" 0.9 $((steps * 2 / 5)) $maskrcnn \
+      model.workers=12 model.decode=nvimgcodec model.aspect_grouping=false ;;
     gnmt) bench "gnmt" 0.97 "$steps" model=gnmt dataset=gnmt_embedded data_root=$data model.hidden_size=1024 \
       model.batch_size=512 precision=amp ;;
     transformer) bench "transformer" 0.97 "$steps" model=transformer dataset=transformer_embedded data_root=$data \
@@ -105,6 +120,8 @@ for stage in "$@"; do
     resnet:threads) for n in 1 2 3; do run resnet:nvimgcodec$n; done ;;
     resnet:share) for x in nvimgcodec share0.2 share0.3; do run resnet:$x; done ;;
     detection) for m in ssd:cpu ssd:nvimgcodec maskrcnn:cpu maskrcnn:nvimgcodec; do run $m; done ;;
+    maskrcnn:grouping) run maskrcnn:cpu:ungrouped; run maskrcnn:cpu ;;
+    ssd:workers) for n in 15 12 10; do run ssd:cpu$n; done ;;
     text) run gnmt; run transformer; run ncf ;;
     *) run "$stage" ;;
   esac

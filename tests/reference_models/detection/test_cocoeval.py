@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference_models.detection.cocoeval import coco_ap, my_images, score_parts
+from reference_models.detection.cocoeval import coco_ap, my_batches, my_images, score_parts
 from reference_models.detection.coco import load_coco
 from reference_models.detection.generate import GeneratorSpec, ensure
 
@@ -39,3 +39,20 @@ def test_rank_shards_are_whole_batches_covering_every_image_once():
     assert [i for r in range(3) for i in my_images(10, r, 3)] == list(range(10))
     shards = [list(my_images(10, r, 2, batch=4)) for r in range(2)]
     assert shards == [[0, 1, 2, 3, 4, 5, 6, 7], [8, 9]]  # batches 0-3, 4-7 | 8-9, as one rank batches them
+
+
+def test_rank_batches_without_groups_are_my_images_cut_into_batches():
+    for world in (1, 2, 3):
+        for r in range(world):
+            mine = list(my_images(11, r, world, batch=4))
+            assert [i for b in my_batches(11, r, world, 4) for i in b] == mine
+            assert all(len(b) == 4 for b in my_batches(11, r, world, 4)[:-1])
+
+
+def test_grouped_rank_batches_hold_one_group_and_the_same_neighbours_on_any_world():
+    groups = [0, 1, 1, 0, 0, 1, 0, 0, 1, 1, 1, 0, 1]
+    one = my_batches(len(groups), 0, 1, 3, groups)
+    assert one == [[0, 3, 4], [1, 2, 5], [6, 7, 11], [8, 9, 10], [12]]  # by group, ordered by first image
+    for world in (2, 3, 4):
+        ranks = [my_batches(len(groups), r, world, 3, groups) for r in range(world)]
+        assert [b for part in ranks for b in part] == one  # whole batches, the one-rank batches in order
