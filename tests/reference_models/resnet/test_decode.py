@@ -117,16 +117,22 @@ def _decoders() -> list[str]:
     return names
 
 
+def _both_paths(folder: Path, seed: int) -> tuple[list, torch.Tensor, list]:
+    """The folder's training samples, the CPU path's uint8 crops of them (data.DecodedImages) and the
+    workers' encoded items for the GPU path (data.EncodedImages), with the same random crops."""
+    samples = data.load(folder).train
+    crops = data.Crops(48, 55, train=True, scale=(0.2, 1.0))
+    torch.manual_seed(seed)
+    cpu = torch.stack([data.DecodedImages(samples, crops)[i][0] for i in range(len(samples))])
+    torch.manual_seed(seed)
+    return samples, cpu, [data.EncodedImages(samples, crops)[i] for i in range(len(samples))]
+
+
 @pytest.mark.parametrize("name", _decoders())
 def test_each_backend_gives_the_workers_pil_pictures(folder, name):
     """The whole device path (bytes from the workers, decode, crop_resize, normalisation, in the
     prefetch thread) against data.DecodedImages' crops of the same boxes and flips, normalised."""
-    samples = data.load(folder).train
-    crops = data.Crops(48, 55, train=True, scale=(0.2, 1.0))
-    torch.manual_seed(5)
-    cpu = torch.stack([data.DecodedImages(samples, crops)[i][0] for i in range(len(samples))])
-    torch.manual_seed(5)
-    encoded = [data.EncodedImages(samples, crops)[i] for i in range(len(samples))]
+    samples, cpu, encoded = _both_paths(folder, seed=5)
     batches = [data.collate_encoded(encoded[:6]), data.collate_encoded(encoded[6:])]
     pipeline = decode.ImageNetBatches(decode.make_decoder(name, CPU), 48, CPU, channels_last=True)
     out = list(pipeline(batches))
@@ -254,12 +260,7 @@ def test_a_batch_the_workers_partly_decoded_is_the_cpu_paths_images_in_the_batch
     5 = B - 1) the workers decoded, through the GPU path with PIL's decoder and 1 or 3 decode
     threads: every image within the stated tolerance of the CPU path's, the workers' rows equal to
     the bit to the CPU path's uint8 crops under the same affine, the labels in order, channels_last."""
-    samples = data.load(folder).train
-    crops = data.Crops(48, 55, train=True, scale=(0.2, 1.0))
-    torch.manual_seed(6)
-    cpu = torch.stack([data.DecodedImages(samples, crops)[i][0] for i in range(len(samples))])
-    torch.manual_seed(6)
-    encoded = [data.EncodedImages(samples, crops)[i] for i in range(len(samples))]
+    samples, cpu, encoded = _both_paths(folder, seed=6)
     batches = [data.collate_encoded(encoded[a:a + 6], cpu_share=share, size=48) for a in (0, 6)]
     k = data.workers_share(6, share)
     assert [0 if b.pixels is None else len(b.pixels) for b in batches] == [k, k]
@@ -340,12 +341,7 @@ def test_on_a_gpu_a_batch_the_workers_partly_decoded_is_the_cpu_paths_images(fol
     the first half of each batch, the workers' crops copied from pinned memory for the rest; within
     the stated tolerance of the CPU path, the workers' rows its uint8 crops under the same affine."""
     cuda = torch.device("cuda")
-    samples = data.load(folder).train
-    crops = data.Crops(48, 55, train=True, scale=(0.2, 1.0))
-    torch.manual_seed(7)
-    cpu = torch.stack([data.DecodedImages(samples, crops)[i][0] for i in range(len(samples))])
-    torch.manual_seed(7)
-    encoded = [data.EncodedImages(samples, crops)[i] for i in range(len(samples))]
+    samples, cpu, encoded = _both_paths(folder, seed=7)
     batches = [data.collate_encoded(encoded[a:a + 6], cpu_share=0.5, size=48).pin_memory() for a in (0, 6)]
     out = list(decode.ImageNetBatches(decode.make_decoder("nvimgcodec", cuda), 48, cuda, channels_last=True)(batches))
     images = torch.cat([im for im, _ in out]).cpu()
