@@ -14,7 +14,6 @@ agreement is measured on the GPU (scripts/lab/pipeline_decoders.py, docs/benchma
 """
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +31,7 @@ from reference_models.maskrcnn.benchmark import TrainTransform as MaskRCNNTransf
 from reference_models.resnet.decode import make_decoder
 from reference_models.ssd.boxes import Encoder, default_boxes
 from reference_models.ssd.transforms import TrainTransform as SSDTransform
+from tests.reference_models.detection.pairs import seeded_pairs
 
 CPU = torch.device("cpu")
 JITTER = (0.125, 0.5, 0.5, 0.05)
@@ -78,14 +78,7 @@ def test_ssd_batches_are_the_cpu_transforms(folder, name, jitter):
     cpu = coco.CocoSplit(folder, "train", SSDTransform(encoder, 300, 1, jitter), keep_empty=False, include_crowd=True)
     plan = decode.SSDPlan(1, jitter)
     encoded = decode.EncodedCoco(decode.without_transform(cpu), plan, name)
-    theirs, items = [], []
-    for i in range(len(cpu)):
-        random.seed(i)
-        torch.manual_seed(i)
-        theirs.append(cpu[i])
-        random.seed(i)
-        torch.manual_seed(i)
-        items.append(encoded[i])
+    theirs, items = seeded_pairs(cpu, encoded)
     batches = decode.SSDBatches(make_decoder(name, CPU), encoder, 300, CPU, plan.enabled, torch.channels_last)
     out = list(batches([decode.collate_ssd(items[:5]), decode.collate_ssd(items[5:])]))
     images = torch.cat([b[0] for b in out])
@@ -106,12 +99,7 @@ def test_maskrcnn_batches_are_the_cpu_transform(folder):
     table) is the CPU transform's, image by image and target by target, to the bit."""
     cpu = coco.CocoSplit(folder, "train", MaskRCNNTransform(0.5), keep_empty=False, with_polygons=True)
     encoded = decode.EncodedCoco(decode.without_transform(cpu), decode.MaskRCNNPlan(0.5), "nvimgcodec")
-    theirs, items = [], []
-    for i in range(len(cpu)):
-        random.seed(i)
-        theirs.append(cpu[i])
-        random.seed(i)
-        items.append(encoded[i])
+    theirs, items = seeded_pairs(cpu, encoded)
     out = list(decode.MaskRCNNBatches(make_decoder("pil", CPU), CPU)([decode.collate_maskrcnn(items)]))
     images, targets = out[0]
     assert any(flip for flip, _ in (p for _, p in items)) and not all(flip for flip, _ in (p for _, p in items))
@@ -184,14 +172,7 @@ def test_ssd_ground_truth_encoded_a_batch_at_once_is_the_workers_encoding(folder
                              include_crowd=True)
     raw = coco.CocoSplit(folder, "train", SSDTransform(None, 300, 1, JITTER, device_finish=True), keep_empty=False,
                          include_crowd=True)
-    theirs, items = [], []
-    for i in range(len(encoded)):
-        random.seed(i)
-        torch.manual_seed(i)
-        theirs.append(encoded[i])
-        random.seed(i)
-        torch.manual_seed(i)
-        items.append(raw[i])
+    theirs, items = seeded_pairs(encoded, raw)
     pixels, boxes, labels = collate_truth(items)
     assert pixels.dtype == torch.uint8 and pixels.shape == (len(items), 3, 300, 300)
     assert boxes.shape[1] == max(len(lb) for _, _, lb in items) and (labels >= 0).sum() == sum(len(x[2]) for x in items)

@@ -2,7 +2,6 @@
 images and targets the lists of the CPU path hold, tensor by tensor, to the bit."""
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from reference_models.detection import coco
 from reference_models.detection.generate import GeneratorSpec, write
 from reference_models.maskrcnn.benchmark import TrainTransform, as_lists
 from reference_models.maskrcnn.data import PackedBatch, collate_packed
+from tests.reference_models.detection.pairs import seeded_pairs
 
 CPU = torch.device("cpu")
 
@@ -43,14 +43,7 @@ def _assert_same(moved, lists) -> None:
 
 def _pairs(folder) -> tuple[list, list]:
     """Each image as the lists path and as the packed path make it, each drawn with the same flip."""
-    floats, packed = _split(folder, 0.5, False), _split(folder, 0.5, True)
-    theirs, ours = [], []
-    for i in range(len(floats)):
-        random.seed(i)
-        theirs.append(floats[i])
-        random.seed(i)
-        ours.append(packed[i])
-    return theirs, ours
+    return seeded_pairs(_split(folder, 0.5, False), _split(folder, 0.5, True))
 
 
 def test_a_packed_batch_moved_is_the_lists_the_cpu_path_makes(folder):
