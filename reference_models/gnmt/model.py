@@ -127,6 +127,7 @@ class GNMT(nn.Module):
         super().__init__()
         if layers < 3:
             raise ValueError("GNMT needs at least 3 layers: bidirectional, first unidirectional, residual")
+        self.pad_id = pad_id
         self.embedding = nn.Embedding(vocab, hidden, padding_idx=pad_id)
         nn.init.uniform_(self.embedding.weight, -INIT, INIT)  # the pad row too, as the reference does
         self.encoder = Encoder(self.embedding, hidden, layers, dropout)
@@ -135,8 +136,10 @@ class GNMT(nn.Module):
     def encode(self, src: torch.Tensor, src_len: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Encoder outputs, their attention keys, and the padding mask (B, T_src)."""
         memory = self.encoder(src, src_len)
-        positions = torch.arange(src.shape[0], device=src.device)
-        pad_mask = positions[None, :] >= src_len.to(src.device)[:, None]
+        # the padding is where the source holds PAD (only after a sentence's end): the same mask as
+        # positions >= src_len, without copying the host's lengths to the device, a copy that a
+        # CUDA-graph capture of the step refuses
+        pad_mask = (src == self.pad_id).t()
         return memory, self.decoder.attention.project_keys(memory), pad_mask
 
     def forward(self, src: torch.Tensor, src_len: torch.Tensor, tgt_in: torch.Tensor) -> torch.Tensor:

@@ -76,6 +76,10 @@ class ProjectedAdaptiveLogSoftmax(nn.Module):
         # the head's projection is its own wherever there is a projection at all
         projected = embedding.div_val > 1 or embedding.d_proj != d_embed
         self.head_proj = nn.Parameter(torch.zeros(embedding.d_proj, d_embed)) if projected else None
+        # each tail cluster's first token id, on the module's device: made in every step instead, it
+        # was a host-to-device copy, which a CUDA-graph capture of the step refuses
+        self.register_buffer("firsts", torch.tensor([first for first, _ in clusters[1:]], dtype=torch.long),
+                             persistent=False)
 
     def _clusters(self) -> list[tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]]:
         """(output weight, bias, projection) of the head and of each tail cluster. With one shared
@@ -100,9 +104,7 @@ class ProjectedAdaptiveLogSoftmax(nn.Module):
 
     def cluster_of(self, target: torch.Tensor) -> torch.Tensor:
         """0 for a shortlist token, i for a token of tail cluster i."""
-        firsts = torch.tensor([first for first, _ in self.embedding[0].clusters[1:]], device=target.device,
-                              dtype=target.dtype)
-        return torch.bucketize(target, firsts, right=True)
+        return torch.bucketize(target, self.firsts.to(target.dtype), right=True)
 
     def cluster_counts(self, target: torch.Tensor) -> list[int]:
         """Targets in the shortlist and in each tail cluster, read on the host: a sync wherever

@@ -5,7 +5,7 @@ import torch
 
 from reference_models.gnmt.beam import beam_search
 from reference_models.gnmt.model import GNMT
-from reference_models.gnmt.tokenizer import BOS_ID, EOS_ID
+from reference_models.gnmt.tokenizer import BOS_ID, EOS_ID, PAD_ID
 
 
 def test_real_scale_parameter_count_equals_the_mlperf_reference():
@@ -34,6 +34,7 @@ def test_padding_does_not_change_a_sentences_logits():
 def test_attention_is_a_distribution_over_real_source_tokens():
     model = _tiny()
     src = torch.randint(4, 40, (6, 2))
+    src[3:, 1] = PAD_ID  # a batch's shorter sentence is padded after its end
     memory, projected, pad_mask = model.encode(src, torch.tensor([6, 3]))
     _, weights, _ = model.decoder(torch.full((2, 2), BOS_ID), memory, projected, pad_mask)
     torch.testing.assert_close(weights.sum(-1), torch.ones(2, 2))
