@@ -74,6 +74,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--precisions", nargs="+", choices=[c.value for c in Precision],
                    help="default: tf32 and amp (the published studies' \"FP32\" is TF32), fp32 with --device cpu; "
                    "fp32 is IEEE fp32")
+    p.add_argument("--paths", nargs="+", choices=["fast", "eager"], default=["fast"],
+                   help="fast: each model's measured fast path on CUDA (torch.compile, CUDA graphs: the default); "
+                   "eager: the plain eager step published eager tables measure; both: side by side, with a fast / "
+                   "eager table")
+    p.add_argument("--eager", action="store_true", help="the eager step alone: --paths eager")
     p.add_argument("--gpus", nargs="+", type=int, help="GPU counts (default: 1 and each power of two up to all)")
     p.add_argument("--repeats", type=int, default=3, help="measured windows per cell")
     p.add_argument("--window-s", type=float, default=3.0, help="aimed length of a window, seconds")
@@ -119,8 +124,11 @@ def plan(args: argparse.Namespace, available: int, device: str = "cuda") -> list
     counts = [1] if args.smoke else args.gpus or default_gpus(available)
     if device == "cuda" and max(counts) > available:
         raise ConfigError(f"--gpus {max(counts)} but this machine has {available} GPU(s); ask for at most {available}")
-    return [Cell(model, workload or None, precision, gpus) for gpus in counts for model, _, workload in entries
-            for precision in precisions(args, device)]
+    paths = ["eager"] if getattr(args, "eager", False) else list(getattr(args, "paths", None) or ["fast"])
+    if args.smoke or device != "cuda":
+        paths = ["fast"]  # a CPU run takes no fast path: the eager step either way
+    return [Cell(model, workload or None, precision, gpus, eager=path == "eager") for gpus in counts
+            for model, _, workload in entries for precision in precisions(args, device) for path in paths]
 
 
 def precisions(args: argparse.Namespace, device: str) -> list[str]:

@@ -40,10 +40,12 @@ class Cell:
     workload: Optional[str]
     precision: str
     gpus: int
+    eager: bool = False  # the plain eager step instead of the model's fast path (harness/fastpath.py)
 
     @property
     def name(self) -> str:
-        return "-".join([self.model] + ([self.workload] if self.workload else []) + [self.precision, f"{self.gpus}gpu"])
+        return "-".join([self.model] + ([self.workload] if self.workload else []) + [self.precision]
+                        + (["eager"] if self.eager else []) + [f"{self.gpus}gpu"])
 
     def step_s(self) -> float:
         amp, fp32 = entry(self.model).step_s
@@ -59,6 +61,8 @@ class Cell:
                f"device={device}", "progress=false", "tensorboard=false"] + ([] if seed is None else [f"seed={seed}"])
         if self.workload:
             out.append(f"model.workload={self.workload}")
+        if self.eager:
+            out.append("eager=true")
         if smoke:  # the debug preset (a model without one: its own defaults), one warm-up and one counted step
             debug = [f"+debug={self.model}"] if self.model in config.choices("debug") else []
             return out + debug + ["warmup_steps=1", "throughput_steps=1", "throughput_repeats=1", "telemetry=false"]

@@ -96,8 +96,9 @@ class HarnessConfig:
     <output_root>/runs/run-<run_id>_<model>)."""
     device: Device = Device.auto
     """auto, cpu or cuda."""
-    precision: Precision = Precision.fp32
-    """fp32, tf32, amp (fp16 autocast with a gradient scaler) or bf16; tf32 and amp need CUDA."""
+    precision: Optional[Precision] = None
+    """fp32, tf32, amp (fp16 autocast with a gradient scaler) or bf16; tf32 and amp need CUDA. null: on CUDA
+    the mixed precision the model's MLPerf reference trains in (amp for every model here), fp32 elsewhere."""
     master_weights: bool = False
     """amp/bf16: the weights themselves in fp16/bf16, fp32 copies in the optimizer."""
     ddp_bucket_mb: float = option(25.0, gt=0)
@@ -124,10 +125,15 @@ class HarnessConfig:
     (throughput_steps is then not used); null: throughput_steps steps a window. `python -m
     harness.bench` sets both, so a cell and a direct call given the same seconds measure windows of the
     same length."""
-    cuda_graph: bool = False
+    eager: bool = False
+    """CUDA: the plain eager step, as DeepLearningExamples' and Lambda's tables measure it: none of the
+    model's fast path (torch.compile, CUDA-graph capture; its ModelSpec's `fast`), which is otherwise the
+    default on CUDA (harness/fastpath.py)."""
+    cuda_graph: Optional[bool] = None
     """mode=throughput on one GPU: capture the step's forward and backward once in a CUDA graph and
     replay it (the optimizer runs eagerly after it): for models bound by launching small kernels
-    (harness/run/graph.py). A step that syncs with the host cannot be captured: the run says so."""
+    (harness/run/graph.py). null: the model's fast path decides (on CUDA, unless eager=true). A step that
+    cannot be captured falls back to the eager step, and the run says why."""
     clear_caches: bool = False
     """Drop the OS page cache before the run (needs root), as MLPerf submissions must."""
     progress: bool = True
@@ -234,11 +240,15 @@ def check(cfg: DictConfig) -> None:
             spec.task.quality.value(_plain(cfg.model.target), "model.target")
         except ValueError as err:
             raise ConfigError(str(err)) from None
-    if str(cfg.device) == "cpu":
+    if str(cfg.device) == "cpu" and cfg.precision is not None:
         check_device(cfg.precision, cuda=False, where=", not device=cpu")
     if cfg.get("cuda_graph"):
         _check_cuda_graph(cfg)
-    if cfg.master_weights and cfg.precision not in ("amp", "bf16"):
+    if cfg.get("eager") and cfg.get("cuda_graph"):
+        raise ConfigError("eager=true runs the plain step and cuda_graph=true captures it: choose one")
+    if cfg.master_weights and str(cfg.device) == "cpu" and cfg.precision is None:
+        raise ConfigError("master_weights=true keeps fp16 or bf16 weights: on device=cpu add precision=bf16")
+    if cfg.master_weights and cfg.precision is not None and cfg.precision not in ("amp", "bf16"):
         raise ConfigError(f"master_weights=true keeps fp16 or bf16 weights: use it with precision=amp or "
                           f"precision=bf16, not precision={cfg.precision}")
 

@@ -206,3 +206,15 @@ def test_without_a_gpu_the_default_matrix_is_fp32_not_cells_that_cannot_run():
     assert [c.precision for c in cells] == ["fp32"]
     asked = plan(_parser().parse_args(["--models", "ncf", "--precisions", "amp"]), available=0, device="cpu")
     assert [c.precision for c in asked] == ["amp"]  # asked for by name: it runs, and fails with its reason
+
+
+def test_the_fast_path_is_the_default_and_the_eager_step_runs_beside_it_when_asked():
+    fast = plan(_parser().parse_args(["--models", "tacotron2", "--gpus", "1"]), available=1)
+    assert [c.name for c in fast] == ["tacotron2-tf32-1gpu", "tacotron2-amp-1gpu"]
+    assert "eager=true" not in fast[0].overrides("cuda", smoke=False, window_s=3.0, warmup_s=3.0, repeats=3)
+    both = plan(_parser().parse_args(["--models", "tacotron2", "--gpus", "1", "--precisions", "amp", "--paths",
+                                      "fast", "eager"]), available=1)
+    assert [c.name for c in both] == ["tacotron2-amp-1gpu", "tacotron2-amp-eager-1gpu"]
+    assert "eager=true" in both[1].overrides("cuda", smoke=False, window_s=3.0, warmup_s=3.0, repeats=3)
+    eager = plan(_parser().parse_args(["--models", "tacotron2", "--gpus", "1", "--eager"]), available=1)
+    assert all(c.eager for c in eager)

@@ -22,13 +22,14 @@ from harness.interface.contract import (
     ThroughputBenchmark,
     scaled_learning_rate,
 )
+from harness.interface.fastpath import FastPath
 from harness.interface.options import Broken, Choice, CompileMode, LrScaling, ModelOptions, compile_kwargs, option
 from harness.interface.quality import Quality, QualityError, QualitySpec
 from harness.interface.schedule import EvalSchedule, ScheduleError
 from harness.interface.suite import SuiteEntry
 
 __all__ = [
-    "Benchmark", "Broken", "Choice", "CompileMode", "DataError", "EvalSchedule", "Logged", "LossTerms", "LrScaling", "MLPerfTask", "ModelOptions",
+    "Benchmark", "Broken", "Choice", "CompileMode", "DataError", "EvalSchedule", "FastPath", "Logged", "LossTerms", "LrScaling", "MLPerfTask", "ModelOptions",
     "ModelSpec", "Quality", "QualityError", "QualitySpec", "RunContext", "ScheduleError", "SuiteEntry",
     "ThroughputBenchmark", "compile_kwargs", "option", "scaled_learning_rate",
 ]

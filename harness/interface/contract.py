@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Protocol, Union
 
+from harness.interface.fastpath import FastPath
 from harness.interface.quality import Quality, QualitySpec
 from harness.interface.suite import CATEGORIES, OTHER, SuiteEntry
 
@@ -173,6 +174,8 @@ class ModelSpec:
     category: str = OTHER  # MLPerf's area, for the report's geometric means: harness.interface.suite.CATEGORIES
     metric: str = ""  # what eval_accuracy measures in tables and plots; "": the quality's name (task.quality.name)
     suite: Optional[SuiteEntry] = None  # its cells in `python -m harness.bench`; None: not in the suite
+    fast: FastPath = FastPath()  # its measured fast path on CUDA, taken by default there (harness/fastpath.py)
+    gpu_precision: str = "amp"  # the mixed precision its MLPerf reference trains in: the default on CUDA
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:

@@ -82,7 +82,9 @@ class RunRecord:
     device: str = ""
     platform: str = ""
     accelerator: str = ""  # system.json's accelerator_model_name: the GPU model, or CPU
-    precision: str = ""
+    precision: str = ""  # the grouping label: precision, "+master", then the path when not eager ("amp+graph")
+    path: str = ""  # the step that ran: "eager", "graph", "compile(reduce-overhead)", ... (harness/fastpath.py)
+    fallback: Optional[str] = None  # why the model's fast path fell back to the eager step, where it did
     global_batch_size: Optional[int] = None
     time_to_train_s: Optional[float] = None  # run_stop - run_start, from the logged times
     time_to_train_min: Optional[float] = None

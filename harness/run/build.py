@@ -26,10 +26,10 @@ from typing import Any, Callable, Optional
 import torch
 from omegaconf import DictConfig
 
-from harness import registry
+from harness import fastpath, registry
 from harness.errors import ConfigError
 from harness.interface import RunContext, ThroughputBenchmark
-from harness.run import distributed, seeding
+from harness.run import compile_guard, distributed, seeding
 from harness.run.distributed import SINGLE, World
 from harness.run.feed import Feed
 from harness.run.precision import PrecisionPolicy, policy
@@ -112,6 +112,10 @@ def build_run(cfg: DictConfig, ctx: RunContext, *, ddp: Optional[bool] = None, b
     parameters) and wrap the model in DDP: on several ranks, or as `ddp` says (a profiling script's
     world of one); `bucket_mb` (default cfg.ddp_bucket_mb) and `ddp_options` go to DDP."""
     spec = registry.get(str(cfg.model.name))
+    if cfg.get("precision") is None:  # a script's config that no command resolved (harness/fastpath.py)
+        fastpath.resolve(cfg, ctx.device.type == "cuda")
+    if ctx.device.type == "cuda" and "compile" in fastpath.path(cfg):
+        compile_guard.install()  # a compilation that fails runs eagerly, and the run says so
     precision = policy(str(cfg.precision), ctx.device)
     seeding.seed_everything(ctx.seed)
     bench = spec.build(ctx)

@@ -11,7 +11,7 @@ step a mel frame, ~100 kernels each, forward and backward), a replay launches th
 mode=throughput trains on one batch held on the device, so the batch's own tensors are the graph's
 inputs and nothing is copied into static buffers. A step that syncs with the host (.item(),
 nonzero, a host copy), or needs CUDA graphs of its own (model.compile_mode=reduce-overhead), cannot
-be captured: the run ends with one line that names the cause.
+be captured: the run goes on with the eager step and says why in one line and in result.json.
 
 torch.cuda.make_graphed_callables graphs a module's forward and backward too, but it refuses
 autocast's weight cache, which a step under amp would then pay for at every use of a weight (870
@@ -34,6 +34,10 @@ from harness.run.step import forward_backward, train_step, update
 EAGER_STEPS = 3
 
 
+class CaptureFailed(ConfigError):
+    """The step could not be captured; the message names the cause. The loop falls back to the eager step."""
+
+
 class CapturedStep:
     """A step whose forward and backward are a CUDA graph: call it as harness.run.step.train_step."""
 
@@ -45,7 +49,8 @@ class CapturedStep:
     @classmethod
     def capture(cls, run: BuiltRun, batch: Any, eager_steps: int = EAGER_STEPS) -> "CapturedStep":
         """Warm up on a side stream, capture one forward and backward of `batch` (the run's synthetic
-        batch, on the device) and replay it once. ConfigError when the run or its step cannot be graphed."""
+        batch, on the device) and replay it once. ConfigError when the run cannot be graphed, CaptureFailed when its step cannot
+        (its eager steps have trained by then)."""
         name, device = run.ctx.cfg.model.name, run.ctx.device
         if device.type != "cuda":
             raise ConfigError(f"cuda_graph=true needs a CUDA device and this run is on {device.type}: run it on a "
@@ -76,8 +81,8 @@ class CapturedStep:
         except Exception as err:
             cause = first[0] if first else err
             why = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
-            raise ConfigError(f"cuda_graph=true: model={name}'s step cannot be captured in a CUDA graph ({why}); "
-                              "run it without cuda_graph=true") from None
+            torch.cuda.synchronize(device)  # sync point (once): the broken capture's work is over
+            raise CaptureFailed(f"model={name}'s step cannot be captured in a CUDA graph ({why})") from None
         step = cls(graph, batch, loss.detach(), None if terms is None else {k: v.detach() for k, v in terms.items()},
                    samples, eager_steps + 1)
         step(run, batch)  # the first replay uploads the graph to the device: a warm-up step, not a window's

@@ -18,7 +18,7 @@ from typing import Optional
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from harness import registry
+from harness import fastpath, registry
 from harness.errors import ConfigError
 from harness.interface import DataError, ModelSpec
 from harness.observe import console, disk, host_load
@@ -27,7 +27,7 @@ from harness.results.record import ABORTED, FAILED, Failure, RunEnd, RunRecord
 from harness.run import distributed, seeding, threads
 from harness.run.distributed import World
 from harness.run.interrupts import shielded, signal_name
-from harness.run.launch import RankFailed, launch
+from harness.run.launch import RankFailed, launch, uses_cuda
 from harness.run.precision import precision_name
 
 log = logging.getLogger("harness.train")
@@ -37,6 +37,9 @@ def run_job(cfg: DictConfig) -> RunRecord:
     """One run in the run directory Hydra made for it; always leaves a result.json behind."""
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     world = distributed.from_environment()
+    # the precision and fast path the device gets (a rank of torchrun or srun decides for itself);
+    # an option on the command line wins over the model's fast path
+    fastpath.resolve(cfg, uses_cuda(cfg), given=HydraConfig.get().overrides.task)
     main_rank = world is None or world.is_main
     if world is not None and not world.is_main:
         console.setup_rank_logging(world.rank, run_dir)

@@ -29,6 +29,7 @@ from typing import Optional
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from harness import fastpath
 from harness.errors import ConfigError
 from harness.precisions import check_device
 from harness.observe import console
@@ -57,7 +58,8 @@ def check_resources(cfg: DictConfig) -> None:
     """Refuse, before anything starts, a run this host cannot hold."""
     if distributed.from_environment() is not None:
         return  # the outside launcher decided the layout
-    wants_cuda = _uses_cuda(cfg)
+    wants_cuda = uses_cuda(cfg)
+    fastpath.resolve(cfg, wants_cuda)  # the precision and fast path this host's device gets
     check_device(cfg.precision, wants_cuda, where=" and this host has none")  # device=auto without a GPU
     if cfg.get("cuda_graph") and not wants_cuda:
         raise ConfigError("cuda_graph=true captures CUDA work and this host has no GPU: run it on one, or leave "
@@ -100,11 +102,12 @@ def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Opti
     if str(cfg.device) == "auto" and not torch.cuda.is_available():
         log.info("no GPU on this host: gpus=%d runs %d CPU ranks (device=cpu, gloo)", cfg.gpus, cfg.gpus)
     log.info("world: %d rank(s) = %d node(s) x %d, device=%s (%s), precision=%s; per-rank logs in %s",
-             ranks, cfg.nodes, cfg.gpus, cfg.device, "nccl" if _uses_cuda(cfg) else "gloo", precision_name(cfg), run_dir)
+             ranks, cfg.nodes, cfg.gpus, cfg.device, "nccl" if uses_cuda(cfg) else "gloo", precision_name(cfg), run_dir)
     return _run_elastic(cfg, run_dir, data_dir, record, host_load)
 
 
-def _uses_cuda(cfg: DictConfig) -> bool:
+def uses_cuda(cfg: DictConfig) -> bool:
+    """The run's ranks train on CUDA devices: device=cuda, or auto on a host whose PyTorch sees a GPU."""
     return str(cfg.device) == "cuda" or (str(cfg.device) == "auto" and torch.cuda.is_available())
 
 

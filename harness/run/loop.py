@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator, Optional
 
 import torch
+from omegaconf import open_dict
 
 from harness.interface import EvalSchedule, Quality, QualitySpec
 from harness.interface.gather import broadcast_buffers
@@ -30,7 +31,7 @@ from harness.observe.hooks import EpochStats, Hook, StepDone
 from harness.results.record import ABORTED, FAILED, SUCCESS, Epoch, Evaluation, Failure
 from harness.run.build import BuiltRun, device_sync
 from harness.run.distributed import sum_over_ranks
-from harness.run.graph import CapturedStep
+from harness.run.graph import EAGER_STEPS, CaptureFailed, CapturedStep
 from harness.run.step import Step, train_step
 from harness.run.mlperf_log import TRACKED_STATS, C, MLPerfLog
 
@@ -58,6 +59,7 @@ class LoopResult:
     counted_seconds: float = 0.0  # this rank's training seconds of the same steps
     warmup_steps: Optional[int] = None  # mode=throughput: the steps the warm-up ran
     window_steps: Optional[int] = None  # mode=throughput: the steps of each window
+    fallback: Optional[str] = None  # why a fast path fell back to the eager step (capture)
 
     @property
     def epochs_to_converge(self) -> Optional[float]:
@@ -264,6 +266,7 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
     the capture trains count as warm-up), and the timed warm-up and the windows replay it."""
     batch = run.synthetic_batch()
     step: Step = train_step
+    fallbacks: list[str] = []
     windows: list[Epoch] = []
     kept: list[EpochStats] = []
     timed = warmup_s is not None or window_s is not None
@@ -278,8 +281,15 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
             warmup.close()
         ran = warmup_steps
         if run.ctx.cfg.get("cuda_graph"):
-            captured = CapturedStep.capture(run, batch)  # the steps it trains are warm-up steps too
-            step, ran = captured, ran + captured.warmup_steps
+            try:
+                captured = CapturedStep.capture(run, batch)  # the steps it trains are warm-up steps too
+                step, ran = captured, ran + captured.warmup_steps
+            except CaptureFailed as err:  # never a failed run for a failed optimisation
+                log.warning("warning: %s: the eager step runs instead", err)
+                fallbacks.append(str(err))
+                ran += EAGER_STEPS
+                with open_dict(run.ctx.cfg):
+                    run.ctx.cfg.cuda_graph = False  # the record names the path that ran
         if timed:
             step_times: list[float] = []
             more = EpochTraining(run, 0, _timed(batch, t0, warmup_s or 0.0, step_times, run, agree), hooks, None,
@@ -305,7 +315,8 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
         return _ended(FAILED, windows, [], kept, reason=str(err), error=Failure("NonFiniteLoss", str(err), err.rank))
     finally:
         hooks.after_run()
-    return replace(_ended(SUCCESS, windows, [], kept), warmup_steps=ran, window_steps=steps)
+    return replace(_ended(SUCCESS, windows, [], kept), warmup_steps=ran, window_steps=steps,
+                   fallback="; ".join(fallbacks) or None)
 
 
 # The timed warm-up ends once its last SETTLED_STEPS steps agree within SETTLED_SPREAD: the first steps

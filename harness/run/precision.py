@@ -10,6 +10,7 @@ import torch
 
 
 from harness.errors import ConfigError
+from harness.fastpath import label
 from harness.precisions import check_device
 from harness.run.master_weights import MasterWeights
 
@@ -50,7 +51,7 @@ def policy(name: str, device: torch.device) -> PrecisionPolicy:
 
 
 def precision_name(cfg) -> str:
-    """The name runs are grouped by: "amp+master" when the weights themselves are fp16, "+graph" after
-    it when the step is replayed from a CUDA graph (cuda_graph=true): neither is the plain step."""
-    name = f"{cfg.precision}+master" if cfg.get("master_weights") else str(cfg.precision)
-    return f"{name}+graph" if cfg.get("cuda_graph") else name
+    """The name runs are grouped by (harness.fastpath.label): the precision, "+master" when the weights
+    themselves are fp16, then the path that ran when it is not the eager step ("amp+graph",
+    "amp+compile(reduce-overhead)"): none of them is the plain step."""
+    return label(cfg)

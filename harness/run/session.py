@@ -20,7 +20,7 @@ import torch
 import torch.distributed as dist
 from omegaconf import DictConfig, OmegaConf
 
-from harness import registry
+from harness import fastpath, registry
 from harness.interface import EvalSchedule, Logged, ModelSpec
 from harness.observe import disk, heartbeat
 from harness.observe.board import BoardHook
@@ -33,7 +33,7 @@ from harness.observe.progress import Progress
 from harness.observe.watchers import Observers, Placement, open_observers
 from harness.results.record import FAILED, SUCCESS, Evaluation, RunRecord
 from harness.results.record import versions as software_versions
-from harness.run import distributed, peers, threads
+from harness.run import compile_guard, distributed, peers, threads
 from harness.run.build import BuiltRun, build_run, clear_page_cache, context_for, device_sync, pick_device
 from harness.run.distributed import SINGLE, World
 from harness.run.interrupts import shielded, signal_name
@@ -206,7 +206,7 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
         median = statistics.median(windows) if windows and loop.status == SUCCESS else None
         base = replace(base, warmup_steps=loop.warmup_steps if loop.warmup_steps is not None else base.warmup_steps,
                        throughput_steps=loop.window_steps)
-        return _record(base, loop, ttt_s=None, throughput=median)
+        return _record(base, loop, ttt_s=None, throughput=median, cfg=cfg)
 
     task = spec.task
     assert task is not None  # config.check refuses mode=train for a throughput-only model
@@ -227,13 +227,15 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
     if findings is not None:
         base = replace(base, data_findings=findings())
     return _record(base, replace(loop, reason=reason), ttt_s=(run_stop - held.run_start) / 1000.0,
-                   throughput=meter.throughput(), mlperf=mlperf)
+                   throughput=meter.throughput(), mlperf=mlperf, cfg=cfg)
 
 
 def _record(base: RunRecord, loop: LoopResult, *, ttt_s: Optional[float], throughput: Optional[float],
-            mlperf: Optional[MLPerfLog] = None) -> RunRecord:
+            mlperf: Optional[MLPerfLog] = None, cfg: Optional[DictConfig] = None) -> RunRecord:
+    fell_back = [*([loop.fallback] if loop.fallback else []), *compile_guard.failures()]
+    named = {} if cfg is None else {"precision": precision_name(cfg), "path": fastpath.path(cfg)}  # what ran
     return replace(
-        base, status=loop.status, time_to_train_s=ttt_s, throughput=throughput, epochs=loop.epochs,
+        base, **named, fallback="; ".join(fell_back) or None, status=loop.status, time_to_train_s=ttt_s, throughput=throughput, epochs=loop.epochs,
         epochs_to_converge=loop.epochs_to_converge, reason=loop.reason, error=loop.error,
         mlperf_log=str(mlperf.path) if mlperf is not None and mlperf.path else None,
         evals=tuple(Evaluation(e.epoch, e.quality) for e in loop.evals),

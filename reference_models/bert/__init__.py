@@ -4,7 +4,7 @@ reference_models.bert_base and reference_models.bert_large; this package holds w
 
     python -m harness.train model=bert_large mode=throughput precision=amp
 """
-from harness.interface import ModelSpec, SuiteEntry
+from harness.interface import FastPath, ModelSpec, SuiteEntry
 from harness.interface.suite import LANGUAGE
 from reference_models.bert.options import BertOptions
 
@@ -17,4 +17,7 @@ def build(ctx):
 
 def spec(name: str, summary: str, suite: SuiteEntry) -> ModelSpec:
     return ModelSpec(name=name, options=BertOptions, sample_unit="sequences", build=build, summary=summary,
-                     category=LANGUAGE, suite=suite)
+                     category=LANGUAGE, suite=suite,
+                     # Inductor fuses each layer's elementwise work between the matmuls; the replay
+                     # drops the launches of the 24 layers' remaining kernels
+                     fast=FastPath(options=("compile=true",), cuda_graph=True, measured="docs/benchmarks/fast_path_2026-12-01.md"))

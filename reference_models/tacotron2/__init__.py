@@ -3,7 +3,7 @@ conf/model/tacotron2.yaml.
 
     python -m harness.train model=tacotron2 mode=throughput precision=amp
 """
-from harness.interface import ModelSpec, SuiteEntry
+from harness.interface import FastPath, ModelSpec, SuiteEntry
 from harness.interface.suite import SPEECH
 from reference_models.tacotron2.options import Tacotron2Options
 
@@ -16,4 +16,6 @@ def build(ctx):
 
 SPEC = ModelSpec(name="tacotron2", options=Tacotron2Options, sample_unit="mel frames", build=build,
                  summary="Tacotron 2 text-to-mel on LJSpeech shapes, mel frames/s", category=SPEECH,
-                 suite=SuiteEntry(step_s=(0.55, 0.80)))  # ~870 decoder steps of small kernels
+                 suite=SuiteEntry(step_s=(0.55, 0.80)),  # ~870 decoder steps of small kernels
+                 # the decoder launches ~100 small kernels a mel frame: one replay launches them all
+                 fast=FastPath(cuda_graph=True, measured="docs/benchmarks/fast_path_2026-12-01.md"))

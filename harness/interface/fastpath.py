@@ -1,0 +1,42 @@
+"""The fastest path a model has been measured to train correctly on a GPU, declared next to the model.
+
+On a fast GPU an eager step of a small-kernel model is bound by Python and kernel launches, and a
+table of such steps measures the host (amp "slower" than tf32). Each model names, in its ModelSpec,
+the path that measured fastest on an H200 while its losses followed the eager step's: its own options
+that turn torch.compile on (and its mode), and whether mode=throughput's forward and backward are
+captured once in a CUDA graph and replayed (harness/run/graph.py). On CUDA the harness takes it by
+default (harness/fastpath.py), falls back to the eager step in one line when it cannot, and names the
+path that ran in every record ("amp+graph", "amp+compile(reduce-overhead)"); `eager=true` gives the
+plain eager step that published eager tables measure.
+
+    python -c "from harness import registry; print([(s.name, s.fast) for s in registry.models()])"
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FastPath:
+    """A model's measured fast path on CUDA; the default FastPath() is the eager step."""
+
+    options: tuple[str, ...] = ()  # "key=value" of the model's own options (model.<key>), e.g. "compile=true"
+    cuda_graph: bool = False  # mode=throughput, one GPU: forward and backward replayed from a CUDA graph
+    train: bool = True  # the options apply in mode=train too (a step of static shapes); the graph never does
+    measured: str = ""  # where the side-by-side measurement that chose it is written down
+
+    def __post_init__(self) -> None:
+        for item in self.options:
+            key, sep, value = item.partition("=")
+            if not sep or not key or not value or "." in key:
+                raise ValueError(f"FastPath.options item {item!r}: write it as key=value of one of the model's "
+                                 "own options (compile=true)")
+
+    @property
+    def eager(self) -> bool:
+        """The model declares no fast path: its step runs as written."""
+        return not self.options and not self.cuda_graph
+
+    def settings(self) -> dict[str, str]:
+        """The options as {key: value text}."""
+        return dict(item.split("=", 1) for item in self.options)  # type: ignore[misc]

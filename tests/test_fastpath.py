@@ -1,0 +1,82 @@
+"""The precision and fast path a run gets once its device is known (harness/fastpath.py), and what
+each model declares (ModelSpec.fast)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from harness import registry
+from harness.config import compose
+from harness.fastpath import label, path, resolve
+from harness.interface import FastPath
+from tests.helpers import run_cli
+
+
+def _resolved(argv: list[str], cuda: bool) -> object:
+    cfg = compose(argv)
+    resolve(cfg, cuda, argv)
+    return cfg
+
+
+def test_a_run_left_without_a_precision_trains_in_mixed_precision_on_cuda_and_fp32_on_a_cpu():
+    assert _resolved(["model=resnet"], cuda=True).precision == "amp"
+    assert _resolved(["model=resnet"], cuda=False).precision == "fp32"
+    assert _resolved(["model=resnet", "precision=fp32"], cuda=True).precision == "fp32"  # a value away
+
+
+def test_on_cuda_each_model_takes_its_declared_fast_path_and_names_it():
+    assert label(_resolved(["model=tacotron2", "mode=throughput"], cuda=True)) == "amp+graph"
+    assert label(_resolved(["model=txl_base", "mode=throughput", "precision=tf32"], cuda=True)) \
+        == "tf32+compile(reduce-overhead)"
+    assert label(_resolved(["model=bert_large", "mode=throughput"], cuda=True)) == "amp+compile+graph"
+    assert label(_resolved(["model=ncf", "mode=throughput"], cuda=True)) == "amp"  # declares none: eager
+
+
+def test_eager_is_one_switch_and_a_cpu_never_takes_a_fast_path():
+    eager = _resolved(["model=bert_large", "mode=throughput", "eager=true"], cuda=True)
+    assert path(eager) == "eager" and label(eager) == "amp" and eager.model.compile is False
+    cpu = _resolved(["model=bert_large", "mode=throughput"], cuda=False)
+    assert path(cpu) == "eager" and cpu.cuda_graph is False
+
+
+def test_an_option_given_on_the_command_line_wins_over_the_fast_path():
+    cfg = _resolved(["model=txl_base", "mode=throughput", "model.compile_mode=default"], cuda=True)
+    assert path(cfg) == "compile"
+    cfg = _resolved(["model=tacotron2", "mode=throughput", "cuda_graph=false"], cuda=True)
+    assert path(cfg) == "eager"
+
+
+def test_training_takes_the_fast_paths_options_only_where_the_model_says_its_shapes_are_static():
+    resnet = _resolved(["model=resnet"], cuda=True)  # a fixed crop size
+    assert path(resnet) == "compile" and resnet.model.channels_last is True and resnet.cuda_graph is False
+    transformer = _resolved(["model=transformer"], cuda=True)  # batches cut by tokens: many shapes
+    assert path(transformer) == "eager"
+    assert path(_resolved(["model=gnmt", "mode=throughput", "gpus=2"], cuda=True)) == "eager"  # a graph: one GPU
+
+
+@pytest.mark.parametrize("spec", registry.models(), ids=lambda s: s.name)
+def test_every_declared_fast_path_composes_as_the_models_own_options(spec):
+    """A fast path names options the model has, with values its bounds accept."""
+    mode = ["mode=throughput"] if spec.throughput_only or not spec.fast.train else []
+    cfg = compose([f"model={spec.name}", *mode, *(f"model.{o}" for o in spec.fast.options)])
+    for key, value in spec.fast.settings().items():
+        assert str(cfg.model[key]).lower() == value.lower()
+
+
+def test_a_fast_path_written_wrongly_is_refused_where_it_is_declared():
+    with pytest.raises(ValueError, match="key=value"):
+        FastPath(options=("model.compile=true",))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="a CUDA-graph capture needs a CUDA device")
+def test_a_fast_path_that_cannot_be_captured_falls_back_to_eager_in_one_line_and_the_cell_succeeds(tmp_path):
+    out = run_cli("harness.bench", "--models", "syncing", "--precisions", "fp32", "--gpus", "1", "--window-s",
+                  "0.3", "--warmup-s", "0.3", "--repeats", "2", "--out", str(tmp_path / "b"), cwd=tmp_path,
+                  env={"HARNESS_MODELS": "tests.models.syncing"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    (cell,) = [json.loads(line) for line in (tmp_path / "b" / "bench.jsonl").read_text().splitlines()]
+    assert cell["status"] == "success" and cell["precision"] == "fp32"  # the path that ran: eager
+    result = json.loads((tmp_path / "b" / "runs" / "syncing-fp32-1gpu" / "result.json").read_text())
+    assert result["path"] == "eager" and "cannot be captured in a CUDA graph" in result["fallback"]
