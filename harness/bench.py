@@ -16,8 +16,9 @@ windows of the same seconds); its result.json lands in OUT/runs/<cell>/. The def
 tf32 and amp (fp32 on a CPU): the "FP32" of the studies the suite reproduces is TF32
 (docs/gpu_suite.md); --precisions fp32 adds IEEE fp32.
 A cell that fails is recorded as failed (a result.json with the reason) and the matrix goes on.
-OUT/bench.jsonl gets one line per cell; results.md, throughput.csv, scaling.csv, precision.csv and
-the charts are rebuilt from every run under OUT (harness/results/bench_tables.py). Exit status: 0 when
+OUT/bench.jsonl gets one line per cell; results.md, throughput.csv, scaling.csv, precision.csv,
+fast_path.csv, the charts and results.html (all of them as one page) are rebuilt from every run
+under OUT (harness/results/bench_tables.py). Exit status: 0 when
 every cell succeeded, 1 when any failed, 2 for a bad option, 3 when the budget stopped the matrix,
 130 when interrupted (Ctrl-C ends the running cells' processes).
 """

@@ -9,5 +9,6 @@ world sizes and precisions), platforms / comparison (platform A against B), cate
 (mode=throughput results), collect (the whole report), render / sections / export / plots (its outputs),
 record (a run's own result.json, written by the run). How sure each figure is: confidence (intervals,
 verdicts, runs to resolve), chances (what the epoch spreads make likely), cost (prices, cost and energy
-per run), decision (their sections of the report), html (the report as one page).
+per run), decision (their sections of the report), html (the report as one page). labels (a precision
+label's base precision and path), bench_tables and bench_page (harness.bench's tables and its page).
 """

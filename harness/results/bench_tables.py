@@ -1,19 +1,24 @@
 """The GPU benchmark suite's summary: from the throughput runs under a bench folder, the throughput
-table (median and spread per model, precision and GPU count), the two derived views (scaling
+table (median and spread per model, precision and GPU count), the three derived views (scaling
 efficiency per model and its mean; each precision's gain over tf32 per model and its mean, over
-fp32 for a model that ran no tf32, each gain saying which) as
-Markdown and CSV tables and bar charts, under the machine, driver, torch and command that made them.
+fp32 for a model that ran no tf32, each gain saying which, on like paths; each fast path over the
+eager step of its cell) as Markdown and CSV tables and bar charts, under the machine, driver, torch
+and command that made them, and all of it as one HTML page (harness/results/bench_page.py).
 
     python -m harness.bench --tables-only --out outputs/bench/<run>     # rebuild them from the runs
 """
 from __future__ import annotations
 
 import csv
+import io
 import math
+import os
 import statistics
+import tempfile
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
+from harness.results import bench_page
 from harness.results import throughput as tp
 from harness.results.render import markdown_table
 
@@ -51,28 +56,44 @@ def _fmt(v: Optional[float], spec: str = ".3f") -> str:
 
 def summarise(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], out_dir: Path,
               order: Sequence[str] = ()) -> list[Path]:
-    """Write results.md, throughput.csv, scaling.csv, precision.csv, scaling.png and precision.png;
+    """Write results.md, throughput.csv, scaling.csv, precision.csv, fast_path.csv, their charts
+    (scaling.png, precision.png, fast_path.png) and results.html, each file replaced in one step;
     models in `order` first, in that order."""
     out_dir.mkdir(parents=True, exist_ok=True)
     rank = {m: i for i, m in enumerate(order)}
     gs = sorted(tp.groups(runs), key=lambda g: (rank.get(g.model, len(rank)), g.model, g.workload, g.precision,
                                                 g.world_size))
-    scalings, gains = tp.scaling(gs), tp.precision_gains(gs, BASELINES)
-    head, rows = tp.table_rows(gs)
-    head, rows = head + ["windows (spread)"], [row + [window_spread(g, runs)] for row, g in zip(rows, gs)]
-    written = [_csv(out_dir / "throughput.csv", head, rows)]
-    s_head, s_rows = tp.scaling_rows(scalings)
-    g_head, g_rows = gain_rows(gains)
-    written += [_csv(out_dir / "scaling.csv", s_head, s_rows), _csv(out_dir / "precision.csv", g_head, g_rows)]
-    lines = [f"# GPU benchmark suite: {meta.get('machine', '?')}", "",
-             f"Date {meta.get('date', '?')}; host {meta.get('host', '?')} ({meta.get('cpu', '?')}); driver "
-             f"{meta.get('driver') or 'n/a'}; torch {meta.get('torch', '?')}, CUDA {meta.get('cuda') or 'n/a'}, "
-             f"cuDNN {meta.get('cudnn') or 'n/a'}; Python {meta.get('python', '?')}.", "",
-             f"Command: `{meta.get('command', '?')}`", "",
-             f"{meta.get('cells_run', 0)} cells, {meta.get('cells_failed', 0)} failed, {meta.get('minutes', 0):.1f} min "
+    scalings, gains, fast = tp.scaling(gs), tp.precision_gains(gs, BASELINES), tp.fast_vs_eager(gs)
+    head, rows = tp.table_rows(gs)  # its last column, the windows' range, is said again with their spread
+    head, rows = head[:-1] + ["windows (spread)"], [row[:-1] + [window_spread(g, runs)] for row, g in zip(rows, gs)]
+    tables = {"throughput.csv": (head, rows), "scaling.csv": tp.scaling_rows(scalings),
+              "precision.csv": gain_rows(gains), "fast_path.csv": tp.fast_rows(fast)}
+    charts = _charts(scalings, gains, fast)
+    body = _sections(runs, meta, tables, scalings, gains, fast, charts)
+    files: dict[str, Union[str, bytes]] = {name: _csv(*table) for name, table in tables.items()}
+    files["results.md"] = "\n".join(_heading(meta)) + "\n" + body
+    files.update(charts)
+    files["results.html"] = bench_page.page(meta, body, charts)  # last: a page beside its tables
+    return [_replace(out_dir / name, data) for name, data in files.items()]
+
+
+def _heading(meta: dict[str, Any]) -> list[str]:
+    return [f"# GPU benchmark suite: {meta.get('machine', '?')}", "",
+            f"Date {meta.get('date', '?')}; host {meta.get('host', '?')} ({meta.get('cpu', '?')}); driver "
+            f"{meta.get('driver') or 'n/a'}; torch {meta.get('torch', '?')}, CUDA {meta.get('cuda') or 'n/a'}, "
+            f"cuDNN {meta.get('cudnn') or 'n/a'}; Python {meta.get('python', '?')}.", "",
+            f"Command: `{meta.get('command', '?')}`", ""]
+
+
+def _sections(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], tables: dict[str, tuple[list[str], list[list[str]]]],
+              scalings: Sequence[tp.Scaling], gains: Sequence[tp.PrecisionGain], fast: Sequence[tp.FastGain],
+              charts: dict[str, bytes]) -> str:
+    """The Markdown both results.md and results.html hold: the cells, then one section per view."""
+    lines = [f"{meta.get('cells_run', 0)} cells, {meta.get('cells_failed', 0)} failed, {meta.get('minutes', 0):.1f} min "
              f"of cell time; each cell a `python -m harness.train ... mode=throughput` run: warm-up steps left out, "
              f"then repeated windows; the median window is the cell's throughput.", "",
-             "## Throughput", "", markdown_table(head, rows), ""]
+             "## Throughput", "", markdown_table(*tables["throughput.csv"]), ""]
+    s_head, s_rows = tables["scaling.csv"]
     lines += ["## Scaling efficiency (speed-up / GPUs)", "",
               markdown_table(s_head, s_rows) if s_rows else "(no model ran on two GPU counts)", ""]
     for key, members in _by(scalings, lambda s: (s.precision, s.base_world, s.world)).items():
@@ -80,8 +101,11 @@ def summarise(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], out_dir: P
         if mean is None:
             continue  # no pair of the group measured: nothing to average
         lines.append(f"- mean efficiency, {key[0]}, {key[2]} vs {key[1]} GPUs: {_fmt(mean)} over {len(members)} models")
-    lines += ["", "![scaling efficiency](scaling.png)" if scalings else "", "",
+    g_head, g_rows = tables["precision.csv"]
+    lines += ["", _chart_line("scaling.png", charts), "",
               "## Precision gain over tf32 (over fp32 where a model ran no tf32)", "",
+              "On the same path: a fast step against the baseline's fast step (amp+graph / tf32+graph), an eager "
+              "one against the eager baseline.", "",
               markdown_table(g_head, g_rows) if g_rows else "(no model ran in tf32 or fp32 and another precision)", ""]
     for key, members in _by(gains, lambda p: (p.precision, p.baseline, p.world_size)).items():
         mean, geo = means([p.ratio for p in members])
@@ -89,15 +113,31 @@ def summarise(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], out_dir: P
             continue
         lines.append(f"- mean {key[0]} / {key[1]} on {key[2]} GPU(s): {_fmt(mean)}x (geometric {_fmt(geo)}x) over "
                      f"{len(members)} models")
-    lines += ["", "![precision gain](precision.png)" if gains else "", ""]
+    f_head, f_rows = tables["fast_path.csv"]
+    lines += ["", _chart_line("precision.png", charts), "",
+              "## Fast path vs eager", "",
+              "Each fast path's median over the eager step's median of the same model, GPUs and precision.", "",
+              markdown_table(f_head, f_rows) if f_rows else "(no cell ran both a fast path and its eager step)", ""]
+    for key, members in _by(fast, lambda f: (f.path, f.base, f.world_size)).items():
+        mean, geo = means([f.ratio for f in members])
+        if mean is not None:
+            lines.append(f"- mean {key[1]}+{key[0]} / {key[1]} on {key[2]} GPU(s): {_fmt(mean)}x (geometric "
+                         f"{_fmt(geo)}x) over {len(members)} models")
+    lines += ["", _chart_line("fast_path.png", charts), ""]
+    fell_back = [r for r in runs if r.fallback]
+    if fell_back:
+        lines += ["## Fell back to the eager step", ""] + [
+            f"- {tp.label(r.workload, r.model)} {r.precision} {r.world_size} GPU(s): {r.fallback} ({r.path})"
+            for r in fell_back] + [""]
     failed = [r for r in runs if r.status != "success"]
     if failed:
         lines += ["## Failed cells", ""] + [f"- {tp.label(r.workload, r.model)} {r.precision} {r.world_size} GPU(s): "
                                             f"{r.reason or 'no reason recorded'} ({r.path})" for r in failed] + [""]
-    (out_dir / "results.md").write_text("\n".join(lines))
-    written.append(out_dir / "results.md")
-    written += _charts(scalings, gains, out_dir)
-    return written
+    return "\n".join(lines)
+
+
+def _chart_line(name: str, charts: dict[str, bytes]) -> str:
+    return f"![{CAPTIONS[name]}]({name})" if name in charts else ""
 
 
 def gain_rows(gains: Sequence[tp.PrecisionGain]) -> tuple[list[str], list[list[str]]]:
@@ -114,22 +154,43 @@ def _by(items, key) -> dict[tuple, list]:
     return dict(sorted(out.items(), key=lambda kv: str(kv[0])))
 
 
-def _csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows(rows)
+def _csv(header: list[str], rows: list[list[str]]) -> str:
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(header)
+    writer.writerows(rows)
+    return text.getvalue()
+
+
+def _replace(path: Path, data: Union[str, bytes]) -> Path:
+    """Write the file in one step (a temporary file beside it, then a rename): a reader, or the page's
+    browser, never sees half a table."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        os.chmod(tmp, 0o644)  # mkstemp's file is its owner's alone; a table is for anyone who may read the folder
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
 
-def _charts(scalings: Sequence[tp.Scaling], gains: Sequence[tp.PrecisionGain], out_dir: Path) -> list[Path]:
-    """Bar charts of the two views, one bar per model and series, the mean as a dashed line."""
+CAPTIONS = {"scaling.png": "scaling efficiency", "precision.png": "precision gain",
+            "fast_path.png": "fast path over eager"}
+
+
+def _charts(scalings: Sequence[tp.Scaling], gains: Sequence[tp.PrecisionGain],
+            fast: Sequence[tp.FastGain]) -> dict[str, bytes]:
+    """Bar charts of the three views as PNG: scaling and precision one bar per model and series, the mean
+    as a dashed line; fast path vs eager one bar per row of its table."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display
     import matplotlib.pyplot as plt
 
-    written = []
+    charts = {}
     for name, items, series, value, ideal, ylabel in (
         ("scaling.png", scalings, lambda s: f"{s.precision}, {s.world} vs {s.base_world} GPUs",
          lambda s: s.efficiency, 1.0, "scaling efficiency (speed-up / GPUs)"),
@@ -155,7 +216,35 @@ def _charts(scalings: Sequence[tp.Scaling], gains: Sequence[tp.PrecisionGain], o
         ax.set_ylabel(ylabel)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        fig.savefig(out_dir / name, dpi=110)
+        png = io.BytesIO()
+        fig.savefig(png, format="png", dpi=110)
         plt.close(fig)
-        written.append(out_dir / name)
-    return written
+        charts[name] = png.getvalue()
+    if fast:
+        charts["fast_path.png"] = _fast_chart(fast, plt)
+    return charts
+
+
+def _fast_chart(fast: Sequence[tp.FastGain], plt) -> bytes:
+    """One horizontal bar per model, GPUs and path, its ratio written at its end, coloured by path, with
+    the eager step's 1.0 as a line: paths differ from model to model, so a bar per model and series
+    would be mostly gaps."""
+    paths = list(dict.fromkeys(f.path for f in fast))
+    fig, ax = plt.subplots(figsize=(7.5, 1.4 + 0.32 * len(fast)))
+    named: set[str] = set()  # each path once in the legend
+    for y, f in enumerate(fast):
+        ax.barh(y, f.ratio or 0.0, color=f"C{paths.index(f.path)}", label=None if f.path in named else f.path)
+        named.add(f.path)
+        if f.ratio is not None:
+            ax.text(f.ratio, y, f" {f.ratio:.2f}x", va="center", fontsize=8)
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.set_yticks(range(len(fast)), [f"{_name(f)}, {f.base}, {f.world_size} GPU(s)" for f in fast], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max((f.ratio or 0.0) for f in fast) * 1.15 + 0.05)
+    ax.set_xlabel("fast path's throughput over the eager step's (1 = eager)")
+    ax.legend(fontsize=7, title="path", title_fontsize=7)
+    fig.tight_layout()
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110)
+    plt.close(fig)
+    return png.getvalue()

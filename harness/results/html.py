@@ -8,9 +8,11 @@ inline and printable (figures and table rows are kept whole across pages).
 
 The page is built from the report's own Markdown (harness.results.sections and decision, or
 comparison.render_compare), so it holds the same sections. That Markdown is a small known subset (##
-headings, pipe tables with escaped bars, - bullets, lines of text), converted here line by line: a
+headings, pipe tables with escaped bars, - bullets, lines of text, and `![caption](chart.png)` lines
+naming a chart the caller hands over, drawn where the line stands), converted here line by line: a
 general Markdown library would read `*` and `_` in log paths and platform names as emphasis and pass
-raw HTML in log content through, where every cell here is escaped text.
+raw HTML in log content through, where every cell here is escaped text. harness.bench's page
+(harness/results/bench_page.py) is built from the same pieces.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import html
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 Figures = Union[Sequence[Path], Callable[[Path], list[Path]]]
 
@@ -52,6 +54,7 @@ tr { break-inside: avoid; page-break-inside: avoid; }
 }
 """
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+IMAGE = re.compile(r"^!\[([^\]]*)\]\(([^()\s]+)\)$")  # a chart's line: ![caption](name.png)
 NUMBER = re.compile(r"^[<>~]?-?[\d,.]+(e[-+]?\d+)?(x|%|s| min| kJ| W)?( \(d\))?$")
 HEADLINES = ("compare.png", "speedup.png", "time_to_train.png", "quality.png")
 CAPTIONS = {
@@ -81,14 +84,19 @@ def _cell(text: str, tag: str = "td") -> str:
     return f"<{tag}{cls}>{inner}</{tag}>"
 
 
-def markdown_to_html(text: str) -> str:
-    """The report's Markdown subset as HTML: headings, tables, bullets and lines, every text escaped."""
+def markdown_to_html(text: str, images: Optional[Mapping[str, str]] = None) -> str:
+    """The report's Markdown subset as HTML: headings, tables, bullets and lines, every text escaped; a
+    `![caption](name)` line whose name is in `images` ({name: data URI}) is that figure."""
     out: list[str] = []
     lines = text.splitlines()
     i, title = 0, ""
     while i < len(lines):
         line = lines[i]
-        if line.startswith("## "):
+        image = IMAGE.match(line.strip())
+        if image and image.group(2) in (images or {}):
+            out.append(_figure(image.group(2), (images or {})[image.group(2)], caption=image.group(1)))
+            i += 1
+        elif line.startswith("## "):
             title = line[3:].strip()
             out.append(f'<h2 id="{_slug(title)}">{html.escape(title)}</h2>')
             i += 1
@@ -143,14 +151,17 @@ def _encode(paths: Sequence[Path]) -> list[tuple[str, str]]:
     return out
 
 
-def _figure(name: str, uri: str, headline: bool = False) -> str:
-    caption = CAPTIONS.get(name, name)
+def _figure(name: str, uri: str, headline: bool = False, caption: Optional[str] = None) -> str:
+    caption = caption or CAPTIONS.get(name, name)
     cls = ' class="headline"' if headline else ""
     return (f'<figure{cls} data-plot="{html.escape(name, quote=True)}"><img src="{uri}" alt="{html.escape(caption)}">'
             f"<figcaption>{html.escape(name)}: {html.escape(caption)}</figcaption></figure>")
 
 
-def page(title: str, paths: Sequence[str], figures: Figures, verdicts: Sequence[str], markdown: str) -> str:
+def page(title: str, paths: Sequence[str], figures: Figures, verdicts: Sequence[str], markdown: str,
+         images: Optional[Mapping[str, str]] = None, css: str = "") -> str:
+    """The page: the title, the paths it reads, the headline figure, the verdicts, the other figures,
+    then the Markdown's sections (with `images` drawn where their lines stand); `css` after the styles."""
     figs = _figures(figures)
     figs.sort(key=lambda f: HEADLINES.index(f[0]) if f[0] in HEADLINES else len(HEADLINES))
     parts = [f"<h1>{html.escape(title)}</h1>"]
@@ -164,12 +175,12 @@ def page(title: str, paths: Sequence[str], figures: Figures, verdicts: Sequence[
     if len(figs) > 1:
         parts.append('<h2 id="plots">Plots</h2><div class="plots">' + "".join(_figure(*f) for f in figs[1:])
                      + "</div>")
-    parts.append(markdown_to_html(markdown))
+    parts.append(markdown_to_html(markdown, images))
     body = "\n".join(parts)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{html.escape(title)}</title><style>{CSS}</style></head>\n<body><main>\n{body}\n</main></body></html>\n")
+            f"<title>{html.escape(title)}</title><style>{CSS}{css}</style></head>\n<body><main>\n{body}\n</main></body></html>\n")
 
 
 def report_page(report: Any, markdown: str, figures: Figures, paths: Sequence[str]) -> str:

@@ -1,14 +1,16 @@
-"""mode=throughput results (result.json without an MLPerf log): runs, groups, scaling and precision gains.
+"""mode=throughput results (result.json without an MLPerf log): runs, groups, scaling, precision gains, fast vs eager.
 
 A throughput run measures `throughput_repeats` windows of synthetic batches after warm-up; its
-figure is the median window. Runs group by (workload, model, accelerator, precision, world size,
-global batch); a group's median, min, max and std are over its runs' medians. Scaling compares each
-world size with the smallest of its (workload, accelerator, precision) at the same per-rank batch;
-precision gains compare each precision with a baseline (fp32) at the same workload, accelerator and
-world size. `python -m harness.report` prints these tables when such runs are present;
-`python -m harness.bench` builds its suite table on them.
+figure is the median window. Its precision label names the base precision and then the path the step
+ran ("amp", "tf32+graph", "amp+master+compile(reduce-overhead)"; split_label). Runs group by
+(workload, model, accelerator, label, world size, global batch); a group's median, min, max and std
+are over its runs' medians. Scaling compares each world size with the smallest of its (workload,
+accelerator, label) at the same per-rank batch; precision gains compare each precision with a
+baseline (fp32) at the same workload, accelerator, world size and path; fast_vs_eager each fast
+path with the eager step of the same base precision. `python -m harness.report` prints these tables
+when such runs are present; `python -m harness.bench` builds its suite table on them.
 
-    python -m harness.results.throughput outputs/benchmark      # the three tables, as text
+    python -m harness.results.throughput outputs/benchmark      # the four tables, as text
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
+
+from harness.results.labels import EAGER, join_label, split_label
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class ThroughputRun:
     accelerator: str
     status: str  # "success" | "failed"
     reason: Optional[str]
+    fallback: Optional[str] = None  # why a fast path fell back to the eager step, where the record says
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,24 @@ class PrecisionGain:  # per (workload, accelerator, world): each precision again
     model: str = ""
 
 
+@dataclass(frozen=True)
+class FastGain:  # per (workload, accelerator, world, base precision): a fast path against the eager step
+    workload: str
+    accelerator: str
+    world_size: int
+    base: str  # the base precision: "amp", "tf32", "amp+master"
+    path: str  # the fast path: "graph", "compile(reduce-overhead)", "compile+graph"
+    fast: Optional[float]  # the two medians
+    eager: Optional[float]
+    unit: str
+    ratio: Optional[float]  # fast / eager
+    model: str = ""
+
+
+def _line(x: Any) -> Optional[str]:
+    return x.strip().splitlines()[0] if isinstance(x, str) and x.strip() else None
+
+
 def _number(x: Any) -> Optional[float]:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 else None
 
@@ -92,13 +115,17 @@ def _run(path: Path, data: dict) -> ThroughputRun:
     tput = _number(data.get("throughput")) if status == "success" else None
     world = data.get("world_size")
     batch = data.get("global_batch_size", hp.get("global_batch_size"))
+    base, step = split_label(str(data.get("precision") or "?"))
+    recorded = _line(data.get("path"))
+    if step == EAGER and recorded:  # a label that names its base precision alone: the record's path key says
+        step = split_label(f"{base}+{recorded}")[1]
     return ThroughputRun(
-        path=str(path), model=model, workload=str(hp.get("workload") or model), precision=str(data.get("precision") or "?"),
+        path=str(path), model=model, workload=str(hp.get("workload") or model), precision=join_label(base, step),
         world_size=world if isinstance(world, int) and not isinstance(world, bool) else 1,
         global_batch_size=batch if isinstance(batch, int) and not isinstance(batch, bool) else None,
         unit=str(data.get("throughput_unit") or "samples/s"), throughput=tput, windows=windows,
         platform=str(data.get("platform") or "?"), accelerator=str(data.get("accelerator") or "?"), status=status,
-        reason=data.get("reason") if isinstance(data.get("reason"), str) else None,
+        reason=data.get("reason") if isinstance(data.get("reason"), str) else None, fallback=_line(data.get("fallback")),
     )
 
 
@@ -164,34 +191,55 @@ def scaling(groups: Sequence[ThroughputGroup]) -> list[Scaling]:
 
 
 def precision_gains(groups: Sequence[ThroughputGroup], baseline: Union[str, Sequence[str]] = "fp32") -> list[PrecisionGain]:
-    """Each precision's throughput over the baseline's, per workload, accelerator and GPU count.
+    """Each precision's throughput over the baseline's, per workload, accelerator, GPU count and path.
     `baseline` may name several precisions in order of preference ("tf32", "fp32"): each model is
-    compared with the first of them it ran in, and each gain names the one it was taken against."""
+    compared with the first of them it ran in, and each gain names the one it was taken against. A
+    fast step is held to the baseline on the same path (amp+graph / tf32+graph), never to an eager one:
+    that ratio would be the path's gain called the precision's."""
     preferred = [baseline] if isinstance(baseline, str) else list(baseline)
     by_key: dict[tuple, list[ThroughputGroup]] = {}
-    for g in groups:  # a step replayed from a CUDA graph is held to the graphed baseline (tf32+graph)
-        by_key.setdefault((g.workload, g.model, g.accelerator, g.world_size, g.unit, _graphed(g.precision)),
+    for g in groups:
+        by_key.setdefault((g.workload, g.model, g.accelerator, g.world_size, g.unit, split_label(g.precision)[1]),
                           []).append(g)
     out = []
-    for (workload, model, accel, world, _, graphed), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
-        chosen = next((p + graphed for p in preferred if any(g.precision == p + graphed for g in members)), None)
+    for (workload, model, accel, world, _, path), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
+        chosen = next((join_label(p, path) for p in preferred if any(g.precision == join_label(p, path)
+                                                                      for g in members)), None)
         if chosen is None:
             continue
         bases = [g for g in members if g.precision == chosen]
         for g in sorted(members, key=lambda g: (g.precision, str(g.global_batch_size))):
             if g.precision == chosen:
                 continue
-            same_batch = [b for b in bases if b.global_batch_size == g.global_batch_size]
-            base = same_batch[0] if same_batch else (bases[0] if len(bases) == 1 else None)
+            base = _same_batch(g, bases)
             if base is not None:
                 out.append(PrecisionGain(workload, accel, world, g.precision, chosen, _ratio(g.median, base.median),
                                          model))
     return out
 
 
-def _graphed(precision: str) -> str:
-    """"+graph" for a run with cuda_graph=true (harness.run.precision.precision_name), else ""."""
-    return "+graph" if precision.endswith("+graph") else ""
+def fast_vs_eager(groups: Sequence[ThroughputGroup]) -> list[FastGain]:
+    """Each fast path's median over the eager step's of the same cell (workload, model, accelerator,
+    GPU count, base precision, batch), where both ran."""
+    by_key: dict[tuple, list[ThroughputGroup]] = {}
+    for g in groups:
+        by_key.setdefault((g.workload, g.model, g.accelerator, g.world_size, g.unit, split_label(g.precision)[0]),
+                          []).append(g)
+    out = []
+    for (workload, model, accel, world, unit, base), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
+        eager = [g for g in members if g.precision == base]
+        for g in sorted(members, key=lambda g: (g.precision, str(g.global_batch_size))):
+            ref = None if g.precision == base else _same_batch(g, eager)
+            if ref is not None:
+                out.append(FastGain(workload, accel, world, base, split_label(g.precision)[1], g.median, ref.median,
+                                    unit, _ratio(g.median, ref.median), model))
+    return out
+
+
+def _same_batch(g: ThroughputGroup, refs: Sequence[ThroughputGroup]) -> Optional[ThroughputGroup]:
+    """The reference group of g's global batch, else the one reference there is."""
+    same = [r for r in refs if r.global_batch_size == g.global_batch_size]
+    return same[0] if same else (refs[0] if len(refs) == 1 else None)
 
 
 def _fmt(x: Optional[float]) -> str:
@@ -230,6 +278,12 @@ def gain_rows(gains: Sequence[PrecisionGain]) -> tuple[list[str], list[list[str]
                      "n/a" if p.ratio is None else f"{p.ratio:.2f}x"] for p in gains]
 
 
+def fast_rows(gains: Sequence[FastGain]) -> tuple[list[str], list[list[str]]]:
+    header = ["workload", "accelerator", "GPUs", "precision", "path", "fast", "eager", "unit", "fast / eager"]
+    return header, [[label(f.workload, f.model), f.accelerator, str(f.world_size), f.base, f.path, _fmt(f.fast),
+                     _fmt(f.eager), f.unit, "n/a" if f.ratio is None else f"{f.ratio:.2f}x"] for f in gains]
+
+
 def failures(runs: Sequence[ThroughputRun]) -> list[str]:
     from harness.results.render import rel
 
@@ -242,7 +296,8 @@ def main(argv: list[str]) -> int:
 
     runs = read_runs(argv)
     g = groups(runs)
-    for header, rows in (table_rows(g), scaling_rows(scaling(g)), gain_rows(precision_gains(g))):
+    for header, rows in (table_rows(g), scaling_rows(scaling(g)), gain_rows(precision_gains(g)),
+                         fast_rows(fast_vs_eager(g))):
         if rows:
             print(text_table(header, rows) + "\n")
     for line in failures(runs):

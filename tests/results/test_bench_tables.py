@@ -9,19 +9,24 @@ import pytest
 
 from harness.results import bench_tables
 from harness.results import record as rec
-from harness.results.throughput import groups, precision_gains, read_runs, scaling, table_rows
+from harness.results.throughput import fast_vs_eager, groups, precision_gains, read_runs, scaling, table_rows
 
 
 def write_run(root: Path, model: str, precision: str, world: int, windows: list[float], workload: str | None = None,
-              status: str = "success", accelerator: str = "NVIDIA H200") -> Path:
-    path = root / f"{model}-{workload}-{precision}-{world}" / "result.json"
+              status: str = "success", accelerator: str = "NVIDIA H200", unit: str = "sequences/s",
+              reason: str = "CUDA out of memory", cell: str | None = None, **keys) -> Path:
+    """A cell's result.json through the run's own record writer; `keys` are added to the written
+    record as fields the writer does not know yet (the fast path's "path" and "fallback")."""
+    path = root / (cell or f"{model}-{workload}-{precision}-{world}") / "result.json"
     rec.write(rec.RunRecord(
         status=status, mode="throughput", model=model, precision=precision, world_size=world,
-        accelerator=accelerator, platform=f"{world}x{accelerator}", throughput_unit="sequences/s", global_batch_size=32 * world,
+        accelerator=accelerator, platform=f"{world}x{accelerator}", throughput_unit=unit, global_batch_size=32 * world,
         throughput=sorted(windows)[len(windows) // 2] if status == "success" and windows else None,
-        epochs=[{"epoch": i + 1, "throughput": w} for i, w in enumerate(windows)],
+        epochs=tuple(rec.Epoch(epoch=i + 1, throughput=w) for i, w in enumerate(windows)),
         hyperparameters={"global_batch_size": 32 * world, **({"workload": workload} if workload else {})},
-        reason=None if status == "success" else "CUDA out of memory"), path)
+        reason=None if status == "success" else reason), path)
+    if keys:
+        path.write_text(json.dumps({**rec.read(path), **keys}))
     return path
 
 
@@ -91,3 +96,53 @@ def test_the_precision_gain_is_over_tf32_where_a_model_ran_it_and_over_fp32_othe
     assert "- mean amp / tf32 on 1 GPU(s): 1.500x" in md and "- mean amp / fp32 on 1 GPU(s): 2.000x" in md
     rows = list(csv.reader(open(tmp_path / "s" / "precision.csv")))
     assert rows[0] == ["workload", "accelerator", "GPUs", "gain", "throughput ratio"]
+
+
+def test_each_fast_path_is_set_against_the_eager_step_of_its_cell_where_both_ran(tmp_path):
+    """Fast / eager per model, GPUs and base precision; a fast path with no eager step beside it (waveglow)
+    has no ratio; amp+master's paths are set against amp+master's eager step, not amp's."""
+    for precision, world, tput in (("tf32", 1, 100.0), ("tf32+graph", 1, 400.0), ("amp", 1, 95.0),
+                                   ("amp+graph", 1, 500.0), ("amp+compile", 1, 150.0), ("amp", 2, 180.0),
+                                   ("amp+graph", 2, 900.0)):
+        write_run(tmp_path / "runs", "tacotron2", precision, world, [tput * 0.98, tput], unit="mel frames/s")
+    write_run(tmp_path / "runs", "waveglow", "amp+graph", 1, [750.0])
+    for precision, tput in (("amp", 280.0), ("amp+master", 300.0), ("amp+master+compile+graph", 450.0)):
+        write_run(tmp_path / "runs", "bert_large", precision, 1, [tput], "squad384")
+    fast = {(f.model, f.base, f.path, f.world_size): f.ratio for f in fast_vs_eager(groups(read_runs([tmp_path])))}
+    assert fast == {("tacotron2", "tf32", "graph", 1): pytest.approx(4.0), ("tacotron2", "amp", "graph", 1): pytest.approx(500 / 95),
+                    ("tacotron2", "amp", "compile", 1): pytest.approx(150 / 95), ("tacotron2", "amp", "graph", 2): 5.0,
+                    ("bert_large", "amp+master", "compile+graph", 1): 1.5}
+    written = bench_tables.summarise(read_runs([tmp_path]), {"machine": "1x NVIDIA H200"}, tmp_path / "s",
+                                     order=["bert_large", "tacotron2"])
+    assert {p.name for p in written} >= {"fast_path.csv", "fast_path.png", "results.html"}
+    md = (tmp_path / "s" / "results.md").read_text()
+    fast_md = md[md.index("## Fast path vs eager"):]
+    assert "| tacotron2 | NVIDIA H200 | 1 | amp | graph | 500 | 95 | mel frames/s | 5.26x |" in fast_md
+    assert "| bert_large squad384 | NVIDIA H200 | 1 | amp+master | compile+graph | 450 | 300 | sequences/s | 1.50x |" in fast_md
+    assert "- mean amp+graph / amp on 1 GPU(s): 5.263x" in fast_md and "waveglow" not in fast_md
+    # the precision gain sets like paths against each other: tf32+graph for amp+graph, never eager tf32
+    gain_md = md[md.index("## Precision gain"):md.index("## Fast path vs eager")]
+    assert "| tacotron2 | NVIDIA H200 | 1 | amp+graph / tf32+graph | 1.25x |" in gain_md
+    assert "| tacotron2 | NVIDIA H200 | 1 | amp / tf32 | 0.95x |" in gain_md and "amp+compile /" not in gain_md
+    rows = list(csv.reader(open(tmp_path / "s" / "fast_path.csv")))
+    assert rows[0] == ["workload", "accelerator", "GPUs", "precision", "path", "fast", "eager", "unit", "fast / eager"]
+    assert len(rows) == 1 + len(fast)
+    assert not [p for p in (tmp_path / "s").iterdir() if p.name.endswith(".tmp")]  # every file replaced whole
+
+
+def test_a_record_naming_its_base_precision_alone_takes_its_path_key_and_a_fallback_is_said(tmp_path):
+    """A record whose label is the base precision and whose "path" key names the fast path is that path's
+    run; a fast path that fell back to the eager step is an eager run, its reason in the tables."""
+    write_run(tmp_path, "txl_base", "amp", 1, [212_250.0], unit="tokens/s", cell="fast",
+              path="compile(reduce-overhead)")
+    write_run(tmp_path, "txl_base", "amp", 1, [86_489.0], unit="tokens/s", cell="eager", path="eager")
+    reason = "CUDA graph capture failed: Cannot copy between CPU and CUDA tensors during CUDA graph capture"
+    write_run(tmp_path, "gnmt", "amp", 1, [808_170.0], unit="tokens/s", path="eager", fallback=reason + "\nTraceback")
+    runs = read_runs([tmp_path])
+    assert sorted((r.model, r.precision, r.fallback) for r in runs) == [
+        ("gnmt", "amp", reason), ("txl_base", "amp", None), ("txl_base", "amp+compile(reduce-overhead)", None)]
+    (gain,) = fast_vs_eager(groups(runs))
+    assert (gain.model, gain.path, gain.ratio) == ("txl_base", "compile(reduce-overhead)", pytest.approx(212_250 / 86_489))
+    bench_tables.summarise(runs, {"machine": "1x NVIDIA H200"}, tmp_path / "s")
+    md = (tmp_path / "s" / "results.md").read_text()
+    assert f"## Fell back to the eager step\n\n- gnmt amp 1 GPU(s): {reason} (" in md

@@ -87,12 +87,18 @@ def test_two_machines_throughput_tables_compare_in_one_command(tmp_path):
     assert means["overall"] == pytest.approx((0.92 * 1.34) ** 0.5)
 
 
-def test_a_graphed_step_is_held_to_the_graphed_baseline_not_the_eager_one(tmp_path):
-    """cuda_graph=true labels runs <precision>+graph: amp+graph over tf32+graph, amp over tf32, and no
-    ratio between a graphed and an eager step (that would be the graph's gain called precision's)."""
+def test_a_fast_step_is_held_to_the_baseline_on_its_own_path_not_the_eager_one(tmp_path):
+    """Labels name the path the step ran: amp+graph over tf32+graph, amp+compile(reduce-overhead) over
+    tf32+compile(reduce-overhead), amp over tf32, and no ratio between a fast and an eager step (that
+    would be the path's gain called precision's); amp+master+graph is a precision of its own on the
+    graphed path."""
     for name, precision, scale in [("a", "tf32", 1.0), ("b", "amp", 1.5), ("c", "tf32+graph", 2.0),
-                                   ("d", "amp+graph", 4.0)]:
+                                   ("d", "amp+graph", 4.0), ("e", "amp+master+graph", 5.0),
+                                   ("f", "tf32+compile(reduce-overhead)", 3.0), ("g", "amp+compile(reduce-overhead)", 3.3),
+                                   ("h", "amp+compile", 2.5)]:  # compiled amp without a compiled tf32: no gain
         write_result(tmp_path / name / "result.json", precision=precision, windows=(100.0 * scale,))
     gains = {(g.precision, g.baseline): g.ratio
              for g in tp.precision_gains(tp.groups(tp.read_runs([tmp_path])), baseline=("tf32", "fp32"))}
-    assert gains == {("amp", "tf32"): pytest.approx(1.5), ("amp+graph", "tf32+graph"): pytest.approx(2.0)}
+    assert gains == {("amp", "tf32"): pytest.approx(1.5), ("amp+graph", "tf32+graph"): pytest.approx(2.0),
+                     ("amp+master+graph", "tf32+graph"): pytest.approx(2.5),
+                     ("amp+compile(reduce-overhead)", "tf32+compile(reduce-overhead)"): pytest.approx(1.1)}
