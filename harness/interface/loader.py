@@ -186,6 +186,17 @@ class RankLoader:
         self.sampler.set_epoch(epoch)
         return named_errors(self.loader)
 
+    def close(self) -> None:
+        """Stop the persistent workers (and the pin thread) now, while the interpreter is whole.
+        Left to the exit, DataLoader skips its own shutdown and leaves the workers to
+        multiprocessing's, which a thread still waiting on them can outlast (a decode thread of
+        resnet.prefetch); a later epoch() starts new workers."""
+        iterator = getattr(self.loader, "_iterator", None)  # the persistent workers' iterator, if started
+        self.loader._iterator = None  # type: ignore[attr-defined]
+        shutdown = getattr(iterator, "_shutdown_workers", None)
+        if shutdown is not None:
+            shutdown()
+
 
 def make_loader(dataset: Dataset, ctx: RunContext, *, batch_size: int, workers: int = 0, shuffle: bool = True,
                 drop_last: bool = True, collate: Optional[Callable[[list], Any]] = None,

@@ -23,6 +23,7 @@ from reference_models.resnet import data as imagenet
 from reference_models.resnet import decode as device_decode
 from reference_models.resnet.model import build, parameter_groups, to_channels_last
 from reference_models.resnet.optim import PolyWarmup, make_optimizer, mlperf_keys
+from reference_models.resnet.preallocate import largest_size, preallocation
 
 log = logging.getLogger("harness.resnet")
 Batch = tuple[torch.Tensor, torch.Tensor]  # pixel values (uint8 from the loader, float from nvJPEG), labels
@@ -101,7 +102,11 @@ class ResNetBenchmark:
             self.train_loader = make_loader(train_set, ctx, batch_size=hp.batch_size, workers=hp.workers,
                                             collate=collate)
             # one decoder per decode thread: an nvImageCodec Decoder is not shared between threads
-            decoders = [device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
+            options = ""
+            if hp.decode_preallocate and self.decode == "nvimgcodec":
+                width, height = largest_size([path for path, _ in self.folder.train])
+                options = preallocation(hp.batch_size, width, height)
+            decoders = [device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers, options=options)
                         for _ in range(hp.decode_threads)]
             self._device_batches = device_decode.ImageNetBatches(decoders, hp.image_size, ctx.device,
                                                                  self.channels_last)

@@ -307,15 +307,19 @@ class NvImageCodecDecoder:
             device_id = device.index if device.index is not None else torch.cuda.current_device()
         else:
             chosen, device_id = [nvimgcodec.Backend(nvimgcodec.CPU_ONLY)], nvimgcodec.NVIMGCODEC_DEVICE_CPU_ONLY
+        self.options = options
         self.decoder = nvimgcodec.Decoder(device_id=device_id, max_num_cpu_threads=cpu_threads, backends=chosen,
                                           options=options)
+        self.timer: Optional[Callable[[str, float], None]] = None
         # no EXIF rotation: PIL's Image.open (the CPU path, the MLPerf reference) does not rotate either
         self.params = nvimgcodec.DecodeParams(apply_exif_orientation=False, color_spec=nvimgcodec.SRGB,
                                               sample_format=nvimgcodec.P_RGB)
         self._slots: dict[int, list[Any]] = {}
 
     def decode(self, blobs: Sequence[np.ndarray], slot: int) -> list[torch.Tensor]:
+        t0 = time.perf_counter()
         streams = [self.nv.CodeStream(b) for b in blobs]
+        t1 = time.perf_counter()
         reuse = self._slots.get(slot)
         kwargs: dict[str, Any] = {"params": self.params}
         if self.device.type == "cuda":
@@ -323,6 +327,7 @@ class NvImageCodecDecoder:
         if reuse is not None and len(reuse) == len(streams) and all(r is not None for r in reuse):
             kwargs["images"] = reuse  # buffers resized in place: no allocation (or implicit device sync) per batch
         images = self.decoder.decode(streams, **kwargs)
+        t2 = time.perf_counter()
         self._slots[slot] = list(images)
         out = []
         for blob, image in zip(blobs, images):
@@ -334,6 +339,10 @@ class NvImageCodecDecoder:
                 out.append(torch.from_numpy(np.asarray(image)).to(self.device))
             else:
                 out.append(_on_device(image, self.device))
+        if self.timer is not None:  # the decode thread's host time by stage (pipeline_bench.py prints it)
+            self.timer("code_streams", t1 - t0)
+            self.timer("decode_call", t2 - t1)
+            self.timer("wrap_outputs", time.perf_counter() - t2)
         return out
 
 
@@ -347,9 +356,10 @@ def _on_device(image: Any, device: torch.device) -> torch.Tensor:
         return torch.from_dlpack(image)
 
 
-def make_decoder(name: str, device: torch.device, cpu_threads: int = 0) -> Decoder:
+def make_decoder(name: str, device: torch.device, cpu_threads: int = 0, options: str = "") -> Decoder:
+    """`options`: nvImageCodec's options string (preallocation), for decode=nvimgcodec only."""
     if name == "nvimgcodec":
-        return NvImageCodecDecoder(device, cpu_threads=cpu_threads)
+        return NvImageCodecDecoder(device, cpu_threads=cpu_threads, options=options)
     if name == "cuda":
         return TorchvisionDecoder(device)
     if name == "pil":
@@ -386,12 +396,17 @@ class ImageNetBatches:
         self.memory_format = torch.channels_last if channels_last else torch.contiguous_format
         self.affine = normalization(MEAN, STD, device)  # data.normalize's numbers, in crop_resize's last pass
         self.pipeline = DeviceBatches([partial(self._prepare_with, d) for d in self.decoders], device, depth)
+        for d in self.decoders:
+            if hasattr(d, "timer"):
+                d.timer = self.pipeline.add  # type: ignore[union-attr]
 
     def _prepare(self, batch: Any, slot: int) -> tuple[tuple[torch.Tensor, torch.Tensor], list[torch.Tensor]]:
         return self._prepare_with(self.decoder, batch, slot)
 
     def _prepare_with(self, decoder: Decoder, batch: Any, slot: int
                       ) -> tuple[tuple[torch.Tensor, torch.Tensor], list[torch.Tensor]]:
+        add = self.pipeline.add  # each stage's host time (pipeline_bench.py prints them per batch)
+        t0 = time.perf_counter()
         encoded = len(batch.offsets) - 1
         workers = 0 if batch.pixels is None else int(batch.pixels.shape[0])
         images = torch.empty((encoded + workers, 3, self.size, self.size), dtype=torch.float32, device=self.device,
@@ -399,17 +414,26 @@ class ImageNetBatches:
         # the files' bytes stay referenced until the batch's event: the decoder's queued copies read
         # them (pinned: EncodedBatch.pin_memory), and PyTorch's pinned-memory cache does not know of them
         keep: list[torch.Tensor] = [batch.data]
+        views = blobs(batch.data, batch.offsets) if encoded else []
+        add("allocate", time.perf_counter() - t0)
         if encoded:
-            decoded = decoder.decode(blobs(batch.data, batch.offsets), slot)
+            t0 = time.perf_counter()
+            decoded = decoder.decode(views, slot)
+            t1 = time.perf_counter()
+            add("decode", t1 - t0)
             crop_resize(decoded, batch.boxes, batch.flips, self.size, affine=self.affine, out=images[:encoded])
+            add("crop_resize", time.perf_counter() - t1)
             keep += decoded
+        t0 = time.perf_counter()
         if workers:
             # one queued copy from pinned memory on this side stream, then crop_resize's last pass:
             # the same affine on the same integral values, so the rows equal the CPU path's normalised
             pixels = to_device(batch.pixels, self.device)
             torch.addcmul(self.affine[1], pixels.float(), self.affine[0], out=images[encoded:])
             keep.append(batch.pixels)
-        return (images, to_device(batch.labels, self.device)), keep
+        labels = to_device(batch.labels, self.device)
+        add("copies", time.perf_counter() - t0)
+        return (images, labels), keep
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         yield from self.pipeline(batches)  # closing this generator closes the pipeline's, and its threads

@@ -103,6 +103,12 @@ class ResNetOptions(ModelOptions):
     0.2 and 0.3 beside the default; too large a share makes the workers the bottleneck (their rate
     alone: pipeline_bench.py's 'workers' line). Default 0: the GPU decodes every image. The pixels
     are the CPU path's in either part (reference_models/resnet/decode.py). Unused on the CPU path."""
+    decode_preallocate: bool = False
+    """decode=nvimgcodec: size the hardware JPEG decoder's buffers once, for a batch of batch_size
+    images as large as the largest of 64 training files' headers, as DALI's decoder does
+    (reference_models/resnet/preallocate.py); without it nvImageCodec starts from batches of one
+    image of 1 x 1 pixels. scripts/lab/pipeline_h200.sh resnet:prealloc measures it beside the
+    default. The pictures are the same either way."""
     eval_batch_size: int = option(256, ge=1)
     """Images per evaluation batch on each rank."""
     channels_last: bool = False

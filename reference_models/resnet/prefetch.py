@@ -29,7 +29,9 @@ pinned file bytes) is released only once that work is done.
 from __future__ import annotations
 
 import contextlib
+import logging
 import queue
+import sys
 import threading
 import time
 from collections import deque
@@ -39,6 +41,7 @@ import torch
 
 from harness.interface.batches import tensors as batch_tensors
 
+log = logging.getLogger("harness.decode")
 Prepare = Callable[[Any, int], tuple[Any, Any]]  # (batch, slot) -> (tensors for the step, what its GPU work reads)
 
 
@@ -101,6 +104,8 @@ class DeviceBatches:
         self.prepares: list[Prepare] = [prepare] if callable(prepare) else list(prepare)
         if not self.prepares:
             raise ValueError("DeviceBatches needs at least one prepare function (one per thread)")
+        if device.type == "cuda" and device.index is None:  # torch.cuda.set_device wants an index, not "cuda"
+            device = torch.device("cuda", torch.cuda.current_device())
         self.device, self.depth = device, depth
         self.threads = len(self.prepares)
         self.ahead = max(1, -(-depth // self.threads))  # each thread's queue: depth batches ready over all of them
@@ -111,6 +116,13 @@ class DeviceBatches:
         # side streams' GPU time
         self.stats = {"batches": 0, "loader_wait_s": 0.0, "prepare_s": 0.0, "gpu_s": 0.0}
         self._stats_lock = threading.Lock()
+
+    def add(self, stage: str, seconds: float) -> None:
+        """`prepare`'s own host time of one stage (decode.ImageNetBatches: the decode call, the crops'
+        launches, ...), summed into stats as `stage_<name>_s` beside prepare_s."""
+        key = f"stage_{stage}_s"
+        with self._stats_lock:
+            self.stats[key] = self.stats.get(key, 0.0) + seconds
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[Any]:
         stop = threading.Event()
@@ -138,12 +150,7 @@ class DeviceBatches:
                 yield tensors
         finally:
             stop.set()
-            while any(thread.is_alive() for thread in threads):  # unblock producers waiting for room
-                for q in ready:
-                    with contextlib.suppress(queue.Empty):
-                        q.get(timeout=0.02)
-            for thread in threads:
-                thread.join()
+            _stop_all(threads, ready)
 
     def _produce(self, lane: int, turns: _Turns, ready: queue.Queue, stop: threading.Event) -> None:
         prepare, stream = self.prepares[lane], self.streams[lane]
@@ -194,6 +201,30 @@ class DeviceBatches:
             for _, event, _ in pending:
                 if event is not None:
                     event.synchronize()
+
+
+STOP_S = 30.0  # how long closing the batches waits for the threads before it leaves them (daemons) behind
+
+
+def _stop_all(threads: list[threading.Thread], ready: list[queue.Queue]) -> None:
+    """Unblock the producers waiting for room and join them, for at most STOP_S seconds. At the
+    interpreter's exit (a generator left open is closed by the last garbage collection) no other
+    thread runs any more, so waiting for them would never end: the process would print its
+    results and hang (docs/benchmarks/pipeline_2026-12-01.md, runs ended by `timeout`); they are
+    daemons and end with it."""
+    if sys.is_finalizing():
+        return
+    deadline = time.monotonic() + STOP_S
+    while any(thread.is_alive() for thread in threads):
+        if time.monotonic() > deadline:
+            log.warning("%d decode thread(s) did not stop within %.0f s; left to end with the process",
+                        sum(t.is_alive() for t in threads), STOP_S)
+            return
+        for q in ready:
+            with contextlib.suppress(queue.Empty):
+                q.get(timeout=0.02)
+    for thread in threads:
+        thread.join()
 
 
 def _put(ready: queue.Queue, item: Any, stop: threading.Event) -> bool:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import faulthandler
 import itertools
 import json
 import logging
@@ -263,15 +264,21 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
         per = {k: thread[k] / thread["batches"] * 1e3 for k in ("loader_wait_s", "prepare_s", "gpu_s")}
         print(f"  decode thread during the real window, per batch: {per['loader_wait_s']:.1f} ms waiting for the "
               f"workers, {per['prepare_s']:.1f} ms preparing on the host, {per['gpu_s']:.1f} ms on the side stream")
+        stages = stage_breakdown(thread)
+        if stages:
+            print("  its host time by stage, per batch: " + ", ".join(f"{k} {v:.2f} ms" for k, v in stages.items()))
     print(f"real / synthetic = {ratio:.3f}: {why}")
     if args.profile and ratio < args.target:  # what holds it back, kernel by kernel
         _profile(bench, train, args.profile, Path(args.profile_out), next(epochs), sync)
         print(f"profile of {args.profile} real steps: {args.profile_out}")
+    teardown = close_loaders(bench)
+    print(f"loaders closed in {teardown:.2f} s")
     result = {"script": script, "model": spec.name, "label": args.label or f"model={spec.name}",
               "overrides": args.overrides, "unit": unit, "decode": decode, **rates, "epoch_start_s": stalls,
               "real_over_synthetic": ratio, "target": args.target, "reached": ratio >= args.target,
               "data_wait_share": wait_share, "verdict": why, "steps": args.steps, "hold": args.hold,
-              "workers_alone": workers, "decode_thread": thread, "notes": notes, "warm_pass": args.warm_pass,
+              "workers_alone": workers, "decode_thread": thread,
+              "decode_stages_ms": stage_breakdown(thread) if thread else None, "teardown_s": teardown, "notes": notes, "warm_pass": args.warm_pass,
               "date": datetime.date.today().isoformat(), "host": platform.node(), "device": _device_name(run.ctx.device)}
     print(json.dumps(result))
     if args.json:
@@ -290,6 +297,24 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
     return result
 
 
+def stage_breakdown(thread: dict[str, Any]) -> dict[str, float]:
+    """ms per batch of each stage the decode thread timed (DeviceBatches.add: stage_<name>_s)."""
+    n = max(1, int(thread.get("batches", 0)))
+    return {k[len("stage_"):-len("_s")]: v / n * 1e3 for k, v in thread.items() if k.startswith("stage_")}
+
+
+def close_loaders(bench: Any) -> float:
+    """Seconds to stop every training loader's persistent workers the model holds (RankLoader.close),
+    so that the process ends as soon as its figures are out."""
+    from harness.interface.loader import RankLoader
+
+    start = time.perf_counter()
+    for value in list(vars(bench).values()):
+        if isinstance(value, RankLoader):
+            value.close()
+    return time.perf_counter() - start
+
+
 def _workers_alone(bench: Any, pipeline: Any, epoch: int, args: argparse.Namespace) -> float:
     """samples/s of the model's DataLoader alone (its workers, before the GPU pipeline), over --steps batches."""
     loader = getattr(bench, "train_loader", None) or bench.loader
@@ -305,6 +330,8 @@ def _workers_alone(bench: Any, pipeline: Any, epoch: int, args: argparse.Namespa
 def _built(args: argparse.Namespace, spec: Any, bench: Any, seconds: float, script: str,
            notes: list[str]) -> dict[str, Any]:
     decode = str(getattr(bench, "decode", "-"))
+    teardown = close_loaders(bench)
+    print(f"loaders closed in {teardown:.2f} s")
     result = {"script": script, "model": spec.name, "label": args.label or f"model={spec.name}", "overrides": args.overrides,
               "build_only": True, "decode": decode, "build_s": seconds, "notes": notes,
               "date": datetime.date.today().isoformat()}
@@ -345,5 +372,10 @@ def _profile(bench: Any, train: Callable[[Iterable[Any]], None], steps: int, out
     out.write_text(f"{steps} real steps, by GPU time:\n{table}\nby host time:\n{host}\n")
 
 
+EXIT_S = 20.0  # after its figures, the process ends within this or dumps every thread's stack and exits 1
+
 if __name__ == "__main__":
     main()
+    # a process that printed its figures and then hangs is a bug to see (which thread waits on what),
+    # not a measurement that `timeout` ends with nothing said
+    faulthandler.dump_traceback_later(EXIT_S, exit=True)

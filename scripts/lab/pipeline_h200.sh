@@ -32,6 +32,13 @@
 #   maskrcnn:grouping  maskrcnn:cpu:ungrouped then maskrcnn:cpu, side by side (the issue's comparison)
 #   ssd:workers  ssd:cpu15, ssd:cpu12 and ssd:cpu10 side by side: the CPU path's workers share the 16 cores
 #              with the pin thread and the training thread (an 8% data wait at 15)
+#   resnet:prealloc  decode=nvimgcodec with model.decode_preallocate=true (the hardware decoder's buffers
+#              sized once for the batch, as DALI sizes them); resnet:compare runs resnet:nvimgcodec then it
+#   ssd:compare  ssd:cpu15, ssd:cpu8 and ssd:cpu6: fewer workers leave cores to the pin and decode threads
+#              and to the training process (issue 35)
+# A check on a CPU at tiny sizes (so a device call cannot fail for a typo): DEVICE=cpu PRECISION=fp32
+# RESNET_COMPILE=false RESNET_BATCH=4 SSD_BATCH=4 and RESNET_EXTRA / SSD_EXTRA (a small model's overrides);
+# the nvimgcodec rows then fail with their one line (no CUDA), every other row runs.
 #   text       GNMT (batch 512, amp) and Transformer-big (8,192 tokens, amp) on their generated token files,
 #              NCF (batch 2^20, amp, master weights) on a generated ml-20m-format ratings.csv; target 0.97
 # Datasets are generated in the call (scripts/lab/pipeline_datasets.py, the models' generators), on
@@ -42,7 +49,7 @@
 # WARM_PASS=1 (pipeline_bench.py --warm-pass: the real window's batch shapes met once before it is timed).
 set -uo pipefail
 out=$(realpath "${1:?usage: pipeline_h200.sh OUT_DIR STAGE...}"); shift
-data=/tmp/pipeline_data; work=/tmp/pipeline_work
+data=${PIPELINE_DATA:-/tmp/pipeline_data}; work=${PIPELINE_WORK:-/tmp/pipeline_work}
 mkdir -p "$data" "$work" "$out"
 inet=${IMAGENET_IMAGES:-10000}; coco=${COCO_IMAGES:-3000}; users=${NCF_USERS:-40000}
 steps=${STEPS:-100}; warmup=${WARMUP:-25}; limit=${LIMIT:-200}; deadline=${DEADLINE:-100000}; t0=$SECONDS
@@ -73,10 +80,10 @@ bench() {  # label target steps overrides...
 }
 imagenet() { [ -e "$data/inet500/DONE" ] || { stamp "writing $inet ImageNet-size JPEGs"; python3 scripts/lab/pipeline_datasets.py imagenet "$data/inet500" --images "$inet" >> "$work/datasets.log" 2>&1; }; }
 cocosize() { [ -e "$data/coco640/DONE" ] || { stamp "writing $coco COCO-size images"; python3 scripts/lab/pipeline_datasets.py coco "$data/coco640" --images "$coco" >> "$work/datasets.log" 2>&1; }; }
-resnet="model=resnet dataset=imagenet dataset.path=$data/inet500 model.num_classes=1000 precision=amp model.channels_last=true model.compile=true model.batch_size=256"
+resnet="model=resnet dataset=imagenet dataset.path=$data/inet500 model.num_classes=1000 precision=${PRECISION:-amp} model.channels_last=true model.compile=${RESNET_COMPILE:-true} model.batch_size=${RESNET_BATCH:-256}${DEVICE:+ device=$DEVICE}${RESNET_EXTRA:+ $RESNET_EXTRA}"
 rmode=${RESNET_COMPILE_MODE:+ $RESNET_COMPILE_MODE}  # in the labels
 [ -n "${RESNET_COMPILE_MODE:-}" ] && resnet="$resnet model.compile_mode=$RESNET_COMPILE_MODE"
-ssd="model=ssd dataset=ssd_coco2017 dataset.path=$data/coco640 precision=amp model.channels_last=true model.batch_size=128"
+ssd="model=ssd dataset=ssd_coco2017 dataset.path=$data/coco640 precision=${PRECISION:-amp} model.channels_last=true model.batch_size=${SSD_BATCH:-128}${DEVICE:+ device=$DEVICE}${SSD_EXTRA:+ $SSD_EXTRA}"
 maskrcnn="model=maskrcnn dataset=maskrcnn_coco2017 dataset.path=$data/coco640 precision=amp model.channels_last=true model.batch_size=8"
 
 run() {  # one measurement by name
@@ -89,6 +96,8 @@ run() {  # one measurement by name
     resnet:share0.[0-9]*) imagenet; x=${1#resnet:share}
       bench "resnet nvimgcodec share $x$rmode" 0.95 "$steps" $resnet model.workers=12 \
         model.decode=nvimgcodec model.cpu_decode_share="$x" ;;
+    resnet:prealloc) imagenet; bench "resnet nvimgcodec preallocated$rmode" 0.95 "$steps" $resnet model.workers=12 \
+      model.decode=nvimgcodec model.decode_preallocate=true ;;
     resnet:auto) imagenet; bench "resnet auto$rmode" 0.95 "$steps" $resnet model.workers=15 model.decode=auto ;;
     auto) imagenet; bench "resnet decode=auto" 0.95 "$steps" $resnet model.workers=15 model.decode=auto --build-only ;;
     ssd:cpu) cocosize; bench "ssd cpu" 0.9 "$steps" $ssd model.workers=15 model.decode=cpu ;;
@@ -122,6 +131,8 @@ for stage in "$@"; do
     detection) for m in ssd:cpu ssd:nvimgcodec maskrcnn:cpu maskrcnn:nvimgcodec; do run $m; done ;;
     maskrcnn:grouping) run maskrcnn:cpu:ungrouped; run maskrcnn:cpu ;;
     ssd:workers) for n in 15 12 10; do run ssd:cpu$n; done ;;
+    resnet:compare) run resnet:nvimgcodec; run resnet:prealloc ;;
+    ssd:compare) for n in 15 8 6; do run ssd:cpu$n; done ;;
     text) run gnmt; run transformer; run ncf ;;
     *) run "$stage" ;;
   esac

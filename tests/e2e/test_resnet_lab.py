@@ -1,12 +1,14 @@
 """The ResNet GPU measurement scripts, run on the CPU at tiny shapes: the plain torchvision baseline
 (scripts/lab/resnet_baseline.py), the input-pipeline comparison (scripts/lab/resnet_pipeline.py) and
-pipeline_bench.py on the GPU decode path with a share decoded by the workers (model.cpu_decode_share)."""
+pipeline_bench.py on the GPU decode path with a share decoded by the workers (model.cpu_decode_share),
+which reports the decode thread's stages and exits on its own as soon as its figures are out."""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -58,15 +60,28 @@ def test_the_pipeline_bench_measures_the_gpu_path_with_a_share_decoded_by_the_wo
     loader, real and synthetic windows, and the decode thread's figures."""
     folder = write(ImageSpec(classes=2, train_per_class=12, val_per_class=1), tmp_path / "d", workers=1)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
-    out = subprocess.run([sys.executable, "-c", _PIL_BENCH, str(REPO / "scripts" / "lab" / "pipeline_bench.py"),
+    proc = subprocess.Popen([sys.executable, "-c", _PIL_BENCH, str(REPO / "scripts" / "lab" / "pipeline_bench.py"),
                           "model=resnet", "dataset=imagenet", f"dataset.path={folder}", "dataset.generator=null",
                           "device=cpu", "model.layers=[1,1,1,1]", "model.width=8", "model.image_size=32",
                           "model.resize_size=36", "model.batch_size=4", "model.workers=1", "model.decode=nvimgcodec",
                           "model.cpu_decode_share=0.5", "--label", "resnet share 0.5", "--warmup", "1", "--steps",
-                          "3", "--skip", "1", "--json", "pipe.jsonl"], capture_output=True, text=True, timeout=600,
-                         cwd=tmp_path, env=env)
-    assert out.returncode == 0, out.stderr
+                          "3", "--skip", "1", "--json", "pipe.jsonl"], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
+    assert proc.stdout is not None
+    lines, printed = [], None
+    for line in proc.stdout:  # the figures' JSON line, then the process must end on its own, promptly
+        lines.append(line)
+        if line.startswith('{"script"'):
+            printed = time.perf_counter()
+    rc = proc.wait(timeout=600)
+    assert rc == 0 and printed is not None, "".join(lines[-20:])
+    assert time.perf_counter() - printed < 10, "the process printed its figures, then took long to exit"
     result = json.loads((tmp_path / "pipe.jsonl").read_text().splitlines()[-1])
     assert result["decode"] == "pil" and "model.cpu_decode_share=0.5" in result["overrides"]
     assert all(result[k] > 0 for k in ("loader", "real", "synthetic", "workers_alone"))
     assert result["decode_thread"]["batches"] > 0 and result["decode_thread"]["prepare_s"] > 0
+    # the decode thread's host time by stage (pipeline_h200.sh prints them for the H200's rows)
+    stages = result["decode_stages_ms"]
+    assert {"allocate", "decode", "crop_resize", "copies"} <= set(stages) and all(v >= 0 for v in stages.values())
+    assert sum(stages.values()) <= result["decode_thread"]["prepare_s"] / result["decode_thread"]["batches"] * 1e3 + 1
+    assert result["teardown_s"] >= 0 and any(line.startswith("  its host time by stage") for line in lines)

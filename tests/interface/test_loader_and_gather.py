@@ -68,3 +68,17 @@ def test_a_metric_is_computed_once_over_every_rank_and_broadcast(tmp_path):
     rank0, rank1 = ((tmp_path / f"out.{r}").read_text().splitlines() for r in range(2))
     assert rank0 == [whole, "9", "[9]"]  # rank 0 scored all 9 items, once
     assert rank1 == [whole, "9", "[]"]  # rank 1 got the score without computing it
+
+
+def test_closing_a_loader_stops_its_persistent_workers_and_a_later_epoch_starts_them_again():
+    """pipeline_bench.py closes the loaders once its figures are out, so the process ends at once."""
+    loader = make_loader(Draws(), _ctx(0, 1, 5), batch_size=2, workers=2)
+    batches = iter(loader.epoch(1))
+    first = next(batches)
+    workers = list(loader.loader._iterator._workers)
+    assert all(w.is_alive() for w in workers)
+    loader.close()
+    assert not any(w.is_alive() for w in workers)
+    loader.close()  # closing twice, or a loader never iterated, does nothing
+    again = torch.cat(list(loader.epoch(1)))  # new workers, the same epoch's order of samples
+    assert len(again) == 16 and torch.equal(again[:2, 0], first[:, 0])

@@ -104,3 +104,35 @@ def test_one_prepare_function_is_one_thread_as_before():
     assert pipeline.threads == 1 and [int(t) for (t,) in pipeline(range(5))] == [0, 1, 2, 3, 4]
     with pytest.raises(ValueError, match="at least one prepare"):
         DeviceBatches([], CPU)
+
+
+def test_closing_at_the_interpreters_exit_does_not_wait_for_threads_that_no_longer_run(monkeypatch):
+    """A generator left open is closed by the exit's last garbage collection, when no other thread
+    runs: waiting for its producers there hung a process after it had printed its figures."""
+    from reference_models.resnet import prefetch
+
+    release = threading.Event()
+    stuck = threading.Thread(target=release.wait, daemon=True)  # a producer that would never end
+    stuck.start()
+    monkeypatch.setattr(prefetch.sys, "is_finalizing", lambda: True)
+    start = time.perf_counter()
+    prefetch._stop_all([stuck], [])
+    assert time.perf_counter() - start < 0.5 and stuck.is_alive()
+    monkeypatch.setattr(prefetch.sys, "is_finalizing", lambda: False)
+    monkeypatch.setattr(prefetch, "STOP_S", 0.2)  # otherwise a bounded wait, then the daemon is left behind
+    start = time.perf_counter()
+    prefetch._stop_all([stuck], [])
+    assert 0.2 <= time.perf_counter() - start < 1.5
+    release.set()
+    stuck.join()
+
+
+def test_a_pipeline_on_a_device_named_without_an_index_keeps_that_devices_number(monkeypatch):
+    """torch.device('cuda') reaches torch.cuda.set_device in each thread, which takes an index only
+    (the H200's `Expected a torch.device with a specified index`): the pipeline names the current one."""
+    from reference_models.resnet import prefetch
+
+    monkeypatch.setattr(prefetch.torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(prefetch.torch.cuda, "Stream", lambda device: ("stream", device))
+    pipeline = DeviceBatches(lambda batch, slot: (batch, None), torch.device("cuda"))
+    assert pipeline.device == torch.device("cuda", 0) and pipeline.streams == [("stream", torch.device("cuda", 0))]
