@@ -42,12 +42,17 @@ from reference_models.maskrcnn.roi_heads import BatchedRoIHeads
 from reference_models.maskrcnn.rpn import BatchedRPN
 
 
-def build_model(hp: Any, num_classes: int) -> MaskRCNN:
+def build_model(hp: Any, num_classes: int, throughput: bool = False) -> MaskRCNN:
+    """`throughput`: a mode=throughput run, whose backbone is frozen as the reference's unless
+    model.frozen_body=false."""
     pretrained = bool(hp.backbone_weights)
+    frozen = hp.get("frozen_body")
+    frozen = pretrained or throughput if frozen is None else bool(frozen)
     body = ResNetBody(hp.backbone_block, hp.backbone_layers, hp.backbone_widths, hp.backbone_stem,
-                      norm_layer=FrozenBatchNorm2d if pretrained else nn.BatchNorm2d)
+                      norm_layer=FrozenBatchNorm2d if frozen else nn.BatchNorm2d)
     if pretrained:
         load_weights(body, hp.backbone_weights)
+    if frozen:
         # torchvision's rule: the last `trainable_layers` of layer4..layer1, conv1 (and bn1 with all)
         order = [f"layer{i}" for i in range(len(hp.backbone_layers), 0, -1)] + ["conv1"]
         trained = order[:hp.trainable_layers] + (["bn1"] if hp.trainable_layers >= len(order) else [])

@@ -50,8 +50,13 @@ class MaskRCNNOptions(ModelOptions):
     """A torchvision ResNet-50 ImageNet checkpoint (the reference starts from MSRA's R-50). With weights,
     batch norm is frozen and the stem and conv2_x are not trained (the reference's FREEZE_CONV_BODY_AT 2);
     null starts from random weights with trainable batch norm everywhere, as torchvision does then."""
+    frozen_body: Optional[bool] = None
+    """Batch norm frozen and only the last `trainable_layers` stages trained, as the reference trains its
+    backbone (FREEZE_CONV_BODY_AT 2). null: with backbone_weights, and in mode=throughput, whose synthetic
+    workload must be the reference's whether or not weights are given; false: every batch norm and stage
+    trained (the embedded presets, calibrated so from random weights)."""
     trainable_layers: int = option(3, ge=0)
-    """With backbone_weights: the ResNet stages trained, counted from the last (3: conv3_x..conv5_x); at
+    """With a frozen body: the ResNet stages trained, counted from the last (3: conv3_x..conv5_x); at
     most the stages plus one (the stem)."""
     fpn_channels: int = option(256, ge=1)
     """FPN output channels (P2..P6)."""

@@ -6,7 +6,7 @@
 #
 #   source scripts/lab/device_env.sh && bash scripts/lab/fast_path_h200.sh "$OUT" tests speech txl
 #
-# Stages: tests, speech (tacotron2, waveglow: tf32 and amp), txl (txl_base, txl_large: amp), bert
+# Stages: tests, decode_tests (ResNet's GPU decode tests), speech (tacotron2, waveglow: tf32 and amp), txl (txl_base, txl_large: amp), bert
 # (bert_large amp), gnmt (amp), resnet (amp), maskrcnn (amp), embedded (each time-to-train model's
 # embedded preset trained once on the GPU, default precision and path). WINDOW_S / WARMUP_S size the
 # bench windows (default 1.5 / 2).
@@ -26,6 +26,9 @@ for stage in "$@"; do
   case $stage in
     tests) timeout 200 python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/run/test_graph.py \
              tests/test_fastpath.py > "$out/gpu_tests.txt" 2>&1; echo "== tests: exit $?"; tail -n 5 "$out/gpu_tests.txt";;
+    decode_tests) timeout 100 python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/reference_models/resnet/test_decode.py \
+             tests/reference_models/resnet/test_preallocate.py tests/reference_models/resnet/test_prefetch.py \
+             > "$out/gpu_decode_tests.txt" 2>&1; echo "== decode_tests: exit $?"; tail -n 5 "$out/gpu_decode_tests.txt";;
     speech) bench speech 230 --models tacotron2 waveglow --precisions tf32 amp;;
     txl) bench txl 260 --models txl_base txl_large --precisions amp;;
     bert) bench bert 170 --models bert_large --precisions amp;;
