@@ -147,14 +147,15 @@ def check_kept(folder: str | Path) -> None:
     only: no file is read); the command calls it before anything is written. `ensure` also
     compares the checksums."""
     folder = Path(folder)
-    if not folder.is_dir() or not any(folder.iterdir()):
-        return
-    stamp, missing = _read_stamp(folder)
-    if stamp is None:
-        raise _owner_unknown(folder, missing)
-    why = _drift(folder, stamp["files"], checksums=False)
-    if why is not None:
-        raise _kept(folder, why)
+    with _reading(folder):
+        if not folder.is_dir() or not any(folder.iterdir()):
+            return
+        stamp, missing = _read_stamp(folder)
+        if stamp is None:
+            raise _owner_unknown(folder, missing)
+        why = _drift(folder, stamp["files"], checksums=False)
+        if why is not None:
+            raise _kept(folder, why)
 
 
 def _owner_unknown(folder: Path, missing: Optional[str]) -> UsersFolder:
@@ -180,6 +181,22 @@ def _locked(folder: Path) -> Iterator[None]:
     with open(folder.parent / f".lock-{folder.name}", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this process dies
         yield
+
+
+@contextlib.contextmanager
+def _reading(folder: Path) -> Iterator[None]:
+    """Wait while another process (torchrun's rank 0) rewrites the folder, without creating the lock
+    file: a check writes nothing. No lock file yet means no writer has started."""
+    try:
+        fd = os.open(folder.parent / f".lock-{folder.name}", os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def ensure(folder: str | Path, generator: str, version: int, params: dict[str, Any],

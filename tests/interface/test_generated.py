@@ -140,3 +140,22 @@ def test_concurrent_runs_generate_once(tmp_path):
     for t in threads:
         t.join()
     assert len(calls) == 1 and generated.verify(tmp_path / "ds") is None
+
+
+def test_the_check_before_a_run_waits_while_another_process_rewrites_the_folder(tmp_path):
+    path = generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer([]))
+    checked = threading.Event()
+
+    def check():
+        generated.check_kept(path)  # raises, and never sets the event, if it reads the folder half-written
+        checked.set()
+
+    with generated._locked(path):  # as ensure holds it while it rewrites the folder (torchrun's rank 0)
+        shutil.rmtree(path / "sub")
+        thread = threading.Thread(target=check)
+        thread.start()
+        assert not checked.wait(0.3)
+        (path / "sub").mkdir()
+        (path / "sub" / "more.txt").write_text("x" * 50)
+    thread.join(10)
+    assert checked.is_set()
