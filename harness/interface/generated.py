@@ -72,6 +72,9 @@ def _read_stamp(folder: Path) -> tuple[Optional[dict], Optional[str]]:
         return None, f"its {STAMP} cannot be read ({err})"
     if not isinstance(stamp, dict) or not isinstance(stamp.get("files"), dict) or not stamp["files"]:
         return None, f"its {STAMP} lists no files"
+    outside = next((rel for rel in stamp["files"] if Path(rel).is_absolute() or ".." in Path(rel).parts), None)
+    if outside is not None:  # a dataset's file never chooses a path outside it, not even one to read
+        return None, f"its {STAMP} lists {outside!r}, outside the folder"
     return stamp, None
 
 

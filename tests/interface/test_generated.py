@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import threading
 
@@ -108,12 +109,14 @@ def test_files_no_generator_wrote_are_never_overwritten(tmp_path):
     assert (tmp_path / "ds" / "ratings.csv").read_text() == "a user's real data\n"
 
 
-def test_a_stamp_that_cannot_be_read_leaves_the_folder_alone(tmp_path):
+@pytest.mark.parametrize("stamp,said", [("{not json", "cannot be read"),
+                                         ('{"files": {"../outside.txt": {}}}', "lists '../outside.txt', outside the")])
+def test_a_stamp_that_cannot_be_read_or_names_a_path_outside_leaves_the_folder_alone(tmp_path, stamp, said):
     path = generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer([]))
-    (path / generated.STAMP).write_text("{not json")
+    (path / generated.STAMP).write_text(stamp)
     before = snapshot(path)
     with pytest.raises(generated.UsersFolder, match=f"^{path} differs from what its generator wrote \\(its "
-                                                    "GENERATED.json cannot be read"):
+                                                    f"GENERATED.json {re.escape(said)}"):
         generated.ensure(path, "gen", 1, {"n": 100}, _writer([]))
     assert snapshot(path) == before
 
