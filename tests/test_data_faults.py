@@ -27,6 +27,8 @@ from reference_models.ncf import generate as ncf_generate
 from reference_models.ncf.generate import GeneratorSpec as RatingsSpec
 from reference_models.resnet.generate import ImageSpec
 from reference_models.resnet.generate import write as write_images
+from reference_models.transformer.generate import CorpusSpec
+from reference_models.transformer.generate import write as write_corpus
 from tests.helpers import run_cli
 from tests.helpers import said as said_by
 from tests.interface.test_generated import snapshot
@@ -38,7 +40,9 @@ SMALL_RATINGS = ["dataset.generator.users=400", "dataset.generator.items=2500", 
 def made(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("made")
     write_wmt(LanguageSpec(train_pairs=300, dev_pairs=10, test_pairs=20, seed=4), root / "wmt16")
-    return {"coco": coco_ensure(GeneratorSpec(train_images=12, val_images=4, seed=5), root / "coco"),
+    write_corpus(CorpusSpec(LanguageSpec(train_pairs=300, dev_pairs=10, test_pairs=20, seed=4), train_shards=2),
+                 root / "wmt17")
+    return {"wmt17": root / "wmt17", "coco": coco_ensure(GeneratorSpec(train_images=12, val_images=4, seed=5), root / "coco"),
             "imagenet": write_images(ImageSpec(classes=3, train_per_class=6, val_per_class=2), root / "imagenet",
                                      workers=1),
             "wmt16": root / "wmt16",
@@ -146,6 +150,19 @@ def test_an_empty_or_degenerate_gnmt_vocabulary_is_refused(made, tmp_path, capsy
         assert re.match(rf"{path} holds 16 entries and lacks \d+% of the BPE units of train.tok.clean.bpe.32000.en and "
                         r"train.tok.clean.bpe.32000.de \([\d,]+ of [\d,]+, e.g. '.+'\), which would all train as <unk>: "
                         r"use the vocabulary made with the data", checked)
+
+
+@pytest.mark.parametrize("vocab,said", [
+    ("", " is empty, without the reserved subtoken '<pad>_'"),
+    ("'the_'\n", " line 1 is 'the_', not the reserved subtoken '<pad>_'"),
+])
+def test_a_transformer_vocabulary_without_its_reserved_subtokens_is_refused(made, tmp_path, capsys, vocab, said):
+    root = _copy(made, "wmt17", tmp_path)
+    path = root / "vocab.ende.32768"
+    path.write_text(vocab, encoding="utf-8")
+    message = f"{path}{said}: a vocabulary starts with '<pad>_', '<EOS>_' (ids 0 and 1); use the one the training " \
+              "shards were made with"
+    assert _both(capsys, "transformer", root) == (message, message)
 
 
 @pytest.mark.parametrize("fault", ["categories", "images", "degenerate polygons"])
