@@ -116,15 +116,22 @@ def test_a_folder_link_in_a_class_folder_that_loops_or_leaves_it_is_refused(made
 
 
 @pytest.mark.timeout(120)  # reading the FIFO would wait for ever
-@pytest.mark.parametrize("dataset", ["imagenet", "coco"])
+@pytest.mark.parametrize("dataset", ["imagenet", "coco", "coco annotations"])
 def test_a_fifo_named_as_an_image_is_refused_not_read(made, tmp_path, capsys, dataset):
-    root = _copy(made, dataset, tmp_path)
+    root = _copy(made, dataset.split()[0], tmp_path)
     if dataset == "imagenet":
         fifo = sorted((root / "train").iterdir())[1] / "zz.JPEG"
         os.mkfifo(fifo)
         said = f"{fifo} is a FIFO (named pipe), not an image file: reading it would wait or fail; remove it, or put " \
                "the image there"
         assert _both(capsys, "resnet", root) == (said, said)
+    elif dataset == "coco annotations":
+        fifo = root / "annotations" / "instances_val2017.json"
+        fifo.unlink()
+        os.mkfifo(fifo)
+        said = f"{fifo} is a FIFO (named pipe): point dataset.path at a COCO 2017 folder (scripts/prepare_coco2017.sh " \
+               "unpacks the archives into one)"
+        assert _both(capsys, "ssd", root) == (said, said)
     else:
         fifo = (root / "train2017" / "000000000003.jpg").resolve()
         fifo.unlink()

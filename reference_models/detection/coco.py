@@ -14,14 +14,13 @@ are one-line errors, degenerate polygons are dropped and counted) and that every
 is in its folder as a regular file; the models read the headers and ends of their share of both
 splits when they are built, so a bad image does not wait for the epoch or the evaluation that reads
 it. An image that fails in a loader worker is named with its image id and annotation file
-(harness.interface.loader).
+(harness.interface.loader). The folder's layout and the annotation files' lists are checked by
+reference_models/detection/files.py.
 
     python -c "from reference_models.detection.coco import CocoSplit; s = CocoSplit('outputs/datasets/ssd_embedded', 'val'); print(len(s), s.num_classes)"
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,32 +30,15 @@ import numpy as np
 import torch
 from PIL import Image
 from pycocotools import mask as mask_utils
-from pycocotools.coco import COCO
 from torch.utils.data import Dataset
 
 from harness.interface import DataError
 from harness.interface.findings import SampleFlags
 from harness.interface.images import DECODE_ERRORS, file_kind, find_problems, summary_of, what_is_wrong
 from reference_models.detection import records
+from reference_models.detection.files import annotation_file, check_layout, load_coco
 
-SPLITS = ("train", "val")
 REPAIRS = ("cmyk_to_rgb", "greyscale_to_rgb")  # what reading an image converts, per file (data_findings)
-
-
-def annotation_file(root: Path, split: str) -> Path:
-    return Path(root) / "annotations" / f"instances_{split}2017.json"
-
-
-def check_layout(root: str | Path) -> Path:
-    """The dataset folder, or a DataError naming the first missing piece and how to get it."""
-    root = Path(root)
-    for split in SPLITS:
-        ann, images = annotation_file(root, split), root / f"{split}2017"
-        for need in (ann, images):
-            if not need.exists():
-                raise DataError(f"{need} is missing: point dataset.path at a COCO 2017 folder "
-                                "(scripts/prepare_coco2017.sh unpacks the archives into one)")
-    return root
 
 
 def prepare(cfg: Any) -> Path:
@@ -68,23 +50,6 @@ def prepare(cfg: Any) -> Path:
 
         ensure(GeneratorSpec(**cfg.dataset.generator), path)
     return check_layout(path)
-
-
-def load_coco(path: Path) -> COCO:
-    """pycocotools' COCO index of an annotation file, without its progress prints."""
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            coco = COCO(str(path))
-    except (ValueError, KeyError, TypeError, AssertionError) as err:
-        # pycocotools asserts that the file holds a JSON object; json's errors give the line and column
-        raise DataError(f"{path} is not a COCO annotation file ({type(err).__name__}: {err})") from None
-    for key in ("images", "annotations", "categories"):  # pycocotools indexes a file without them, then fails later
-        if not isinstance(coco.dataset.get(key), list):
-            what = f"no {key!r} list" if key not in coco.dataset else f"a {key!r} that is not a list"
-            raise DataError(f"{path} has {what}: a COCO instances file holds images, annotations and categories; "
-                            "use the dataset's own instances_<split>2017.json (scripts/prepare_coco2017.sh unpacks "
-                            "it) or add the missing list")
-    return coco
 
 
 @dataclass
