@@ -3,16 +3,20 @@
 Every model's embedded default is written by its generator the first time a run needs it. The
 folder then holds a stamp, GENERATED.json, that records the generator's name and version, the
 parameters it was given and the size and SHA-256 of every file it wrote. `ensure` returns the folder
-when the stamp matches what is asked and every file still has its recorded content; a missing,
-truncated or edited file, another version or other parameters make it write the dataset again
-(into a temporary folder, moved into place in one step, so a reader never sees half of one). A file
-lock makes concurrent runs (a sweep's jobs, torchrun's ranks) write it once.
+when the stamp matches what is asked and the folder holds exactly the files it lists, with their
+recorded content. Another version or other parameters make it write the dataset again (into a
+temporary folder, moved into place in one step, so a reader never sees half of one). A folder that
+differs from its stamp (a file added, edited, truncated or removed; a stamp that cannot be read) is
+taken to be the user's: it is never deleted, and `ensure` stops with one line saying how to
+regenerate it on purpose. A file lock makes concurrent runs (a sweep's jobs, torchrun's ranks) write
+it once. A disk that fills while it is written is one line naming the path and data_root.
 
     python -c "from harness.interface.generated import verify; print(verify('outputs/datasets/ncf_embedded'))"
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -27,11 +31,23 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from harness.interface.contract import DataError
+
 log = logging.getLogger("harness.generated")
 
 STAMP = "GENERATED.json"
-LEGACY_STAMPS = ("GENERATOR.txt",)  # what earlier generators left: such a folder is regenerated
+LEGACY_STAMPS = ("GENERATOR.txt",)  # what earlier generators left: a stamp that lists no files
+CACHE = ".harness-cache"  # what a loader keeps beside the data it read (NCF's preprocessed arrays): the harness's own
+FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}  # a write refused for want of room
 _CHUNK = 1 << 22
+
+
+class UsersFolder(DataError):
+    """The dataset folder holds what no generator's stamp lists: it is kept, and the run stops."""
+
+
+class GenerationFull(DataError):
+    """The disk (or a quota) filled while the dataset was written; nothing half-written is left."""
 
 
 def sha256(path: Path) -> str:
@@ -46,35 +62,113 @@ def _files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.name != STAMP and not p.name.startswith(".lock"))
 
 
-def verify(folder: str | Path, generator: Optional[str] = None, version: Optional[int] = None,
-           params: Optional[dict[str, Any]] = None) -> Optional[str]:
-    """None when the folder holds the dataset its stamp describes (and, when given, this generator,
-    version and parameters); otherwise one line saying what differs."""
-    folder = Path(folder)
+def _read_stamp(folder: Path) -> tuple[Optional[dict], Optional[str]]:
+    """(the stamp, None), or (None, why there is none)."""
     try:
         stamp = json.loads((folder / STAMP).read_text())
     except FileNotFoundError:
-        return "no generator stamp"
+        return None, "no generator stamp"
     except (OSError, ValueError) as err:
-        return f"unreadable stamp ({err})"
-    if generator is not None and stamp.get("generator") != generator:
-        return f"made by {stamp.get('generator')!r}, not {generator!r}"
-    if version is not None and stamp.get("version") != version:
-        return f"generator version {stamp.get('version')}, wanted {version}"
-    if params is not None and stamp.get("params") != json.loads(json.dumps(params)):
-        return "made with other generator parameters"
-    files = stamp.get("files")
-    if not isinstance(files, dict) or not files:
-        return "the stamp lists no files"
+        return None, f"its {STAMP} cannot be read ({err})"
+    if not isinstance(stamp, dict) or not isinstance(stamp.get("files"), dict) or not stamp["files"]:
+        return None, f"its {STAMP} lists no files"
+    outside = next((rel for rel in stamp["files"] if Path(rel).is_absolute() or ".." in Path(rel).parts), None)
+    if outside is not None:  # a dataset's file never chooses a path outside it, not even one to read
+        return None, f"its {STAMP} lists {outside!r}, outside the folder"
+    return stamp, None
+
+
+def unlisted(folder: Path, files: dict[str, Any]) -> Optional[str]:
+    """The first entry of `folder` (a file, a folder, a link) that is not a file the stamp lists nor a
+    folder holding one: what someone other than the generator put there. The stamp itself and the
+    loaders' CACHE are the harness's own."""
+    keep_dirs = {str(parent) for rel in files for parent in Path(rel).parents if str(parent) != "."}
+    for top, dirs, names in os.walk(folder):  # links are not followed: a link is an entry of its own
+        here = Path(top).relative_to(folder)
+        for name in sorted(dirs):
+            rel = str(here / name) if str(here) != "." else name
+            if rel == CACHE:
+                dirs.remove(name)
+            elif rel not in keep_dirs or os.path.islink(os.path.join(top, name)):
+                return rel + "/"
+        for name in sorted(names):
+            rel = str(here / name) if str(here) != "." else name
+            if rel != STAMP and (rel not in files or os.path.islink(os.path.join(top, name))):
+                return rel
+    return None
+
+
+def _drift(folder: Path, files: dict[str, Any], checksums: bool = True) -> Optional[str]:
+    """How the folder differs from the files its stamp lists, in a few words; None when it does not.
+    checksums=False compares names and sizes only (no file is read)."""
+    extra = unlisted(folder, files)
+    if extra is not None:
+        return f"{extra} is not a file its generator wrote"
     for rel, want in files.items():
         path = folder / rel
         if not path.is_file():
             return f"{rel} is missing"
         if path.stat().st_size != want.get("bytes"):
             return f"{rel} has {path.stat().st_size} bytes, {want.get('bytes')} were written"
-        if sha256(path) != want.get("sha256"):
-            return f"{rel} was changed after it was generated (checksum differs)"
+    if checksums:
+        for rel, want in files.items():
+            if sha256(folder / rel) != want.get("sha256"):
+                return f"{rel} was changed after it was generated (checksum differs)"
     return None
+
+
+def _other_generation(stamp: dict, generator: Optional[str], version: Optional[int],
+                      params: Optional[dict[str, Any]]) -> Optional[str]:
+    if generator is not None and stamp.get("generator") != generator:
+        return f"made by {stamp.get('generator')!r}, not {generator!r}"
+    if version is not None and stamp.get("version") != version:
+        return f"generator version {stamp.get('version')}, wanted {version}"
+    if params is not None and stamp.get("params") != json.loads(json.dumps(params)):
+        return "made with other generator parameters"
+    return None
+
+
+def verify(folder: str | Path, generator: Optional[str] = None, version: Optional[int] = None,
+           params: Optional[dict[str, Any]] = None) -> Optional[str]:
+    """None when the folder holds exactly the dataset its stamp describes (and, when given, this
+    generator, version and parameters); otherwise a few words saying what differs."""
+    folder = Path(folder)
+    stamp, missing = _read_stamp(folder)
+    if stamp is None:
+        return missing
+    return _other_generation(stamp, generator, version, params) or _drift(folder, stamp["files"])
+
+
+def _kept(folder: Path, why: str) -> UsersFolder:
+    return UsersFolder(f"{folder} differs from what its generator wrote ({why}), so it is kept as yours: to "
+                       f"regenerate it on purpose, delete it (rm -r {folder}) and run again, or set dataset.path "
+                       "to another folder")
+
+
+def check_kept(folder: str | Path) -> None:
+    """UsersFolder when `folder` exists and is not what a generator's stamp lists (names and sizes
+    only: no file is read); the command calls it before anything is written. `ensure` also
+    compares the checksums."""
+    folder = Path(folder)
+    with _reading(folder):
+        if not folder.is_dir() or not any(folder.iterdir()):
+            return
+        stamp, missing = _read_stamp(folder)
+        if stamp is None:
+            raise _owner_unknown(folder, missing)
+        why = _drift(folder, stamp["files"], checksums=False)
+        if why is not None:
+            raise _kept(folder, why)
+
+
+def _owner_unknown(folder: Path, missing: Optional[str]) -> UsersFolder:
+    if any((folder / name).exists() for name in LEGACY_STAMPS):
+        return _kept(folder, "an earlier generator's stamp, which lists no files")
+    if (folder / STAMP).exists():
+        return _kept(folder, missing or "its stamp cannot be read")
+    # never overwrite what a generator did not write: it may be a user's real data
+    return UsersFolder(f"{folder} holds files that no generator wrote; move them away or point dataset.path "
+                       "elsewhere")
 
 
 def write_stamp(folder: Path, generator: str, version: int, params: dict[str, Any]) -> None:
@@ -92,37 +186,70 @@ def _locked(folder: Path) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def _reading(folder: Path) -> Iterator[None]:
+    """Wait while another process (torchrun's rank 0) rewrites the folder, without creating the lock
+    file: a check writes nothing. No lock file yet means no writer has started."""
+    try:
+        fd = os.open(folder.parent / f".lock-{folder.name}", os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def ensure(folder: str | Path, generator: str, version: int, params: dict[str, Any],
            write: Callable[[Path], Any]) -> Path:
-    """`folder`, holding what `write(tmp_folder)` writes for these parameters; written only when
-    missing or not what the stamp says."""
+    """`folder`, holding what `write(tmp_folder)` writes for these parameters; written when missing
+    or empty, rewritten when it holds exactly another generation's files. A folder that differs from
+    its stamp, or holds no stamp, is a UsersFolder error; a disk that fills, GenerationFull."""
     folder = Path(folder)
     params = json.loads(json.dumps(params))  # plain JSON types, as the stamp will hold them
-    with _locked(folder):
-        problem = verify(folder, generator, version, params)
-        if problem is None:
-            return folder
-        if folder.exists():
-            ours = any((folder / name).exists() for name in (STAMP, *LEGACY_STAMPS))
-            if not ours and any(folder.iterdir()):
-                # never overwrite what a generator did not write: it may be a user's real data
-                raise FileExistsError(f"{folder} holds files that no generator wrote; "
-                                      "move them away or point dataset.path elsewhere")
-            log.warning("regenerating %s: %s", folder, problem)
-        else:
-            log.info("generating %s (first use)", folder)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
-        try:
-            write(tmp)
-            write_stamp(tmp, generator, version, params)
-            tmp.chmod(0o755)  # mkdtemp's 0700 would hide the data from other users
-            if folder.exists():
-                shutil.rmtree(folder)
-            os.replace(tmp, folder)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise UsersFolder(f"{folder} is a file, not a dataset folder: move it away or set dataset.path elsewhere")
+        with _locked(folder):
+            if folder.exists() and any(folder.iterdir()):
+                stamp, missing = _read_stamp(folder)
+                if stamp is None:
+                    raise _owner_unknown(folder, missing)
+                why = _drift(folder, stamp["files"])
+                if why is not None:
+                    raise _kept(folder, why)
+                other = _other_generation(stamp, generator, version, params)
+                if other is None:
+                    return folder
+                log.warning("regenerating %s: %s", folder, other)  # every file in it is one the stamp lists
+            else:
+                log.info("generating %s (first use)", folder)
+            _write_in_place(folder, generator, version, params, write)
+    except OSError as err:
+        if err.errno not in FULL:
+            raise
+        where = err.filename or folder
+        raise GenerationFull(f"cannot write {where}: {os.strerror(err.errno or 0)} while generating the dataset "
+                             f"{folder}: free space there, or set data_root to a folder on a disk with room "
+                             f"(data_root holds every generated dataset)") from None
     return folder
+
+
+def _write_in_place(folder: Path, generator: str, version: int, params: dict[str, Any],
+                    write: Callable[[Path], Any]) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        write(tmp)
+        write_stamp(tmp, generator, version, params)
+        tmp.chmod(0o755)  # mkdtemp's 0700 would hide the data from other users
+        if folder.exists():
+            shutil.rmtree(folder)  # empty, or exactly the files of another generation
+        os.replace(tmp, folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def spawn_can_start() -> bool:

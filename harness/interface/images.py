@@ -1,11 +1,12 @@
 """Checks of image files before training reads them: present, an image, whole, of the size listed.
 
 A missing or truncated file found by a DataLoader worker ends a run when it is reached, possibly
-after a whole training epoch (a bad validation image is read only at the first evaluation). What
-can be checked cheaply is checked when the model is built: every listed file exists; each
-validation file's header opens (its format and size, compared with what an annotation lists) and
-a JPEG ends with its end-of-image marker, the one cheap sign of a file cut short (one that does
-not is decoded in full to be sure: some writers leave bytes after the marker).
+after a whole training epoch (a bad validation image is read only at the first evaluation), and a
+FIFO named as an image blocks the worker that opens it for ever. What can be checked cheaply is
+checked when the model is built: every listed file exists and is a regular file; each file's header
+opens (its format and size, compared with what an annotation lists) and a JPEG ends with its
+end-of-image marker, the one cheap sign of a file cut short (one that does not is decoded in full to
+be sure: some writers leave bytes after the marker); each rank checks its share of both splits.
 `python -m harness.check_data` decodes every file (decode=True).
 
 PIL decodes here, as the loaders do (Pillow's JPEG decoder is libjpeg-turbo): a file PIL reads is
@@ -17,6 +18,7 @@ a file training reads. Pillow has no integrity check for JPEG (Image.verify() ch
 from __future__ import annotations
 
 import os
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +58,19 @@ def what_is_wrong(err: BaseException) -> str:
     return f"is truncated or corrupt ({text})"
 
 
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, in a few words, from its st_mode."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
 @dataclass(frozen=True)
 class ImageFacts:
     path: str
@@ -69,9 +84,12 @@ def probe(path: str | Path, *, decode: bool = False, size: Optional[tuple[int, i
     a different size is wrong). decode=False reads the header and, for a JPEG, the file's end."""
     path = str(path)
     try:
-        nbytes = os.path.getsize(path)
+        st = os.stat(path)
     except OSError as err:
         return ImageFacts(path, what_is_wrong(err))
+    if not stat.S_ISREG(st.st_mode):  # opening a FIFO waits for a writer for ever
+        return ImageFacts(path, f"is {file_kind(st.st_mode)}, not an image file")
+    nbytes = st.st_size
     if nbytes == 0:
         return ImageFacts(path, "is empty (0 bytes)")
     fmt = mode = None

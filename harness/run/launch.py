@@ -1,6 +1,6 @@
 """Start the ranks of a run.
 
-- One rank (gpus=1, nodes=1): in this process.
+- One rank (gpus=1, nodes=1): in this process, watched by a thread of it (harness/run/watchdog.py).
 - Several (gpus=N and/or nodes=M): torch.distributed's elastic launcher starts N ranks on this host
   (c10d rendezvous; localhost with a free port for one node, `rdzv_endpoint` for several) with no
   restarts, since a restarted run would corrupt its time to train. When any rank fails the launcher
@@ -97,8 +97,15 @@ def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Opti
     check_resources(cfg)
     ranks = cfg.gpus * cfg.nodes
     if ranks == 1:
-        return _run_in_process(RankJob(cfg=cfg, run_dir=run_dir, data_dir=data_dir, host_load=host_load,
-                                       record=record))
+        job = RankJob(cfg=cfg, run_dir=run_dir, data_dir=data_dir, host_load=host_load, record=record)
+        # a rank stuck in a read that never returns (a FIFO named .JPEG) ends as a stalled one of several does
+        with Watchdog(run_dir, [0], float(cfg.progress_timeout_s)) as dog:
+            try:
+                return _run_in_process(job)
+            except BaseException as err:  # the watchdog's SIGTERM to this process
+                if dog.verdict is not None:
+                    raise RankFailed(dog.verdict[0], dog.verdict[1], None, stalled=True) from err
+                raise
     if str(cfg.device) == "auto" and not torch.cuda.is_available():
         log.info("no GPU on this host: gpus=%d runs %d CPU ranks (device=cpu, gloo)", cfg.gpus, cfg.gpus)
     log.info("world: %d rank(s) = %d node(s) x %d, device=%s (%s), precision=%s; per-rank logs in %s",

@@ -110,8 +110,7 @@ def run_rank(job: RankJob) -> RunRecord:
     training = cfg.mode != "throughput"
     # a throughput measurement is not an MLPerf run: it writes no MLPerf log
     held = _Open(MLPerfLog(job.run_dir / "mlperf.log" if world.is_main and training else None))
-    if world.world_size > 1:
-        heartbeat.start(job.run_dir, world.rank)
+    heartbeat.start(job.run_dir, world.rank)  # the watchdog reads it (harness/run/watchdog.py), one rank or many
     try:
         record = _run(job, spec, training, held)
     except BaseException as err:

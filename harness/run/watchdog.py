@@ -2,15 +2,16 @@
 process group's own timeout (600 s, blamed on whichever rank was receiving).
 
 The process that started the ranks (the elastic launcher; with torchrun or srun, each node's local
-rank 0 for the node's other ranks) reads every rank's heartbeat (harness/observe/heartbeat.py) once
-a second. A rank is stalled when, for `progress_timeout_s` seconds, its heartbeat file did not
+rank 0 for the node's other ranks; a 1-rank run, from a thread of its own process) reads every
+rank's heartbeat (harness/observe/heartbeat.py) once a second. A rank is stalled when, for `progress_timeout_s` seconds, its heartbeat file did not
 change (the process is stopped, wedged or gone silent) or, while it trains, its step count did not
 move. Ranks that wait in a collective for a stalled one stall too: the watchdog names the ranks
 whose heartbeat went quiet, else the ranks that got the least far. It then stops those ranks (SIGCONT and SIGTERM, SIGKILL after
-`grace_s`), the launcher tears the rest down as for any failed rank, and the run fails with
-"rank N made no progress for S s".
+`grace_s`; a 1-rank run gets SIGTERM alone, which ends its wait), the launcher tears the rest down
+as for any failed rank, and the run fails with "rank N made no progress for S s".
 
     python -m harness.train model=ncf device=cpu gpus=2 progress_timeout_s=60
+    python -m harness.train model=resnet progress_timeout_s=60      # one rank: watched too
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from typing import Iterable, Optional
 
 import psutil
 
+from harness.observe import console
 from harness.observe.heartbeat import beat_path
 from harness.observe.ticker import Ticker
 
@@ -96,7 +98,9 @@ class Watchdog:
         why = [_state(self._seen[r]) for r in culprits]
         self.verdict = (culprits[0], f"{who} made no progress for {self.limit_s:g} s"
                         + (f" ({'; '.join(w for w in why if w)})" if any(why) else ""))
-        log.error("%s: stopping the run", self.verdict[1])
+        # a 1-rank run stops itself at once and its end says the verdict: the console gets that one line
+        itself = any(self._seen[r].beat.get("pid") == os.getpid() for r in culprits)
+        log.error("%s: stopping the run", self.verdict[1], extra=console.FILE_ONLY if itself else None)
         for r in culprits:
             self._stop_rank(self._seen[r])
         return self.verdict
@@ -106,6 +110,11 @@ class Watchdog:
         if not isinstance(pid, int) or seen.beat.get("host") != socket.gethostname() or seen.stopping:
             return
         seen.stopping = True
+        if pid == os.getpid():
+            # a 1-rank run watches itself: SIGTERM breaks the wait it is stuck in (a read of a FIFO, a
+            # worker that never answers) and the run ends with its record; SIGKILL would lose that
+            _send(pid, signal.SIGTERM)
+            return
         for sig in (signal.SIGCONT, signal.SIGTERM):  # a stopped process handles SIGTERM only once resumed
             _send(pid, sig)
         kill = threading.Timer(self.grace_s, _send, (pid, signal.SIGKILL))

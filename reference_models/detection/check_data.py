@@ -66,7 +66,7 @@ def _check_images(coco: CocoSplit, report: DataReport, decode: bool) -> None:
     report.facts.append(f"{coco.split}2017: {verb} {len(items):,} images")
     converted = {"cmyk_to_rgb": 0, "greyscale_to_rgb": 0}
     for f in facts:
-        if f.problem == "is missing":
+        if f.problem == "is missing" or f.path in coco.absent:
             continue  # the split's reading said so already
         if f.problem is not None:
             report.problems.append(f"{f.path} (image {image_of[f.path]} of {coco.annotations.name}) {f.problem}: "

@@ -11,16 +11,16 @@ would leave it is a DataError, not a path.
 
 Reading a split checks its annotations (reference_models/detection/records.py: bad records
 are one-line errors, degenerate polygons are dropped and counted) and that every image it lists
-is in its folder; the models read the headers of their evaluation shard when they are built, so a
-bad validation image does not wait for the first evaluation. An image that fails in a loader
-worker is named with its image id and annotation file (harness.interface.loader).
+is in its folder as a regular file; the models read the headers and ends of their share of both
+splits when they are built, so a bad image does not wait for the epoch or the evaluation that reads
+it. An image that fails in a loader worker is named with its image id and annotation file
+(harness.interface.loader). The folder's layout and the annotation files' lists are checked by
+reference_models/detection/files.py.
 
     python -c "from reference_models.detection.coco import CocoSplit; s = CocoSplit('outputs/datasets/ssd_embedded', 'val'); print(len(s), s.num_classes)"
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,32 +30,15 @@ import numpy as np
 import torch
 from PIL import Image
 from pycocotools import mask as mask_utils
-from pycocotools.coco import COCO
 from torch.utils.data import Dataset
 
 from harness.interface import DataError
 from harness.interface.findings import SampleFlags
-from harness.interface.images import DECODE_ERRORS, find_problems, summary_of, what_is_wrong
+from harness.interface.images import DECODE_ERRORS, file_kind, find_problems, summary_of, what_is_wrong
 from reference_models.detection import records
+from reference_models.detection.files import annotation_file, check_layout, load_coco
 
-SPLITS = ("train", "val")
 REPAIRS = ("cmyk_to_rgb", "greyscale_to_rgb")  # what reading an image converts, per file (data_findings)
-
-
-def annotation_file(root: Path, split: str) -> Path:
-    return Path(root) / "annotations" / f"instances_{split}2017.json"
-
-
-def check_layout(root: str | Path) -> Path:
-    """The dataset folder, or a DataError naming the first missing piece and how to get it."""
-    root = Path(root)
-    for split in SPLITS:
-        ann, images = annotation_file(root, split), root / f"{split}2017"
-        for need in (ann, images):
-            if not need.exists():
-                raise DataError(f"{need} is missing: point dataset.path at a COCO 2017 folder "
-                                "(scripts/prepare_coco2017.sh unpacks the archives into one)")
-    return root
 
 
 def prepare(cfg: Any) -> Path:
@@ -67,16 +50,6 @@ def prepare(cfg: Any) -> Path:
 
         ensure(GeneratorSpec(**cfg.dataset.generator), path)
     return check_layout(path)
-
-
-def load_coco(path: Path) -> COCO:
-    """pycocotools' COCO index of an annotation file, without its progress prints."""
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            return COCO(str(path))
-    except (ValueError, KeyError, TypeError, AssertionError) as err:
-        # pycocotools asserts that the file holds a JSON object; json's errors give the line and column
-        raise DataError(f"{path} is not a COCO annotation file ({type(err).__name__}: {err})") from None
 
 
 @dataclass
@@ -131,7 +104,8 @@ class CocoSplit(Dataset):
     trains on them, maskrcnn-benchmark drops them). with_polygons: carry segmentations (Mask R-CNN),
     polygons of fewer than 3 points dropped (detectron2's rule). The annotations are checked when the
     split is read (reference_models/detection/records.py) and every listed image must exist;
-    `check_images` reads the headers of some (the evaluation shard, when the model is built).
+    `check_images` reads the headers and ends of some (this rank's share of each split, when the model is
+    built).
     `findings` counts what was dropped; `flags` what the workers converted (greyscale or CMYK to RGB).
     """
 
@@ -159,7 +133,7 @@ class CocoSplit(Dataset):
             ids = [i for i in ids if self._usable(self.coco.imgToAnns.get(i, []))]
         self.ids = ids[:limit] if limit else ids
         if not self.ids:
-            raise DataError(f"{self.annotations} holds no usable images")
+            raise DataError(f"{self.annotations} holds no usable images: {self._why_none_usable()}")
         self._check_listed_files()
         self.flags = SampleFlags(len(self.ids), REPAIRS)
 
@@ -192,10 +166,23 @@ class CocoSplit(Dataset):
             images += not self._usable(anns)
         self.findings.update(boxes_too_small=small, crowd_annotations_dropped=crowd, images_without_annotations=images)
 
+    def _why_none_usable(self) -> str:
+        listed = len(self.coco.imgs)
+        if not listed:
+            return "its images list is empty; use the dataset's own annotation file"
+        f = self.findings
+        dropped = {"boxes of a side of 1 pixel or less": f.get("boxes_too_small", 0),
+                   "crowd annotations": f.get("crowd_annotations_dropped", 0),
+                   "annotations without a polygon of 3 or more points": f.get("annotations_without_valid_polygon", 0),
+                   "annotations of no listed image": f.get("annotations_without_image", 0)}
+        why = ", ".join(f"{n:,} {what}" for what, n in dropped.items() if n) or "no annotation at all"
+        return (f"none of its {listed:,} images has an annotation training can use ({why}, of "
+                f"{len(self.coco.anns):,} annotations); fix the annotations or use the dataset's own file")
+
     def _check_listed_files(self) -> None:
         """Every image the split uses is in its folder: one listing of the folder, not a stat per file."""
         try:
-            present = {e.name for e in os.scandir(self.images_dir) if e.is_file()}
+            present = {e.name for e in os.scandir(self.images_dir) if e.is_file()}  # a link to a regular file is one
         except OSError as err:
             raise DataError(f"{self.images_dir} cannot be listed ({err.strerror or err})") from None
         missing = []
@@ -203,17 +190,25 @@ class CocoSplit(Dataset):
             info = self.coco.imgs[image_id]
             name = str(info["file_name"])
             if name not in present and not ("/" in name and self.image_path(info).is_file()):
-                missing.append((image_id, name))
+                missing.append((image_id, name, self._not_a_file(self.images_dir / name)))
         what_to_do = (f"put the split's images in {self.images_dir} (scripts/prepare_coco2017.sh unpacks them) "
                       "or remove their entries from the annotation file")
+        lines = [f"{self.images_dir / name} {what} (image {image_id} of {self.annotations.name}"
+                 for image_id, name, what in missing]
+        self.absent = {str(self.images_dir / name) for _, name, _ in missing}  # said once, here
         if missing and self.problems is not None:
-            self.problems.extend(f"{self.images_dir / name} is missing (image {image_id} of "
-                                 f"{self.annotations.name}): {what_to_do}" for image_id, name in missing)
+            self.problems.extend(f"{line}): {what_to_do}" for line in lines)
         elif missing:
-            image_id, name = missing[0]
             more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
-            raise DataError(f"{self.images_dir / name} is missing (image {image_id} of {self.annotations.name}{more}): "
-                            f"{what_to_do}")
+            raise DataError(f"{lines[0]}{more}): {what_to_do}")
+
+    @staticmethod
+    def _not_a_file(path: Path) -> str:
+        """What a listed image that is not a regular file is: missing, or a FIFO (whose read never returns)."""
+        try:
+            return f"is {file_kind(path.stat().st_mode)}, not an image file"
+        except OSError:
+            return "is missing"
 
     def check_images(self, indices: Sequence[int], hint: str = "") -> None:
         """A DataError naming the first of these images whose header does not open, whose size differs

@@ -1,7 +1,7 @@
 """A GNMT (MLPerf's preprocessed WMT16) folder checked without training (python -m harness.check_data).
 
-Every file is read as training reads it (UTF-8, the vocabulary without a unit twice, source and
-target of equal length, test input and reference of equal length); then the pairs outside the
+Every file is read as training reads it (UTF-8, the vocabulary without a unit twice and covering the
+training text, source and target of equal length, test input and reference of equal length); then the pairs outside the
 length limits are counted and the buckets checked to fill one global batch.
 
     python -m harness.check_data model=gnmt dataset=wmt16

@@ -25,11 +25,12 @@ from torch.utils.data import Dataset
 from harness.interface import DataError
 from harness.interface.corpus import Corpus, read_text
 from harness.interface.sharding import shard
-from reference_models.gnmt.tokenizer import PAD_ID, VOCAB_FILE, Vocab
+from reference_models.gnmt.tokenizer import PAD_ID, UNK_ID, VOCAB_FILE, Vocab
 
 TRAIN = ("train.tok.clean.bpe.32000.en", "train.tok.clean.bpe.32000.de")
 TEST_SRC, TEST_REF = "newstest2014.tok.bpe.32000.en", "newstest2014.de"
 NUM_BUCKETS = 5
+MAX_UNKNOWN = 0.01  # share of the training text's BPE units the vocabulary may lack
 
 
 class DatasetError(DataError):
@@ -73,6 +74,7 @@ def load(data_dir: str | Path, min_len: int, max_len: int, pad_multiple: int = 8
         raise DatasetError(f"{TRAIN[0]} has {len(src_lines)} lines but {TRAIN[1]} has {len(tgt_lines)}")
     src = Corpus.from_lists([vocab.encode(line) for line in src_lines])
     tgt = Corpus.from_lists([vocab.encode(line) for line in tgt_lines])
+    _check_coverage(vocab, data_dir / VOCAB_FILE, (src, tgt), (src_lines, tgt_lines))
     keep = (src.lengths >= min_len) & (src.lengths <= max_len) & (tgt.lengths >= min_len) & (tgt.lengths <= max_len)
     if not keep.all():
         src, tgt = src.subset(keep), tgt.subset(keep)
@@ -81,6 +83,25 @@ def load(data_dir: str | Path, min_len: int, max_len: int, pad_multiple: int = 8
         raise DatasetError(f"{TEST_SRC} has {len(test_in)} lines but {TEST_REF} has {len(refs)}")
     return WMTData(vocab, src, tgt, Corpus.from_lists([vocab.encode(l) for l in test_in]), refs,
                    int((~keep).sum()))
+
+
+def _check_coverage(vocab: Vocab, path: Path, corpora: tuple[Corpus, ...], lines: tuple[list[str], ...]) -> None:
+    """A DataError when more than MAX_UNKNOWN of the training text's BPE units are not in the
+    vocabulary: they would all train as <unk> (the reference's vocabulary is made from these files,
+    so none is missing from it), and the run would train to a BLEU near 0."""
+    units = sum(len(c.tokens) - 2 * len(c) for c in corpora)  # less BOS and EOS
+    unknown = sum(int(np.count_nonzero(c.tokens == UNK_ID)) for c in corpora)
+    if units == 0 or unknown <= MAX_UNKNOWN * units:
+        return
+    examples: list[str] = []
+    for line in (line for side in lines for line in side):
+        examples += [u for u in line.split() if u not in vocab.index and u not in examples]
+        if len(examples) >= 3:
+            break
+    raise DatasetError(f"{path} holds {len(vocab.tokens):,} entries and lacks {unknown / units:.0%} of the BPE units of "
+                       f"{TRAIN[0]} and {TRAIN[1]} ({unknown:,} of {units:,}, e.g. "
+                       f"{', '.join(repr(u) for u in examples[:3])}), which would all train as <unk>: use the "
+                       "vocabulary made with the data (scripts/download_wmt16.sh writes vocab.bpe.32000 beside it)")
 
 
 def bucket_of(src_len: np.ndarray, tgt_len: np.ndarray, max_len: int) -> np.ndarray:

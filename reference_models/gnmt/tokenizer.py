@@ -27,8 +27,8 @@ class Vocab:
 
     @classmethod
     def from_file(cls, path: str | Path, pad_multiple: int = 8) -> "Vocab":
-        """One BPE unit per line after the four special tokens. A byte that is not UTF-8, or a unit
-        listed twice (or a special token listed), is a DataError naming the line: the reference's
+        """One BPE unit per line after the four special tokens. A file without a unit is a DataError;
+        so is a byte that is not UTF-8, or a unit listed twice (or a special token listed), naming the line: the reference's
         dict would give it the id of its last line, and text would encode differently from what the
         training data means."""
         from harness.interface.contract import DataError
@@ -46,6 +46,9 @@ class Vocab:
                 raise DataError(f"{path} line {n}: {unit!r} {was}: each unit must appear once (ids follow the "
                                 "lines); remove that line")
             line_of[unit] = n
+        if len(line_of) == 4:  # the special tokens alone: every word of the text would be <unk>
+            raise DataError(f"{path} lists no BPE unit (it is empty or blank): use the vocabulary made with the data "
+                            "(scripts/download_wmt16.sh writes vocab.bpe.32000 beside the BPE files)")
         return cls(units, pad_multiple)
 
     def __len__(self) -> int:

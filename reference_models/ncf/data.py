@@ -11,6 +11,8 @@ drawn from a fixed seed, so every run of a seed sweep is judged on the same user
 A user who rated so many items that fewer than 999 are left gets those left drawn with
 replacement, as the reference draws every user's; a user who rated every item is an error.
 
+ratings.csv is found and read by reference_models/ncf/ratings_file.py (a line it cannot read is named).
+
 Check a dataset by hand:  python -m reference_models.ncf.data PATH/TO/ml-20m
 """
 from __future__ import annotations
@@ -26,18 +28,14 @@ from typing import Optional
 import numpy as np
 import torch
 
-from harness.interface import DataError
+from harness.interface.generated import CACHE
+from reference_models.ncf.ratings_file import DatasetError, ratings_path, read_ratings
 
-RATINGS_FILE = "ratings.csv"
 MIN_RATINGS = 20
 EVAL_NEGATIVES = 999
 EVAL_SET_SEED = 0  # the evaluation candidates are part of the dataset, not of a run
 
 log = logging.getLogger("reference_models.ncf.data")
-
-
-class DatasetError(DataError):
-    """The dataset is missing or not in the MovieLens ratings.csv format."""
 
 
 @dataclass
@@ -56,40 +54,6 @@ class NCFData:
     @property
     def n_train(self) -> int:
         return int(self.train_users.shape[0])
-
-
-def ratings_path(data_dir: str | Path) -> Path:
-    path = Path(data_dir) / RATINGS_FILE
-    if not path.is_file():
-        raise DatasetError(
-            f"no {RATINGS_FILE} in {data_dir}: point dataset.path at an unpacked MovieLens folder "
-            f"(scripts/download_ml20m.sh fetches ml-20m) or use dataset=ncf_embedded"
-        )
-    return path
-
-
-def read_ratings(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(userId, movieId, timestamp) columns of a MovieLens ratings.csv, in file order."""
-    import pandas as pd  # pandas' C reader parses ml-20m's 20M rows in seconds; numpy's takes minutes
-
-    try:
-        frame = pd.read_csv(
-            path,
-            usecols=["userId", "movieId", "timestamp"],
-            dtype={"userId": np.int64, "movieId": np.int64, "timestamp": np.int64},
-        )
-    except (ValueError, pd.errors.ParserError) as err:
-        first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise DatasetError(
-            f"{path} is not a MovieLens ratings.csv (userId,movieId,rating,timestamp): {first}"
-        ) from err
-    if frame.empty:
-        raise DatasetError(f"{path} has a header but no ratings")
-    return (
-        frame["userId"].to_numpy(),
-        frame["movieId"].to_numpy(),
-        frame["timestamp"].to_numpy(),
-    )
 
 
 def preprocess(
@@ -253,7 +217,7 @@ def load(data_dir: str | Path) -> NCFData:
     path = ratings_path(data_dir)
     stat = path.stat()
     key = f"v{CACHE_VERSION}-{stat.st_size}-{stat.st_mtime_ns}-{MIN_RATINGS}-{EVAL_NEGATIVES}-{EVAL_SET_SEED}"
-    cache = path.parent / ".harness-cache" / f"ncf-{key}.npz"
+    cache = path.parent / CACHE / f"ncf-{key}.npz"  # a generated folder counts it as the harness's own
     if cache.is_file():
         try:
             with np.load(cache) as z:

@@ -27,7 +27,7 @@ from typing import Optional
 import numpy as np
 
 from harness.interface import generated
-from reference_models.ncf.data import RATINGS_FILE
+from reference_models.ncf.ratings_file import RATINGS_FILE
 
 VERSION = 1  # of what the generator writes for a given spec: a change that alters the file bumps it
 

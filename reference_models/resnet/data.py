@@ -22,9 +22,11 @@ greyscale JPEGs. The reference's preprocessing re-encodes the first two as RGB J
 and decodes every image to 3 channels; here the CPU decoder converts each to RGB as it reads it, and
 decode=cuda re-encodes the first two in the worker as the reference does. Each file converted or
 re-encoded is counted once (REPAIRS) for result.json's data_findings. A file that is missing,
-truncated or not an image is a one-line error naming it; every validation file's header and end
-are checked when the model is built (check_images), so a bad one does not wait for the first
-evaluation, and `python -m harness.check_data model=resnet dataset=imagenet` decodes every file.
+truncated or not an image is a one-line error naming it; every file's header and end are checked
+when the model is built (check_images, each rank its share of both splits), so a bad one does not
+wait for the epoch or the evaluation that reads it, and `python -m harness.check_data model=resnet
+dataset=imagenet` decodes every file. How the folder is listed (links, FIFOs, empty or unreadable
+class folders): reference_models/resnet/listing.py.
 
     python -m reference_models.resnet.data DATA_DIR      # class and image counts of a dataset folder
 """
@@ -40,22 +42,18 @@ import numpy as np
 import torch
 from PIL import Image
 from torch.utils.data import Dataset
-from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_dataset
 from torchvision.transforms import RandomResizedCrop
 
 from harness.interface import DataError
 from harness.interface.findings import SampleFlags
 from harness.interface.images import DECODE_ERRORS, EOI, find_problems, summary_of, what_is_wrong
+from reference_models.resnet import listing
+from reference_models.resnet.listing import SPLITS, DatasetError
 
 MEAN = (0.485 * 255, 0.456 * 255, 0.406 * 255)
 STD = (0.229 * 255, 0.224 * 255, 0.225 * 255)
-SPLITS = ("train", "val")
 # what the loaders convert or re-encode as they read, one flag per file (data_findings)
 REPAIRS = ("cmyk_to_rgb", "greyscale_to_rgb", "not_jpeg")
-
-
-class DatasetError(DataError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -65,33 +63,17 @@ class Folder:
     val: list[tuple[str, int]]
 
 
-def _split_dir(root: Path, split: str) -> Path:
-    path = root / split
-    if not path.is_dir():
-        raise DatasetError(f"no {split}/ folder in {root}: point dataset.path at an ImageNet folder with train/<wnid>/ "
-                           "and val/<wnid>/ (scripts/prepare_imagenet.py makes it) or use dataset=resnet_embedded")
-    return path
-
-
 def check_layout(root: str | Path) -> None:
-    for split in SPLITS:
-        _split_dir(Path(root), split)
+    """train/ and val/ hold the same class folders (reference_models/resnet/listing.py); no image is listed."""
+    listing.classes_of(Path(root))
 
 
 def load(root: str | Path) -> Folder:
-    """Every image's path and label; train/ and val/ must hold the same class folders."""
+    """Every image's path and label, as torchvision's ImageFolder lists them (reference_models/resnet/listing.py:
+    links that loop or lead out of a class folder, and files that are not regular, are refused)."""
     root = Path(root)
-    classes, class_to_idx = find_classes(str(_split_dir(root, "train")))
-    val_classes, _ = find_classes(str(_split_dir(root, "val")))
-    if val_classes != classes:
-        missing = sorted(set(classes) ^ set(val_classes))[:3]
-        raise DatasetError(f"train/ has {len(classes)} class folders and val/ {len(val_classes)}, which differ "
-                           f"(e.g. {', '.join(missing)}): both need the same <wnid> folders")
-    try:
-        splits = [make_dataset(str(root / s), class_to_idx, extensions=IMG_EXTENSIONS) for s in SPLITS]
-    except FileNotFoundError as err:  # torchvision names the empty class folder
-        raise DatasetError(f"{str(err).splitlines()[0]} (in {root})") from None
-    return Folder(classes, *splits)
+    classes = listing.classes_of(root)
+    return Folder(classes, *(listing.images(root, split, classes) for split in SPLITS))
 
 
 @dataclass(frozen=True)
@@ -313,8 +295,8 @@ def normalize(images: torch.Tensor, channels_last: bool) -> torch.Tensor:
 
 def check_images(samples: Sequence[tuple[str, int]], hint: str = "") -> None:
     """A DatasetError naming the first of `samples` whose header does not open or whose JPEG is cut
-    short (harness.interface.images), and how many more there are; the model checks its validation
-    shard with it when it is built."""
+    short (harness.interface.images), and how many more there are; the model checks its share of
+    both splits with it when it is built."""
     problems = find_problems((path, None) for path, _ in samples)
     if problems:
         lists = f"; {hint} lists every file with a problem" if hint else ""

@@ -105,7 +105,8 @@ class Subtokenizer:
     @classmethod
     def from_file(cls, path: str | Path) -> "Subtokenizer":
         """The vocabulary file's subtokens, line i as id i. A byte that is not UTF-8, a line that is
-        not a quoted subtoken, or a subtoken listed twice is a DataError naming the line: the
+        not a quoted subtoken, a file that does not start with the RESERVED subtokens (an empty one),
+        or a subtoken listed twice is a DataError naming the line: the
         reference's dict would give a repeated subtoken the id of its last line, so text would encode
         differently from the shards made with the first (and BLEU would be quietly wrong)."""
         from harness.interface.contract import DataError
@@ -119,6 +120,13 @@ class Subtokenizer:
                 raise DataError(f"{path} line {n} is {line[:40]!r}, not a subtoken in single quotes: every line of "
                                 "the vocabulary is one quoted subtoken ('the_'); fix or remove that line")
             subtokens.append(quoted[1:-1])
+        if subtokens[:len(RESERVED)] != RESERVED:  # ids 0 and 1 are padding and end of sentence
+            n = next((i for i, (t, r) in enumerate(zip(subtokens, RESERVED), 1) if t != r), len(subtokens) + 1)
+            what = (f" line {n} is {subtokens[n - 1]!r}, not" if n <= len(subtokens) else
+                    " is empty, without" if not subtokens else f" ends at line {n - 1}, before")
+            raise DataError(f"{path}{what} the reserved subtoken {RESERVED[n - 1]!r}: a vocabulary starts with "
+                            f"{', '.join(repr(r) for r in RESERVED)} (ids {PAD_ID} and {EOS_ID}); use the one the "
+                            "training shards were made with")
         twice = repeated(subtokens)
         if twice is not None:
             first, again, token = twice

@@ -126,6 +126,22 @@ def test_a_stopped_rank_ends_the_run_within_its_limit_naming_the_rank(tmp_path):
     assert not list((tmp_path / "out").rglob(".heartbeat"))
 
 
+def test_a_single_rank_run_stuck_in_a_step_ends_within_its_limit_with_one_line(tmp_path):
+    """One rank, watched from a thread of its own process: a step that never returns (here a sleep; a
+    read of a FIFO waits the same way) ends the run as a stalled rank of several does."""
+    args = [a.replace("gpus=2", "gpus=1") for a in TPUT2] + ["model.sleep_s=600", "progress_timeout_s=3"]
+    started = time.time()
+    proc = _start(tmp_path, *args)
+    _, err = proc.communicate(timeout=120)
+    assert time.time() - started < 60
+    assert proc.returncode == 1, err
+    errors = said(err)
+    assert len(errors) == 1 and errors[0].startswith("error: rank 0 made no progress for 3 s (process "), err
+    result = _result(tmp_path / "out")
+    assert result["status"] == "failed" and result["reason"] == errors[0][len("error: "):]
+    assert not list((tmp_path / "out").rglob(".heartbeat"))
+
+
 def test_a_failing_rank_is_one_line_and_leaves_nothing_outside_the_output_root(tmp_path):
     """The console gets the cause, not the launcher's tracebacks (they are in train.log), and the
     spawned ranks' temporary error files stay in the run directory."""

@@ -1,12 +1,17 @@
-"""A generated dataset is written once, verified on every use, and rewritten when it was damaged."""
+"""A generated dataset is written once, verified on every use, rewritten for another generation, and never
+deleted when it holds what its generator did not write."""
 from __future__ import annotations
 
+import errno
 import json
+import os
+import re
+import shutil
 import threading
 
 import pytest
 
-from harness.interface import generated
+from harness.interface import DataError, generated
 
 
 def _writer(calls: list):
@@ -29,8 +34,17 @@ def test_written_once_then_reused(tmp_path):
     assert oct((path).stat().st_mode & 0o777) == "0o755"
 
 
+def snapshot(folder) -> dict:
+    """Every entry under `folder` (links not followed): a file's bytes, a link's target, a folder's name."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        rel = str(path.relative_to(folder))
+        out[rel] = (os.readlink(path) if path.is_symlink() else path.read_bytes() if path.is_file() else "dir")
+    return out
+
+
 @pytest.mark.parametrize("damage", ["truncate", "edit", "delete"])
-def test_a_damaged_file_is_detected_and_regenerated(tmp_path, damage):
+def test_a_folder_that_differs_from_its_stamp_is_the_users_and_is_kept(tmp_path, damage):
     calls: list = []
     path = generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer(calls))
     target = path / "data.csv"
@@ -41,24 +55,83 @@ def test_a_damaged_file_is_detected_and_regenerated(tmp_path, damage):
     else:
         target.unlink()
     assert generated.verify(path) is not None
+    before = snapshot(path)
+    for params in ({"n": 100}, {"n": 200}):  # nor when other parameters are asked for
+        with pytest.raises(generated.UsersFolder) as caught:
+            generated.ensure(tmp_path / "ds", "gen", 1, params, _writer(calls))
+        message = str(caught.value)
+        assert message.startswith(f"{path} differs from what its generator wrote (data.csv ")
+        assert f"kept as yours: to regenerate it on purpose, delete it (rm -r {path}) and run again" in message
+    assert len(calls) == 1 and snapshot(path) == before
+    shutil.rmtree(path)  # on purpose: the next use writes it again
     generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer(calls))
     assert len(calls) == 2 and generated.verify(path) is None
 
 
+@pytest.mark.parametrize("added", ["notes.txt", "sub/extra.txt", "extra_class/", "link"])
+def test_files_a_user_added_beside_the_generated_ones_are_never_deleted(tmp_path, added):
+    calls: list = []
+    path = generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer(calls))
+    if added == "extra_class/":
+        (path / "extra_class").mkdir()
+        (path / "extra_class" / "a.JPEG").write_bytes(b"mine")
+    elif added == "link":
+        (path / "link").symlink_to(path / "sub")
+    else:
+        (path / added).write_text("the user's own notes\n")
+    before = snapshot(path)
+    for params in ({"n": 100}, {"n": 200}):
+        with pytest.raises(generated.UsersFolder, match=f"^{path} differs from what its generator wrote "
+                                                        f"\\({added.rstrip('/')}/? is not a file its generator wrote\\)"):
+            generated.ensure(tmp_path / "ds", "gen", 1, params, _writer(calls))
+        with pytest.raises(generated.UsersFolder):
+            generated.check_kept(path)  # what harness.train asks before it makes a run directory
+    assert len(calls) == 1 and snapshot(path) == before
+
+
 def test_other_parameters_or_version_regenerate(tmp_path):
     calls: list = []
+    path = generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer(calls))
+    (path / generated.CACHE).mkdir()  # a loader's cache beside the data is the harness's own
+    (path / generated.CACHE / "arrays.npz").write_bytes(b"cached")
+    generated.check_kept(path)
     generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer(calls))
     generated.ensure(tmp_path / "ds", "gen", 1, {"n": 200}, _writer(calls))
     generated.ensure(tmp_path / "ds", "gen", 2, {"n": 200}, _writer(calls))
-    assert len(calls) == 3
+    assert len(calls) == 3 and generated.verify(path, "gen", 2, {"n": 200}) is None
 
 
 def test_files_no_generator_wrote_are_never_overwritten(tmp_path):
     (tmp_path / "ds").mkdir()
     (tmp_path / "ds" / "ratings.csv").write_text("a user's real data\n")
-    with pytest.raises(FileExistsError, match="no generator wrote"):
+    with pytest.raises(DataError, match="no generator wrote"):
         generated.ensure(tmp_path / "ds", "gen", 1, {}, _writer([]))
     assert (tmp_path / "ds" / "ratings.csv").read_text() == "a user's real data\n"
+
+
+@pytest.mark.parametrize("stamp,said", [("{not json", "cannot be read"),
+                                         ('{"files": {"../outside.txt": {}}}', "lists '../outside.txt', outside the")])
+def test_a_stamp_that_cannot_be_read_or_names_a_path_outside_leaves_the_folder_alone(tmp_path, stamp, said):
+    path = generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer([]))
+    (path / generated.STAMP).write_text(stamp)
+    before = snapshot(path)
+    with pytest.raises(generated.UsersFolder, match=f"^{path} differs from what its generator wrote \\(its "
+                                                    f"GENERATED.json {re.escape(said)}"):
+        generated.ensure(path, "gen", 1, {"n": 100}, _writer([]))
+    assert snapshot(path) == before
+
+
+def test_a_disk_that_fills_while_generating_is_one_line_naming_the_path_and_data_root(tmp_path):
+    def fills(folder):
+        (folder / "data.csv").write_text("a,b\n")
+        raise OSError(errno.ENOSPC, "No space left on device", str(folder / "data.csv"))
+
+    with pytest.raises(generated.GenerationFull) as caught:
+        generated.ensure(tmp_path / "ds", "gen", 1, {}, fills)
+    message = str(caught.value)
+    assert message.startswith(f"cannot write {tmp_path}/.ds-") and "No space left on device" in message
+    assert "set data_root to a folder on a disk with room" in message and "output_root" not in message
+    assert "\n" not in message and sorted(p.name for p in tmp_path.iterdir()) == [".lock-ds"]  # nothing half-written
 
 
 def test_concurrent_runs_generate_once(tmp_path):
@@ -70,3 +143,22 @@ def test_concurrent_runs_generate_once(tmp_path):
     for t in threads:
         t.join()
     assert len(calls) == 1 and generated.verify(tmp_path / "ds") is None
+
+
+def test_the_check_before_a_run_waits_while_another_process_rewrites_the_folder(tmp_path):
+    path = generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer([]))
+    checked = threading.Event()
+
+    def check():
+        generated.check_kept(path)  # raises, and never sets the event, if it reads the folder half-written
+        checked.set()
+
+    with generated._locked(path):  # as ensure holds it while it rewrites the folder (torchrun's rank 0)
+        shutil.rmtree(path / "sub")
+        thread = threading.Thread(target=check)
+        thread.start()
+        assert not checked.wait(0.3)
+        (path / "sub").mkdir()
+        (path / "sub" / "more.txt").write_text("x" * 50)
+    thread.join(10)
+    assert checked.is_set()

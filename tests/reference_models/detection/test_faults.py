@@ -185,10 +185,10 @@ def _strict(text: str) -> dict:
 
 
 @pytest.mark.e2e
-def test_a_truncated_training_image_read_by_a_worker_ends_the_run_with_one_line_naming_it(bad, tmp_path):
+def test_a_truncated_training_image_ends_the_run_before_training_with_one_line_naming_it(bad, tmp_path):
     path = bad / "train2017" / "000000000007.jpg"
     path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
-    # one batch of all 12 images, so that the bad one is read in the first step, by the worker
+    # found by the build's check of every training image's header and end, before any step
     out = run_cli("harness.train", "model=ssd", "+debug=ssd", f"dataset.path={bad}", "dataset.generator=null",
                   "model.workers=1", "model.batch_size=12", "seed=1", "output_root=out", "device=cpu", "progress=false",
                   "tensorboard=false", "telemetry=false", cwd=tmp_path, timeout=300)
@@ -202,7 +202,7 @@ def test_a_truncated_training_image_read_by_a_worker_ends_the_run_with_one_line_
     (run_dir,) = (tmp_path / "out" / "runs").iterdir()
     result = _strict((run_dir / "result.json").read_text())
     assert result["status"] == "failed" and result["reason"] == errors[0][len("error: "):]
-    log = (run_dir / "train.log").read_text()
-    assert errors[0] in log and "a loader worker failed" in log  # the worker's traceback, for the record
+    assert errors[0] in (run_dir / "train.log").read_text()
     records = [json.loads(line[len(":::MLLOG "):]) for line in (run_dir / "mlperf.log").read_text().splitlines()]
     assert records[-1]["key"] == "run_stop" and records[-1]["metadata"]["status"] == "aborted"
+    assert "run_start" not in {r["key"] for r in records}  # not an epoch in: no time to train was spent

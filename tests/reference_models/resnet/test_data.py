@@ -27,6 +27,31 @@ def test_load_lists_every_image_with_its_class(folder):
     assert sorted({label for _, label in f.val}) == [0, 1, 2]
 
 
+def test_the_list_is_torchvisions_where_torchvision_reads_the_folder_right(folder, tmp_path):
+    """The same classes, paths (as strings) and order as ImageFolder's, with a nested folder, a link
+    inside a class folder, a link to a class folder elsewhere, other files and mixed-case extensions."""
+    from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_dataset
+
+    root = tmp_path / "d"
+    shutil.copytree(folder, root)
+    first, second = sorted((root / "train").iterdir())[:2]
+    (first / "sub" / "deeper").mkdir(parents=True)
+    for i, image in enumerate(sorted(second.glob("*.JPEG"))[:3]):
+        shutil.copy(image, first / "sub" / f"b{i}.jpeg")
+        shutil.copy(image, first / "sub" / "deeper" / f"a{i}.JPG")
+    (first / "notes.txt").write_text("not an image")
+    (first / "same").symlink_to("sub")  # inside the class folder: read twice, as torchvision reads it
+    (tmp_path / "store").mkdir()
+    shutil.move(str(second), tmp_path / "store" / second.name)
+    second.symlink_to(tmp_path / "store" / second.name)
+    classes, index = find_classes(str(root / "train"))
+    listed = data.load(root)
+    assert listed.classes == classes
+    assert [listed.train, listed.val] == [make_dataset(str(root / s), index, extensions=IMG_EXTENSIONS)
+                                          for s in ("train", "val")]
+    assert len(listed.train) == 18 + 2 * 6
+
+
 def test_a_folder_without_val_or_with_other_classes_is_a_one_line_error(folder, tmp_path):
     bad = tmp_path / "bad"
     shutil.copytree(folder / "train", bad / "train")

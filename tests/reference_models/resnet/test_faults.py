@@ -1,5 +1,5 @@
 """Faults and quirks in an ImageNet folder, put into the generator's JPEGs: a truncated file is named (at
-build time for validation, by the worker that meets it in training); the CMYK, greyscale and PNG files
+build time, or by the worker that meets it when it was cut short during the run); the CMYK, greyscale and PNG files
 real ImageNet holds are read as the reference reads them and counted for the run's record."""
 from __future__ import annotations
 
@@ -76,11 +76,21 @@ def test_a_truncated_validation_jpeg_stops_the_build_not_the_first_evaluation(ba
     assert "python -m harness.check_data model=resnet" in message and "\n" not in message
 
 
-@pytest.mark.parametrize("workers", [0, 2])
-def test_a_truncated_training_jpeg_is_one_line_naming_it_from_a_worker_or_not(bad, workers):
+def test_a_truncated_training_jpeg_stops_the_build_not_the_epoch_that_reads_it(bad):
     path = _files(bad, "train")[4]
     _truncate(path)
+    with pytest.raises(DataError) as caught:
+        _build(bad)
+    message = str(caught.value)
+    assert message.startswith(f"{path} is truncated or corrupt (") and message.count(": replace or delete it") == 1
+    assert "python -m harness.check_data model=resnet" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_training_jpeg_cut_short_during_the_run_is_one_line_naming_it_from_a_worker_or_not(bad, workers):
     bench = _build(bad, f"model.workers={workers}")
+    path = _files(bad, "train")[4]
+    _truncate(path)  # after the build's check: damaged while the run reads the folder
     with pytest.raises(DataError) as caught:
         list(bench.train_batches(1))
     message = str(caught.value)

@@ -1,0 +1,59 @@
+"""The files of a COCO 2017 folder: where the annotation files and image folders are, and an
+annotation file read through pycocotools with the lists an instances file must hold.
+
+    root/annotations/instances_train2017.json   root/train2017/<file_name>
+    root/annotations/instances_val2017.json     root/val2017/<file_name>
+
+    python -c "from reference_models.detection.files import check_layout; check_layout('outputs/datasets/ssd_embedded')"
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import stat
+from pathlib import Path
+
+from pycocotools.coco import COCO
+
+from harness.interface import DataError
+from harness.interface.images import file_kind
+
+SPLITS = ("train", "val")
+
+
+def annotation_file(root: Path, split: str) -> Path:
+    return Path(root) / "annotations" / f"instances_{split}2017.json"
+
+
+def check_layout(root: str | Path) -> Path:
+    """The dataset folder, or a DataError naming the first missing piece and how to get it."""
+    root = Path(root)
+    for split in SPLITS:
+        ann, images = annotation_file(root, split), root / f"{split}2017"
+        for need, kind in ((ann, stat.S_ISREG), (images, stat.S_ISDIR)):
+            try:
+                mode = need.stat().st_mode
+            except OSError:
+                mode = None
+            if mode is None or not kind(mode):  # a FIFO named as the annotation file would block its reader
+                what = "is missing" if mode is None else f"is {file_kind(mode)}"
+                raise DataError(f"{need} {what}: point dataset.path at a COCO 2017 folder "
+                                "(scripts/prepare_coco2017.sh unpacks the archives into one)")
+    return root
+
+
+def load_coco(path: Path) -> COCO:
+    """pycocotools' COCO index of an annotation file, without its progress prints."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            coco = COCO(str(path))
+    except (ValueError, KeyError, TypeError, AssertionError) as err:
+        # pycocotools asserts that the file holds a JSON object; json's errors give the line and column
+        raise DataError(f"{path} is not a COCO annotation file ({type(err).__name__}: {err})") from None
+    for key in ("images", "annotations", "categories"):  # pycocotools indexes a file without them, then fails later
+        if not isinstance(coco.dataset.get(key), list):
+            what = f"no {key!r} list" if key not in coco.dataset else f"a {key!r} that is not a list"
+            raise DataError(f"{path} has {what}: a COCO instances file holds images, annotations and categories; "
+                            "use the dataset's own instances_<split>2017.json (scripts/prepare_coco2017.sh unpacks "
+                            "it) or add the missing list")
+    return coco
