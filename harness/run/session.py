@@ -232,9 +232,10 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
 def _record(base: RunRecord, loop: LoopResult, *, ttt_s: Optional[float], throughput: Optional[float],
             mlperf: Optional[MLPerfLog] = None, cfg: Optional[DictConfig] = None) -> RunRecord:
     fell_back = [*([loop.fallback] if loop.fallback else []), *compile_guard.failures()]
-    named = {} if cfg is None else {"precision": precision_name(cfg), "path": fastpath.path(cfg)}  # what ran
+    if cfg is not None:  # the path that ran, after any fallback
+        base = replace(base, precision=precision_name(cfg), path=fastpath.path(cfg))
     return replace(
-        base, **named, fallback="; ".join(fell_back) or None, status=loop.status, time_to_train_s=ttt_s, throughput=throughput, epochs=loop.epochs,
+        base, fallback="; ".join(fell_back) or None, status=loop.status, time_to_train_s=ttt_s, throughput=throughput, epochs=loop.epochs,
         epochs_to_converge=loop.epochs_to_converge, reason=loop.reason, error=loop.error,
         mlperf_log=str(mlperf.path) if mlperf is not None and mlperf.path else None,
         evals=tuple(Evaluation(e.epoch, e.quality) for e in loop.evals),

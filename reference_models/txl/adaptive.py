@@ -104,7 +104,8 @@ class ProjectedAdaptiveLogSoftmax(nn.Module):
 
     def cluster_of(self, target: torch.Tensor) -> torch.Tensor:
         """0 for a shortlist token, i for a token of tail cluster i."""
-        return torch.bucketize(target, self.firsts.to(target.dtype), right=True)
+        firsts: torch.Tensor = self.firsts  # type: ignore[assignment]  # a buffer, typed Tensor | Module by nn.Module
+        return torch.bucketize(target, firsts.to(target.dtype), right=True)
 
     def cluster_counts(self, target: torch.Tensor) -> list[int]:
         """Targets in the shortlist and in each tail cluster, read on the host: a sync wherever
