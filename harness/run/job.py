@@ -93,7 +93,7 @@ def _plan(cfg: DictConfig, start: RunRecord) -> tuple[ModelSpec, RunRecord]:
     if cfg.seed is None:
         cfg.seed = seeding.draw_seed()
     start = replace(start, model=spec.name, benchmark=spec.benchmark, seed=int(cfg.seed),
-                    precision=precision_name(cfg), throughput_unit=f"{spec.sample_unit}/s",
+                    precision=precision_name(cfg), path=fastpath.path(cfg), throughput_unit=f"{spec.sample_unit}/s",
                     dataset=cfg.dataset.name if cfg.get("dataset") else "")
     if spec.task is None:
         return spec, start
