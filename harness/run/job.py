@@ -168,6 +168,8 @@ def _summarise(r: RunRecord) -> None:
         log.info("run dir: %s", r.run_dir)
         return
     wait = _data_wait_line(r)
+    if r.fallback:  # said when it happened too; repeated beside the figure it changed
+        log.warning("warning: the fast path fell back to the eager step: %s", r.fallback)
     if r.mode == "throughput":
         tput = f"{r.throughput:,.0f} {r.throughput_unit}" if r.throughput else "n/a"
         log.info("THROUGHPUT: %s (%s warm-up steps left out), %s, %s, global batch %s",
@@ -186,7 +188,7 @@ def _summarise(r: RunRecord) -> None:
         epochs = f"{r.epochs_run} epochs"
     tput = f"{r.throughput:,.0f} {r.throughput_unit}" if r.throughput else "throughput n/a"
     target = spec.task.quality.describe_target(r.target) if spec and spec.task and r.target is not None else r.target
-    line = f"{r.status.upper()}: {quality} (target {target}), time to train {ttt}, {epochs}, {tput}"
+    line = f"{r.status.upper()}: {quality} (target {target}), time to train {ttt}, {epochs}, {tput}, {r.precision}"
     if r.reason:
         line += f" [{r.reason}]"
     log.info(line)
