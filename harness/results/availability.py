@@ -24,7 +24,8 @@ PREVIEW = "Preview"
 RDI = "Research, Development, or Internal (RDI)"
 ORDER = (ON_PREMISE, CLOUD, PREVIEW, RDI)  # MLPerf's order of the categories in its results tables
 UNKNOWN = "n/a"
-SHORT = {ON_PREMISE: "available on-premise", CLOUD: "available cloud", PREVIEW: "preview", RDI: "RDI"}
+SHORT = {ON_PREMISE: "available on-premise", CLOUD: "available cloud", PREVIEW: "preview", RDI: "RDI",
+         UNKNOWN: "availability not stated"}
 
 
 @dataclass(frozen=True)
