@@ -18,7 +18,7 @@ Two chips that share no benchmark of one round at one count are not compared.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
 from harness.results.categories import category
@@ -98,6 +98,4 @@ def _row(a: str, b: str, ea: Any, eb: Any, groups: dict, judge: bool) -> Acceler
     # time to train only: the throughput figures of two submitters' logs are not read the same way
     j = judge_pair(f"{a} ({ea.submitter})", groups[ea.key], ea.minutes, f"{b} ({eb.submitter})", groups[eb.key],
                    eb.minutes, ea.benchmark, same_unit=False)
-    from dataclasses import replace
-
     return replace(row, interval=j.time_interval, verdict=j.verdict, text=j.text)
