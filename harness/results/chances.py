@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
+from harness.results.distribution import number, summary
 from harness.results.summary import RunSummary
 
 TOL = 1e-9  # relative: the observed value itself counts as "at least as large"
@@ -129,13 +130,14 @@ def describe(c: Chances) -> str:
             f"{c.subject}: {_runs(sub_e)}, epochs:runs)")
     if c.per_epoch is not None:
         text += (f" = {c.per_epoch:.2f}x time per epoch x {c.expected_epochs[1] / c.expected_epochs[0]:.2f}x "
-                 f"expected epochs ({c.expected_epochs[1]:.3g} -> {c.expected_epochs[0]:.3g})")
+                 f"expected epochs ({number(float(f'{c.expected_epochs[1]:.3g}'))} -> "
+                 f"{number(float(f'{c.expected_epochs[0]:.3g}'))})")
     if len(sub_e) == 1 and len(ref_e) == 1:
         text += "; every run of a side needed the same epochs: the speedup is time per epoch, not epoch luck"
     if c.seed_speedup is not None and c.p_seed is not None and c.seed_epochs is not None:
         way = "at least" if c.seed_speedup >= c.expected else "at most"
-        text += (f"; a {c.seed_speedup:.1f}x result (seed {c.seed}: {_label(c.seed_epochs[0])} -> "
-                 f"{_label(c.seed_epochs[1])} epochs) happens with probability {_pct(c.p_seed)} under the observed "
+        text += (f"; a {c.seed_speedup:.1f}x result (seed {c.seed}: {number(c.seed_epochs[0])} -> "
+                 f"{number(c.seed_epochs[1])} epochs) happens with probability {_pct(c.p_seed)} under the observed "
                  f"epoch spreads ({way} that, one run against one)")
     if c.observed is not None and c.p_observed is not None:
         if abs(math.log(c.observed / c.expected)) < math.log(NEAR):
@@ -152,4 +154,4 @@ def describe(c: Chances) -> str:
 
 
 def _runs(counts: dict[str, int]) -> str:
-    return " ".join(f"{k}:{v}" for k, v in counts.items())
+    return summary(counts)  # epochs:runs while few; a summary for sample counts, which differ in every run

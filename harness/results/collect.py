@@ -63,10 +63,19 @@ def _parse(path: Path) -> tuple[Optional[RunSummary], Optional[str], list[str]]:
     return run, None, found  # read_result is cached: parse_file has just read the same file
 
 
+def _warm() -> None:
+    """Import before the workers fork what each would import for itself (the summarizer, with pandas and
+    scipy, for the tree's benchmark names; the registry, for rulesets): about 1.5 s per process."""
+    from mlperf_logging.result_summarizer import result_summarizer  # noqa: F401
+
+    rules.warm()
+
+
 def build(paths: list[str], baseline_world: Optional[int] = None, baseline_precision: str = "fp32",
           jobs: Optional[int] = None) -> Report:
     logs, orphans, errors = find_logs(paths)
     if len(logs) >= PARALLEL_FROM and (jobs is None or jobs > 1):
+        _warm()
         with ProcessPoolExecutor(max_workers=jobs) as pool:  # parsing is CPU-bound: one process per core
             parsed = list(pool.map(_parse, logs, chunksize=16))
     else:

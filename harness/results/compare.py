@@ -23,11 +23,13 @@ throughput scaled about linearly and the rest was convergence. These tables show
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
+from harness.results import lineage
 from harness.results.chances import Chances, chances
 from harness.results.confidence import Judgement, judge
+from harness.results.distribution import summary
 from harness.results.stats import GroupKey, GroupStats, RCPVerdict, accelerator_kind, rcp_check
 from harness.results.summary import RunSummary
 
@@ -51,6 +53,8 @@ class Speedup:
     flag: str  # plain-language note, "" when unremarkable
     confidence: Optional[Judgement] = None  # interval, verdict, runs to resolve (given the groups' runs)
     chances: Optional[Chances] = None  # the expected speedup from the epoch spreads, and how likely this one is
+    family: Optional[str] = None  # submission trees: lineage.VOUCHED, or what keeps the pair from being one family
+    platforms: Optional[tuple[str, str]] = None  # submission trees: the baseline's and this group's platform
 
     @property
     def gpu_ratio(self) -> float:
@@ -109,22 +113,27 @@ def world_speedups(groups: Sequence[GroupStats], scores: dict, baseline_world: O
     """Every group against the baseline world size of its family: the same benchmark, accelerator
     (its chip: V100, A100, H200, CPU; the platform without its count when no accelerator is named) and
     precision. Where a family holds two groups at one world size, it is split by MLPerf round, then
-    framework, then per-rank batch, then platform, so that each world size appears once."""
+    framework, then per-rank batch, then platform, so that each world size appears once. A submission
+    tree's groups pair within one submitter and division only, and each pair says whether it is one
+    system family (harness.results.lineage) or what differs."""
     families: dict[tuple, list[GroupStats]] = {}
     for g in groups:
         if not g.key.world:  # unknown, or 0: a CPU system with no accelerator to count
             continue
         kind = accelerator_kind(g.key.accelerator, g.key.platform)
-        families.setdefault((g.key.benchmark, kind, g.key.precision), []).append(g)
+        families.setdefault((g.key.benchmark, kind, g.key.precision, *lineage.submitter_key(g.key)), []).append(g)
     out = []
-    for (bench, system, precision), members in sorted(families.items(), key=lambda kv: str(kv[0])):
+    for (bench, system, precision, *_), members in sorted(families.items(), key=lambda kv: str(kv[0])):
         for family in _split(members, _SPLITS):
             worlds = sorted({g.key.world or 0 for g in family})
             base_world = baseline_world if baseline_world in worlds else worlds[0]
             base = next(g for g in family if g.key.world == base_world)
             for g in sorted(family, key=lambda g: g.key.world or 0):
                 if g is not base:
-                    out.append(_speedup(bench, system, precision, base, g, scores, runs))
+                    mark = lineage.vouch(base.key, g.key)
+                    name = system if mark is None else lineage.pair_label(base.key, g.key)
+                    out.append(replace(_speedup(bench, name, precision, base, g, scores, runs), family=mark,
+                                       platforms=None if mark is None else (base.key.platform, g.key.platform)))
     return out
 
 
@@ -203,7 +212,7 @@ def attribution(ttt, tput, epochs, rest, gpus, base: GroupStats, g: GroupStats, 
         # Name each factor that took its share, so that a slow evaluation is not blamed on convergence.
         lost, costs = ttt / tput, []
         if epochs < 0.98:
-            runs = " ".join(f"{k}:{v}" for k, v in g.epochs.counts.items())
+            runs = summary(g.epochs.counts)
             costs.append(f"more epochs cost {1 / epochs:.2f}x ({span}), {_share(epochs, lost)} of the shortfall "
                          f"(epochs: runs {runs})")
         if rest is not None and rest < 0.98:

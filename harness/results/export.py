@@ -14,6 +14,7 @@ from dataclasses import asdict
 from typing import Any, Optional, Sequence
 
 from harness.results import confidence, cost, render
+from harness.results import round as round_view
 from harness.results.summary import tally
 
 SCHEMA = "harness.report/4"
@@ -107,6 +108,7 @@ def to_json(report: Any) -> dict[str, Any]:
         "warnings": report.warnings,
         "outcome": asdict(tally(report.runs)),  # runs scored, not converged, not scorable, interrupted, by reason
         "errors": [{"path": p, "message": m} for p, m in report.errors],
+        "round": round_view.as_json(round_view.of(report)),  # a submission tree's systems ranked, families, chips
     }
 
 

@@ -59,8 +59,21 @@ class Lines:
         return NAME_OF.get(self.token) if self.token else None
 
 
+# The JSON of the last file's MLLOG records, by their text: the official checker's parser decodes the same
+# lines again (harness.results.official reads them from here), and one text decodes to one value whichever
+# file it came from, so the cache can never give a line another's value.
+_DECODED: dict[str, Any] = {}
+MISSING = object()
+
+
+def decoded(text: str) -> Any:
+    """The value json.loads gave the record text `text` (stripped) in the last file read, or MISSING."""
+    return _DECODED.get(text, MISSING)
+
+
 def read(lines: Iterable[str]) -> Lines:
     out = Lines()
+    _DECODED.clear()
     for lineno, line in enumerate(lines, start=1):
         if ":::ML" not in line:  # one search for the many lines that are not log records
             continue
@@ -89,6 +102,7 @@ def _mllog(out: Lines, lineno: int, text: str) -> None:
     except ValueError:
         out.bad_json.append(lineno)
         return
+    _DECODED[text.strip()] = r
     if not isinstance(r, dict) or not isinstance(r.get("key"), str):
         out.bad_json.append(lineno)
         return

@@ -186,9 +186,15 @@ def page(title: str, paths: Sequence[str], figures: Figures, verdicts: Sequence[
 def report_page(report: Any, markdown: str, figures: Figures, paths: Sequence[str]) -> str:
     """harness.report's page; verdicts: every comparison's verdict and chances (decision.comparison_lines),
     else every score's interval."""
+    from harness.results import round as round_view
     from harness.results.decision import comparison_lines
     from harness.results.render import key_cells
 
+    view = round_view.of(report)
+    if view is not None:  # a submission tree: the round's page, tables first, a few light charts, no per-group plots
+        from harness.results.round_page import round_page
+
+        return round_page(report, view, markdown, paths)
     verdicts = comparison_lines(report)
     if not verdicts:
         verdicts = [f"{' '.join(key_cells(k))}: {c.text}" for k, c in report.confidence.items()]

@@ -7,6 +7,8 @@ from typing import Any, Optional
 
 from harness.results.compare import PrecisionRatio, Speedup, count_label
 from harness.results.confidence import INPUT_BOUND, INPUT_BOUND_TEXT, input_bound
+from harness.results.distribution import summary
+from harness.results.lineage import VOUCHED
 from harness.results.score import Score
 from harness.results.stats import GroupKey, GroupStats
 from harness.results.summary import RunSummary
@@ -125,7 +127,7 @@ def group_rows(stats: list[GroupStats], scores: dict[Any, Score]) -> tuple[list[
             str(g.runs), str(g.converged), fmt(s.minutes, ".4f"), req,
             "/".join(fmt(x, ".4g") for x in (t.mean, t.median, t.std, t.min, t.max)),
             "/".join(fmt(x, ".3g") for x in (e.mean, e.olympic_mean, e.std, e.min, e.max)),
-            " ".join(f"{k}:{v}" for k, v in e.counts.items()) or "n/a",
+            summary(e.counts),
             f"{tput} ({fmt(tp.std, ',.0f' if (tp.std or 0) >= 100 else '.2g')})", fmt(g.init_time_s.mean, ".1f"),
         ])
         if energy:
@@ -172,6 +174,8 @@ def verdict_word(conf: Any) -> str:
 def speedup_rows(speedups: list[Speedup]) -> tuple[list[str], list[list[str]]]:
     header = ["benchmark", "system", "precision", "GPUs", "ttt speedup", "ttt 95% interval", "= throughput", "x epochs",
               "x rest", "efficiency", "RCP vs baseline", "verdict"]
+    trees = any(s.family is not None for s in speedups)  # submission trees: is each pair one system family
+    header += ["one system family"] * trees
     rows = []
     for s in speedups:
         tput = times(s.throughput) + (" (implied)" if s.throughput_implied and s.throughput is not None else "")
@@ -180,14 +184,23 @@ def speedup_rows(speedups: list[Speedup]) -> tuple[list[str], list[list[str]]]:
             times(s.time_to_train), interval(s.confidence), tput, times(s.epochs_ratio), times(s.rest),
             fmt(s.efficiency, ".0%"), "n/a (too few runs)" if s.rcp is None else ("pass" if s.rcp.passed else "FAIL"),
             verdict_word(s.confidence),
-        ])
+        ] + [family_cell(s.family)] * trees)
     return header, rows
+
+
+def family_cell(family: Optional[str]) -> str:
+    """'yes', or 'NO (see notes)' for a pair the family rule cannot vouch for (harness.results.lineage)."""
+    if family is None:
+        return "n/a"
+    return "yes" if family == VOUCHED else "NO (see notes)"
 
 
 def speedup_notes(speedups: list[Speedup]) -> list[str]:
     notes = []
     for s in speedups:
         where = f"{s.benchmark} {s.system} {s.precision or ''} {s.world} vs {count_label(s.baseline_world, s.system)}"
+        if s.family is not None and s.family != VOUCHED:
+            notes.append(f"{where}: {s.family}: a ratio between them is not scaling of one system")
         if s.flag:
             notes.append(f"{where}: {s.flag}")
         if s.rcp is not None:

@@ -7,6 +7,8 @@ warnings, did not converge, could not be scored, interrupted, each kind of reaso
 from __future__ import annotations
 
 from harness.results import render, throughput
+from harness.results import round as round_view
+from harness.results.round_render import render_round
 from harness.results.collect import Report
 from harness.results.summary import RunSummary, tally
 from harness.results.variance import spread_rows
@@ -19,6 +21,9 @@ def render_text(report: Report, markdown: bool = False) -> str:
     head = (lambda t: f"## {t}\n") if markdown else (lambda t: f"{t}\n{'=' * len(t)}")
     bullet = "- " if markdown else "  "
     out: list[str] = []
+    view = round_view.of(report)  # a submission tree: the round, ranked, before the per-run detail
+    if view is not None:
+        out += [render_round(view, markdown)]
     completed = [r for r in report.runs if r.interrupted is None]
     stopped = [r for r in report.runs if r.interrupted is not None]
     if completed or not (report.tput_runs or stopped):

@@ -12,6 +12,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from harness.results.distribution import summary
 from harness.results.stats import GroupKey
 from harness.results.summary import RunSummary
 
@@ -82,7 +83,7 @@ def spread_rows(spreads: Sequence[SeedSpread]) -> tuple[list[str], list[list[str
     rows = []
     for s in spreads:
         rows.append([s.key.benchmark, s.key.platform, "n/a" if s.key.world is None else str(s.key.world),
-                     str(s.runs), str(s.converged), " ".join(f"{k}:{v}" for k, v in s.epochs.items()) or "n/a",
+                     str(s.runs), str(s.converged), summary(s.epochs),
                      "n/a" if s.ttt_std is None else f"{s.ttt_std:.3g} ({s.ttt_cv:.1%})",
                      "n/a" if s.explained is None else f"{s.explained:.0%}",
                      "n/a" if s.ttt_at_fewest is None else f"{s.ttt_at_fewest:.4g} / {s.ttt_at_most:.4g}"])

@@ -71,3 +71,15 @@ def test_one_run_against_one_sums_the_pairs_of_epoch_counts_that_reach_the_speed
     assert c.p_observed == pytest.approx(3 / 4)  # at most 2.0x, below the expected 2.14x: 1/2 + 1/4
     assert "a 4.0x result (seed 2: 4 -> 2 epochs) happens with probability 17%" in c.text
     assert chances("B", [failed], "A", ref, 2.0) is None
+
+
+def test_sample_counts_read_as_a_summary_not_a_list_of_every_figure():
+    def run(seed, samples, minutes):
+        return RunSummary(path=f"r{seed}", benchmark="bert", status="success", seed=seed, epochs_to_converge=samples,
+                          time_to_train_min=minutes, epoch_unit="samples")
+
+    big = [run(s, 3_400_000 + 37_000 * s, 5.0 + 0.05 * s) for s in range(10)]
+    small = [run(s, 3_300_000 + 41_000 * s, 40.0 + 0.4 * s) for s in range(10)]
+    text = chances("64 GPUs", big, "8 GPUs", small, None).text
+    assert "8 GPUs: median 3.48M (3.3M-3.67M), 10 runs" in text and "64 GPUs: median 3.57M" in text
+    assert "3400000" not in text and ":1 " not in text

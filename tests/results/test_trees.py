@@ -87,12 +87,15 @@ def test_v05_ncf_is_scored_by_its_round_rule_and_says_so(trees_report):
 def test_speedups_decompose_into_throughput_epochs_and_rest_with_the_epochs_cost_named(trees_report):
     report, _ = trees_report
     by_pair = {(s["system"], s["world"], s["baseline_world"]): s for s in report["speedups"]}
-    v06 = by_pair[("V100", 256, 8)]
+    # DGX-1 against DGX-2H: one submitter, but another system line and V100 model: paired, and marked so
+    v06 = by_pair[("NVIDIA V100", 256, 8)]
+    assert v06["family"].startswith("not one system family: system line dgx1_ngc19.05_pytorch vs dgx2h_ngc19.05")
     assert v06["time_to_train"] == pytest.approx(20.5534 / 2.1186, rel=1e-3)
     assert v06["epochs_ratio"] == pytest.approx(4 / 6.125)
     assert v06["time_to_train"] == pytest.approx(v06["throughput"] * v06["epochs_ratio"] * v06["rest"])
     assert "more epochs cost 1.53x (4 -> 6.12)" in v06["flag"]
-    a100 = by_pair[("A100", 16, 8)]
+    a100 = by_pair[("NVIDIA/dgxa100_ngc20.06_pytorch (A100)", 16, 8)]
+    assert a100["family"] == "one system family"
     assert a100["time_to_train"] == pytest.approx(1.58, abs=0.005)
     assert a100["throughput"] == pytest.approx(1.68, abs=0.005)
     assert "more epochs cost" in a100["flag"] and "4:7 5:2 7:1" in a100["flag"]
