@@ -67,7 +67,7 @@ class GNMTBenchmark:
         self.optimizer = torch.optim.Adam(
             self.model.parameters(), lr=self.lr, betas=(hp.adam_beta1, hp.adam_beta2), eps=hp.adam_eps,
             fused=fused)
-        warmup = warmup_steps(hp.warmup_steps, hp.warmup_samples, self.global_batch)
+        warmup = warmup_steps(hp.lr_warmup_steps, hp.lr_warmup_samples, self.global_batch)
         self.schedule = Schedule.for_run(
             self.lr, self._steps * ctx.cfg.max_epochs, warmup, hp.remain_steps,
             hp.decay_interval, hp.decay_steps, hp.decay_factor)
