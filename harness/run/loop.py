@@ -36,6 +36,7 @@ from harness.run.step import Step, train_step
 from harness.run.mlperf_log import TRACKED_STATS, C, MLPerfLog
 
 log = logging.getLogger("harness.loop")
+_END = object()  # the batches have run out
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,15 @@ class EpochTraining:
         hooks.before_epoch(epoch, steps)
 
     def train(self, until_samples: Optional[int] = None) -> None:
-        """Train until this rank's samples this epoch reach `until_samples`, or the batches end."""
-        for batch, copy_wait in self.batches:
+        """Train until this rank's samples this epoch reach `until_samples`, or the batches end.
+        Each step's wait for its batch is the time next() takes, as detectron2's loop times data_time:
+        the hooks get it in StepDone, so no hook's own work counts as waiting, whatever their order."""
+        while True:
+            asked = time.perf_counter()
+            batch, copy_wait = next(self.batches, (_END, None))
+            if batch is _END:
+                break
+            host_wait = time.perf_counter() - asked
             self.global_step += 1
             self.hooks.before_step(self.global_step)
             loss, terms, samples = self.step(self.run, batch)
@@ -100,7 +108,7 @@ class EpochTraining:
             self.steps += 1
             self.samples += samples
             self.hooks.after_step(StepDone(self.epoch, self.steps, self.global_step, samples, self.samples, loss,
-                                           terms, copy_wait))
+                                           terms, copy_wait, host_wait))
             if until_samples is not None and self.samples >= until_samples:
                 return
         self.finished = True

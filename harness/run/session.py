@@ -189,11 +189,10 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
     meter = ThroughputMeter(warmup, device_sync(device), distributed.sum_over_ranks(device), world.world_size)
     progress = Progress(enabled=cfg.progress and world.is_main, unit=spec.sample_unit, world_size=world.world_size,
                         max_epochs=cfg.max_epochs if training else cfg.throughput_repeats)
-    # in order: the meter and the loss check measure; the board reports; the data-wait timer goes
-    # last, so that its clock starts after every other hook's work on a step
-    hooks = Hooks([meter, progress, HeartbeatHook(), watch, disk.DiskCheck(), FiniteLossCheck(device, world.rank),
-                   BoardHook(watch.board, spec.task.quality.name if spec.task else "", lambda: _lr(built)),
-                   DataWait(warmup)])
+    # in order: the meter, the data-wait timer and the loss check measure; the board reports what they measured
+    hooks = Hooks([meter, DataWait(warmup), progress, HeartbeatHook(), watch, disk.DiskCheck(),
+                   FiniteLossCheck(device, world.rank),
+                   BoardHook(watch.board, spec.task.quality.name if spec.task else "", lambda: _lr(built))])
     base = replace(job.record, seed=master, world_size=world.world_size, device=str(device), platform=watch.platform,
                    accelerator=watch.accelerator, hyperparameters=hyper, init_time_s=init_s,
                    threads=threads.current().record(torch.get_num_threads()))
