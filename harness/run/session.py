@@ -37,7 +37,8 @@ from harness.run import compile_guard, distributed, peers, threads
 from harness.run.build import BuiltRun, build_run, clear_page_cache, context_for, device_sync, pick_device
 from harness.run.distributed import SINGLE, World
 from harness.run.interrupts import shielded, signal_name
-from harness.run.loop import Judge, LoopResult, measure_throughput, train_to_target
+from harness.run.loop import Judge, LoopResult, train_to_target
+from harness.run.throughput import measure_throughput
 from harness.run.mlperf_log import C, MLPerfLog
 from harness.run.precision import precision_name
 
