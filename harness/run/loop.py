@@ -128,12 +128,11 @@ class EpochTraining:
 def train_epoch(run: BuiltRun, epoch: int, hooks: Hook, max_steps: Optional[int] = None) -> Epoch:
     """One epoch as a run trains it (at most max_steps): the model's batches of `epoch`, or with
     mode=throughput its synthetic batch at every step. For tests and scripts/lab: no MLPerf events."""
-    bench = run.bench
     if run.mode == "throughput":
         batches, steps = repeat_batch(run.synthetic_batch(), max_steps), max_steps
     else:
-        batches = run.feed.batches(bench.train_batches(epoch), max_steps)  # type: ignore[attr-defined]
-        steps = bench.steps_per_epoch()  # type: ignore[attr-defined]
+        batches = run.feed.batches(run.task.train_batches(epoch), max_steps)
+        steps = run.task.steps_per_epoch()
     training = EpochTraining(run, epoch, batches, hooks, steps, 0)
     training.train()
     return training.close()[0]
@@ -149,7 +148,7 @@ def evaluate(run: BuiltRun, epoch_num: float, judge: Judge, mlperf: MLPerfLog, h
     module.eval()
     broadcast_buffers(module)  # sync point (several ranks): each rank's batch-norm statistics drifted apart
     with torch.no_grad(), run.precision.autocast():
-        raw = run.bench.evaluate(module, int(epoch_num))  # type: ignore[attr-defined]
+        raw = run.task.evaluate(module, int(epoch_num))
         quality = judge.quality.value(raw)  # Python numbers: the device work is done
     seconds = time.perf_counter() - t0
     mlperf.event(C.EVAL_ACCURACY, value=quality, metadata={"epoch_num": epoch_num})
@@ -215,7 +214,7 @@ def train_to_target(run: BuiltRun, *, judge: Judge, mlperf: MLPerfLog, hooks: Ho
     """Train until the target, the epoch cap or a hook's verdict, evaluating as the model's schedule says:
     inside an epoch where the open block's evaluation falls at a sample count, after the epoch where
     the schedule evaluates after it."""
-    schedule, world, bench = judge.schedule, run.ctx.world_size, run.bench
+    schedule, world, bench = judge.schedule, run.ctx.world_size, run.task
     blocks = _Blocks(run, judge, mlperf, hooks)
     epochs: list[Epoch] = []
     kept: list[EpochStats] = []
@@ -227,8 +226,8 @@ def train_to_target(run: BuiltRun, *, judge: Judge, mlperf: MLPerfLog, hooks: Ho
             if blocks.current is None:
                 blocks.open(epoch, done)
             mlperf.start(C.EPOCH_START, metadata={"epoch_num": epoch})
-            training = EpochTraining(run, epoch, run.feed.batches(bench.train_batches(epoch)), hooks,  # type: ignore[attr-defined]
-                                     bench.steps_per_epoch(), steps_so_far(kept))  # type: ignore[attr-defined]
+            training = EpochTraining(run, epoch, run.feed.batches(bench.train_batches(epoch)), hooks,
+                                     bench.steps_per_epoch(), steps_so_far(kept))
             base = done
             while not training.finished and not reached:
                 training.train(blocks.until(base, world))

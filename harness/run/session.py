@@ -90,8 +90,8 @@ def _log_hyperparameters(mlperf: MLPerfLog, built: BuiltRun, training: bool) -> 
         else:
             mlperf.event(key, value=value)
     if training:
-        mlperf.event(C.TRAIN_SAMPLES, value=built.bench.train_samples())  # type: ignore[attr-defined]
-        mlperf.event(C.EVAL_SAMPLES, value=built.bench.eval_samples())  # type: ignore[attr-defined]
+        mlperf.event(C.TRAIN_SAMPLES, value=built.task.train_samples())
+        mlperf.event(C.EVAL_SAMPLES, value=built.task.eval_samples())
     return {k: v.value if isinstance(v, Logged) else v for k, v in hyper.items()}
 
 

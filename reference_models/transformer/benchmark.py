@@ -20,6 +20,7 @@ from reference_models.transformer import data as wmt
 from reference_models.transformer import metric
 from reference_models.transformer.beam import beam_search
 from reference_models.transformer.model import Transformer
+from reference_models.transformer.options import TransformerOptions
 from reference_models.transformer.schedule import InverseSqrt
 from reference_models.transformer.tokenizer import EOS_ID, PAD_ID
 
@@ -56,8 +57,8 @@ def smoothed_cross_entropy(logits: torch.Tensor, target: torch.Tensor, smoothing
 
 
 class TransformerBenchmark:
-    def __init__(self, ctx: RunContext):
-        hp = self.hp = ctx.cfg.model
+    def __init__(self, ctx: RunContext[TransformerOptions]):
+        hp = self.hp = ctx.options
         self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
         self.global_batch = hp.batch_size * ctx.world_size  # tokens
         self.shared_seed = ctx.shared_seed
