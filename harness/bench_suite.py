@@ -6,7 +6,7 @@ the throughput-only models first (the GPU study's workloads), then the time-to-t
 throughput mode (each at its real dataset's config, which reads no data in mode=throughput), each group
 in the registry's order. Windows are aimed at a length in seconds, not a step count: a cell passes
 warmup_s and throughput_window_s to harness.train, which warms up for that long and sizes each window
-from the step time it measured (harness/run/loop.py measure_throughput), so the cell's command line,
+from the step time it measured (harness/run/throughput.py measure_throughput), so the cell's command line,
 run by hand, measures the same steps. The entry's guess of the step time on one H200 only sizes the
 bench's time estimate; a model outside the suite (run with --models) gets SuiteEntry's, 0.1 s / 0.3 s.
 

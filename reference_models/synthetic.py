@@ -41,7 +41,7 @@ class SyntheticBenchmark:
     batch: Any = None
 
     def __init__(self, ctx: RunContext, workload: Optional[str] = None):
-        self.ctx, self.hp, self.device = ctx, ctx.cfg.model, ctx.device
+        self.ctx, self.hp, self.device = ctx, ctx.options, ctx.device
         self.workload = workload
         self.global_batch = int(self.hp.batch_size) * ctx.world_size
         self.generator = torch.Generator(device=ctx.device).manual_seed(ctx.seed)
@@ -49,9 +49,9 @@ class SyntheticBenchmark:
     def compile_if_asked(self, parts: Optional[Sequence[torch.nn.Module]] = None) -> None:
         """model.compile=true on CUDA: Inductor fuses the elementwise work between the matmuls of the
         model (or of `parts` of it); the compilation happens in the first steps, which warm-up must cover."""
-        if self.hp.get("compile") and self.device.type == "cuda":
+        if getattr(self.hp, "compile", False) and self.device.type == "cuda":
             for part in parts or [self.model]:
-                part.compile(**compile_kwargs(self.hp.get("compile_mode", "default")))
+                part.compile(**compile_kwargs(getattr(self.hp, "compile_mode", "default")))
 
     def hyperparameters(self) -> dict[str, Any]:
         """A model with several benchmarked workloads names the one it ran (BERT's "squad384")."""

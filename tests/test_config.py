@@ -143,6 +143,12 @@ def _choices(group: str) -> str:
                                       "target, eval_every, eval_offset, eval_epochs, eval_every_samples, layers, width"),
     (["model=ssd", "model.lr=-1"], "'model' has: name, batch_size, max_epochs, target, eval_every, eval_offset, "
                                    "eval_epochs, eval_every_samples, image_size, backbone_layers"),
+    # the learning-rate warm-ups are lr_warmup_*: the throughput's warmup_steps is the harness's own option
+    (["model=gnmt", "model.warmup_steps=5"], "unknown option 'model.warmup_steps'; did you mean 'model.lr_warmup_steps'"),
+    (["model=transformer", "model.warmup_steps=5"],
+     "unknown option 'model.warmup_steps'; did you mean 'model.lr_warmup_steps'"),
+    (["model=gnmt", "model.warmup_samples=64"], "did you mean 'model.lr_warmup_samples'"),
+    (["model=resnet", "model.warmup_epochs=1"], "did you mean 'model.lr_warmup_epochs'"),
     (["model.layers.x=1"], "model.layers.x=1: model.layers is a list; give a position (model.layers.0=...) "
                            "or the whole list (model.layers=[...])"),
     (["seed=1,x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),
@@ -286,10 +292,10 @@ def test_every_option_out_of_its_bound_is_one_line_naming_the_option_the_value_a
     (["model=transformer", "model.num_heads=3"], "model.hidden_size=128: out of range; need a multiple of num_heads (3)"),
     (["model=resnet", "model.resize_size=10"], "model.resize_size=10: out of range; need resize_size >= image_size (64)"),
     (["model=resnet", "model.crop_ratio=[2,1]"], "model.crop_ratio=[2.0, 1.0]: out of range; need [low, high] with low <= high"),
-    (["model=resnet", "model.warmup_epochs=11"], "model.warmup_epochs=11.0: out of range; need warmup_epochs <= max_epochs (10)"),
+    (["model=resnet", "model.lr_warmup_epochs=11"], "model.lr_warmup_epochs=11.0: out of range; need lr_warmup_epochs <= max_epochs (10)"),
     # the run's cap, not the model's, bounds it
-    (["model=resnet", "dataset=imagenet", "max_epochs=3"], "model.warmup_epochs=5.0: out of range; need "
-                                                           "warmup_epochs <= max_epochs (3)"),
+    (["model=resnet", "dataset=imagenet", "max_epochs=3"], "model.lr_warmup_epochs=5.0: out of range; need "
+                                                           "lr_warmup_epochs <= max_epochs (3)"),
     (["model=ssd", "model.image_size=20"], "model.image_size=20: out of range; need every feature map at least 1 pixel"),
     (["model=ssd", "model.anchor_steps=[8]"], "model.anchor_steps=[8]: out of range; need one entry per feature map (5"),
     (["model=ssd", "model.extra_blocks=[[64,128,0,1]]"], "model.extra_blocks=[[64, 128, 0, 1]]: out of range; need [1x1"),
@@ -323,7 +329,7 @@ def test_every_preset_composes_and_passes_its_checks_with_each_dataset_and_the_d
             for debug in ([], [f"+debug={model}"]):
                 cfg = compose(_base(model) + ([f"dataset={dataset}"] if dataset else []) + debug)
                 if model == "resnet":
-                    assert cfg.model.warmup_epochs <= cfg.max_epochs
+                    assert cfg.model.lr_warmup_epochs <= cfg.max_epochs
 
 
 def test_the_ssd_rule_on_feature_maps_computes_the_sides_the_model_has():
@@ -379,7 +385,7 @@ def test_help_shows_the_model_a_bare_run_trains_with_each_option_s_bound(capsys)
 def test_an_option_out_of_range_exits_2_with_one_line_before_anything_is_written(tmp_path):
     for args, shown in ((["model=resnet", "model.momentum=-5"], "model.momentum=-5.0: out of range; need 0 <="),
                         (["model=resnet", "model.resize_size=10"], "model.resize_size=10: out of range; need resize_size"),
-                        (["model=gnmt", "model.warmup_samples=-5"], "model.warmup_samples=-5: out of range; need")):
+                        (["model=gnmt", "model.lr_warmup_samples=-5"], "model.lr_warmup_samples=-5: out of range; need")):
         out = run_cli("harness.train", *args, f"output_root={tmp_path}/out", cwd=tmp_path)
         assert out.returncode == 2 and len(said(out.stderr)) == 1, out.stderr
         assert said(out.stderr)[0].startswith(f"harness.train: error: {shown}"), out.stderr

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Protocol, Union
+from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Mapping, Optional, Protocol, TypeVar, Union, cast
 
 from harness.interface.fastpath import FastPath
+from harness.interface.options import ModelOptions
 from harness.interface.quality import Quality, QualitySpec
 from harness.interface.suite import CATEGORIES, OTHER, SuiteEntry
 
@@ -59,17 +61,34 @@ class Logged:
     metadata: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class RunContext:
-    """What a model needs to know about the run it is built for."""
+O = TypeVar("O", bound=ModelOptions)
 
-    cfg: "DictConfig"  # the whole resolved config; the model reads cfg.model and cfg.dataset
+
+@dataclass(frozen=True)
+class RunContext(Generic[O]):
+    """What a model needs to know about the run it is built for; `RunContext[NCFOptions]` in a model's
+    `build` types `options` as its own dataclass."""
+
+    cfg: "DictConfig"  # the whole resolved config: cfg.dataset, and the harness's own keys (max_epochs)
     data_dir: Optional[Path]  # the dataset folder from MLPerfTask.prepare; None in mode=throughput
     device: "torch.device"
     rank: int
     world_size: int
     seed: int  # this rank's seed; data order shared by all ranks uses `shared_seed`
     shared_seed: int  # the same on every rank
+
+    @cached_property
+    def options(self) -> O:
+        """The model's options (cfg.model) as its options dataclass, every value resolved and typed, made
+        when the model first reads them: in `build`, after the harness has set its fast path's options."""
+        from omegaconf import OmegaConf
+
+        node = self.cfg.model
+        options = OmegaConf.to_object(node) if OmegaConf.is_config(node) else node
+        if not isinstance(options, ModelOptions):
+            raise TypeError(f"cfg.model is {type(options).__name__}, not a model's options dataclass: compose the "
+                            "config with harness.config.compose, whose model schema is the model's options")
+        return cast(O, options)
 
 
 @dataclass(frozen=True)
@@ -168,7 +187,7 @@ class ModelSpec:
     name: str  # the config name: model=<name>
     options: type  # the typed config: a harness.interface.ModelOptions dataclass
     sample_unit: str  # what the throughput meter counts: "samples", "tokens", "images", ...
-    build: Callable[[RunContext], ThroughputBenchmark]  # a Benchmark when `task` is set
+    build: Callable[[RunContext[Any]], ThroughputBenchmark]  # a Benchmark when `task` is set
     task: Optional[MLPerfTask] = None  # None: a throughput-only model
     summary: str = ""  # one line for listings
     category: str = OTHER  # MLPerf's area, for the report's geometric means: harness.interface.suite.CATEGORIES

@@ -1,8 +1,10 @@
 """When a model evaluates: every N epochs (with an optional offset), at listed epochs, or every N samples.
 
-MLPerf groups the epochs between two evaluations into a block (block_start/block_stop); the loop
-asks this schedule where blocks end. Whatever the schedule, the last epoch of the run is evaluated,
-so a run that ends at its epoch cap ends on a quality it can be judged by.
+MLPerf groups the training between two evaluations into a block (block_start/block_stop). The loop
+(harness/run/loop.py) asks this schedule, whatever its kind, for the block that opens where it stands
+(`block_at`): its MLPerf metadata and the point that closes it, a sample count that falls inside an
+epoch or the end of an epoch. Whatever the schedule, a run ends on an evaluation, so a run that ends
+at its epoch cap ends on a quality it can be judged by.
 
 - every N epochs, offset k: evaluations after epochs N-k, 2N-k, ... (MLPerf's ResNet runs used N=4,
   k=1: epochs 3, 7, 11, ...);
@@ -20,6 +22,16 @@ from typing import Optional, Sequence
 
 class ScheduleError(ValueError):
     """A schedule that cannot be followed; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """One MLPerf block: block_start's metadata and where its evaluation falls."""
+
+    first: int  # first_epoch_num: the block's first epoch, or the samples trained before it
+    count: int  # epoch_count: its epochs, or its samples
+    at_samples: Optional[int] = None  # its evaluation falls inside an epoch once the run has trained this
+    # many samples (all ranks); None: after an epoch that evaluates_after names
 
 
 @dataclass(frozen=True)
@@ -53,11 +65,12 @@ class EvalSchedule:
         return self.every_samples is not None
 
     def evaluates_after(self, epoch: int, max_epochs: int) -> bool:
-        """Whether an evaluation closes `epoch` (epoch schedules; the last epoch always)."""
-        if epoch >= max_epochs:
-            return True
+        """Whether an evaluation follows `epoch` once it is closed (epoch schedules: the last epoch
+        always; a schedule by samples evaluates inside epochs only)."""
         if self.by_samples:
             return False
+        if epoch >= max_epochs:
+            return True
         if self.epochs:
             return epoch in self.epochs
         return (epoch + self.offset) % self.every_epochs == 0
@@ -74,11 +87,20 @@ class EvalSchedule:
                 first = epoch + 1
         return out
 
-    def next_sample_eval(self, samples_done: int) -> Optional[int]:
-        """The sample count at which the next evaluation falls, after `samples_done` (sample schedules)."""
-        if self.every_samples is None:
-            return None
-        return (samples_done // self.every_samples + 1) * self.every_samples
+    def block_at(self, epoch: int, samples: int, max_epochs: int) -> Block:
+        """The block that opens before `epoch` (an epoch schedule: its first epoch) or after `samples`
+        trained samples (all ranks: a schedule by samples)."""
+        if self.every_samples is not None:
+            return Block(samples, self.every_samples, samples + self.every_samples)
+        return Block(epoch, dict(self.blocks(max_epochs))[epoch])
+
+    def epoch_num(self, epoch: int, samples: int) -> int:
+        """An evaluation's epoch_num in the log: the epoch, or the samples trained (all ranks)."""
+        return samples if self.by_samples else epoch
+
+    def where(self, epoch_num: float, max_epochs: int) -> str:
+        """Where an evaluation fell, for the console: "epoch 3/10" or "samples 3,072"."""
+        return f"samples {epoch_num:,.0f}" if self.by_samples else f"epoch {epoch_num:g}/{max_epochs}"
 
     def describe(self) -> str:
         if self.by_samples:

@@ -11,7 +11,9 @@ whose methods the loop calls at fixed points, each a no-op unless a hook overrid
 
 The progress line, the throughput meter, the data-wait timer, TensorBoard, telemetry, the heartbeat,
 the non-finite-loss check and the disk check are hooks (harness/observe/*); the loop itself owns
-the MLPerf events and the training step (harness/run/loop.py). A hook that must end the run raises
+the MLPerf events, the training step and the timing of each step's wait for its batch, which it hands
+the hooks in StepDone, so that what one hook measures never depends on where it sits among them
+(harness/run/loop.py). A hook that must end the run raises
 (NonFiniteLoss, DiskFull); the loop turns that into the run's end.
 
     python -m harness.train model=ncf seed=1       # every hook of a run, in the order of Hooks below
@@ -39,6 +41,7 @@ class StepDone:
     loss: "torch.Tensor"  # the step's loss, detached
     terms: Optional[dict[str, "torch.Tensor"]] = None  # its named parts, where the model returns several
     copy_wait: Optional[tuple[Any, Any]] = None  # CUDA events around the wait for this batch's copy
+    host_wait: float = 0.0  # seconds the loop waited in the batch iterator's next() for this batch
 
 
 @dataclass

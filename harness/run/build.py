@@ -21,14 +21,14 @@ import subprocess
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, cast
 
 import torch
 from omegaconf import DictConfig
 
 from harness import fastpath, registry
 from harness.errors import ConfigError
-from harness.interface import RunContext, ThroughputBenchmark
+from harness.interface import Benchmark, RunContext, ThroughputBenchmark
 from harness.run import compile_guard, distributed, seeding
 from harness.run.distributed import SINGLE, World
 from harness.run.feed import Feed
@@ -54,6 +54,12 @@ class BuiltRun:
         """The model itself: what an evaluation sees, whatever wraps it for training."""
         return self.bench.model
 
+    @property
+    def task(self) -> Benchmark:
+        """The model as a time-to-train Benchmark (its batches and evaluation): build_run checked that a
+        model with a task built one, so the type is narrowed here, once."""
+        return cast(Benchmark, self.bench)
+
     @cached_property
     def params(self) -> list[torch.nn.Parameter]:
         """The optimizer's parameters: the model's own, or their fp32 copies with master_weights=true."""
@@ -64,6 +70,9 @@ class BuiltRun:
         if self._synthetic is None:
             self._synthetic = self.feed.once(self.bench.synthetic_batch())
         return self._synthetic
+
+
+_TASK_METHODS = ("steps_per_epoch", "train_batches", "train_samples", "eval_samples", "evaluate")
 
 
 def pick_device(cfg: DictConfig, local_rank: int) -> torch.device:
@@ -119,6 +128,10 @@ def build_run(cfg: DictConfig, ctx: RunContext, *, ddp: Optional[bool] = None, b
     precision = policy(str(cfg.precision), ctx.device)
     seeding.seed_everything(ctx.seed)
     bench = spec.build(ctx)
+    missing = [m for m in _TASK_METHODS if spec.task is not None and not callable(getattr(bench, m, None))]
+    if missing:
+        raise TypeError(f"model={spec.name} has an MLPerf task, but what its build returned lacks the Benchmark "
+                        f"methods {', '.join(missing)} (harness/interface/contract.py)")
     if cfg.master_weights:
         precision.keep_master_weights(bench.model, bench.optimizer)
     trained = bench.model

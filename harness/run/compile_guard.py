@@ -5,7 +5,7 @@ fails there (an operator Inductor cannot lower, a Triton build error, a graph dy
 must not fail the run or the bench cell: dynamo's own `suppress_errors` runs the failing frame
 eagerly. Its report of each failure (a warning with a traceback from torch._dynamo.convert_frame) is
 kept here instead of printed, and the run names the first cause in one line and in result.json's
-`fallback` (harness/run/loop.py).
+`fallback` (harness/run/throughput.py, harness/run/session.py).
 
     python -m harness.train model=resnet mode=throughput   # on CUDA, compiled by default
 """

@@ -3,39 +3,39 @@
 Between run_start and run_stop the model's evaluation schedule cuts the run into MLPerf blocks, each
 closed by an evaluation; the run stops at the first evaluation that reaches the target (status
 success), after max_epochs (aborted), or when a hook ends it (a loss that is not finite: failed).
-Under a schedule by samples the evaluations fall inside epochs, after the step that crosses each
-multiple of the sample count. MLPerf events follow the 0.7.0 rules: block_start, epoch_start,
-epoch_stop, tracked_stats, eval_start, eval_accuracy, eval_stop, block_stop, each with its epoch
-number. mode=throughput runs the same training step on the model's synthetic batch, with no
-evaluation and no MLPerf events. What watches the loop is a hook (harness/observe/hooks.py).
+One path serves every kind of schedule: each block the schedule opens (harness/interface/schedule.py)
+says where its evaluation falls, after the step that crosses a sample count (inside an epoch) or
+after an epoch. MLPerf events follow the 0.7.0 rules: block_start, epoch_start, epoch_stop,
+tracked_stats, eval_start, eval_accuracy, eval_stop, block_stop, each with its epoch number.
+mode=throughput (harness/run/throughput.py) runs the same training step on the model's synthetic
+batch, with no evaluation and no MLPerf events. What watches the loop is a hook
+(harness/observe/hooks.py).
 
     python -m harness.train model=ncf seed=1                         # train_to_target on NCF's embedded data
-    python -m harness.train model=ncf mode=throughput device=cpu     # measure_throughput
+    HARNESS_MODELS=tests.models.twopart python -m harness.train model=twopart model.eval_every_samples=1000
 """
 from __future__ import annotations
 
 import itertools
 import logging
-import statistics
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import torch
-from omegaconf import open_dict
 
 from harness.interface import EvalSchedule, Quality, QualitySpec
 from harness.interface.gather import broadcast_buffers
+from harness.interface.schedule import Block
 from harness.observe.finite import NonFiniteLoss
 from harness.observe.hooks import EpochStats, Hook, StepDone
 from harness.results.record import ABORTED, FAILED, SUCCESS, Epoch, Evaluation, Failure
-from harness.run.build import BuiltRun, device_sync
-from harness.run.distributed import sum_over_ranks
-from harness.run.graph import EAGER_STEPS, CaptureFailed, CapturedStep
+from harness.run.build import BuiltRun
 from harness.run.step import Step, train_step
 from harness.run.mlperf_log import TRACKED_STATS, C, MLPerfLog
 
 log = logging.getLogger("harness.loop")
+_END = object()  # the batches have run out
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,15 @@ class EpochTraining:
         hooks.before_epoch(epoch, steps)
 
     def train(self, until_samples: Optional[int] = None) -> None:
-        """Train until this rank's samples this epoch reach `until_samples`, or the batches end."""
-        for batch, copy_wait in self.batches:
+        """Train until this rank's samples this epoch reach `until_samples`, or the batches end.
+        Each step's wait for its batch is the time next() takes, as detectron2's loop times data_time:
+        the hooks get it in StepDone, so no hook's own work counts as waiting, whatever their order."""
+        while True:
+            asked = time.perf_counter()
+            batch, copy_wait = next(self.batches, (_END, None))
+            if batch is _END:
+                break
+            host_wait = time.perf_counter() - asked
             self.global_step += 1
             self.hooks.before_step(self.global_step)
             loss, terms, samples = self.step(self.run, batch)
@@ -100,7 +107,7 @@ class EpochTraining:
             self.steps += 1
             self.samples += samples
             self.hooks.after_step(StepDone(self.epoch, self.steps, self.global_step, samples, self.samples, loss,
-                                           terms, copy_wait))
+                                           terms, copy_wait, host_wait))
             if until_samples is not None and self.samples >= until_samples:
                 return
         self.finished = True
@@ -121,12 +128,11 @@ class EpochTraining:
 def train_epoch(run: BuiltRun, epoch: int, hooks: Hook, max_steps: Optional[int] = None) -> Epoch:
     """One epoch as a run trains it (at most max_steps): the model's batches of `epoch`, or with
     mode=throughput its synthetic batch at every step. For tests and scripts/lab: no MLPerf events."""
-    bench = run.bench
     if run.mode == "throughput":
-        batches, steps = _repeat(run.synthetic_batch(), max_steps), max_steps
+        batches, steps = repeat_batch(run.synthetic_batch(), max_steps), max_steps
     else:
-        batches = run.feed.batches(bench.train_batches(epoch), max_steps)  # type: ignore[attr-defined]
-        steps = bench.steps_per_epoch()  # type: ignore[attr-defined]
+        batches = run.feed.batches(run.task.train_batches(epoch), max_steps)
+        steps = run.task.steps_per_epoch()
     training = EpochTraining(run, epoch, batches, hooks, steps, 0)
     training.train()
     return training.close()[0]
@@ -142,7 +148,7 @@ def evaluate(run: BuiltRun, epoch_num: float, judge: Judge, mlperf: MLPerfLog, h
     module.eval()
     broadcast_buffers(module)  # sync point (several ranks): each rank's batch-norm statistics drifted apart
     with torch.no_grad(), run.precision.autocast():
-        raw = run.bench.evaluate(module, int(epoch_num))  # type: ignore[attr-defined]
+        raw = run.task.evaluate(module, int(epoch_num))
         quality = judge.quality.value(raw)  # Python numbers: the device work is done
     seconds = time.perf_counter() - t0
     mlperf.event(C.EVAL_ACCURACY, value=quality, metadata={"epoch_num": epoch_num})
@@ -153,25 +159,35 @@ def evaluate(run: BuiltRun, epoch_num: float, judge: Judge, mlperf: MLPerfLog, h
 
 
 class _Blocks:
-    """MLPerf's blocks: each opened with block_start, then closed by an evaluation, which is logged,
-    kept and reported, and block_stop. Written once for both kinds of schedule."""
+    """MLPerf's blocks: each opened with block_start where the schedule says, then closed by an
+    evaluation, which is logged, kept and reported, and block_stop."""
 
     def __init__(self, run: BuiltRun, judge: Judge, mlperf: MLPerfLog, hooks: Hook):
         self.run, self.judge, self.mlperf, self.hooks = run, judge, mlperf, hooks
-        schedule = judge.schedule
-        self.counts = {} if schedule.by_samples else dict(schedule.blocks(judge.max_epochs))
-        self.first: Optional[int] = None  # the open block's first epoch (or samples trained before it)
+        self.current: Optional[Block] = None  # the open block
         self.evals: list[Evaluation] = []
         self.pending: list[tuple[Quality, float]] = []  # evaluations not yet in an epoch's record
 
-    def open(self, first: int) -> None:
-        count = self.judge.schedule.every_samples if self.judge.schedule.by_samples else self.counts[first]
-        self.mlperf.start(C.BLOCK_START, metadata={"first_epoch_num": first, "epoch_count": count})
-        self.first = first
+    def open(self, epoch: int, samples: int) -> None:
+        """Open the block the schedule starts before `epoch`, `samples` trained (all ranks)."""
+        block = self.judge.schedule.block_at(epoch, samples, self.judge.max_epochs)
+        self.mlperf.start(C.BLOCK_START, metadata={"first_epoch_num": block.first, "epoch_count": block.count})
+        self.current = block
 
     def close(self) -> None:
-        self.mlperf.end(C.BLOCK_STOP, metadata={"first_epoch_num": self.first})
-        self.first = None
+        assert self.current is not None
+        self.mlperf.end(C.BLOCK_STOP, metadata={"first_epoch_num": self.current.first})
+        self.current = None
+
+    def until(self, trained: int, world: int) -> Optional[int]:
+        """This rank's samples this epoch at which the open block's evaluation falls inside it (None:
+        the whole epoch), `trained` samples (all ranks) having been trained before the epoch."""
+        at = self.current.at_samples if self.current is not None else None
+        return None if at is None else -(-(at - trained) // world)  # ranks step in lockstep on equal shards
+
+    def due(self, done: int) -> bool:
+        """Whether the open block's evaluation falls inside an epoch and `done` samples reach it."""
+        return self.current is not None and self.current.at_samples is not None and done >= self.current.at_samples
 
     def evaluate(self, epoch_num: int, last: Optional[Epoch]) -> bool:
         """Evaluate, close the block, keep and report the quality; whether the target is reached.
@@ -195,8 +211,10 @@ class _Blocks:
 
 
 def train_to_target(run: BuiltRun, *, judge: Judge, mlperf: MLPerfLog, hooks: Hook) -> LoopResult:
-    """Train until the target, the epoch cap or a hook's verdict, evaluating as the model's schedule says."""
-    schedule, world, bench = judge.schedule, run.ctx.world_size, run.bench
+    """Train until the target, the epoch cap or a hook's verdict, evaluating as the model's schedule says:
+    inside an epoch where the open block's evaluation falls at a sample count, after the epoch where
+    the schedule evaluates after it."""
+    schedule, world, bench = judge.schedule, run.ctx.world_size, run.task
     blocks = _Blocks(run, judge, mlperf, hooks)
     epochs: list[Epoch] = []
     kept: list[EpochStats] = []
@@ -204,25 +222,20 @@ def train_to_target(run: BuiltRun, *, judge: Judge, mlperf: MLPerfLog, hooks: Ho
     reached = False
     hooks.before_run()
     try:
-        if schedule.by_samples:
-            blocks.open(0)
         for epoch in range(1, judge.max_epochs + 1):
-            if blocks.first is None and not schedule.by_samples:
-                blocks.open(epoch)
+            if blocks.current is None:
+                blocks.open(epoch, done)
             mlperf.start(C.EPOCH_START, metadata={"epoch_num": epoch})
-            training = EpochTraining(run, epoch, run.feed.batches(bench.train_batches(epoch)), hooks,  # type: ignore[attr-defined]
-                                     bench.steps_per_epoch(), _steps_so_far(kept))  # type: ignore[attr-defined]
+            training = EpochTraining(run, epoch, run.feed.batches(bench.train_batches(epoch)), hooks,
+                                     bench.steps_per_epoch(), steps_so_far(kept))
             base = done
             while not training.finished and not reached:
-                until = None
-                if schedule.by_samples:  # this rank's samples at which the block's evaluation falls
-                    until = -(-((blocks.first or 0) + int(schedule.every_samples) - base) // world)  # type: ignore[arg-type]
-                training.train(until)
+                training.train(blocks.until(base, world))
                 done = base + training.samples * world
-                if schedule.by_samples and done >= (blocks.first or 0) + int(schedule.every_samples):  # type: ignore[arg-type]
-                    reached = blocks.evaluate(done, None)
+                if blocks.due(done):
+                    reached = blocks.evaluate(schedule.epoch_num(epoch, done), None)
                     if not reached:
-                        blocks.open(done)
+                        blocks.open(epoch, done)
             record, stats = training.close()
             mlperf.end(C.EPOCH_STOP, metadata={"epoch_num": epoch})
             # samples and seconds let a reader of the log alone total the run's throughput
@@ -230,141 +243,31 @@ def train_to_target(run: BuiltRun, *, judge: Judge, mlperf: MLPerfLog, hooks: Ho
             epochs.append(blocks.into(record))
             kept.append(stats)
             hooks.after_epoch(epochs[-1])
-            if not reached and not schedule.by_samples and schedule.evaluates_after(epoch, judge.max_epochs):
-                reached = blocks.evaluate(epoch, epochs[-1])
+            if not reached and schedule.evaluates_after(epoch, judge.max_epochs):
+                reached = blocks.evaluate(schedule.epoch_num(epoch, done), epochs[-1])
                 epochs[-1] = blocks.into(epochs[-1])
             if reached:
                 break
-        else:  # the epoch cap: a run ends on an evaluation, as every run does
-            if schedule.by_samples and (not blocks.evals or blocks.evals[-1].epoch != done):
-                reached = blocks.evaluate(done, epochs[-1])
-                epochs[-1] = blocks.into(epochs[-1])
-            elif schedule.by_samples:
+        else:  # the epoch cap inside an open block: a run ends on an evaluation, as every run does
+            last = schedule.epoch_num(judge.max_epochs, done)
+            if blocks.current is not None and blocks.evals and blocks.evals[-1].epoch == last:
                 blocks.close()  # the block opened after the last evaluation holds none
+            elif blocks.current is not None:
+                reached = blocks.evaluate(last, epochs[-1])
+                epochs[-1] = blocks.into(epochs[-1])
     except NonFiniteLoss as err:
-        return _ended(FAILED, epochs, blocks.evals, kept, reason=str(err),
+        return ended(FAILED, epochs, blocks.evals, kept, reason=str(err),
                       error=Failure("NonFiniteLoss", str(err), err.rank))
     finally:
         hooks.after_run()
-    return _ended(SUCCESS if reached else ABORTED, epochs, blocks.evals, kept)
+    return ended(SUCCESS if reached else ABORTED, epochs, blocks.evals, kept)
 
 
-def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats: int, hooks: Hook,
-                       warmup_s: Optional[float] = None, window_s: Optional[float] = None) -> LoopResult:
-    """mode=throughput: `warmup_steps` steps whose figures are dropped, then `repeats` windows of
-    `steps` steps on the model's synthetic batch, moved to the device once; each window is one epoch
-    record, so the spread is visible.
-
-    With `warmup_s` or `window_s` (seconds) the warm-up goes on, one timed step at a time, until it
-    has lasted `warmup_s` and its last three timed steps agree (see `_timed`), and each window is sized
-    to `window_s` from the median of those three steps' times instead of `steps`: a window then covers the same stretch of
-    time whatever the model's step costs, and the bench and a direct call that pass the same seconds
-    measure windows of the same length (their step counts follow each run's own warm-up, so they can
-    differ by a step). Ranks agree on every choice (the mean over ranks, rounded).
-
-    With cuda_graph=true the step is captured after `warmup_steps` (harness/run/graph.py: the steps
-    the capture trains count as warm-up), and the timed warm-up and the windows replay it."""
-    batch = run.synthetic_batch()
-    step: Step = train_step
-    fallbacks: list[str] = []
-    windows: list[Epoch] = []
-    kept: list[EpochStats] = []
-    timed = warmup_s is not None or window_s is not None
-    warmup_steps = max(warmup_steps, 1) if timed else warmup_steps
-    agree = _agreement(run)
-    hooks.before_run()
-    try:
-        t0 = time.perf_counter()
-        if warmup_steps:
-            warmup = EpochTraining(run, 0, _repeat(batch, warmup_steps), hooks, warmup_steps, 0)
-            warmup.train()
-            warmup.close()
-        ran = warmup_steps
-        if run.ctx.cfg.get("cuda_graph"):
-            try:
-                captured = CapturedStep.capture(run, batch)  # the steps it trains are warm-up steps too
-                step, ran = captured, ran + captured.warmup_steps
-            except CaptureFailed as err:  # never a failed run for a failed optimisation
-                log.warning("warning: %s: the eager step runs instead", err)
-                fallbacks.append(str(err))
-                ran += EAGER_STEPS
-                with open_dict(run.ctx.cfg):
-                    run.ctx.cfg.cuda_graph = False  # the record names the path that ran
-        if timed:
-            step_times: list[float] = []
-            more = EpochTraining(run, 0, _timed(batch, t0, warmup_s or 0.0, step_times, run, agree), hooks, None,
-                                 ran, step)
-            more.train()
-            more.close()
-            ran += more.steps
-            step_s = statistics.median(step_times[-SETTLED_STEPS:])
-            if window_s is not None:
-                steps = max(1, round(agree(window_s / step_s)))
-            log.info("warm-up: %d steps in %.1f s; a step takes %.3f s, so %d steps a window%s", ran,
-                     time.perf_counter() - t0, step_s, steps, "" if _settled(step_times) else
-                     f" (the last {SETTLED_STEPS} warm-up steps still differed by more than {SETTLED_SPREAD}x:"
-                     " raise warmup_s)")
-        for window in range(1, repeats + 1):
-            training = EpochTraining(run, window, _repeat(batch, steps), hooks, steps, ran + _steps_so_far(kept), step)
-            training.train()
-            record, stats = training.close()
-            windows.append(record)
-            kept.append(stats)
-            hooks.after_epoch(record)
-    except NonFiniteLoss as err:
-        return _ended(FAILED, windows, [], kept, reason=str(err), error=Failure("NonFiniteLoss", str(err), err.rank))
-    finally:
-        hooks.after_run()
-    return replace(_ended(SUCCESS, windows, [], kept), warmup_steps=ran, window_steps=steps,
-                   fallback="; ".join(fallbacks) or None)
-
-
-# The timed warm-up ends once its last SETTLED_STEPS steps agree within SETTLED_SPREAD: the first steps
-# after torch.compile's compilation still record CUDA graphs or autotune (TXL's reduce-overhead steps
-# took 0.43 s while recording and 26 ms after, on an H200), and windows sized from them would be a few
-# steps long. A warm-up that never settles stops after SETTLE_LIMIT times warmup_s plus SETTLE_EXTRA_S
-# seconds, and says so.
-SETTLED_STEPS, SETTLED_SPREAD, SETTLE_LIMIT, SETTLE_EXTRA_S = 3, 1.5, 4.0, 10.0
-
-
-def _settled(step_times: list[float]) -> bool:
-    last = step_times[-SETTLED_STEPS:]
-    return len(last) == SETTLED_STEPS and max(last) <= SETTLED_SPREAD * min(last)
-
-
-def _timed(batch: Any, t0: float, until_s: float, step_times: list[float], run: BuiltRun,
-           agree: Callable[[float], float]) -> Iterator[tuple[Any, Any]]:
-    """The timed warm-up steps: the batch, again and again, until the warm-up begun at `t0` has lasted
-    `until_s` seconds and its last SETTLED_STEPS steps agree (at least that many timed), or it has lasted
-    SETTLE_LIMIT times `until_s` plus SETTLE_EXTRA_S; each step's seconds go into `step_times`."""
-    sync = device_sync(run.ctx.device)
-    sync()  # sync point (warm-up only): each timed step starts on an idle device
-    last = time.perf_counter()
-    while True:
-        yield batch, None
-        sync()  # sync point (warm-up only): the step's work is finished
-        now = time.perf_counter()
-        step_times.append(now - last)
-        last = now
-        lasted = now - t0
-        more = len(step_times) < SETTLED_STEPS or lasted < until_s or (
-            not _settled(step_times) and lasted < SETTLE_LIMIT * until_s + SETTLE_EXTRA_S)
-        if agree(float(more)) < 0.5:
-            return
-
-
-def _agreement(run: BuiltRun) -> Callable[[float], float]:
-    """A number's mean over ranks (the identity on one rank): every rank makes the same choice."""
-    total = sum_over_ranks(run.ctx.device)
-    world = max(run.ctx.world_size, 1)
-    return lambda value: total([float(value)])[0] / world
-
-
-def _repeat(batch: Any, steps: Optional[int]) -> Iterator[tuple[Any, Any]]:
+def repeat_batch(batch: Any, steps: Optional[int]) -> Iterator[tuple[Any, Any]]:
     return itertools.repeat((batch, None)) if steps is None else itertools.repeat((batch, None), steps)
 
 
-def _steps_so_far(kept: list[EpochStats]) -> int:
+def steps_so_far(kept: list[EpochStats]) -> int:
     return sum(s.steps for s in kept)
 
 
@@ -377,7 +280,7 @@ def _tracked(record: Epoch, stats: EpochStats) -> dict[str, Any]:
     return value
 
 
-def _ended(status: str, epochs: list[Epoch], evals: list[Evaluation], kept: list[EpochStats],
+def ended(status: str, epochs: list[Epoch], evals: list[Evaluation], kept: list[EpochStats],
            reason: Optional[str] = None, error: Optional[Failure] = None) -> LoopResult:
     waits = [s.data_wait_s for s in kept[:len(epochs)]]
     wait = sum(w for w in waits if w is not None) if waits and None not in waits else None
@@ -386,7 +289,7 @@ def _ended(status: str, epochs: list[Epoch], evals: list[Evaluation], kept: list
 
 
 def _report(judge: Judge, epoch: float, quality: Quality, reached: bool, last: Optional[Epoch]) -> None:
-    where = f"samples {epoch:,.0f}" if judge.schedule.by_samples else f"epoch {epoch:g}/{judge.max_epochs}"
+    where = judge.schedule.where(epoch, judge.max_epochs)
     trained = (f"  loss {last.train_loss:.4f}  {last.train_seconds:.1f} s training"
                if last is not None and last.train_loss is not None and last.train_seconds is not None else "")
     log.info("%s  %s (target %s%s)%s", where, judge.quality.describe(quality),

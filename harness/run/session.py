@@ -37,7 +37,8 @@ from harness.run import compile_guard, distributed, peers, threads
 from harness.run.build import BuiltRun, build_run, clear_page_cache, context_for, device_sync, pick_device
 from harness.run.distributed import SINGLE, World
 from harness.run.interrupts import shielded, signal_name
-from harness.run.loop import Judge, LoopResult, measure_throughput, train_to_target
+from harness.run.loop import Judge, LoopResult, train_to_target
+from harness.run.throughput import measure_throughput
 from harness.run.mlperf_log import C, MLPerfLog
 from harness.run.precision import precision_name
 
@@ -89,8 +90,8 @@ def _log_hyperparameters(mlperf: MLPerfLog, built: BuiltRun, training: bool) -> 
         else:
             mlperf.event(key, value=value)
     if training:
-        mlperf.event(C.TRAIN_SAMPLES, value=built.bench.train_samples())  # type: ignore[attr-defined]
-        mlperf.event(C.EVAL_SAMPLES, value=built.bench.eval_samples())  # type: ignore[attr-defined]
+        mlperf.event(C.TRAIN_SAMPLES, value=built.task.train_samples())
+        mlperf.event(C.EVAL_SAMPLES, value=built.task.eval_samples())
     return {k: v.value if isinstance(v, Logged) else v for k, v in hyper.items()}
 
 
@@ -189,11 +190,10 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
     meter = ThroughputMeter(warmup, device_sync(device), distributed.sum_over_ranks(device), world.world_size)
     progress = Progress(enabled=cfg.progress and world.is_main, unit=spec.sample_unit, world_size=world.world_size,
                         max_epochs=cfg.max_epochs if training else cfg.throughput_repeats)
-    # in order: the meter and the loss check measure; the board reports; the data-wait timer goes
-    # last, so that its clock starts after every other hook's work on a step
-    hooks = Hooks([meter, progress, HeartbeatHook(), watch, disk.DiskCheck(), FiniteLossCheck(device, world.rank),
-                   BoardHook(watch.board, spec.task.quality.name if spec.task else "", lambda: _lr(built)),
-                   DataWait(warmup)])
+    # in order: the meter, the data-wait timer and the loss check measure; the board reports what they measured
+    hooks = Hooks([meter, DataWait(warmup), progress, HeartbeatHook(), watch, disk.DiskCheck(),
+                   FiniteLossCheck(device, world.rank),
+                   BoardHook(watch.board, spec.task.quality.name if spec.task else "", lambda: _lr(built))])
     base = replace(job.record, seed=master, world_size=world.world_size, device=str(device), platform=watch.platform,
                    accelerator=watch.accelerator, hyperparameters=hyper, init_time_s=init_s,
                    threads=threads.current().record(torch.get_num_threads()))

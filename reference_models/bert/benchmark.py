@@ -12,7 +12,7 @@ import torch
 
 from harness.interface import RunContext
 from reference_models.bert.model import BertEncoder, BertForPreTraining, BertForQuestionAnswering, init_weights
-from reference_models.bert.options import FIRST_WORDPIECE, workload_shape
+from reference_models.bert.options import BertOptions, FIRST_WORDPIECE, workload_shape
 from reference_models.synthetic import SyntheticBenchmark, adam
 
 
@@ -37,8 +37,8 @@ def build_model(hp, head: str) -> torch.nn.Module:
 
 
 class BertBenchmark(SyntheticBenchmark):
-    def __init__(self, ctx: RunContext):
-        hp = ctx.cfg.model
+    def __init__(self, ctx: RunContext[BertOptions]):
+        hp = ctx.options
         workload, self.seq, self.head, self.predictions = shape_of(hp)
         super().__init__(ctx, workload)
         self.model = build_model(hp, self.head).to(ctx.device)

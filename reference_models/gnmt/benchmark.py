@@ -18,6 +18,7 @@ from reference_models.gnmt import data as wmt
 from reference_models.gnmt.beam import beam_search
 from reference_models.gnmt.metric import bleu
 from reference_models.gnmt.model import GNMT
+from reference_models.gnmt.options import GNMTOptions
 from reference_models.gnmt.schedule import Schedule, warmup_steps
 from reference_models.gnmt.tokenizer import BOS_ID, EOS_ID, PAD_ID, Detokenizer, join_bpe
 
@@ -39,8 +40,8 @@ def prepare(cfg: DictConfig) -> Path:
 
 
 class GNMTBenchmark:
-    def __init__(self, ctx: RunContext):
-        hp = self.hp = ctx.cfg.model
+    def __init__(self, ctx: RunContext[GNMTOptions]):
+        hp = self.hp = ctx.options
         self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
         self.global_batch = hp.batch_size * ctx.world_size
         self.shared_seed = ctx.shared_seed
@@ -59,7 +60,7 @@ class GNMTBenchmark:
 
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
         self.model = GNMT(vocab_size, hp.hidden_size, hp.num_layers, hp.dropout, PAD_ID).to(ctx.device)
-        if hp.get("compile_attention") and ctx.device.type == "cuda":
+        if hp.compile_attention and ctx.device.type == "cuda":
             # Inductor fuses tanh(q + k + b).v into one kernel: eager materialises the
             # (batch, T_tgt, T_src, 1024) sum, 1.9 GB at batch 1024, and walks it ~10 times per step
             self.model.decoder.attention.compile()
@@ -67,7 +68,7 @@ class GNMTBenchmark:
         self.optimizer = torch.optim.Adam(
             self.model.parameters(), lr=self.lr, betas=(hp.adam_beta1, hp.adam_beta2), eps=hp.adam_eps,
             fused=fused)
-        warmup = warmup_steps(hp.warmup_steps, hp.warmup_samples, self.global_batch)
+        warmup = warmup_steps(hp.lr_warmup_steps, hp.lr_warmup_samples, self.global_batch)
         self.schedule = Schedule.for_run(
             self.lr, self._steps * ctx.cfg.max_epochs, warmup, hp.remain_steps,
             hp.decay_interval, hp.decay_steps, hp.decay_factor)

@@ -44,10 +44,10 @@ class GNMTOptions(ModelOptions):
     """Adam's beta2."""
     adam_eps: float = option(1.0e-8, gt=0)
     """Adam's epsilon."""
-    warmup_steps: int = option(200, ge=0)
+    lr_warmup_steps: int = option(200, ge=0)
     """Exponential warm-up from 1% of the rate over this many steps."""
-    warmup_samples: Optional[int] = option(None, ge=1)
-    """When set, the warm-up covers this many training sentences instead of warmup_steps: warmup_samples
+    lr_warmup_samples: Optional[int] = option(None, ge=1)
+    """When set, the warm-up covers this many training sentences instead of lr_warmup_steps: lr_warmup_samples
     / global batch steps (at least one), the same share of an epoch however many ranks share the batch."""
     remain_steps: float = option(0.666, gt=0)
     """Fraction of all iterations (max_epochs x steps per epoch) at the full rate (or a step count if >= 1)."""

@@ -6,7 +6,7 @@ then `decay_steps` halvings (`decay_factor`), one every `decay_interval` steps (
 steps after remain_steps split evenly). The reference advances the schedule before each optimizer
 step, so the first update already uses step 1.
 
-The warm-up can also be given in sentences (model.warmup_samples): its steps then follow the global
+The warm-up can also be given in sentences (model.lr_warmup_samples): its steps then follow the global
 batch, so that a run on more ranks warms up over the same share of an epoch instead of spending
 several epochs of its fewer, larger steps there.
 """

@@ -17,6 +17,7 @@ from harness.interface.gather import sum_over_ranks
 from harness.interface.sharding import bounds, shard
 from reference_models.ncf import data as ncf_data
 from reference_models.ncf.model import NeuMF
+from reference_models.ncf.options import NCFOptions
 
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
@@ -34,9 +35,8 @@ def prepare(cfg: DictConfig) -> Path:
 
 
 class NCFBenchmark:
-    def __init__(self, ctx: RunContext):
-        hp = ctx.cfg.model
-        self.hp = hp
+    def __init__(self, ctx: RunContext[NCFOptions]):
+        hp = self.hp = ctx.options
         self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
         # without a dataset (mode=throughput) the model has the configured real-scale counts
         self.data = (ncf_data.load(ctx.data_dir) if ctx.data_dir is not None

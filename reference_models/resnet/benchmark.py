@@ -80,7 +80,7 @@ class ResNetBenchmark:
         groups = parameter_groups(self.model, hp.weight_decay, hp.decay_bn_and_bias)
         self.optimizer = make_optimizer(self.optimizer_name, groups, self.lr, hp.momentum, hp.lars_eta, hp.lars_epsilon,
                                         fused=cuda)
-        self.schedule = PolyWarmup(self.lr, round(hp.warmup_epochs * self._steps), self._steps * ctx.cfg.max_epochs,
+        self.schedule = PolyWarmup(self.lr, round(hp.lr_warmup_epochs * self._steps), self._steps * ctx.cfg.max_epochs,
                                    hp.end_learning_rate, hp.poly_power)
         self.lr_scheduler = self.schedule.scheduler(self.optimizer)
         self.grad_clip_norm = None
@@ -134,7 +134,7 @@ class ResNetBenchmark:
         hp = self.hp
         return {
             "global_batch_size": self.global_batch,
-            **mlperf_keys(self.optimizer_name, self.schedule, hp.warmup_epochs, hp.momentum, hp.weight_decay,
+            **mlperf_keys(self.optimizer_name, self.schedule, hp.lr_warmup_epochs, hp.momentum, hp.weight_decay,
                           hp.lars_epsilon),
             "model_bn_span": hp.batch_size,  # BatchNorm statistics are per rank
             "gradient_accumulation_steps": 1,

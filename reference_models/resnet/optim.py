@@ -1,7 +1,7 @@
 """The optimizers and the learning-rate schedule of MLPerf's ResNet-50, and the keys it logs.
 
 - SGD with momentum (torch.optim.SGD; one fused kernel on CUDA), or LARS (below);
-- linear warm-up from 0 over `warmup_epochs`, then polynomial decay of power 2 to 0.0001 at the last
+- linear warm-up from 0 over `model.lr_warmup_epochs`, then polynomial decay of power 2 to 0.0001 at the last
   step of `max_epochs`, as NVIDIA's MLPerf v0.7 ResNet (PolySchedule) and the reference's LARS
   schedule (PolynomialDecayWithWarmup) run it. Steps count from 1: the first update uses
   base x 1/warmup_steps.

@@ -62,7 +62,7 @@ class ResNetOptions(ModelOptions):
     """Rate at the end of the polynomial decay (MLPerf fixes it at 0.0001)."""
     poly_power: float = option(2.0, gt=0)
     """Power of the polynomial decay after warm-up."""
-    warmup_epochs: float = option(5.0, ge=0)
+    lr_warmup_epochs: float = option(5.0, ge=0)
     """Linear warm-up from 0 to learning_rate over this many epochs, at most the run's max_epochs."""
     momentum: float = option(0.9, ge=0, lt=1)
     """Momentum of SGD or LARS."""
@@ -124,6 +124,6 @@ class ResNetOptions(ModelOptions):
                                                           "centre crop of image_size is cut from it")
         if self.crop_ratio[0] > self.crop_ratio[1]:
             yield Broken("crop_ratio", self.crop_ratio, "[low, high] with low <= high")
-        if self.warmup_epochs > max_epochs:
-            yield Broken("warmup_epochs", self.warmup_epochs, f"<= max_epochs ({max_epochs}): the warm-up would "
+        if self.lr_warmup_epochs > max_epochs:
+            yield Broken("lr_warmup_epochs", self.lr_warmup_epochs, f"<= max_epochs ({max_epochs}): the warm-up would "
                                                               "outlast the run and the decay get negative steps")

@@ -20,14 +20,15 @@ from reference_models.resnet import decode as device_decode
 from reference_models.ssd.boxes import Encoder, boxes_per_location, default_boxes
 from reference_models.ssd.loss import ssd_loss_terms
 from reference_models.ssd.model import SSD300
+from reference_models.ssd.options import SSDOptions
 from reference_models.ssd.transforms import EvalTransform, DeviceFinish, TrainTransform, collate_truth
 
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
 
 class SSDBenchmark:
-    def __init__(self, ctx: RunContext):
-        hp = self.hp = ctx.cfg.model
+    def __init__(self, ctx: RunContext[SSDOptions]):
+        hp = self.hp = ctx.options
         self.ctx, self.rank, self.world_size, self.device = ctx, ctx.rank, ctx.world_size, ctx.device
         self.global_batch = hp.batch_size * ctx.world_size
         self.seed = ctx.shared_seed

@@ -14,6 +14,7 @@ import torch
 from harness.interface import RunContext, compile_kwargs
 from reference_models.synthetic import SyntheticBenchmark
 from reference_models.tacotron2.model import Tacotron2
+from reference_models.tacotron2.options import Tacotron2Options
 
 FIRST_SYMBOL = 1  # 0 is padding
 
@@ -40,8 +41,8 @@ class Utterances:
 
 
 class Tacotron2Benchmark(SyntheticBenchmark):
-    def __init__(self, ctx: RunContext):
-        hp = ctx.cfg.model
+    def __init__(self, ctx: RunContext[Tacotron2Options]):
+        hp = ctx.options
         super().__init__(ctx)
         self.model = Tacotron2(hp).to(ctx.device)
         if hp.compile and ctx.device.type == "cuda":

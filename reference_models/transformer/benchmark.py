@@ -20,6 +20,7 @@ from reference_models.transformer import data as wmt
 from reference_models.transformer import metric
 from reference_models.transformer.beam import beam_search
 from reference_models.transformer.model import Transformer
+from reference_models.transformer.options import TransformerOptions
 from reference_models.transformer.schedule import InverseSqrt
 from reference_models.transformer.tokenizer import EOS_ID, PAD_ID
 
@@ -56,8 +57,8 @@ def smoothed_cross_entropy(logits: torch.Tensor, target: torch.Tensor, smoothing
 
 
 class TransformerBenchmark:
-    def __init__(self, ctx: RunContext):
-        hp = self.hp = ctx.cfg.model
+    def __init__(self, ctx: RunContext[TransformerOptions]):
+        hp = self.hp = ctx.options
         self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
         self.global_batch = hp.batch_size * ctx.world_size  # tokens
         self.shared_seed = ctx.shared_seed
@@ -87,7 +88,7 @@ class TransformerBenchmark:
             self.model.compile()
             self._loss = torch.compile(smoothed_cross_entropy)
         lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
-        self.schedule = InverseSqrt(lr, hp.hidden_size, hp.warmup_steps)
+        self.schedule = InverseSqrt(lr, hp.hidden_size, hp.lr_warmup_steps)
         fused = ctx.device.type == "cuda"  # one kernel for all parameters; the CPU has no fused Adam
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.schedule.peak,
                                           betas=(hp.adam_beta1, hp.adam_beta2), eps=hp.adam_eps, fused=fused)
@@ -100,7 +101,7 @@ class TransformerBenchmark:
             "global_batch_size": self.global_batch,
             "opt_name": "adam",
             "opt_base_learning_rate": self.schedule.peak,
-            "opt_learning_rate_warmup_steps": hp.warmup_steps,
+            "opt_learning_rate_warmup_steps": hp.lr_warmup_steps,
             "opt_adam_beta_1": hp.adam_beta1,
             "opt_adam_beta_2": hp.adam_beta2,
             "opt_adam_epsilon": hp.adam_eps,

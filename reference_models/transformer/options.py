@@ -51,13 +51,13 @@ class TransformerOptions(ModelOptions):
     label_smoothing: float = option(0.1, ge=0, lt=1)
     """Probability mass spread evenly over the other tokens of the vocabulary."""
     learning_rate: float = option(2.0, gt=0)
-    """The schedule's scale: the peak rate is learning_rate x (hidden_size x warmup_steps)^-0.5 (4.94e-4
+    """The schedule's scale: the peak rate is learning_rate x (hidden_size x lr_warmup_steps)^-0.5 (4.94e-4
     at the reference's values)."""
     lr_scaling: LrScaling = LrScaling.none
     """How the rate follows the global batch: none, linear or sqrt (docs/distributed.md)."""
     lr_reference_batch: int = option(4096, ge=1)
     """The global batch (tokens) learning_rate was tuned at."""
-    warmup_steps: int = option(16000, ge=0)
+    lr_warmup_steps: int = option(16000, ge=0)
     """Steps of linear warm-up, after which the rate falls as 1/sqrt(step)."""
     adam_beta1: float = option(0.9, ge=0, lt=1)
     """Adam's beta1."""

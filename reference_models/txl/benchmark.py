@@ -16,6 +16,7 @@ from harness.interface import RunContext
 from reference_models.synthetic import SyntheticBenchmark, adam
 from reference_models.txl.adaptive import bounds
 from reference_models.txl.model import MemTransformerLM, init_weights
+from reference_models.txl.options import TXLOptions
 
 
 def zipf_tokens(n_tokens: int, shape: Sequence[int], generator: torch.Generator, device: torch.device,
@@ -39,8 +40,8 @@ def build_model(hp) -> MemTransformerLM:
 
 
 class TXLBenchmark(SyntheticBenchmark):
-    def __init__(self, ctx: RunContext):
-        hp = ctx.cfg.model
+    def __init__(self, ctx: RunContext[TXLOptions]):
+        hp = ctx.options
         super().__init__(ctx)
         self.model = build_model(hp).to(ctx.device)
         self.compile_if_asked(list(self.model.layers))  # the adaptive softmax's gathers change shape every step

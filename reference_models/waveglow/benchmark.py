@@ -12,11 +12,12 @@ import torch
 from harness.interface import RunContext
 from reference_models.synthetic import SyntheticBenchmark, adam
 from reference_models.waveglow.model import WaveGlow, waveglow_loss
+from reference_models.waveglow.options import WaveGlowOptions
 
 
 class WaveGlowBenchmark(SyntheticBenchmark):
-    def __init__(self, ctx: RunContext):
-        hp = ctx.cfg.model
+    def __init__(self, ctx: RunContext[WaveGlowOptions]):
+        hp = ctx.options
         super().__init__(ctx)
         self.model = WaveGlow(hp.n_mel_channels, hp.n_flows, hp.n_group, hp.n_early_every, hp.n_early_size,
                               hp.wn_layers, hp.wn_channels, hp.wn_kernel_size, hp.upsample_kernel,

@@ -5,7 +5,7 @@
 #   source scripts/lab/device_env.sh && bash scripts/lab/gnmt_calibration.sh "$OUT" [WORLDS] [SEEDS]
 #
 # A world of N ranks is stood in for by one process with N x 64 sentences per step: the preset's rate
-# (x sqrt(global batch / 64)), warm-up (model.warmup_samples) and decay (a fraction of the planned
+# (x sqrt(global batch / 64)), warm-up (model.lr_warmup_samples) and decay (a fraction of the planned
 # steps) depend on the global batch alone, so the optimisation is the one N ranks run; what differs is
 # the order in which sentences meet in a batch and the dropout draws, as between two seeds. The real
 # CPU runs (`gpus=N device=cpu`) are the check: docs/gnmt.md puts both side by side.

@@ -21,7 +21,7 @@ def test_short_transformer_run_logs_every_key_and_fails_the_target_as_it_should(
     out = run_cli(
         "harness.train", "model=transformer", "seed=2", "max_epochs=1", "output_root=out", "progress=false",
         "dataset.generator.train_pairs=1280", "dataset.generator.test_pairs=40", "model.hidden_size=32",
-        "model.num_layers=2", "model.filter_size=64", "model.warmup_steps=10", "warmup_steps=5",
+        "model.num_layers=2", "model.filter_size=64", "model.lr_warmup_steps=10", "warmup_steps=5",
         cwd=tmp_path, timeout=900,
     )
     assert out.returncode == 0, out.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from harness.interface import EvalSchedule, ScheduleError
+from harness.interface.schedule import Block
 
 
 def test_every_epoch_is_one_block_per_epoch():
@@ -23,10 +24,19 @@ def test_listed_epochs_and_the_last_epoch_are_evaluated():
 
 def test_a_sample_schedule_counts_samples():
     s = EvalSchedule.of(every_samples=1000)
-    assert s.by_samples and s.next_sample_eval(0) == 1000 and s.next_sample_eval(1000) == 2000
+    # a block opened after 1,024 samples: logged as first_epoch_num 1024, epoch_count 1000, evaluated at 2,024
+    assert s.block_at(2, 1024, max_epochs=5) == Block(1024, 1000, at_samples=2024)
+    assert not any(s.evaluates_after(e, 5) for e in range(1, 6))  # its evaluations fall inside epochs
+    assert s.epoch_num(2, 2048) == 2048 and s.where(2048, 5) == "samples 2,048"
     assert s.describe() == "every 1,000 samples"
     with pytest.raises(ScheduleError):
         s.blocks(3)
+
+
+def test_an_epoch_schedule_opens_its_blocks_at_their_first_epoch_and_evaluates_after_their_last():
+    s = EvalSchedule.of(every=4, offset=1)
+    assert [s.block_at(e, 0, max_epochs=12) for e in (1, 4, 12)] == [Block(1, 3), Block(4, 4), Block(12, 1)]
+    assert s.epoch_num(7, 123_456) == 7 and s.where(7, 12) == "epoch 7/12"
 
 
 @pytest.mark.parametrize("kwargs,message", [

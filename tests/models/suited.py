@@ -38,10 +38,10 @@ def prepare(cfg) -> Path:
 
 
 class Suited:
-    def __init__(self, ctx: RunContext):
+    def __init__(self, ctx: RunContext[SuitedOptions]):
         import torch
 
-        self.torch, self.ctx, hp = torch, ctx, ctx.cfg.model
+        self.torch, self.ctx, hp = torch, ctx, ctx.options
         gen = torch.Generator().manual_seed(1234)  # the same points on every rank and run
         x = torch.randn(1280, 4, generator=gen)
         y = (x[:, 0] > 0).long()
@@ -56,7 +56,7 @@ class Suited:
 
     def hyperparameters(self) -> dict[str, Any]:
         return {"global_batch_size": self.batch * self.ctx.world_size, "opt_name": "sgd",
-                "opt_base_learning_rate": float(self.ctx.cfg.model.learning_rate)}
+                "opt_base_learning_rate": float(self.ctx.options.learning_rate)}
 
     def train_samples(self) -> int:
         return len(self.x)

@@ -31,10 +31,10 @@ class TputOptions(ModelOptions):
 
 
 class TputOnly:
-    def __init__(self, ctx: RunContext):
+    def __init__(self, ctx: RunContext[TputOptions]):
         import torch
 
-        hp = ctx.cfg.model
+        hp = ctx.options
         if ctx.rank == hp.crash_on_rank:
             raise RuntimeError(f"crash_on_rank={ctx.rank}: this rank fails on purpose")
         self.model = torch.nn.Sequential(torch.nn.Linear(hp.width, hp.width), torch.nn.ReLU(),

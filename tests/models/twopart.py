@@ -53,10 +53,10 @@ def prepare(cfg) -> Path:
 
 
 class TwoPart:
-    def __init__(self, ctx: RunContext):
+    def __init__(self, ctx: RunContext[TwoPartOptions]):
         import torch
 
-        self.torch, self.ctx, hp = torch, ctx, ctx.cfg.model
+        self.torch, self.ctx, hp = torch, ctx, ctx.options
         data = np.load(Path(ctx.data_dir) / "points.npz")
         n_eval = len(data["x"]) // 4
         to = lambda a: torch.from_numpy(a).to(ctx.device)  # noqa: E731
@@ -72,7 +72,7 @@ class TwoPart:
 
     def hyperparameters(self) -> dict[str, Any]:
         return {"global_batch_size": self.batch * self.ctx.world_size, "opt_name": "sgd",
-                "opt_base_learning_rate": float(self.ctx.cfg.model.learning_rate)}
+                "opt_base_learning_rate": float(self.ctx.options.learning_rate)}
 
     def train_samples(self) -> int:
         return len(self.x)

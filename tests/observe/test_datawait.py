@@ -1,12 +1,15 @@
-"""The data wait is the time between one step's end and the next one's start, over the counted steps,
-evaluations left out; on a CPU nothing is copied."""
+"""The data wait is the time the loop waits for each counted step's batch, evaluations and the hooks'
+own work left out, wherever the timer sits among the hooks; on a CPU nothing is copied."""
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import torch
 
 from harness.observe import datawait
 from harness.observe.datawait import DataWait
-from harness.observe.hooks import EpochStats, StepDone
+from harness.observe.hooks import EpochStats, Hook, Hooks, StepDone
+from harness.run.loop import EpochTraining
 
 
 class Clock:
@@ -17,31 +20,56 @@ class Clock:
         return self.now
 
 
-def _done(n: int) -> StepDone:
-    return StepDone(1, n, n, 4, 4 * n, torch.tensor(0.0))
+def _done(n: int, waited: float) -> StepDone:
+    return StepDone(1, n, n, 4, 4 * n, torch.tensor(0.0), host_wait=waited)
 
 
-def test_waits_between_counted_steps_add_up_and_an_evaluation_is_not_one(monkeypatch):
-    clock = Clock()
-    monkeypatch.setattr(datawait.time, "perf_counter", clock)
+def test_waits_of_counted_steps_add_up():
     timer = DataWait(warmup_steps=1)
     timer.before_epoch(1, 3)
-    clock.now += 5.0  # the first batch of the run: a warm-up step, not counted
-    timer.before_step(1)
-    clock.now += 1.0  # the step itself
-    timer.after_step(_done(1))
-    clock.now += 0.25  # waiting for batch 2
-    timer.before_step(2)
-    clock.now += 1.0
-    timer.after_step(_done(2))
-    clock.now += 30.0  # an evaluation inside the epoch
-    timer.after_eval(2, {"acc": 0.5}, 30.0)
-    clock.now += 0.5  # waiting for batch 3
-    timer.before_step(3)
-    timer.after_step(_done(3))
+    timer.after_step(_done(1, 5.0))  # the first batch of the run: a warm-up step, not counted
+    timer.after_step(_done(2, 0.25))
+    timer.after_step(_done(3, 0.5))
     stats = EpochStats(1, 3)
     timer.end_epoch(stats)
     assert stats.data_wait_s == 0.75
+
+
+class SlowHook(Hook):
+    """A hook whose own work takes 10 s a step, before and after it."""
+
+    def __init__(self, clock: Clock):
+        self.clock = clock
+
+    def before_step(self, step: int) -> None:
+        self.clock.now += 10.0
+
+    def after_step(self, done: StepDone) -> None:
+        self.clock.now += 10.0
+
+
+def test_the_loop_times_the_wait_so_no_hook_counts_as_one_in_either_order(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr("time.perf_counter", clock)
+    run = SimpleNamespace(ctx=SimpleNamespace(device=torch.device("cpu")), trained=torch.nn.Linear(1, 1))
+
+    def batches():
+        for wait in (0.25, 0.5, 1.0):
+            clock.now += wait  # the data loader's time for this batch
+            yield torch.zeros(1), None
+
+    def step(run, batch):
+        clock.now += 2.0  # the training step itself
+        return torch.tensor(1.0), None, 4
+
+    for order in ("timer first", "timer last"):
+        timer = DataWait(warmup_steps=0)
+        hooks = [timer, SlowHook(clock)] if order == "timer first" else [SlowHook(clock), timer]
+        training = EpochTraining(run, 1, batches(), Hooks(hooks), 3, 0, step)
+        training.train()
+        stats = EpochStats(1, 3)
+        Hooks(hooks).end_epoch(stats)
+        assert stats.data_wait_s == 1.75, order
 
 
 def test_no_copy_on_a_cpu():

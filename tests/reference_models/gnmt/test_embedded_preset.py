@@ -20,7 +20,7 @@ def test_the_embedded_preset_keeps_its_calibrated_values():
     m = cfg.model
     assert (m.hidden_size, m.num_layers, m.dropout, m.label_smoothing, m.grad_clip) == (128, 4, 0.2, 0.1, 5.0)
     assert (m.batch_size, m.learning_rate, m.lr_scaling, m.lr_reference_batch) == (64, 3e-3, "sqrt", 64)
-    assert (m.warmup_steps, m.warmup_samples, m.remain_steps, m.decay_steps, m.decay_factor) == (200, 12800, 0.666, 4, 0.5)
+    assert (m.lr_warmup_steps, m.lr_warmup_samples, m.remain_steps, m.decay_steps, m.decay_factor) == (200, 12800, 0.666, 4, 0.5)
     assert (m.beam_size, m.target, m.max_epochs) == (5, 0.24, 16)
     assert OmegaConf.to_container(cfg.dataset.generator) == {
         "nouns": 60, "verbs": 24, "adjectives": 20, "prepositions": 6, "synonym_rate": 0.2, "pp_rate": 0.4,
@@ -30,7 +30,7 @@ def test_the_embedded_preset_keeps_its_calibrated_values():
 def test_each_world_gets_the_calibrated_rate_and_warmup():
     m = compose(["model=gnmt"]).model
     got = {n: (round(scaled_learning_rate(m.learning_rate, m.lr_scaling, m.batch_size * n, m.lr_reference_batch), 6),
-               warmup_steps(m.warmup_steps, m.warmup_samples, m.batch_size * n)) for n in SLOWEST_SEED}
+               warmup_steps(m.lr_warmup_steps, m.lr_warmup_samples, m.batch_size * n)) for n in SLOWEST_SEED}
     # one rank keeps MLPerf's 200 warm-up steps: its run is the one measured before the calibration
     assert got == {1: (0.003, 200), 2: (0.004243, 100), 4: (0.006, 50), 8: (0.008485, 25)}
 
