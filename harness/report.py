@@ -31,6 +31,7 @@ from typing import Callable, Optional
 from harness.results import cost, export, render, sections
 from harness.results.collect import Report, build, label_for, target_for
 from harness.results.decision import render_decision
+from harness.run.interrupts import ended_by, stop_on_sigterm
 
 SCHEMA = export.SCHEMA
 to_json, to_csv = export.to_json, export.to_csv
@@ -114,6 +115,14 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    stop_on_sigterm()  # `timeout` and `docker stop` end a report as Ctrl-C does
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as err:
+        return ended_by("harness.report", err, "each file it writes is whole or not there")
+
+
+def _main(argv: Optional[list[str]]) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.report", description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", help="run directories, sweep directories, submission trees, or log files")
     parser.add_argument("--md", metavar="FILE", help="write the report as Markdown to FILE (- for stdout)")

@@ -31,6 +31,7 @@ from harness.results import formats, official, rules, sanity, screen
 from harness.results.parse import LogError, parse_lines, round_in_path
 from harness.results.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
 from harness.results.summary import CRASH, FAIL, PASS, REFUSED, UNCHECKED, interrupted_by
+from harness.run.interrupts import forking_workers, leave_signals_to_parent
 
 __all__ = ["CheckResult", "check_log", "check_logs", "pick_rules", "quality_target", "training_rulesets", "DEFAULT_RULESET",
            "INTERRUPTED", "PASS", "FAIL", "CRASH", "REFUSED", "UNCHECKED"]
@@ -64,7 +65,8 @@ def check_log(path: str | Path, ruleset: Optional[str] = None, timeout: Optional
     ctx = multiprocessing.get_context("fork")  # the child inherits the imported checker: no start-up cost
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(send, Path(path), ruleset), daemon=True)
-    child.start()
+    with forking_workers():
+        child.start()
     send.close()
     stopped = False
     try:
@@ -138,7 +140,8 @@ class _Worker:
         tasks, self.tasks = ctx.Pipe(duplex=False)
         self.results, results = ctx.Pipe(duplex=False)
         self.proc = ctx.Process(target=_serve, args=(tasks, results, ruleset), daemon=True)
-        self.proc.start()
+        with forking_workers():
+            self.proc.start()
         tasks.close()
         results.close()
         self.task: Optional[tuple[int, Path, float]] = None
@@ -161,6 +164,7 @@ class _Worker:
 
 
 def _serve(tasks, results, ruleset: Optional[str]) -> None:
+    leave_signals_to_parent()
     while True:
         try:
             task = tasks.recv()
@@ -184,6 +188,7 @@ def _stopped_by(result_json: Path) -> Optional[str]:
 
 
 def _child(send, path: Path, ruleset: Optional[str]) -> None:
+    leave_signals_to_parent()
     try:
         send.send(_check(path, ruleset))
     finally:

@@ -67,8 +67,17 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
           jobs: Optional[int] = None) -> Report:
     logs, orphans, errors = find_logs(paths)
     if len(logs) >= PARALLEL_FROM and (jobs is None or jobs > 1):
-        with ProcessPoolExecutor(max_workers=jobs) as pool:  # parsing is CPU-bound: one process per core
-            parsed = list(pool.map(_parse, logs, chunksize=16))
+        from harness.run.interrupts import forking_workers, leave_signals_to_parent
+
+        # parsing is CPU-bound: one process per core
+        with ProcessPoolExecutor(max_workers=jobs, initializer=leave_signals_to_parent) as pool:
+            try:
+                with forking_workers():  # the first submit forks every worker
+                    chunks = pool.map(_parse, logs, chunksize=16)
+                parsed = list(chunks)
+            except KeyboardInterrupt:
+                pool.shutdown(wait=True, cancel_futures=True)  # the workers end their chunk, start no other
+                raise
     else:
         parsed = [_parse(p) for p in logs]
     runs = []

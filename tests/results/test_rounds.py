@@ -65,7 +65,10 @@ def test_a_v31_log_under_5_0_0_crashes_the_official_checker_and_check_says_so_in
     assert "KeyError" in _official(folder, "5.0.0").official[str(folder / "result_0.txt")]["check"]
     out = run_cli("harness.check", str(folder), "--ruleset", "5.0.0")
     lines = out.stdout.splitlines()
-    assert out.returncode == 0, out.stdout  # the checker's failure, not the log's
+    assert out.returncode == 1, out.stdout  # the checker's failure, not the log's: nothing vouches for the log
+    assert out.stderr.splitlines() == ["harness.check: error: 1 log(s) not judged by the official checker (CRASH or "
+                                       "SKIP above); pass --allow-skipped to accept them"]
+    assert run_cli("harness.check", str(folder), "--ruleset", "5.0.0", "--allow-skipped").returncode == 0
     assert lines[0].startswith("CRASH ") and "the official checker crashed: KeyError: 'samples_count'" in lines[0]
     assert "1 log(s): 0 passed, 0 failed, 1 not judged (the official checker crashed on them)" in lines
     assert run_cli("harness.check", str(folder)).stdout.startswith("PASS")  # with its round's 3.1.0
