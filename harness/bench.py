@@ -42,6 +42,7 @@ from typing import Optional, Sequence
 from harness import registry
 from harness.bench_suite import Cell, estimate_s, suite_models
 from harness.errors import ConfigError
+from harness.observe import disk
 from harness.precisions import Precision
 from harness.results import bench_tables
 from harness.results import record as rec
@@ -250,7 +251,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if todo and not stopped:
         _say(f"matrix done in {(time.perf_counter() - t0) / 60:.1f} min")
     if not args.tables_only:
-        (out / "bench.json").write_text(json.dumps({**meta, "cells": [asdict(o) for o in outcomes]}, indent=1) + "\n")
+        disk.write_atomic(out / "bench.json", json.dumps({**meta, "cells": [asdict(o) for o in outcomes]}, indent=1) + "\n")
     runs = read_runs([out / "runs"]) if (out / "runs").is_dir() else []
     cell_seconds = [json.loads(line).get("seconds") or 0 for line in _lines(out / "bench.jsonl")]
     meta.update(cells_run=len(runs), cells_failed=sum(r.status != "success" for r in runs),
@@ -305,8 +306,11 @@ def _run_all(todo: list[Cell], est: list[float], args, out: Path, device: str,
 
 
 def _report(o: Outcome, n: int, total: int, t0: float, progress: dict, out: Path, jobs: int) -> Outcome:
-    with open(out / "bench.jsonl", "a") as f:
-        f.write(json.dumps(asdict(o)) + "\n")
+    lines = disk.RecordFile(out / "bench.jsonl", exclusive=False)  # one whole line per cell, or none
+    try:
+        lines.write_line(json.dumps(asdict(o)))
+    finally:
+        lines.close()
     elapsed = time.perf_counter() - t0
     # the estimates of the cells left, scaled by how the finished ones compared with theirs
     eta = elapsed / max(progress["done_s"], 1e-9) * progress["left_s"]

@@ -74,3 +74,21 @@ def has_children(proc: subprocess.Popen) -> bool:
         return bool(Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split())
     except OSError:
         return False
+
+
+def fill_disk(monkeypatch, room: int = 4) -> None:
+    """From now on the disk takes `room` more bytes of a write, then fails it with ENOSPC, as a full disk
+    does (os.write patched: every writer of the harness goes through it, harness.observe.disk)."""
+    import errno
+
+    real_write = os.write
+    left = [room]
+
+    def write(fd: int, data) -> int:
+        if left[0] <= 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        n = real_write(fd, bytes(data[:left[0]]))
+        left[0] -= n
+        return n
+
+    monkeypatch.setattr(os, "write", write)

@@ -9,12 +9,15 @@ Markdown and CSV tables and bar charts, under the machine, driver, torch and com
 from __future__ import annotations
 
 import csv
+import io
 import math
 import statistics
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from harness.observe.disk import write_atomic
 from harness.results import throughput as tp
+from harness.results.plots import WRITE_HINT, save_figure
 from harness.results.render import markdown_table
 
 # The baseline of the precision gain, in order of preference: the studies the suite reproduces call
@@ -94,7 +97,7 @@ def summarise(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], out_dir: P
     if failed:
         lines += ["## Failed cells", ""] + [f"- {tp.label(r.workload, r.model)} {r.precision} {r.world_size} GPU(s): "
                                             f"{r.reason or 'no reason recorded'} ({r.path})" for r in failed] + [""]
-    (out_dir / "results.md").write_text("\n".join(lines))
+    write_atomic(out_dir / "results.md", "\n".join(lines), hint=WRITE_HINT)
     written.append(out_dir / "results.md")
     written += _charts(scalings, gains, out_dir)
     return written
@@ -115,10 +118,11 @@ def _by(items, key) -> dict[tuple, list]:
 
 
 def _csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows(rows)
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(header)
+    writer.writerows(rows)
+    write_atomic(path, text.getvalue(), hint=WRITE_HINT)
     return path
 
 
@@ -155,7 +159,7 @@ def _charts(scalings: Sequence[tp.Scaling], gains: Sequence[tp.PrecisionGain], o
         ax.set_ylabel(ylabel)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        fig.savefig(out_dir / name, dpi=110)
+        save_figure(fig, out_dir / name)
         plt.close(fig)
         written.append(out_dir / name)
     return written

@@ -209,6 +209,9 @@ def plot_compare(labels: Sequence[str], series: Mapping[str, Sequence[Optional[f
     return _save(fig, path, plt)
 
 
+WRITE_HINT = "free space or write the files elsewhere"
+
+
 def _integer_ticks():
     from matplotlib.ticker import MaxNLocator
 
@@ -217,6 +220,17 @@ def _integer_ticks():
 
 def _save(fig, path: Path, plt) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path)
     plt.close(fig)
     return path
+
+
+def save_figure(fig, path: Path, dpi: int = 110) -> None:
+    """The figure's image replaces `path` in one step (harness.observe.disk.write_atomic)."""
+    import io
+
+    from harness.observe.disk import write_atomic
+
+    image = io.BytesIO()
+    fig.savefig(image, format=path.suffix.lstrip(".") or "png", dpi=dpi)
+    write_atomic(path, image.getvalue(), hint=WRITE_HINT)

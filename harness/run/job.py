@@ -55,7 +55,7 @@ def run_job(cfg: DictConfig) -> RunRecord:
         try:
             spec, start = _plan(cfg, start)
             if main_rank:
-                OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
+                disk.write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
             log.info("%s on %s, seed %d -> %s", spec.name, start.dataset or "synthetic batches", cfg.seed, run_dir)
             # synthetic batches need no data
             data_dir = None if cfg.mode == "throughput" or spec.task is None else spec.task.prepare(cfg)
