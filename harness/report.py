@@ -176,6 +176,8 @@ def _main(argv: Optional[list[str]]) -> int:
                   file=sys.stderr)
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if report.errors and not report.runs and not report.tput_runs:
+        return 1  # nothing was read: the lines above say why; no empty tables, no files
     try:
         written = write_outputs(report, md=args.md, json_out=args.json, csv_out=args.csv, plots=args.plots,
                                 html=args.html, paths=args.paths)
