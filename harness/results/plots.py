@@ -110,7 +110,7 @@ def _quality(groups, keys, out_dir, target_of, label_of, plt) -> Path:
         for j, (part, value) in enumerate(_parts(target).items()):
             ax.axhline(value, ls="--", color="black" if not part else f"C{7 + j}", lw=1,
                        label=f"target {part + ' ' if part else ''}{value:g}")
-        unit = "samples" if any(r.epoch_unit == "samples" for r in runs) else "epoch"
+        unit = next((r.epoch_unit for r in runs if r.epoch_unit in ("samples", "tokens")), "epoch")
         ax.set(title=_title(key), xlabel=unit, ylabel=label_of(key[0]))
         ax.xaxis.set_major_locator(_integer_ticks())
         if len(groups[key]) <= 12:
