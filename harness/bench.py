@@ -186,6 +186,14 @@ def _say(text: str) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # while planning or tabulating: the matrix itself ends its cells first
+        print("harness.bench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Optional[list[str]]) -> int:
     args = _parser().parse_args(argv)
     out = Path(args.out or f"outputs/bench/{'smoke_' if args.smoke else ''}"
                f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}").resolve()

@@ -65,6 +65,9 @@ def ctrl_c(*args: str, when: Callable[[subprocess.Popen, list[str]], bool], time
             proc.wait()
     for t in readers:
         t.join(timeout=10)
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
     return proc.returncode, "".join(out), "".join(err)
 
 
