@@ -40,9 +40,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness import registry
-from harness.bench_suite import Cell, estimate_s, suite_models
+from harness.bench_suite import Cell, check_overrides, estimate_s, plan, suite_models, usage_error, wall_estimate
 from harness.errors import ConfigError
+from harness.observe import disk
 from harness.precisions import Precision
 from harness.results import bench_tables
 from harness.results import record as rec
@@ -110,41 +110,6 @@ def machine() -> dict:
             "driver": nvml_driver() if cuda else None, "torch": torch.__version__, "cuda": torch.version.cuda,
             "cudnn": torch.backends.cudnn.version() if cuda else None, "python": platform.python_version(),
             "host": platform.node(), "cpu": cpu_model(), "date": datetime.datetime.now().isoformat(timespec="seconds")}
-
-
-def default_gpus(available: int) -> list[int]:
-    """1 and every power of two up to what the machine has."""
-    return [2 ** k for k in range(int(math.log2(available)) + 1)] if available >= 1 else [1]
-
-
-def plan(args: argparse.Namespace, available: int, device: str = "cuda") -> list[Cell]:
-    """The matrix's cells, fewest GPUs first (so that cells of one GPU can run side by side)."""
-    entries = [e.partition(":") for e in args.models or suite_models()]
-    for model, _, _ in entries:
-        registry.get(model)  # ConfigError for an unknown model
-    counts = [1] if args.smoke else args.gpus or default_gpus(available)
-    if device == "cuda" and max(counts) > available:
-        raise ConfigError(f"--gpus {max(counts)} but this machine has {available} GPU(s); ask for at most {available}")
-    paths = ["eager"] if getattr(args, "eager", False) else list(getattr(args, "paths", None) or ["fast"])
-    if args.smoke or device != "cuda":
-        paths = ["fast"]  # a CPU run takes no fast path: the eager step either way
-    return [Cell(model, workload or None, precision, gpus, eager=path == "eager") for gpus in counts
-            for model, _, workload in entries for precision in precisions(args, device) for path in paths]
-
-
-def precisions(args: argparse.Namespace, device: str) -> list[str]:
-    """The cells' precisions: --precisions, else tf32 and amp on CUDA and fp32 on a CPU, where the two
-    CUDA ones cannot run (asked for by name there, they run and fail as cells, each with its reason)."""
-    if args.smoke:
-        return ["fp32"]
-    if args.precisions:
-        return list(args.precisions)
-    return ["tf32", "amp"] if device == "cuda" else ["fp32"]
-
-
-def wall_estimate(cells: Sequence[Cell], est: Sequence[float], jobs: int, device: str, gpu_count: int) -> float:
-    """Seconds the cells should take with --jobs of them at once on GPUs of their own."""
-    return sum(e / max(1, min(jobs, gpu_count // c.gpus if device == "cuda" else jobs)) for c, e in zip(cells, est))
 
 
 def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus: Sequence[int] = ()) -> Outcome:
@@ -227,10 +192,21 @@ def _say(text: str) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # while planning or tabulating: the matrix itself ends its cells first
+        print("harness.bench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Optional[list[str]]) -> int:
     args = _parser().parse_args(argv)
     out = Path(args.out or f"outputs/bench/{'smoke_' if args.smoke else ''}"
                f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}").resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    problem = usage_error(args, out)
+    if problem:
+        print(f"harness.bench: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     # the tables name the machine that ran the cells, which --tables-only may not be
     saved = json.loads((out / "bench.json").read_text()) if (out / "bench.json").is_file() else {}
     meta = {k: v for k, v in saved.items() if k != "cells"} if args.tables_only and saved else machine()
@@ -240,9 +216,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     args.jobs = args.jobs or (min(2, os.cpu_count() or 1) if args.smoke else 1)
     try:
         cells = [] if args.tables_only else plan(args, meta["gpu_count"], device)
+        check_overrides(cells, device, args)  # a bad --set is one usage error, not every cell failing
     except ConfigError as err:
         print(f"harness.bench: error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    out.mkdir(parents=True, exist_ok=True)
     todo = [c for c in cells if not (args.resume and _done(out, c))]
     est = [estimate_s(c, device, args.smoke, args.window_s, args.warmup_s, args.repeats) for c in todo]
     if cells:
@@ -258,8 +236,17 @@ def main(argv: Optional[list[str]] = None) -> int:
         return EXIT_INTERRUPTED
     if todo and not stopped:
         _say(f"matrix done in {(time.perf_counter() - t0) / 60:.1f} min")
+    try:
+        return _tables(args, out, meta, outcomes, stopped)
+    except OSError as err:  # a full disk: each table is whole or not there
+        print(f"harness.bench: error: {err}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _tables(args: argparse.Namespace, out: Path, meta: dict, outcomes: list[Outcome], stopped: int) -> int:
+    """bench.json and the tables from every run under OUT; the exit status."""
     if not args.tables_only:
-        (out / "bench.json").write_text(json.dumps({**meta, "cells": [asdict(o) for o in outcomes]}, indent=1) + "\n")
+        disk.write_atomic(out / "bench.json", json.dumps({**meta, "cells": [asdict(o) for o in outcomes]}, indent=1) + "\n")
     runs = read_runs([out / "runs"]) if (out / "runs").is_dir() else []
     cell_seconds = [json.loads(line).get("seconds") or 0 for line in _lines(out / "bench.jsonl")]
     meta.update(cells_run=len(runs), cells_failed=sum(r.status != "success" for r in runs),
@@ -314,8 +301,11 @@ def _run_all(todo: list[Cell], est: list[float], args, out: Path, device: str,
 
 
 def _report(o: Outcome, n: int, total: int, t0: float, progress: dict, out: Path, jobs: int) -> Outcome:
-    with open(out / "bench.jsonl", "a") as f:
-        f.write(json.dumps(asdict(o)) + "\n")
+    lines = disk.RecordFile(out / "bench.jsonl", exclusive=False)  # one whole line per cell, or none
+    try:
+        lines.write_line(json.dumps(asdict(o)))
+    finally:
+        lines.close()
     elapsed = time.perf_counter() - t0
     # the estimates of the cells left, scaled by how the finished ones compared with theirs
     eta = elapsed / max(progress["done_s"], 1e-9) * progress["left_s"]

@@ -1,5 +1,6 @@
 """What `python -m harness.bench` runs: the suite's models with the real-scale settings each is
-benchmarked at, and a cell's command line and time estimate.
+benchmarked at, the matrix of cells its options ask for (checked before any starts), and a cell's
+command line and time estimate.
 
 The suite is every registered model whose ModelSpec has a `suite` entry (harness.interface.SuiteEntry):
 the throughput-only models first (the GPU study's workloads), then the time-to-train models in their
@@ -14,10 +15,14 @@ bench's time estimate; a model outside the suite (run with --models) gets SuiteE
 """
 from __future__ import annotations
 
+import argparse
+import math
 from dataclasses import dataclass
-from typing import Optional
+from pathlib import Path
+from typing import Optional, Sequence
 
 from harness import config, registry
+from harness.errors import ConfigError
 from harness.interface import SuiteEntry
 
 STARTUP_S = {1: 15.0, "many": 25.0}  # process, CUDA and model start; NCCL too on several GPUs
@@ -81,3 +86,68 @@ def estimate_s(cell: Cell, device: str, smoke: bool, window_s: float, warmup_s: 
         return SMOKE_S
     step = cell.step_s()  # a window holds at least one step, the warm-up at least three
     return STARTUP_S[1 if cell.gpus == 1 else "many"] + max(warmup_s, 3 * step) + repeats * max(window_s, step) + 3.0
+
+
+def check_overrides(cells: list[Cell], device: str, args) -> None:
+    """Compose each model's (and workload's) first cell with the --set overrides, as harness.train will
+    compose every cell: a bad key or value is one ConfigError naming it before any cell starts."""
+    seen: set[tuple[str, Optional[str]]] = set()
+    for cell in cells:
+        if (cell.model, cell.workload) in seen:
+            continue
+        seen.add((cell.model, cell.workload))
+        overrides = cell.overrides(device, smoke=args.smoke, window_s=args.window_s, warmup_s=args.warmup_s,
+                                   repeats=args.repeats, seed=args.seed)
+        try:
+            config.check_cli(overrides + list(args.set))
+        except ConfigError as err:
+            raise ConfigError(f"--set {' '.join(args.set)}: {err}" if args.set else str(err)) from None
+
+
+def default_gpus(available: int) -> list[int]:
+    """1 and every power of two up to what the machine has."""
+    return [2 ** k for k in range(int(math.log2(available)) + 1)] if available >= 1 else [1]
+
+
+def plan(args: argparse.Namespace, available: int, device: str = "cuda") -> list[Cell]:
+    """The matrix's cells, fewest GPUs first (so that cells of one GPU can run side by side)."""
+    entries = [e.partition(":") for e in args.models or suite_models()]
+    for model, _, _ in entries:
+        registry.get(model)  # ConfigError for an unknown model
+    counts = [1] if args.smoke else args.gpus or default_gpus(available)
+    if device == "cuda" and max(counts) > available:
+        raise ConfigError(f"--gpus {max(counts)} but this machine has {available} GPU(s); ask for at most {available}")
+    paths = ["eager"] if getattr(args, "eager", False) else list(getattr(args, "paths", None) or ["fast"])
+    if args.smoke or device != "cuda":
+        paths = ["fast"]  # a CPU run takes no fast path: the eager step either way
+    return [Cell(model, workload or None, precision, gpus, eager=path == "eager") for gpus in counts
+            for model, _, workload in entries for precision in precisions(args, device) for path in paths]
+
+
+def precisions(args: argparse.Namespace, device: str) -> list[str]:
+    """The cells' precisions: --precisions, else tf32 and amp on CUDA and fp32 on a CPU, where the two
+    CUDA ones cannot run (asked for by name there, they run and fail as cells, each with its reason)."""
+    if args.smoke:
+        return ["fp32"]
+    if args.precisions:
+        return list(args.precisions)
+    return ["tf32", "amp"] if device == "cuda" else ["fp32"]
+
+
+def wall_estimate(cells: Sequence[Cell], est: Sequence[float], jobs: int, device: str, gpu_count: int) -> float:
+    """Seconds the cells should take with --jobs of them at once on GPUs of their own."""
+    return sum(e / max(1, min(jobs, gpu_count // c.gpus if device == "cuda" else jobs)) for c, e in zip(cells, est))
+
+
+def usage_error(args: argparse.Namespace, out: Path) -> Optional[str]:
+    """What is wrong with the numbers given, or a --tables-only folder without bench runs to tabulate."""
+    for flag, value, low, strict in (("--timeout", args.timeout, 0, True), ("--repeats", args.repeats, 1, False),
+                                     ("--jobs", args.jobs, 1, False), ("--window-s", args.window_s, 0, True),
+                                     ("--warmup-s", args.warmup_s, 0, False),
+                                     ("--budget-min", args.budget_min, 0, True)):
+        if value is not None and (math.isnan(value) or value < low or (strict and value == low)):
+            return f"{flag} {value:g} must be {'above' if strict else 'at least'} {low}"
+    if args.tables_only and not any((out / "runs").glob("*/result.json")):
+        return (f"--tables-only: {out} holds no bench runs (runs/<cell>/result.json); give --out of a folder "
+                "that harness.bench ran cells into")
+    return None

@@ -123,6 +123,27 @@ def check_paths(cfg: DictConfig) -> None:
             raise ConfigError(f"{key}={path}: {existing} is not writable by this user; choose another {key}")
 
 
+START_ROOM = 4 << 20  # bytes: Hydra's records, the run's reserve (harness.observe.disk) and its first lines
+
+
+def check_room(cfg: DictConfig) -> None:
+    """The disk that will hold output_root must have room for a run to start: where it has not, Hydra
+    would make the run directory and stop on its first record with a traceback, leaving the folder."""
+    path = Path(str(cfg.output_root))
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        st = os.statvfs(existing)
+    except OSError:
+        return  # nothing to measure it by: the run's own writes say so if the disk is full
+    free = st.f_bavail * st.f_frsize
+    if free < START_ROOM or (st.f_files and not st.f_favail):
+        what = f"{free // 1024:,} kB free" if free < START_ROOM else "no free inodes"
+        raise ConfigError(f"output_root={path}: the disk holding {existing} is full ({what}; a run needs "
+                          f"{START_ROOM >> 20} MiB to start); free space or choose another output_root")
+
+
 def claim_sweep_dir(output_root: str, model: str, suffix: str = "") -> Path:
     """<output_root>/sweeps/<time>_<model><suffix>[-n], created here (harness.sweep's, and a -m run's)."""
     now = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")

@@ -31,6 +31,9 @@ from typing import Callable, Optional
 from harness.results import cost, export, render, sections
 from harness.results.collect import Report, build, label_for, target_for
 from harness.results.decision import render_decision
+from harness.observe.disk import write_atomic
+from harness.results.plots import WRITE_HINT
+from harness.run.interrupts import ended_by, stop_on_sigterm
 
 SCHEMA = export.SCHEMA
 to_json, to_csv = export.to_json, export.to_csv
@@ -44,11 +47,12 @@ def render_text(report: Report, markdown: bool = False) -> str:
 
 
 def _write(dest: Optional[str], text: Callable[[], str], written: list[str]) -> None:
+    """The text to stdout ('-') or replacing the file in one step: a full disk or a folder that cannot
+    be written raises an OSError whose message names the file (harness.observe.disk.write_atomic)."""
     if dest == "-":
         sys.stdout.write(text())
     elif dest:
-        Path(dest).parent.mkdir(parents=True, exist_ok=True)
-        Path(dest).write_text(text())
+        write_atomic(dest, text(), hint=WRITE_HINT)
         written.append(dest)
 
 
@@ -91,21 +95,24 @@ def _compare(args: argparse.Namespace) -> int:
         for path, message in rep.errors:
             print(f"{side}: {render.rel(path)}: {message}", file=sys.stderr)
     written: list[str] = []
-    _write(args.md, lambda: comparison.render_compare(c, markdown=True), written)
-    _write(args.json, lambda: export.dumps(export.compare_json(c)), written)
-    _write(args.csv, lambda: export.compare_csv(c), written)
-    pngs: list[Path] = []
-    if args.plots:
-        pngs = comparison.plot(c, Path(args.plots))
-        written += [str(p) for p in pngs]
-    if args.html:
-        from harness.results import html as page
+    try:
+        _write(args.md, lambda: comparison.render_compare(c, markdown=True), written)
+        _write(args.json, lambda: export.dumps(export.compare_json(c)), written)
+        _write(args.csv, lambda: export.compare_csv(c), written)
+        pngs: list[Path] = []
+        if args.plots:
+            pngs = comparison.plot(c, Path(args.plots))
+            written += [str(p) for p in pngs]
+        if args.html:
+            from harness.results import html as page
 
-        def text() -> str:
-            return page.compare_page(c, comparison.render_compare(c, markdown=True),
-                                     pngs or (lambda d: comparison.plot(c, d)))
+            def text() -> str:
+                return page.compare_page(c, comparison.render_compare(c, markdown=True),
+                                         pngs or (lambda d: comparison.plot(c, d)))
 
-        _write(args.html, text, written)
+            _write(args.html, text, written)
+    except OSError as err:
+        return _cannot_write(err, written)
     if "-" not in (args.md, args.json, args.csv, args.html):
         print(comparison.render_compare(c), end="")
         for path in written:
@@ -113,7 +120,22 @@ def _compare(args: argparse.Namespace) -> int:
     return 1 if c.empty or c.a.errors or c.b.errors else 0
 
 
+def _cannot_write(err: OSError, written: list[str]) -> int:
+    """One line for a file the report could not write (each file it did write is whole)."""
+    done = f" (written before it: {', '.join(written)})" if written else ""
+    print(f"harness.report: error: {err}{done}", file=sys.stderr)
+    return 1
+
+
 def main(argv: Optional[list[str]] = None) -> int:
+    stop_on_sigterm()  # `timeout` and `docker stop` end a report as Ctrl-C does
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as err:
+        return ended_by("harness.report", err, "each file it writes is whole or not there")
+
+
+def _main(argv: Optional[list[str]]) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.report", description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", help="run directories, sweep directories, submission trees, or log files")
     parser.add_argument("--md", metavar="FILE", help="write the report as Markdown to FILE (- for stdout)")
@@ -154,8 +176,13 @@ def main(argv: Optional[list[str]] = None) -> int:
                   file=sys.stderr)
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    written = write_outputs(report, md=args.md, json_out=args.json, csv_out=args.csv, plots=args.plots,
-                            html=args.html, paths=args.paths)
+    if report.errors and not report.runs and not report.tput_runs:
+        return 1  # nothing was read: the lines above say why; no empty tables, no files
+    try:
+        written = write_outputs(report, md=args.md, json_out=args.json, csv_out=args.csv, plots=args.plots,
+                                html=args.html, paths=args.paths)
+    except OSError as err:
+        return _cannot_write(err, [])
     if "-" not in (args.md, args.json, args.csv, args.html):
         print(render_text(report), end="")
         for path in written:

@@ -22,6 +22,8 @@ from typing import Any, Optional
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from harness.observe import disk
+
 log = logging.getLogger("harness.sweep")
 
 
@@ -33,28 +35,38 @@ class SweepSummary(Callback):
     """Hydra callback (conf/config.yaml: hydra.callbacks.sweep_summary): report the whole sweep at its end."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from harness.report import build, render_text, write_outputs
-
         sweep_dir = Path(config.hydra.sweep.dir)
-        report = build([str(sweep_dir)])
-        written = write_outputs(report, md=str(sweep_dir / "summary.md"), json_out=str(sweep_dir / "summary.json"),
-                                csv_out=str(sweep_dir / "summary.csv"), plots=str(sweep_dir / "plots"))
-        failed = failed_runs(sweep_dir, [Path(r.path).parent for r in report.runs if r.status in ("failed", "incomplete")])
-        tasks = slurm_tasks(sweep_dir)
-        print(render_text(report), end="")
-        line = (f"sweep: {len(report.runs)} run(s), {sum(r.converged for r in report.runs)} converged, "
-                f"{len(failed)} failed")
-        unfinished = len(failed)
-        if tasks is not None:
-            stopped = [t for t in tasks if t["state"] != "COMPLETED" or not t["ran"] or t["stopped_by"]]
-            unfinished += sum(1 for t in stopped if not _run_failed(t, failed))
-            line += f"; SLURM: {len(tasks)} task(s), {len(tasks) - len(stopped)} ran to their end"
-            for t in stopped:
-                after = f" after {t['stopped_by']}" if t["stopped_by"] else ""
-                line += f"; task {t['job_id']} {t['state']}{after}: {t['note'] or 'no note'}"
-            _add_tasks(sweep_dir, tasks)
-        _add_to_summary(sweep_dir, unfinished=unfinished)
-        print(f"{line}; summary in {sweep_dir}/summary.md and {len(written) - 3} plot(s)")
+        try:
+            summarise(sweep_dir)
+        except OSError as err:  # a full disk: each file is whole; summary.json lacks `unfinished`: exit 1
+            print(f"sweep: error: {err}; the runs are in {sweep_dir} (python -m harness.report {sweep_dir} "
+                  "rebuilds the summary)", file=sys.stderr)
+
+
+def summarise(sweep_dir: Path) -> None:
+    """summary.md, .json, .csv and plots/ of the sweep's runs, the SLURM tasks' ends, and the line that
+    counts them; summary.json's `unfinished` is written last."""
+    from harness.report import build, render_text, write_outputs
+
+    report = build([str(sweep_dir)])
+    written = write_outputs(report, md=str(sweep_dir / "summary.md"), json_out=str(sweep_dir / "summary.json"),
+                            csv_out=str(sweep_dir / "summary.csv"), plots=str(sweep_dir / "plots"))
+    failed = failed_runs(sweep_dir, [Path(r.path).parent for r in report.runs if r.status in ("failed", "incomplete")])
+    tasks = slurm_tasks(sweep_dir)
+    print(render_text(report), end="")
+    line = (f"sweep: {len(report.runs)} run(s), {sum(r.converged for r in report.runs)} converged, "
+            f"{len(failed)} failed")
+    unfinished = len(failed)
+    if tasks is not None:
+        stopped = [t for t in tasks if t["state"] != "COMPLETED" or not t["ran"] or t["stopped_by"]]
+        unfinished += sum(1 for t in stopped if not _run_failed(t, failed))
+        line += f"; SLURM: {len(tasks)} task(s), {len(tasks) - len(stopped)} ran to their end"
+        for t in stopped:
+            after = f" after {t['stopped_by']}" if t["stopped_by"] else ""
+            line += f"; task {t['job_id']} {t['state']}{after}: {t['note'] or 'no note'}"
+        _add_tasks(sweep_dir, tasks)
+    _add_to_summary(sweep_dir, unfinished=unfinished)
+    print(f"{line}; summary in {sweep_dir}/summary.md and {len(written) - 3} plot(s)")
 
 
 def failed_runs(sweep_dir: Path, unfinished: list[Path]) -> set[Path]:
@@ -86,15 +98,22 @@ def _add_tasks(sweep_dir: Path, tasks: list[dict]) -> None:
     rows = ["", "## SLURM tasks", "", "| task | overrides | state | ran | note |", "|---|---|---|---|---|"]
     rows += [f"| {t['job_id']} | {' '.join(t['overrides'])} | {t['state']} | {'yes' if t['ran'] else 'no'} | "
              f"{t['note']} |" for t in tasks]
-    with open(sweep_dir / "summary.md", "a") as f:
-        f.write("\n".join(rows) + "\n")
+    summary_md = sweep_dir / "summary.md"
+    disk.write_atomic(summary_md, summary_md.read_text() + "\n".join(rows) + "\n")
     _add_to_summary(sweep_dir, slurm_tasks=tasks)
 
 
 def _add_to_summary(sweep_dir: Path, **fields: Any) -> None:
     summary = json.loads((sweep_dir / "summary.json").read_text())
     summary.update(fields)
-    (sweep_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    disk.write_atomic(sweep_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+
+
+def _check_host(cfg: DictConfig) -> None:
+    from harness.outputs import check_paths, check_room
+
+    check_paths(cfg)
+    check_room(cfg)
 
 
 def planned_runs(benchmark: str, runs: Optional[int]) -> int:
@@ -118,7 +137,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     from harness import registry, train
     from harness.config import check_cli, compose
     from harness.errors import ConfigError
-    from harness.outputs import check_paths, claim_sweep_dir
+    from harness.outputs import claim_sweep_dir
     from harness.results.score import required_runs
     from harness.run import seeding
 
@@ -133,7 +152,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if any(a.startswith("-") for a in overrides):
             raise ConfigError(f"{next(a for a in overrides if a.startswith('-'))} is not an option; "
                               "pass key=value overrides (python -m harness.sweep --help)")
-        check_cli(overrides, check_run=check_paths)
+        check_cli(overrides, check_run=_check_host)
         first = compose([o.split(",")[0] if "," in o and "=" in o else o for o in overrides if not o.startswith("hydra")])
         spec = registry.get(first.model.name)
     except (ConfigError, ValueError) as err:
@@ -147,9 +166,13 @@ def main(argv: Optional[list[str]] = None) -> int:
             seeds.append(s)
     # claimed: two sweeps started in the same second get directories of their own
     sweep_dir = claim_sweep_dir(str(first.output_root), spec.name, f"_{n}seeds")
-    (sweep_dir / "seeds.txt").write_text(
-        f"# {n} seeds drawn from the OS for {spec.benchmark} (MLPerf requires {required_runs(spec.benchmark)})\n"
-        + "".join(f"{s}\n" for s in seeds))
+    try:
+        disk.write_atomic(sweep_dir / "seeds.txt", f"# {n} seeds drawn from the OS for {spec.benchmark} (MLPerf "
+                          f"requires {required_runs(spec.benchmark)})\n" + "".join(f"{s}\n" for s in seeds))
+    except OSError as err:
+        sweep_dir.rmdir()  # claimed just now and empty: no orphan folder
+        print(f"harness.sweep: error: {err}", file=sys.stderr)
+        return 1
     print(f"harness.sweep: {n} drawn seeds -> {sweep_dir}/seeds.txt")
     return train.main(["-m", f"seed={','.join(map(str, seeds))}", f"hydra.sweep.dir={sweep_dir}", *overrides])
 

@@ -28,7 +28,7 @@ from harness import registry
 from harness.config import CONF_DIR, HarnessConfig, check_cli, compose, datasets_for
 from harness.errors import ConfigError
 from harness.interface import DataError
-from harness.outputs import check_paths, check_run_dirs, claim_run_dir, claim_sweep_dir
+from harness.outputs import check_paths, check_room, check_run_dirs, claim_run_dir, claim_sweep_dir
 from harness.results import record as rec
 from harness.run import threads
 from harness.run.interrupts import signal_name, signal_number, stop_on_sigterm
@@ -101,6 +101,7 @@ def _host_checks(args: list[str], first: list[DictConfig]) -> Callable[[DictConf
         check_resources(cfg)
         check_paths(cfg)
         if not shows_only:
+            check_room(cfg)
             check_dataset(cfg)
             check_run_dirs(cfg, hydra_overrides, multirun)
 
@@ -187,11 +188,12 @@ def _sweep_dir(args: list[str], cfg: DictConfig) -> Path:
 
 
 def _unfinished(sweep_dir: Path) -> int:
-    """Runs and SLURM tasks of the sweep that did not finish, as its summary.json counts them."""
+    """Runs and SLURM tasks of the sweep that did not finish, as its summary.json counts them; 1 where
+    the summary could not be written to its end (a full disk: the sweep said so in one line)."""
     try:
-        return int(json.loads((sweep_dir / "summary.json").read_text()).get("unfinished", 0))
-    except (OSError, ValueError):
-        return 0
+        return int(json.loads((sweep_dir / "summary.json").read_text()).get("unfinished", 1))
+    except (OSError, ValueError, AttributeError):
+        return 1
 
 
 if __name__ == "__main__":

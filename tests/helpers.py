@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 # the real MLPerf fixtures: ../shared beside the checkout, or wherever HARNESS_SHARED points
@@ -29,3 +30,68 @@ def said(stderr: str) -> list[str]:
     return [line for line in stderr.strip().splitlines()
             if not line.startswith(("warning: the machine is busy:", "warning: the machine got busy",
                                     "warning: other processes used"))]
+
+
+def ctrl_c(*args: str, when: Callable[[subprocess.Popen, list[str]], bool], timeout: float = 60,
+           cwd: Path | None = None) -> tuple[int, str, str]:
+    """python -m <args> in a session of its own, given Ctrl-C as a terminal gives it (SIGINT to the whole
+    process group, workers included) once `when(process, stdout lines so far)` holds; (exit status,
+    stdout, stderr). Polls every 10 ms."""
+    import signal
+    import threading
+    import time
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+    proc = subprocess.Popen([sys.executable, "-m", *args], cwd=cwd or REPO, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    out: list[str] = []
+    err: list[str] = []
+    readers = [threading.Thread(target=lambda s=s, d=d: d.extend(s), daemon=True)
+               for s, d in ((proc.stdout, out), (proc.stderr, err))]
+    for t in readers:
+        t.start()
+    deadline = time.monotonic() + timeout
+    try:
+        while not when(proc, out):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"ended before it could be interrupted: {proc.returncode}\n{''.join(err)}")
+            time.sleep(0.01)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    for t in readers:
+        t.join(timeout=10)
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+    return proc.returncode, "".join(out), "".join(err)
+
+
+def has_children(proc: subprocess.Popen) -> bool:
+    """The process has started child processes (a worker pool) that are still there."""
+    try:
+        return bool(Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split())
+    except OSError:
+        return False
+
+
+def fill_disk(monkeypatch, room: int = 4) -> None:
+    """From now on the disk takes `room` more bytes of a write, then fails it with ENOSPC, as a full disk
+    does (os.write patched: every writer of the harness goes through it, harness.observe.disk)."""
+    import errno
+
+    real_write = os.write
+    left = [room]
+
+    def write(fd: int, data) -> int:
+        if left[0] <= 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        n = real_write(fd, bytes(data[:left[0]]))
+        left[0] -= n
+        return n
+
+    monkeypatch.setattr(os, "write", write)

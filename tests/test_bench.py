@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from harness.bench import _parser, default_gpus, plan
-from harness.bench_suite import Cell, suite_models
+from harness.bench import _parser, plan
+from harness.bench_suite import Cell, default_gpus, suite_models
 from tests.helpers import REPO, run_cli
 
 
@@ -218,3 +218,36 @@ def test_the_fast_path_is_the_default_and_the_eager_step_runs_beside_it_when_ask
     assert "eager=true" in both[1].overrides("cuda", smoke=False, window_s=3.0, warmup_s=3.0, repeats=3)
     eager = plan(_parser().parse_args(["--models", "tacotron2", "--gpus", "1", "--eager"]), available=1)
     assert all(c.eager for c in eager)
+
+
+@pytest.mark.parametrize("given, line", [
+    (["--timeout", "-1"], "--timeout -1 must be above 0"),
+    (["--repeats", "0"], "--repeats 0 must be at least 1"),
+    (["--jobs", "0"], "--jobs 0 must be at least 1"),
+    (["--window-s", "nan"], "--window-s nan must be above 0"),
+    (["--models", "ncf", "--set", "model.batch_size=abc"],
+     "--set model.batch_size=abc: model.batch_size: Value 'abc' of type 'str' could not be converted to Integer"),
+    (["--models", "ncf", "--set", "model.no_such_option=1"], None),
+])
+def test_bad_numbers_and_a_bad_set_are_one_usage_line_before_any_cell(tmp_path, capsys, given, line):
+    from harness.bench import main
+
+    out = tmp_path / "bench"
+    assert main([*given, "--device", "cpu", "--out", str(out)]) == 2
+    (said,) = capsys.readouterr().err.splitlines()
+    if line is None:  # Hydra's wording for a key that is not there; the key named
+        assert said.startswith("harness.bench: error: --set model.no_such_option=1: ") and "no_such_option" in said[40:]
+    else:
+        assert said == f"harness.bench: error: {line}"
+    assert not out.exists()  # no folder, no cell
+
+
+def test_tables_only_on_a_folder_without_bench_runs_is_one_line_and_writes_nothing(tmp_path, capsys):
+    from harness.bench import main
+
+    (tmp_path / "notes.txt").write_text("a user's file\n")
+    assert main(["--tables-only", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"harness.bench: error: --tables-only: {tmp_path} holds no bench runs (runs/<cell>/result.json); give --out "
+        "of a folder that harness.bench ran cells into"]
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]  # no four empty tables

@@ -4,10 +4,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import tempfile
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import fill_disk, run_cli
 from tests.results.test_parse import _good_run
 
 
@@ -214,3 +216,35 @@ def test_a_throughput_only_model_appears_in_the_report_s_throughput_table(tmp_pa
     table = report.stdout.split("Throughput (mode=throughput)")[1]
     assert "tputonly  tputonly  CPU          bf16" in table and "tputonly  tputonly  CPU          fp32" in table
     assert "Precision against the baseline" in table
+
+
+@pytest.mark.parametrize("flag", ["--md", "--json", "--csv", "--html"])
+def test_a_report_file_the_disk_cannot_hold_is_one_line_and_leaves_the_old_file_whole(fixtures_dir, tmp_path,
+                                                                                       monkeypatch, capsys, flag):
+    from harness import report
+
+    out = tmp_path / "report.out"
+    out.write_text("the report of yesterday\n")
+    fill_disk(monkeypatch, room=10)
+    rc = report.main([str(fixtures_dir / "nvidia_dgx1" / "gnmt"), flag, str(out)])
+    monkeypatch.undo()
+    assert rc == 1
+    # the page's plots are drawn first, into a temporary folder: that file is the one named then
+    written = os.path.join(tempfile.gettempdir(), "report-plots-") if flag == "--html" else f"{out}:"
+    (line,) = [l for l in capsys.readouterr().err.splitlines() if not l.startswith("warning:")]
+    assert line.startswith(f"harness.report: error: cannot write {written}")
+    assert line.endswith(": the disk is full (No space left on device); free space or write the files elsewhere")
+    assert out.read_text() == "the report of yesterday\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.out"]  # no 0-byte or temporary file
+
+
+def test_report_plots_the_disk_cannot_hold_are_one_line_and_no_partial_png(fixtures_dir, tmp_path, monkeypatch, capsys):
+    from harness import report
+
+    fill_disk(monkeypatch, room=0)
+    rc = report.main([str(fixtures_dir / "nvidia_dgx1"), "--plots", str(tmp_path / "plots")])
+    monkeypatch.undo()
+    (line,) = [l for l in capsys.readouterr().err.splitlines() if not l.startswith("warning:")]
+    assert rc == 1 and line.startswith(f"harness.report: error: cannot write {tmp_path / 'plots'}/")
+    assert line.endswith(".png: the disk is full (No space left on device); free space or write the files elsewhere")
+    assert list((tmp_path / "plots").iterdir()) == []

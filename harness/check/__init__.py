@@ -4,7 +4,8 @@ The ruleset (harness.results.rules.choose): `--ruleset`; else the round of a `vX
 to an official log (training_results_v4.1/... -> 4.1.0), as MLCommons runs the checker per round;
 else the log's own format (:::MLL is v0.6's, 0.6.0; :::MLPv0.5.0 has no checker in mlperf_logging);
 else, for a harness run's mlperf.log, the ruleset its model declares (with the harness's rules file
-where MLPerf ships none, NCF); else the newest ruleset that has the benchmark, saying the round was
+where MLPerf ships none, NCF); else the round the log itself shows (harness.results.log_round: its
+dates, its keys), saying which; else the newest ruleset that has the benchmark, saying the round was
 not known. The verdict is the official checker's, unchanged (harness.results.official): pass, fail,
 or, where the checker itself raises, "the official checker crashed", which is not a failure of the log.
 
@@ -27,10 +28,11 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from harness.results import formats, official, rules, sanity, screen
+from harness.results import formats, log_round, official, rules, sanity, screen
 from harness.results.parse import LogError, parse_lines, round_in_path
 from harness.results.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
 from harness.results.summary import CRASH, FAIL, PASS, REFUSED, UNCHECKED, interrupted_by
+from harness.run.interrupts import forking_workers, leave_signals_to_parent
 
 __all__ = ["CheckResult", "check_log", "check_logs", "pick_rules", "quality_target", "training_rulesets", "DEFAULT_RULESET",
            "INTERRUPTED", "PASS", "FAIL", "CRASH", "REFUSED", "UNCHECKED"]
@@ -64,7 +66,8 @@ def check_log(path: str | Path, ruleset: Optional[str] = None, timeout: Optional
     ctx = multiprocessing.get_context("fork")  # the child inherits the imported checker: no start-up cost
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(send, Path(path), ruleset), daemon=True)
-    child.start()
+    with forking_workers():
+        child.start()
     send.close()
     stopped = False
     try:
@@ -138,7 +141,8 @@ class _Worker:
         tasks, self.tasks = ctx.Pipe(duplex=False)
         self.results, results = ctx.Pipe(duplex=False)
         self.proc = ctx.Process(target=_serve, args=(tasks, results, ruleset), daemon=True)
-        self.proc.start()
+        with forking_workers():
+            self.proc.start()
         tasks.close()
         results.close()
         self.task: Optional[tuple[int, Path, float]] = None
@@ -161,6 +165,7 @@ class _Worker:
 
 
 def _serve(tasks, results, ruleset: Optional[str]) -> None:
+    leave_signals_to_parent()
     while True:
         try:
             task = tasks.recv()
@@ -184,6 +189,7 @@ def _stopped_by(result_json: Path) -> Optional[str]:
 
 
 def _child(send, path: Path, ruleset: Optional[str]) -> None:
+    leave_signals_to_parent()
     try:
         send.send(_check(path, ruleset))
     finally:
@@ -212,8 +218,9 @@ def _check(path: Path, ruleset: Optional[str]) -> CheckResult:
     if summary.benchmark is None and summary.log_format != "MLPv0.5.0":
         return CheckResult(str(path), False, messages=["no submission_benchmark: cannot tell which rules apply"])
     harness_run = path.name == "mlperf.log"
-    chosen = rules.choose(summary.benchmark, explicit=ruleset, path_round=None if harness_run else round_in_path(path),
-                          log_format=summary.log_format, harness_run=harness_run)
+    chosen = log_round.choose(summary.benchmark, lines, summary.run_start_ms, explicit=ruleset,
+                              path_round=None if harness_run else round_in_path(path), log_format=summary.log_format,
+                              harness_run=harness_run, seconds_based=summary.timestamp_unit == "s")
     verdict = official.judge(lines, chosen, summary.timestamp_unit == "s")
     result = CheckResult(str(path), verdict.status == PASS, summary.benchmark, chosen.label, chosen.rules,
                          verdict.messages, verdict.status not in (UNCHECKED, CRASH), verdict.status, chosen.source)

@@ -7,8 +7,10 @@
 
 Prints one short line per log (PASS, FAIL with its first reasons, CRASH where the official checker
 itself fails on the log, SKIP where no official checker reads it, STOP for a run stopped by Ctrl-C
-or SIGTERM), then a summary with the rulesets used and why; exits 1 if any log fails, 2 if no log was
-found. Only FAIL fails the check: the rest are not judgements of the log.
+or SIGTERM), then a summary with the rulesets used and why. Exits 1 if any log fails, or if the
+official checker crashed on a log or no official checker reads it (CRASH, SKIP: nothing vouches for
+those logs) unless --allow-skipped; 2 if no log was found or for a bad option; 130 on Ctrl-C (143 on
+SIGTERM), with one line.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Optional
 
 from harness.check import CRASH, INTERRUPTED, PASS, REFUSED, CheckResult, check_logs, training_rulesets
 from harness.results.find import find_logs
+from harness.run.interrupts import ended_by, stop_on_sigterm
 
 WORD = {PASS: "PASS", CRASH: "CRASH", INTERRUPTED: "STOP"}
 WIDTH = 240  # characters: one line a terminal shows whole, whatever the checker wrote
@@ -49,10 +52,23 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="seconds one log's check may take before it is stopped and failed (default 60)")
     parser.add_argument("--verbose", "-v", action="store_true", help="print the checker's full messages")
     parser.add_argument("--jobs", type=int, help="logs checked at once (default: one per core)")
+    parser.add_argument("--allow-skipped", action="store_true",
+                        help="exit 0 even where the official checker crashed on a log (CRASH) or none reads it (SKIP)")
     args = parser.parse_args(argv)
     if args.timeout <= 0:
         parser.error("--timeout must be a positive number of seconds")
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    stop_on_sigterm()  # `timeout` and `docker stop` end a check as Ctrl-C does
+    checked: list[int] = [0]
+    try:
+        return _check(args, checked)
+    except KeyboardInterrupt as err:
+        return ended_by("harness.check", err, f"{checked[0]} log(s) checked before it")
 
+
+def _check(args: argparse.Namespace, checked: list[int]) -> int:
+    """Check every log the paths hold, a line each, then the summary; `checked` counts the logs done."""
     files, _, missing = find_logs(args.paths)  # runs that failed before their log began: nothing to check
     for name, why in missing:
         print(f"{name}: {why}", file=sys.stderr)
@@ -65,6 +81,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         kind = result.status if result.status in (PASS, CRASH, INTERRUPTED) else ("skip" if not result.checked
                                                                                    else "fail")
         counts[kind] += 1
+        checked[0] += 1
         if result.source and result.checked:
             sources[(result.ruleset, result.source)] += 1
         print(line_for(str(path), result))
@@ -78,6 +95,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     print(f"{len(files)} log(s): " + ", ".join(parts))
     for (label, source), n in sorted(sources.items(), key=lambda kv: -kv[1]):
         print(f"  ruleset {label}: {n} log(s), {source}")
+    unjudged = counts[CRASH] + counts["skip"]
+    if unjudged and not args.allow_skipped:
+        print(f"harness.check: error: {unjudged} log(s) not judged by the official checker (CRASH or SKIP above); "
+              "pass --allow-skipped to accept them", file=sys.stderr)
+        return 1
     return 1 if counts["fail"] or missing else 0
 
 

@@ -8,6 +8,10 @@
 - Writers that cannot raise into the run (a logging handler, the heartbeat and telemetry threads,
   TensorBoard's writer) call `trip()`; the loop's `DiskCheck` hook raises DiskFull at the next step
   or evaluation. The state is per process, as the disk is: one flag, set by the first failed write.
+- `write_atomic`: every whole file the harness writes (result.json, config.yaml, system.json, the
+  report's and the sweep's files, plots, the bench tables) is replaced in one step, a temporary file
+  beside it renamed over it: a reader sees the old file or the new, never half of one, and a write
+  that fails leaves the old file as it was and no temporary file behind.
 - `Reserve`: room kept free for the run's own end. The command that owns the run directory holds
   a small file of reserved blocks from the start; the first failed write frees it, so that the
   closing run_stop and result.json still fit.
@@ -22,6 +26,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Optional
@@ -32,13 +37,28 @@ FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 RESERVE_BYTES = 1 << 20  # result.json of a long run with telemetry is tens of kB; mlperf.log's run_stop, a line
 
 
+RUN_HINT = "free space or choose another output_root"
+
+
 class DiskFull(OSError):
     """A write failed for want of room; the message names the file and what to do, in one line."""
 
-    def __init__(self, path: Path | str, cause: OSError):
+    def __init__(self, path: Path | str, cause: OSError, hint: str = RUN_HINT):
         why = {errno.EFBIG: "a file-size limit (ulimit -f) stops it"}.get(cause.errno or 0, "the disk is full")
-        self.message = (f"cannot write {path}: {why} ({os.strerror(cause.errno or 0)}); "
-                        "free space or choose another output_root")
+        self.message = f"cannot write {path}: {why} ({os.strerror(cause.errno or 0)}); {hint}"
+        super().__init__(cause.errno, self.message)
+        self.path = str(path)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class WriteFailed(OSError):
+    """A write failed for another reason than room (a folder not writable, a folder where the file
+    should be); the message names the file, in one line."""
+
+    def __init__(self, path: Path | str, cause: OSError):
+        self.message = f"cannot write {path}: {cause.strerror or cause}"
         super().__init__(cause.errno, self.message)
         self.path = str(path)
 
@@ -91,6 +111,34 @@ class DiskCheck(Hook):
 
     def before_eval(self, epoch_num: float) -> None:
         raise_if_full()
+
+
+def write_atomic(path: Path | str, data: str | bytes, *, hint: str = RUN_HINT, mode: int = 0o644) -> None:
+    """Replace `path` with `data` in one step: written to a temporary file in the same folder, then
+    renamed over it (a rename within one file system is atomic). A write the disk cannot hold raises
+    DiskFull (one line naming `path`, then `hint`), any other failure of the file system WriteFailed
+    (one line naming `path`); either leaves the old file intact and no temporary file behind."""
+    path = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    tmp: Optional[str] = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with _no_sigxfsz():
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)  # where a file system reports a full disk only now (NFS), it raises here
+        os.replace(tmp, path)
+    except BaseException as err:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if not isinstance(err, OSError) or isinstance(err, (DiskFull, WriteFailed)):
+            raise
+        raise (DiskFull(path, err, hint) if is_full(err) else WriteFailed(path, err)) from None
 
 
 class RecordFile:

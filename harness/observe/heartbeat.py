@@ -50,18 +50,15 @@ class Heartbeat:
     def _write(self) -> None:
         beat = {"rank": self.rank, "pid": os.getpid(), "host": socket.gethostname(), "time": time.time(),
                 "phase": self.phase, "progress": self.progress}
-        tmp = self.path.with_suffix(".tmp")
         try:
-            tmp.write_text(json.dumps(beat))
-            os.replace(tmp, self.path)  # a reader never sees half a beat
+            disk.write_atomic(self.path, json.dumps(beat))  # a reader never sees half a beat
         except OSError as err:
             if disk.is_full(err):
                 disk.trip(self.path, err)  # the run ends at its next step (disk.DiskCheck)
 
     def stop(self) -> None:
         self._ticker.stop()
-        for p in (self.path, self.path.with_suffix(".tmp")):
-            p.unlink(missing_ok=True)
+        self.path.unlink(missing_ok=True)
         try:
             self.path.parent.rmdir()  # the last rank to end removes the folder
         except OSError:

@@ -88,7 +88,9 @@ def platform_name(description: dict[str, Any], world_size: int) -> str:
 
 
 def write(description: dict[str, Any], path: Path) -> None:
-    path.write_text(json.dumps(description, indent=2) + "\n")
+    from harness.observe.disk import write_atomic
+
+    write_atomic(path, json.dumps(description, indent=2) + "\n")
 
 
 def cpu_model() -> str:

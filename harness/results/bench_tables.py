@@ -12,14 +12,14 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
 import statistics
-import tempfile
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
+from harness.observe.disk import write_atomic
 from harness.results import bench_page
 from harness.results import throughput as tp
+from harness.results.plots import WRITE_HINT
 from harness.results.render import markdown_table
 
 # The baseline of the precision gain, in order of preference: the studies the suite reproduces call
@@ -163,17 +163,9 @@ def _csv(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _replace(path: Path, data: Union[str, bytes]) -> Path:
-    """Write the file in one step (a temporary file beside it, then a rename): a reader, or the page's
-    browser, never sees half a table."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-        os.chmod(tmp, 0o644)  # mkstemp's file is its owner's alone; a table is for anyone who may read the folder
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write the file in one step (harness.observe.disk.write_atomic): a reader, or the page's browser,
+    never sees half a table, and a full disk is one line naming the file."""
+    write_atomic(path, data, hint=WRITE_HINT)
     return path
 
 

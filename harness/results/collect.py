@@ -75,9 +75,18 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
           jobs: Optional[int] = None) -> Report:
     logs, orphans, errors = find_logs(paths)
     if len(logs) >= PARALLEL_FROM and (jobs is None or jobs > 1):
-        _warm()
-        with ProcessPoolExecutor(max_workers=jobs) as pool:  # parsing is CPU-bound: one process per core
-            parsed = list(pool.map(_parse, logs, chunksize=16))
+        from harness.run.interrupts import forking_workers, leave_signals_to_parent
+
+        _warm()  # what every worker needs, imported once before the fork
+        # parsing is CPU-bound: one process per core
+        with ProcessPoolExecutor(max_workers=jobs, initializer=leave_signals_to_parent) as pool:
+            try:
+                with forking_workers():  # the first submit forks every worker
+                    chunks = pool.map(_parse, logs, chunksize=16)
+                parsed = list(chunks)
+            except KeyboardInterrupt:
+                pool.shutdown(wait=True, cancel_futures=True)  # the workers end their chunk, start no other
+                raise
     else:
         parsed = [_parse(p) for p in logs]
     runs = []
@@ -99,6 +108,7 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
         if orphan is not None:
             runs.append(orphan)
     groups = group_runs(runs)  # a tree's runs by their folder; interrupted runs in none
+    short = quality_warnings(groups)  # before any count: such a run is not converged
     keys = sorted(groups, key=str)
     stats = [group_stats(k, groups[k]) for k in keys]
     scores = {k: round_score(k.benchmark, groups[k]) for k in keys}
@@ -111,7 +121,7 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
         precisions=precision_ratios(stats, minutes, baseline_precision, groups), errors=errors,
         spreads={k: seed_spread(k, groups[k]) for k in keys}, tput_runs=tput_runs, tput_groups=tput_groups,
         scalings=throughput.scaling(tput_groups), gains=throughput.precision_gains(tput_groups, baseline_precision),
-        warnings=group_warnings(stats) + quality_warnings(groups) + input_bound_warnings(groups),
+        warnings=group_warnings(stats) + short + input_bound_warnings(groups),
         confidence={k: confidence.group_confidence(groups[k], scores[k].minutes, k.benchmark, scores[k].rule)
                     for k in keys},
     )
@@ -158,8 +168,9 @@ def _direction(key: GroupKey, runs: list[RunSummary]) -> bool:
 
 def quality_warnings(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:
     """A run whose status says success but whose last evaluation does not reach the target (compared in
-    the metric's direction: at or above it, or at or below it for a lower-is-better metric), or
-    whose quality has other parts than its target."""
+    the metric's direction: at or above it, or at or below it for a lower-is-better metric), or that
+    cannot be compared with it (NaN, not a number, other parts than the target's): MLPerf scores no
+    such run as a success, so it is marked not converged (short_of_target), with the warning why."""
     out = []
     for key, runs in groups.items():
         target = target_for(key, runs)
@@ -173,10 +184,12 @@ def quality_warnings(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:
                 continue
             try:
                 if not spec.reached(r.final_quality, target):
-                    out.append(f"{r.path}: status success, but its last evaluation ({spec.describe(r.final_quality)}) "
-                               f"does not reach the target ({spec.describe_target(target)})")
+                    r.short_of_target = (f"status success, but its last evaluation ({spec.describe(r.final_quality)}) "
+                                         f"does not reach the target ({spec.describe_target(target)})")
             except QualityError as err:
-                out.append(f"{r.path}: its quality cannot be compared with the target {target!r}: {err}")
+                r.short_of_target = f"status success, but its quality cannot be compared with the target {target!r}: {err}"
+            if r.short_of_target is not None:
+                out.append(f"{r.path}: {r.short_of_target}: counted as not converged")
     return out
 
 

@@ -68,7 +68,7 @@ class Judgement:
     time_to_train: Optional[float]  # the reference's time / the subject's: above 1, the subject is faster
     time_interval: Optional[Interval]
     p_value: Optional[float]
-    verdict: str  # "faster", "slower" (the subject), "not distinguishable" or "cannot be judged"
+    verdict: str  # "faster", "slower" (the subject), "not distinguishable", ONE_RUN or "cannot be judged"
     runs_needed: Optional[int]  # per side, to resolve a difference of this size at 95%
     throughput: Optional[float]  # the subject's mean throughput / the reference's
     throughput_interval: Optional[Interval]
@@ -173,10 +173,11 @@ def _log_ratio(t_ref: np.ndarray, t_sub: np.ndarray) -> np.ndarray:
 
 
 def permutation_p(sub: np.ndarray, ref: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]) -> Optional[float]:
-    """Two-sided permutation p of |log(statistic(ref) / statistic(sub))| over relabellings of the pooled runs."""
+    """Two-sided permutation p of |log(statistic(ref) / statistic(sub))| over relabellings of the pooled runs;
+    None with fewer than two runs on a side (scipy refuses such a sample, and one run has no spread to test)."""
     from scipy import stats
 
-    if len(sub) < 1 or len(ref) < 1 or len(sub) + len(ref) < 3:
+    if len(sub) < 2 or len(ref) < 2:
         return None
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
@@ -275,10 +276,15 @@ def judge(subject: str, sub_runs: Sequence[RunSummary], sub_score: Optional[floa
     return replace(j, text=describe(j))
 
 
+ONE_RUN = "n/a (one run)"  # a side with one run: no spread to test or resample, never a verdict
+
+
 def _word(point: Optional[float], p: Optional[float], faster_above: bool) -> str:
     if point is None:
         return "cannot be judged"
-    if p is None or p >= ALPHA:
+    if p is None:
+        return ONE_RUN
+    if p >= ALPHA:
         return "not distinguishable"
     return "faster" if (point > 1) == faster_above else "slower"
 
@@ -288,6 +294,7 @@ def describe(j: Judgement) -> str:
     n_sub, n_ref = j.runs
     if j.time_to_train is None:
         return "cannot be judged: a side has no converged run with a time to train"
+    one_run = min(n_sub, n_ref) < 2
     where = f"95% interval {j.time_interval.ratio()}" if j.time_interval else "no interval: one run on a side"
     p = "" if j.p_value is None else f", permutation p{_p(j.p_value)}"
     runs = f"{n_sub} and {n_ref} runs"
@@ -296,11 +303,13 @@ def describe(j: Judgement) -> str:
     elif j.verdict == "slower":
         text = (f"{j.reference} {_is(j.reference)} faster: speedup of {j.subject} {_x(j.time_to_train)} "
                 f"({where}{p}, {runs})")
+    elif j.verdict == ONE_RUN:
+        text = f"{ONE_RUN}: {_x(j.time_to_train)} with {runs} ({where}{p})"
     else:
         text = f"not distinguishable with {runs}: {_x(j.time_to_train)} ({where}{p})"
         if j.runs_needed is None:
-            text += "; no spread within a side to say how many runs would resolve it" if min(n_sub, n_ref) < 2 \
-                else "; no difference to resolve"
+            text += ("; no spread within a side to say how many runs would resolve it" if one_run
+                     else "; no difference to resolve")
         elif j.runs_needed > MAX_RUNS:
             text += f"; more than {MAX_RUNS:,} runs per side would be needed to resolve a difference of this size"
         else:
@@ -353,7 +362,7 @@ def describe_group(g: GroupConfidence, runs: int) -> str:
     if g.interval is not None:
         text += f" (95% interval {g.interval.value('min')}, {g.interval.method} of {runs} runs)"
     else:
-        text += " (no interval: fewer than two runs)"
+        text += f" (95% interval {ONE_RUN})"
     if g.input_bound:
         text += f"; {INPUT_BOUND_TEXT} (data wait {g.data_wait_share:.0%} of training time)"
     return text

@@ -5,8 +5,11 @@
 
 A price names groups by their platform (`8xNVIDIA DGX-1`, `1xCPU`: the report's platform column), their
 system (a submission tree's system name) or their accelerator (`NVIDIA H200`, its chip `H200`, or a
-whole word of its name: `A6000` for `NVIDIA RTX A6000`), matched without regard to case, in that order. A platform's or a system's price is per hour of the whole
-system; an accelerator's is per accelerator-hour, times the GPU count (CPU ranks count as one each).
+whole word of its name: `A6000` for `NVIDIA RTX A6000`), matched without regard to case, in that order;
+last, whole words of a system's name however spaced (`DGX A100` for `dgxa100_ngc20.06_pytorch`,
+`DGX-1` for `dgx1_ngc20.06_pytorch`). A platform's or a system's price is per hour of the whole
+system (a system of several nodes: name it whole, or price its accelerator); an accelerator's is per
+accelerator-hour, times the GPU count (CPU ranks count as one each).
 
 - cost per run = USD per hour x the group's time to train (its score, else the mean of its converged
   runs) / 60, with that time's 95% interval (harness.results.confidence);
@@ -106,7 +109,26 @@ def price_for(key: GroupKey, runs: Sequence[RunSummary], prices: dict[str, float
     if inside:
         best = lower[max(inside, key=len)]
         return prices[best] * count, f"{best} x {count}"
+    # a name of the system in other words: "DGX A100" for dgxa100_ngc20.06_pytorch, "DGX-1" for dgx1_...;
+    # last, so that it never takes a price another rule gives (a harness platform's words are its accelerator's)
+    tree = {key.platform.rsplit("/", 1)[-1]} if "/" in key.platform else set()
+    for name in sorted({r.system for r in runs if r.system} | tree):
+        spans = _word_spans(name)
+        found = [k for k in lower if _squash(k) in spans]
+        if found:
+            best = lower[max(found, key=len)]
+            return prices[best], f"{best} (system {name})"
     return None, ""
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.lower())
+
+
+def _word_spans(name: str) -> set[str]:
+    """Every run of whole words of a system's name, squashed (lower case, letters and digits only)."""
+    words = [w for w in re.split(r"[\s_/]+", name) if w]
+    return {_squash("".join(words[i:j])) for i in range(len(words)) for j in range(i + 1, len(words) + 1)} - {""}
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.results import formats, official, rules, sanity, tree
+from harness.results import formats, log_round, official, sanity, tree
 from harness.results.formats import Record
 from harness.results.intervals import derived_throughput
 from harness.results.runfiles import add_run_files, from_result_json
@@ -94,10 +94,13 @@ def _judge(run: RunSummary, lines: list[str], path: Path, explicit: Optional[str
     """The official checker's verdict and the RCP checker's convergence reading on an official log."""
     if run.interrupted is not None:
         return
-    chosen = rules.choose(run.benchmark, explicit=explicit, path_round=round_in_path(path),
-                          log_format=run.log_format)
+    chosen = log_round.choose(run.benchmark, lines, run.run_start_ms, explicit=explicit,
+                              path_round=round_in_path(path), log_format=run.log_format,
+                              seconds_based=run.timestamp_unit == "s")
     verdict = official.judge(lines, chosen, run.timestamp_unit == "s")
     run.check, run.check_ruleset, run.check_source = verdict.status, chosen.label, chosen.source
+    if chosen.from_log and chosen.version:  # the round the log itself shows: its target and convergence rules
+        run.round = "v" + ".".join(chosen.version.split(".")[:2])
     run.check_reason = verdict.reason or None
     who = f"the official checker ({chosen.label})"
     if verdict.status == PASS:

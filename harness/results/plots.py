@@ -110,7 +110,7 @@ def _quality(groups, keys, out_dir, target_of, label_of, plt) -> Path:
         for j, (part, value) in enumerate(_parts(target).items()):
             ax.axhline(value, ls="--", color="black" if not part else f"C{7 + j}", lw=1,
                        label=f"target {part + ' ' if part else ''}{value:g}")
-        unit = "samples" if any(r.epoch_unit == "samples" for r in runs) else "epoch"
+        unit = next((r.epoch_unit for r in runs if r.epoch_unit in ("samples", "tokens")), "epoch")
         ax.set(title=_title(key), xlabel=unit, ylabel=label_of(key[0]))
         ax.xaxis.set_major_locator(_integer_ticks())
         if len(groups[key]) <= 12:
@@ -209,6 +209,9 @@ def plot_compare(labels: Sequence[str], series: Mapping[str, Sequence[Optional[f
     return _save(fig, path, plt)
 
 
+WRITE_HINT = "free space or write the files elsewhere"
+
+
 def _integer_ticks():
     from matplotlib.ticker import MaxNLocator
 
@@ -217,6 +220,17 @@ def _integer_ticks():
 
 def _save(fig, path: Path, plt) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path)
     plt.close(fig)
     return path
+
+
+def save_figure(fig, path: Path, dpi: int = 110) -> None:
+    """The figure's image replaces `path` in one step (harness.observe.disk.write_atomic)."""
+    import io
+
+    from harness.observe.disk import write_atomic
+
+    image = io.BytesIO()
+    fig.savefig(image, format=path.suffix.lstrip(".") or "png", dpi=dpi)
+    write_atomic(path, image.getvalue(), hint=WRITE_HINT)

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import platform
-import tempfile
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -224,19 +222,7 @@ def write(record: RunRecord, path: Path) -> None:
     leaves no half-written file behind and raises DiskFull."""
     from harness.observe import disk
 
-    text = to_json(record)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".result-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        if disk.is_full(err):
-            raise disk.DiskFull(path, err) from None
-        raise
+    disk.write_atomic(path, to_json(record))
 
 
 def read(path: Path) -> dict[str, Any]:

@@ -82,7 +82,7 @@ def data_wait(share: Optional[float]) -> str:
 def _epochs(r: RunSummary) -> str:
     """Epochs to converge; a model evaluated every N samples counts samples instead (steps: stable diffusion
     under 3.1.0), as the RCP checker reads it."""
-    if r.epochs_to_converge is None or r.epoch_unit not in ("samples", "steps"):
+    if r.epochs_to_converge is None or r.epoch_unit not in ("samples", "steps", "tokens"):
         return fmt(r.epochs_to_converge, "g")
     return f"{r.epochs_to_converge:,.0f} {r.epoch_unit}"
 

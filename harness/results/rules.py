@@ -5,7 +5,8 @@ The ruleset of a log (`choose`), in this order: the one asked for (`--ruleset`);
 tools are run per round; the log's own format (`:::MLPv0.5.0`: v0.5, which mlperf_logging has no
 checker for; `:::MLL`: 0.6.0); for a harness run, its registered model's ruleset (and rules file,
 where MLPerf ships none); else the newest ruleset that has the benchmark, saying that the round
-was not known. A benchmark that no ruleset has is not checked. Nothing a log holds forms a path:
+was not known (harness.results.log_round then reads the round from the log itself: its dates, its
+keys). A benchmark that no ruleset has is not checked. Nothing a log holds forms a path:
 the version always comes from mlperf_logging's own list.
 
 The target is read from the rules file's `ATLEAST_ONE_CHECK` for `eval_accuracy` (mlperf_logging's
@@ -72,7 +73,7 @@ def _allowed(version: str) -> list[str]:
         return []
 
 
-def _having(benchmark: Optional[str]) -> list[str]:
+def having(benchmark: Optional[str]) -> list[str]:
     """The official rulesets whose benchmark list names it, oldest first; 0.6.0 reads only :::MLL
     logs, which choose it by their format, so it is left out here."""
     return [v for v in _rulesets() if v != "0.6.0" and benchmark and benchmark in _allowed(v)]
@@ -86,6 +87,8 @@ class Ruleset:
     label: str  # what the check prints: "4.0.0", "harness-ncf-0.7.0", or why there is none ("v0.5")
     rules: Optional[str]  # the rules file the checker starts from
     source: str  # why: "--ruleset", "v4.0 in the path", "the :::MLL format (v0.6)", ...
+    fallback: bool = False  # the newest ruleset with the benchmark, for want of a round (log_round refines it)
+    from_log: bool = False  # chosen by the log's own dates or keys (harness.results.log_round)
 
 
 def choose(benchmark: Optional[str], *, explicit: Optional[str] = None, path_round: Optional[str] = None,
@@ -103,20 +106,21 @@ def choose(benchmark: Optional[str], *, explicit: Optional[str] = None, path_rou
         version, source = of_round, f"{path_round} in the path"
     elif log_format == "MLL":
         version, source = "0.6.0", "the :::MLL format (v0.6)"
-    elif spec is not None and (harness_run or not _having(named)):
+    elif spec is not None and (harness_run or not having(named)):
         task = spec.task
         if task.rules_file is not None:
             return Ruleset(task.ruleset, f"harness-{named}-{task.ruleset}", str(task.rules_file),
                            f"the {spec.name} model's rules file")
         version, source = task.ruleset, f"the {spec.name} model's ruleset"
     else:
-        having = _having(named)
-        if not having:
+        found = having(named)
+        if not found:
             what = f"benchmark {benchmark!r}" if benchmark else "a log that names no benchmark"
             return Ruleset(None, "no ruleset", None, f"no official ruleset has {what}")
-        version = having[-1]
+        version = found[-1]
         source = (f"{path_round} is not a round mlperf_logging has rules for" if path_round else "no round in the path") \
             + f": the newest ruleset with {named} (give --ruleset, or keep the log under its round's vX.Y folder)"
+        return Ruleset(version, version, f"training_{version}/common.yaml", source, fallback=True)
     return Ruleset(version, version, f"training_{version}/common.yaml", source)
 
 
@@ -142,8 +146,8 @@ def pick_rules(benchmark: str, ruleset: Optional[str] = None) -> tuple[str, str,
             return task.ruleset, f"harness-{benchmark}-{task.ruleset}", str(task.rules_file)
         ruleset = task.ruleset
     if ruleset is None:
-        having = [v for v in training_rulesets() if benchmark in _allowed(v)]
-        ruleset = DEFAULT_RULESET if DEFAULT_RULESET in having else (having[-1] if having else DEFAULT_RULESET)
+        listed = [v for v in training_rulesets() if benchmark in _allowed(v)]
+        ruleset = DEFAULT_RULESET if DEFAULT_RULESET in listed else (listed[-1] if listed else DEFAULT_RULESET)
     return ruleset, ruleset, f"training_{ruleset}/common.yaml"
 
 

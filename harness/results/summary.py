@@ -89,6 +89,7 @@ class RunSummary:
     submitter_scored: Optional[bool] = None  # listed in the tree's first_50_success_file (v0.5 NCF); None: no list
     data_wait_s: Optional[float] = None  # result.json: rank 0's wait for batches over the counted steps
     data_wait_share: Optional[float] = None  # data_wait_s / training seconds of those steps (0..1)
+    short_of_target: Optional[str] = None  # its log says success, but its quality does not reach the target: why
 
     @property
     def scorable(self) -> bool:
@@ -97,7 +98,9 @@ class RunSummary:
 
     @property
     def converged(self) -> bool:
-        return self.status == SUCCESS and self.scorable and self.interrupted is None
+        """A success that MLPerf would score as one: its quality reaches the target (NaN, a value that is not
+        a number or one short of the target is no success, whatever run_stop says)."""
+        return self.status == SUCCESS and self.scorable and self.interrupted is None and self.short_of_target is None
 
     @property
     def counted(self) -> bool:
@@ -108,6 +111,8 @@ class RunSummary:
         a run whose status is success."""
         if self.interrupted is not None or self.problems or self.time_to_train_min is None:
             return False
+        if self.short_of_target is not None:
+            return False  # not converged: it counts as the slowest, as a run that did not converge
         return self.check == PASS or (self.check not in (PASS, FAIL, REFUSED) and self.status == SUCCESS)
 
     @property

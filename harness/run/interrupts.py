@@ -12,6 +12,7 @@ nothing else is already unwinding the stack, delivered once the block is done.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 from typing import Iterator, Optional
@@ -72,3 +73,36 @@ def shielded() -> Iterator[None]:
         # An exception on its way out already ends the run: a held signal would only replace it.
         if pending and not unwinding:
             signal.raise_signal(pending[0])
+
+
+@contextmanager
+def forking_workers() -> Iterator[None]:
+    """Around the start of a command's worker processes: SIGINT and SIGTERM are held in this thread,
+    so a worker is born with them held and cannot be interrupted before `leave_signals_to_parent` (its
+    first call) ignores them; one that arrived meanwhile reaches this process when the block ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, saved)
+
+
+def leave_signals_to_parent() -> None:
+    """A command's worker process's first call: a terminal's Ctrl-C reaches every process of the group,
+    and each worker would print a KeyboardInterrupt traceback of its own; the parent stops its workers
+    instead. SIGTERM ends a worker silently. Signals held by `forking_workers` are let through after."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+
+
+def ended_by(prog: str, err: KeyboardInterrupt, what: str = "") -> int:
+    """The one line a command prints when Ctrl-C or SIGTERM ends it, and its exit status (128 + the
+    signal's number: 130 for Ctrl-C, 143 for SIGTERM)."""
+    name = signal_name(err)
+    word = "interrupted" if name == "SIGINT" else f"stopped by {name}"
+    print(f"{prog}: {word}{'; ' + what if what else ''}", file=sys.stderr)
+    return 128 + signal_number(err)

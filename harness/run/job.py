@@ -58,7 +58,7 @@ def run_job(cfg: DictConfig) -> RunRecord:
         try:
             spec, start = _plan(cfg, start)
             if main_rank:
-                OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
+                disk.write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
             log.info("%s on %s, seed %d -> %s", spec.name, start.dataset or "synthetic batches", cfg.seed, run_dir)
             # synthetic batches need no data
             data_dir = None if cfg.mode == "throughput" or spec.task is None else spec.task.prepare(cfg)
@@ -67,7 +67,7 @@ def run_job(cfg: DictConfig) -> RunRecord:
             end = RunEnd(ABORTED, _interrupted(err, log_path if cfg.mode == "train" else None))
             raise
         except Exception as err:
-            end = _failed(err)
+            end = _failed(err, cfg)
     finally:
         if reserve is not None:
             reserve.release()
@@ -103,12 +103,13 @@ def _plan(cfg: DictConfig, start: RunRecord) -> tuple[ModelSpec, RunRecord]:
                          epoch_unit="samples" if cfg.model.get("eval_every_samples") else "epochs")
 
 
-def _failed(err: Exception) -> RunEnd:
+def _failed(err: Exception, cfg: Optional[DictConfig] = None) -> RunEnd:
     """A failed run's end: the one-line reason, and the error (its traceback in train.log)."""
     if isinstance(err, RankFailed):
         if err.child_traceback:  # the console gets the one-line cause at the end; train.log all of it
             log.error("rank %d's traceback:\n%s", err.rank, err.child_traceback, extra=console.FILE_ONLY)
-        return RunEnd(FAILED, str(err), Failure("RankFailed", str(err), err.rank, err.child_traceback))
+        reason = str(err) + _memory_fix(str(err), cfg)
+        return RunEnd(FAILED, reason, Failure("RankFailed", reason, err.rank, err.child_traceback))
     if disk.is_full(err):
         full = err if isinstance(err, disk.DiskFull) else disk.DiskFull(getattr(err, "filename", None) or "a file",
                                                                          err)  # type: ignore[arg-type]
@@ -118,7 +119,19 @@ def _failed(err: Exception) -> RunEnd:
     # a crash: the result names it, train.log keeps the traceback
     trace = traceback.format_exc()
     log.error("run failed:\n%s", trace, extra=console.FILE_ONLY)
-    return RunEnd(FAILED, f"{type(err).__name__}: {err}".splitlines()[0], Failure(type(err).__name__, str(err), 0, trace))
+    reason = f"{type(err).__name__}: {err}".splitlines()[0]
+    return RunEnd(FAILED, reason + _memory_fix(reason, cfg), Failure(type(err).__name__, str(err), 0, trace))
+
+
+def _memory_fix(reason: str, cfg: Optional[DictConfig]) -> str:
+    """What to change when the GPU ran out of memory: the batch per rank (every model's model.batch_size)."""
+    if "out of memory" not in reason or "CUDA" not in reason:
+        return ""
+    batch = OmegaConf.select(cfg, "model.batch_size") if cfg is not None else None
+    smaller = f"model.batch_size={max(1, batch // 2)}" if isinstance(batch, int) else "model.batch_size=N"
+    now = f" (now {batch} per rank)" if isinstance(batch, int) else ""
+    return (f"; the batch does not fit on the GPU{now}: lower it with {smaller}, or in harness.bench "
+            f"--set {smaller}")
 
 
 def _watch_host(world: Optional[World]) -> tuple[host_load.HostLoadMonitor, dict]:

@@ -108,6 +108,9 @@ def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Opti
                 raise
     if str(cfg.device) == "auto" and not torch.cuda.is_available():
         log.info("no GPU on this host: gpus=%d runs %d CPU ranks (device=cpu, gloo)", cfg.gpus, cfg.gpus)
+    crowded = None if uses_cuda(cfg) else threads.too_many_ranks(cfg.gpus)
+    if crowded:
+        log.warning("warning: %s", crowded)
     log.info("world: %d rank(s) = %d node(s) x %d, device=%s (%s), precision=%s; per-rank logs in %s",
              ranks, cfg.nodes, cfg.gpus, cfg.device, "nccl" if uses_cuda(cfg) else "gloo", precision_name(cfg), run_dir)
     return _run_elastic(cfg, run_dir, data_dir, record, host_load)

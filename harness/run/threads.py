@@ -61,6 +61,16 @@ def choose(cpus: int, other_cpu_pct: Optional[float], local_ranks: int) -> Threa
                         f"{cpus} usable CPUs, {seen}, {local_ranks} local rank(s)", local_ranks, other_cpu_pct)
 
 
+def too_many_ranks(local_ranks: int, cpus: Optional[int] = None) -> Optional[str]:
+    """What to say when more CPU ranks start on this host than it has usable CPUs (they take turns, and
+    time to train measures the turns); None when each rank has a core."""
+    cpus = cpus or len(host_load.usable_cpus())
+    if local_ranks <= cpus:
+        return None
+    return (f"{local_ranks} CPU ranks on {cpus} usable CPU(s): more ranks than cores take turns on them, and time "
+            f"to train measures that; ask for gpus={cpus} or fewer on this host")
+
+
 def _user_policy(env) -> Optional[ThreadPolicy]:
     """The user's own OpenMP settings: set, and not what the harness put there for this tree."""
     inherited = _inherited(env)

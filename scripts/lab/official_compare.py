@@ -133,7 +133,9 @@ def official_side(folder: Folder) -> None:
 def unit_of(log: str, value: float) -> Optional[str]:
     """Which metadata key of the log's evaluations holds the official convergence figure: the unit the
     RCP checker counted in, read from the log itself."""
-    for line in open(log, encoding="latin-1"):
+    with open(log, encoding="latin-1") as f:
+        lines = f.readlines()
+    for line in lines:
         if '"eval_accuracy"' not in line or ":::MLLOG " not in line:
             continue
         try:

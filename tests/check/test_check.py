@@ -125,7 +125,7 @@ def test_the_harness_sanity_findings_are_warnings_the_verdict_stays_the_official
 def test_v06_logs_are_checked_with_0_6_0_and_v05_logs_are_listed_as_not_checked(trees_dir, tmp_path):
     v06 = trees_dir / "v0.6" / "NVIDIA" / "results" / "dgx1_ngc19.05_pytorch"
     v05 = trees_dir / "v0.5" / "v0.5.0" / "google"
-    out = run_cli("harness.check", str(v06), str(v05), cwd=tmp_path)
+    out = run_cli("harness.check", str(v06), str(v05), "--allow-skipped", cwd=tmp_path)
     assert out.returncode == 0, out.stdout
     lines = out.stdout.splitlines()
     assert sum(l.startswith("PASS") and "(gnmt, 0.6.0)" in l for l in lines) == 10
@@ -147,3 +147,18 @@ def test_the_checker_reads_each_rules_file_as_yaml_would_once_per_process():
         first.append("changed by a reader")
         with open(path) as f:
             assert mlp_compliance.yaml.load(f, Loader=yaml.BaseLoader) == fresh, path
+
+
+def test_logs_no_official_checker_judged_fail_the_check_unless_allowed(trees_dir, tmp_path):
+    """A SKIP (v0.5: no checker) or CRASH is nothing official vouching for the log: exit 1 with one line
+    saying so and how to accept them."""
+    v05 = trees_dir / "v0.5" / "v0.5.0" / "google"
+    out = run_cli("harness.check", str(v05), cwd=tmp_path)
+    assert out.returncode == 1
+    assert out.stderr.splitlines() == ["harness.check: error: 10 log(s) not judged by the official checker (CRASH or "
+                                       "SKIP above); pass --allow-skipped to accept them"]
+    assert "10 log(s): 0 passed, 0 failed, 10 not checked (no official checker for them)" in out.stdout
+    assert run_cli("harness.check", str(v05), "--allow-skipped", cwd=tmp_path).returncode == 0
+    out = run_cli("harness.check", str(v05), "--jobs", "0", cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.splitlines()[-1].endswith("error: --jobs must be at least 1")
+    assert list(tmp_path.iterdir()) == []

@@ -114,9 +114,9 @@ class SingleNodeSlurm:
         ])
 
     def _spawn(self, cmd: list[str], name: str) -> None:
-        log = open(self.dir / f"{name}.out", "w")
-        self._procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env,
-                                            start_new_session=True))
+        with open(self.dir / f"{name}.out", "w") as log:  # the daemon keeps its own copy of the descriptor
+            self._procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env,
+                                                start_new_session=True))
 
     def _node_idle(self) -> bool:
         for proc in self._procs:

@@ -9,6 +9,7 @@ import os
 import pytest
 
 from harness.observe import disk
+from tests.helpers import fill_disk
 
 
 @pytest.fixture(autouse=True)
@@ -96,3 +97,26 @@ def test_a_file_size_limit_is_named_as_such():
     assert str(err) == ("cannot write out/mlperf.log: a file-size limit (ulimit -f) stops it (File too large); "
                         "free space or choose another output_root")
     assert disk.is_full(err) and not disk.is_full(OSError(errno.EACCES, "denied"))
+
+
+@pytest.mark.parametrize("data", ["new text that the disk cannot hold\n", b"\x89PNG new image"])
+def test_a_whole_file_the_disk_cannot_hold_leaves_the_old_one_whole_and_no_partial_file(tmp_path, monkeypatch, data):
+    target = tmp_path / "report.md"
+    target.write_text("the old report\n")
+    fill_disk(monkeypatch, room=5)
+    with pytest.raises(disk.DiskFull, match=rf"^cannot write {target}: the disk is full \(No space left on device\); "
+                                            "free space or write elsewhere$"):
+        disk.write_atomic(target, data, hint="free space or write elsewhere")
+    monkeypatch.undo()
+    assert target.read_text() == "the old report\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temporary file, no 0-byte file
+    disk.write_atomic(target, data)  # with room, it is replaced in one step
+    assert target.read_bytes() == (data.encode() if isinstance(data, str) else data)
+    assert oct(target.stat().st_mode & 0o777) == "0o644" and [p.name for p in tmp_path.iterdir()] == ["report.md"]
+
+
+def test_a_file_that_cannot_be_written_for_another_reason_is_named_in_one_line(tmp_path):
+    (tmp_path / "taken").mkdir()  # a folder where the file should go
+    with pytest.raises(disk.WriteFailed, match=rf"^cannot write {tmp_path / 'taken'}: Is a directory$"):
+        disk.write_atomic(tmp_path / "taken", "x")
+    assert [p.name for p in tmp_path.iterdir()] == ["taken"] and not any((tmp_path / "taken").iterdir())

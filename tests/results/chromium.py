@@ -89,6 +89,8 @@ class Chromium:
                 os.close(fd)
             except OSError:
                 pass
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
         shutil.rmtree(self.profile, ignore_errors=True)
 
     def send(self, method: str, params: Optional[dict] = None, session: bool = True) -> dict[str, Any]:

@@ -70,10 +70,10 @@ def test_the_summary_has_both_views_their_means_the_machine_and_charts(suite, tm
     assert "- mean efficiency, amp, 2 vs 1 GPUs: 0.925 over 2 models" in md
     assert "- mean amp / fp32 on 1 GPU(s): 2.500x" in md
     assert "## Failed cells\n\n- waveglow amp 1 GPU(s): CUDA out of memory" in md
-    rows = list(csv.reader(open(out / "throughput.csv")))
+    rows = list(csv.reader((out / "throughput.csv").read_text().splitlines()))
     assert rows[1][1] == "bert_large"  # the suite's order
     assert rows[0][-1] == "windows (spread)" and "3 windows" in rows[1][-1]
-    scaling_rows = list(csv.reader(open(out / "scaling.csv")))
+    scaling_rows = list(csv.reader((out / "scaling.csv").read_text().splitlines()))
     assert ["bert_large squad384", "NVIDIA H200", "amp", "2 vs 1", "1.90x", "95%"] in scaling_rows
 
 
@@ -94,7 +94,7 @@ def test_the_precision_gain_is_over_tf32_where_a_model_ran_it_and_over_fp32_othe
     assert "| bert_large squad384 | NVIDIA H200 | 1 | amp / tf32 | 1.50x |" in md
     assert "| txl_large | NVIDIA H200 | 1 | amp / fp32 | 2.00x |" in md
     assert "- mean amp / tf32 on 1 GPU(s): 1.500x" in md and "- mean amp / fp32 on 1 GPU(s): 2.000x" in md
-    rows = list(csv.reader(open(tmp_path / "s" / "precision.csv")))
+    rows = list(csv.reader((tmp_path / "s" / "precision.csv").read_text().splitlines()))
     assert rows[0] == ["workload", "accelerator", "GPUs", "gain", "throughput ratio"]
 
 

@@ -40,6 +40,22 @@ def test_a_platform_price_is_per_system_and_an_accelerator_price_per_gpu():
     assert cost.price_for(card, [], {"A6000": 1.5, "RTX A6000": 1.4, "A600": 9.0}) == (1.4, "RTX A6000 x 1")
 
 
+def test_a_system_is_priced_by_its_name_in_other_words():
+    from harness.results.summary import RunSummary
+
+    tree = GroupKey("gnmt", "closed/NVIDIA/dgxa100_ngc20.06_pytorch", 8, None, 2048, "NVIDIA A100-SXM4-40GB (400W)")
+    runs = [RunSummary(path="r", system="dgxa100_ngc20.06_pytorch")]
+    priced = cost.price_for(tree, runs, cost.parse_prices(["DGX A100=3"]))
+    assert priced == (3.0, "DGX A100 (system dgxa100_ngc20.06_pytorch)")  # per hour of the whole system
+    v100 = GroupKey("gnmt", "closed/NVIDIA/dgx1_ngc20.06_pytorch", 8, None, 2048, "Tesla V100-SXM2-16GB")
+    assert cost.price_for(v100, [], {"dgx-1": 2.0}) == (2.0, "dgx-1 (system dgx1_ngc20.06_pytorch)")
+    # the accelerator's own name stays a price per accelerator; a part of a word matches nothing
+    assert cost.price_for(tree, runs, {"A100": 1.0, "DGX A100": 3.0}) == (8.0, "A100 x 8")
+    assert cost.price_for(tree, runs, {"DGX A10": 3.0, "a100_ngc": 1.0}) == (None, "")
+    harness = GroupKey("gnmt", "2xNVIDIA H200", 2, "amp", 128, "NVIDIA H200")
+    assert cost.price_for(harness, [], {"H200": 3.0}) == (6.0, "H200 x 2")
+
+
 def _runs(root, energy, seconds, n=5, world=1):
     for seed in range(n):
         harness_run(root / f"s{seed}", seed, world=world, seconds=seconds * (1 + 0.02 * (seed - 2)),

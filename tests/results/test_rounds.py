@@ -65,7 +65,10 @@ def test_a_v31_log_under_5_0_0_crashes_the_official_checker_and_check_says_so_in
     assert "KeyError" in _official(folder, "5.0.0").official[str(folder / "result_0.txt")]["check"]
     out = run_cli("harness.check", str(folder), "--ruleset", "5.0.0")
     lines = out.stdout.splitlines()
-    assert out.returncode == 0, out.stdout  # the checker's failure, not the log's
+    assert out.returncode == 1, out.stdout  # the checker's failure, not the log's: nothing vouches for the log
+    assert out.stderr.splitlines() == ["harness.check: error: 1 log(s) not judged by the official checker (CRASH or "
+                                       "SKIP above); pass --allow-skipped to accept them"]
+    assert run_cli("harness.check", str(folder), "--ruleset", "5.0.0", "--allow-skipped").returncode == 0
     assert lines[0].startswith("CRASH ") and "the official checker crashed: KeyError: 'samples_count'" in lines[0]
     assert "1 log(s): 0 passed, 0 failed, 1 not judged (the official checker crashed on them)" in lines
     assert run_cli("harness.check", str(folder)).stdout.startswith("PASS")  # with its round's 3.1.0
@@ -133,9 +136,9 @@ def test_a_score_belongs_to_its_submission_folder_whatever_the_logs_state(tmp_pa
 
 def test_a_log_outside_any_round_is_checked_with_the_newest_ruleset_and_says_why(tmp_path):
     log = tmp_path / "result_0.txt"
-    log.write_text(retinanet_log([0.3, 0.345], benchmark="retinanet"))
-    out = run_cli("harness.check", str(log))
-    assert out.stdout.startswith("PASS") and "(retinanet, 5.1.0)" in out.stdout
+    log.write_text(retinanet_log([0.3, 0.345], benchmark="retinanet").replace('"gradient_accumulation_steps"', '"x"'))
+    out = run_cli("harness.check", str(log))  # no ruleset's rules pass it, and its dates' round has no retinanet
+    assert out.stdout.startswith("FAIL") and "(retinanet, 5.1.0)" in out.stdout
     assert "no round in the path: the newest ruleset with retinanet (give --ruleset" in out.stdout
     forced = run_cli("harness.check", str(log), "--ruleset", "5.0.0")
     assert "(retinanet, 5.0.0)" in forced.stdout and "ruleset 5.0.0: 1 log(s), --ruleset" in forced.stdout

@@ -1,0 +1,33 @@
+"""How a run's failure reads: a GPU out of memory names the option that fixes it (the runs themselves:
+tests/e2e/)."""
+from __future__ import annotations
+
+import torch
+from omegaconf import OmegaConf
+
+from harness.run.job import _failed
+from harness.run.launch import RankFailed
+
+OOM = "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.81 GiB"
+
+
+def _end(err, cfg):
+    try:
+        raise err
+    except Exception as raised:
+        return _failed(raised, cfg)
+
+
+def test_cuda_out_of_memory_names_the_batch_size_option_and_bench_s_set():
+    cfg = OmegaConf.create({"model": {"name": "resnet", "batch_size": 256}})
+    end = _end(torch.cuda.OutOfMemoryError(OOM), cfg)
+    assert end.reason == (f"OutOfMemoryError: {OOM}; the batch does not fit on the GPU (now 256 per rank): lower it "
+                          "with model.batch_size=128, or in harness.bench --set model.batch_size=128")
+    assert "\n" not in end.reason and end.error.type == "OutOfMemoryError"
+    ranked = _end(RankFailed(1, f"OutOfMemoryError: {OOM}", None), cfg)  # one rank of several ran out
+    assert ranked.reason.startswith(f"rank 1 failed: OutOfMemoryError: {OOM}; the batch does not fit on the GPU")
+
+
+def test_other_failures_keep_their_own_line():
+    end = _end(RuntimeError("expected scalar type Float"), OmegaConf.create({"model": {"batch_size": 8}}))
+    assert end.reason == "RuntimeError: expected scalar type Float"
