@@ -1,6 +1,6 @@
 """One place builds a rank's run: device, model, optimizer, precision, the DDP wrapper and the batch feed.
 
-Runs (harness/run/session.py), the profiling scripts (scripts/lab/) and the tests all build through
+Runs (harness/run/session.py), the measuring tools (scripts/tools/) and the tests all build through
 `build_run`, so what a script measures or a test checks is what a run trains.
 
     python - <<'EOF'

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Optional
 
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
-from harness import fastpath
+from harness import fastpath, registry
 from harness.errors import ConfigError
 from harness.precisions import check_device
 from harness.observe import console
@@ -60,6 +60,9 @@ def check_resources(cfg: DictConfig) -> None:
         return  # the outside launcher decided the layout
     wants_cuda = uses_cuda(cfg)
     fastpath.resolve(cfg, wants_cuda)  # the precision and fast path this host's device gets
+    if cfg.get("master_weights") and str(cfg.precision) not in ("amp", "bf16"):
+        raise ConfigError(f"master_weights=true keeps fp16 or bf16 weights and this run trains in {cfg.precision} "
+                          "(this host has no GPU): add precision=bf16")
     check_device(cfg.precision, wants_cuda, where=" and this host has none")  # device=auto without a GPU
     if cfg.get("cuda_graph") and not wants_cuda:
         raise ConfigError("cuda_graph=true captures CUDA work and this host has no GPU: run it on one, or leave "
@@ -300,6 +303,11 @@ def _rank_main(payload: _Payload) -> Optional[RunRecord]:
         torch.set_num_threads(policy.omp_num_threads)
     cfg = OmegaConf.create(payload.config_yaml)
     assert isinstance(cfg, DictConfig)
+    # the YAML carries values, not the model's schema: typed again, as the launcher's config was
+    # composed (RunContext.options builds the model's options dataclass from it)
+    schema = OmegaConf.structured(registry.get(str(cfg.model.name)).options)
+    with open_dict(cfg):
+        cfg.model = OmegaConf.merge(schema, cfg.model)
     job = RankJob(cfg=cfg, run_dir=run_dir, data_dir=None if payload.data_dir is None else Path(payload.data_dir),
                   world=world, host_load=payload.host_load, record=payload.record)
     try:

@@ -127,7 +127,7 @@ class EpochTraining:
 
 def train_epoch(run: BuiltRun, epoch: int, hooks: Hook, max_steps: Optional[int] = None) -> Epoch:
     """One epoch as a run trains it (at most max_steps): the model's batches of `epoch`, or with
-    mode=throughput its synthetic batch at every step. For tests and scripts/lab: no MLPerf events."""
+    mode=throughput its synthetic batch at every step. For tests and scripts/tools: no MLPerf events."""
     if run.mode == "throughput":
         batches, steps = repeat_batch(run.synthetic_batch(), max_steps), max_steps
     else:

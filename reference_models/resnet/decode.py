@@ -39,7 +39,7 @@ with the downscale factor, taps clipped to the image, weights normalised) writte
 matrix products, horizontal pass first as PIL does: the 256 crops of a batch cost a dozen kernels,
 not three per image. PIL rounds to uint8 between and after its two passes; this rounds once, at the
 end, so a pixel differs from PIL's by at most one level (tests/reference_models/resnet/test_decode.py
-states and checks the tolerance on the CPU; on an H200, scripts/lab/pipeline_decoders.py measured
+states and checks the tolerance on the CPU; on an H200, scripts/tools/pipeline_decoders.py measured
 the hardware decoder's crops against PIL's: mean 0.18 levels, none more than 1,
 docs/benchmarks/pipeline_2026-12-01.md).
 """
@@ -289,7 +289,7 @@ class NvImageCodecDecoder:
     def __init__(self, device: torch.device, cpu_threads: int = 0, hardware_share: float = 1.0,
                  hardware_only: bool = False, options: str = "", backends: Optional[Sequence[tuple[str, float]]] = None):
         """`backends` ((nvImageCodec BackendKind name, load hint), ...) replaces the default list
-        (scripts/lab/pipeline_decoders.py compares them)."""
+        (scripts/tools/pipeline_decoders.py compares them)."""
         self.hardware_only = hardware_only
         try:
             os.environ.setdefault("PYNVIMGCODEC_VERBOSITY", "1")  # errors only: not every optional codec library is installed

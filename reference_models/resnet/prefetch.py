@@ -111,7 +111,7 @@ class DeviceBatches:
         self.ahead = max(1, -(-depth // self.threads))  # each thread's queue: depth batches ready over all of them
         cuda = device.type == "cuda"
         self.streams = [torch.cuda.Stream(device) if cuda else None for _ in self.prepares]
-        # what the threads spent, summed over them (scripts/lab/pipeline_bench.py prints it per batch):
+        # what the threads spent, summed over them (scripts/tools/pipeline_bench.py prints it per batch):
         # waiting for the workers' batches, preparing on the host (queueing the GPU work), and the
         # side streams' GPU time
         self.stats = {"batches": 0, "loader_wait_s": 0.0, "prepare_s": 0.0, "gpu_s": 0.0}

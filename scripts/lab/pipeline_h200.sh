@@ -9,7 +9,7 @@
 # resnet:nvimgcodec1 ... resnet:nvimgcodec8, resnet:share0.2 (any share 0.x), resnet:auto, ssd:cpu,
 # ssd:cpu4 ... ssd:cpu15 (N workers), ssd:nvimgcodec, maskrcnn:cpu, maskrcnn:nvimgcodec, maskrcnn:cpu:ungrouped,
 # maskrcnn:nvimgcodec:ungrouped, gnmt, transformer, ncf:
-#   decoders   scripts/lab/pipeline_decoders.py on the ImageNet-size JPEGs: each GPU decode backend alone,
+#   decoders   scripts/tools/pipeline_decoders.py on the ImageNet-size JPEGs: each GPU decode backend alone,
 #              beside a ResNet-50 step, and its pictures against PIL's (OUT/decoders.json)
 #   resnet     ResNet-50 on generated 500x375 JPEGs (10,000), batch 256, amp, channels_last, compile:
 #              decode=cpu (15 workers) and decode=nvimgcodec (12 workers); target 0.95
@@ -41,7 +41,7 @@
 # the nvimgcodec rows then fail with their one line (no CUDA), every other row runs.
 #   text       GNMT (batch 512, amp) and Transformer-big (8,192 tokens, amp) on their generated token files,
 #              NCF (batch 2^20, amp, master weights) on a generated ml-20m-format ratings.csv; target 0.97
-# Datasets are generated in the call (scripts/lab/pipeline_datasets.py, the models' generators), on
+# Datasets are generated in the call (scripts/tools/pipeline_datasets.py, the models' generators), on
 # every core, under /tmp/pipeline_data. Environment: STEPS and WARMUP (the windows), LIMIT (seconds a
 # measurement may take), DEADLINE (seconds into the call after which measurements are skipped, so the
 # call ends with its files), PROFILE=N (profile N real steps of a measurement that misses its target),
@@ -71,15 +71,15 @@ bench() {  # label target steps overrides...
     stamp "$label: skipped, past the call's deadline of ${deadline} s"; echo "| $label | not run: past the call's deadline |" >> "$out/pipeline.md"; return
   fi
   stamp "$label"
-  timeout "$limit" python3 scripts/lab/pipeline_bench.py "$@" --label "$label" --target "$target" \
+  timeout "$limit" python3 scripts/tools/pipeline_bench.py "$@" --label "$label" --target "$target" \
     --warmup "$warmup" --steps "$n" --json "$out/pipeline.jsonl" --table "$out/pipeline.md" \
     --profile "${PROFILE:-0}" --profile-out "$work/profile_$name.txt" ${WARM_PASS:+--warm-pass} > "$log" 2>&1
   local rc=$?
   tail -n 3 "$log"
   [ $rc -eq 0 ] || { echo "| $label | exit $rc: $(grep -v '^\s*$' "$log" | tail -n 1 | cut -c1-200) |" >> "$out/pipeline.md"; }
 }
-imagenet() { [ -e "$data/inet500/DONE" ] || { stamp "writing $inet ImageNet-size JPEGs"; python3 scripts/lab/pipeline_datasets.py imagenet "$data/inet500" --images "$inet" >> "$work/datasets.log" 2>&1; }; }
-cocosize() { [ -e "$data/coco640/DONE" ] || { stamp "writing $coco COCO-size images"; python3 scripts/lab/pipeline_datasets.py coco "$data/coco640" --images "$coco" >> "$work/datasets.log" 2>&1; }; }
+imagenet() { [ -e "$data/inet500/DONE" ] || { stamp "writing $inet ImageNet-size JPEGs"; python3 scripts/tools/pipeline_datasets.py imagenet "$data/inet500" --images "$inet" >> "$work/datasets.log" 2>&1; }; }
+cocosize() { [ -e "$data/coco640/DONE" ] || { stamp "writing $coco COCO-size images"; python3 scripts/tools/pipeline_datasets.py coco "$data/coco640" --images "$coco" >> "$work/datasets.log" 2>&1; }; }
 resnet="model=resnet dataset=imagenet dataset.path=$data/inet500 model.num_classes=1000 precision=${PRECISION:-amp} model.channels_last=true model.compile=${RESNET_COMPILE:-true} model.batch_size=${RESNET_BATCH:-256}${DEVICE:+ device=$DEVICE}${RESNET_EXTRA:+ $RESNET_EXTRA}"
 rmode=${RESNET_COMPILE_MODE:+ $RESNET_COMPILE_MODE}  # in the labels
 [ -n "${RESNET_COMPILE_MODE:-}" ] && resnet="$resnet model.compile_mode=$RESNET_COMPILE_MODE"
@@ -118,7 +118,7 @@ run() {  # one measurement by name
     ncf) bench "ncf" 0.97 "$steps" model=ncf dataset=ml20m_generated dataset.path=$data/ncf dataset.generator.users=$users \
       precision=amp master_weights=true --skip 2 ;;
     decoders) imagenet; [ $((SECONDS - t0)) -gt "$deadline" ] && { stamp "decoders: skipped, past the deadline"; return; }; stamp decoders
-      timeout 240 python3 scripts/lab/pipeline_decoders.py "$data/inet500/train" --files 768 --batch 256 \
+      timeout 240 python3 scripts/tools/pipeline_decoders.py "$data/inet500/train" --files 768 --batch 256 \
         --json "$out/decoders.json" > "$work/decoders.log" 2>&1; tail -n 12 "$work/decoders.log" ;;
     *) echo "unknown stage $1" | tee -a "$work/stages.log" ;;
   esac

@@ -9,7 +9,7 @@
 # options it adds. OUT/slow_models.md gets one row per run (median of 3 windows, the windows' range,
 # steps a window), OUT/runs/<variant>/ the run's folder, OUT/<variant>.log its console.
 # Environment: DEADLINE (seconds into the call after which no run starts; default 470), WINDOW_S and
-# WARMUP_S (the windows; default 2 and 3), PROFILE (variants to profile with scripts/lab/profile_step.py
+# WARMUP_S (the windows; default 2 and 3), PROFILE (variants to profile with scripts/tools/profile_step.py
 # after the runs, default none).
 set -uo pipefail
 out=$(realpath -m "${1:?usage: slow_models_h200.sh OUT_DIR [VARIANT...]}"); shift
@@ -80,6 +80,6 @@ done
 for v in ${PROFILE:-}; do
   [ $((SECONDS - t0)) -gt "$deadline" ] && { echo "profile $v: past the deadline" >> "$out/profiles.txt"; continue; }
   # shellcheck disable=SC2086
-  timeout -k 3 90 python3 scripts/lab/profile_step.py ${V[$v]} --warmup 3 --steps 3 --rows 30 > "$out/profile_$v.txt" 2>&1
+  timeout -k 3 90 python3 scripts/tools/profile_step.py ${V[$v]} --warmup 3 --steps 3 --rows 30 > "$out/profile_$v.txt" 2>&1
 done
 cat "$out/slow_models.md"

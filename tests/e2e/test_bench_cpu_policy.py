@@ -1,4 +1,4 @@
-"""scripts/bench_cpu_policy.py at tiny settings: a row per model, load and policy, the ratios of
+"""scripts/tools/bench_cpu_policy.py at tiny settings: a row per model, load and policy, the ratios of
 loaded to idle, and one JSON line per run (the real figures: docs/benchmarks/cpu_policy_*.md)."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 def test_the_cpu_policy_benchmark_writes_its_table(tmp_path):
     out = tmp_path / "bench.md"
     proc = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "bench_cpu_policy.py"), "--models", "ncf", "--seeds", "1",
+        [sys.executable, str(REPO / "scripts" / "tools" / "bench_cpu_policy.py"), "--models", "ncf", "--seeds", "1",
          "--policies", "old", "new", "--repeats", "1", "--set", "+debug=ncf", f"data_root={tmp_path / 'data'}",
          "--root", str(tmp_path / "runs"), "--out", str(out)],
         cwd=tmp_path, capture_output=True, text=True, timeout=900)

@@ -1,11 +1,11 @@
 """SSD and Mask R-CNN end to end on CPU: every key their 0.7.0 rules require, mAP as a fraction (two parts
 for Mask R-CNN), the checker's verdict, evaluation over two ranks equal to one rank's, two-rank runs, and
-the real-scale models' throughput mode and the plain torchvision baselines at tiny shapes.
+the real-scale models' throughput mode at tiny shapes (the plain torchvision baselines:
+tests/e2e/test_plain_baselines.py).
 (Convergence of the embedded defaults is measured, not tested: docs/ssd.md, docs/maskrcnn.md.)"""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,7 @@ from omegaconf import OmegaConf
 from harness import registry
 from harness.config import compose
 from harness.interface import RunContext
-from tests.helpers import REPO, run_cli
+from tests.helpers import run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -145,16 +145,3 @@ def test_real_scale_models_run_throughput_mode_on_cpu_at_tiny_shapes(name, tiny,
     assert data["mode"] == "throughput" and data["throughput"] > 0
     params = data["hyperparameters"]
     assert params["global_batch_size"] >= 1 and "opt_base_learning_rate" in params
-
-
-@pytest.mark.parametrize("model", ["maskrcnn", "ssd300"])
-def test_the_torchvision_baselines_run_on_cpu_at_tiny_shapes(model, tmp_path):
-    script = REPO / "scripts" / "lab" / "detection_baseline.py"
-    import subprocess
-
-    out = subprocess.run([sys.executable, str(script), model, "--device", "cpu", "--batch", "1", "--height", "64",
-                          "--width", "96", "--warmup", "1", "--steps", "1", "--repeats", "1"],
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    line = json.loads(out.stdout.strip().splitlines()[-1])
-    assert line["model"] == f"torchvision {model}" and line["images_per_s"] > 0

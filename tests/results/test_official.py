@@ -2,7 +2,7 @@
 `harness.check` say what mlperf-logging's own result_summarizer, rcp_checker and compliance checker say, run
 side by side on the same files: per run its minutes, whether it counts, its convergence figure and unit, its
 check verdict; per submission folder its score. Nothing here is a figure written down: every expected value
-is computed by the official code (scripts/lab/official_compare.official_side) in the test."""
+is computed by the official code (scripts/tools/official_compare.official_side) in the test."""
 from __future__ import annotations
 
 import importlib.util
@@ -15,7 +15,7 @@ import pytest
 
 from tests.helpers import REPO, run_cli
 
-_spec = importlib.util.spec_from_file_location("official_compare", REPO / "scripts" / "lab" / "official_compare.py")
+_spec = importlib.util.spec_from_file_location("official_compare", REPO / "scripts" / "tools" / "official_compare.py")
 compare = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = compare  # its dataclasses look their module up
 _spec.loader.exec_module(compare)
@@ -95,7 +95,7 @@ def test_v05_has_no_official_tools_and_is_said_to_have_none(harness, trees_dir):
 
 
 def test_the_comparison_script_finds_no_disagreement_on_the_fixtures(trees_dir, tmp_path):
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "lab" / "official_compare.py"), str(trees_dir),
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "tools" / "official_compare.py"), str(trees_dir),
                            "--json", str(tmp_path / "c.json")], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads((tmp_path / "c.json").read_text())

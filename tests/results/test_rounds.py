@@ -15,7 +15,7 @@ import pytest
 from tests.helpers import REPO, run_cli
 from tests.results.roundlogs import retinanet_log, stable_diffusion_log, write_folder
 
-_spec = importlib.util.spec_from_file_location("official_compare", REPO / "scripts" / "lab" / "official_compare.py")
+_spec = importlib.util.spec_from_file_location("official_compare", REPO / "scripts" / "tools" / "official_compare.py")
 compare = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = compare
 _spec.loader.exec_module(compare)

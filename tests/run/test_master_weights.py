@@ -60,7 +60,9 @@ def test_updates_smaller_than_bf16_resolution_accumulate_in_the_fp32_copy():
 
 def test_master_weights_need_a_low_precision_autocast():
     with pytest.raises(ConfigError, match="master_weights=true keeps fp16 or bf16 weights: use it with precision=amp"):
-        compose(["master_weights=true"])
+        compose(["master_weights=true", "precision=fp32"])
+    with pytest.raises(ConfigError, match="on device=cpu add precision=bf16"):
+        compose(["master_weights=true", "device=cpu"])  # left to the device, a CPU's precision is fp32
     model, opt = _model_and_optimizer()
     with pytest.raises(ConfigError, match="needs precision=amp or precision=bf16"):
         policy("fp32", torch.device("cpu")).keep_master_weights(model, opt)

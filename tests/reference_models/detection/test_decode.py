@@ -10,7 +10,7 @@ The stated tolerance, in uint8 levels of the picture before ToTensor:
   jitter carries a 1-level difference on and can amplify it (contrast 1.5x; a hue moved by one step
   of Pillow's uint8 HSV shifts a saturated colour by several levels);
 - the encoded boxes and Mask R-CNN's targets are identical, Mask R-CNN's pixels too (no resampling). The hardware decoder's
-agreement is measured on the GPU (scripts/lab/pipeline_decoders.py, docs/benchmarks/pipeline_2026-12-01.md).
+agreement is measured on the GPU (scripts/tools/pipeline_decoders.py, docs/benchmarks/pipeline_2026-12-01.md).
 """
 from __future__ import annotations
 

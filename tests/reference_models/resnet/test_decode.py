@@ -7,7 +7,7 @@ The stated tolerance, against the CPU path (PIL decodes, crops and resizes; data
   to uint8 after each of its two passes, the matrices once at the end), the mean difference under 0.25;
 - a backend's whole path (its decode too): the same where it decodes with libjpeg-turbo as PIL does
   (torchvision on a CPU, nvImageCodec's CPU decoder). The hardware decoder's agreement is measured on
-  the GPU by scripts/lab/pipeline_decoders.py and recorded in docs/benchmarks/pipeline_2026-12-01.md.
+  the GPU by scripts/tools/pipeline_decoders.py and recorded in docs/benchmarks/pipeline_2026-12-01.md.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 batch alone, how much does it slow a training step running beside it, and how close are its
 pictures to the CPU path's (PIL)?
 
-    python scripts/lab/pipeline_decoders.py /tmp/inet500/train --batch 256 --size 224 --json decoders.json
+    python scripts/tools/pipeline_decoders.py /tmp/inet500/train --batch 256 --size 224 --json decoders.json
 
 For each backend (nvImageCodec's hardware decoder alone, with its CPU decoder beside it at a few load
 shares, its CUDA decoder; torchvision's nvJPEG), on --files JPEGs of the folder (cached in memory):

@@ -2,8 +2,8 @@
 ImageNet folder layout) and COCO-size images (about 640x480, several objects each, the COCO 2017
 layout), each by its model's own generator.
 
-    python scripts/lab/pipeline_datasets.py imagenet /tmp/inet500 --images 10000
-    python scripts/lab/pipeline_datasets.py coco /tmp/coco640 --images 3000 --workers 16
+    python scripts/tools/pipeline_datasets.py imagenet /tmp/inet500 --images 10000
+    python scripts/tools/pipeline_datasets.py coco /tmp/coco640 --images 3000 --workers 16
 
 reference_models/detection/generate.py writes a split on one process (the embedded sets are small);
 here each process draws its own images (the generator's `_image` and `_annotate`, its own seed per

@@ -1,7 +1,7 @@
 """The plain PyTorch Transformer-big that `mode=throughput` is measured against, at the same batch.
 
-    python scripts/lab/transformer_baseline.py                       # one GPU, fp16 autocast, 128 x (64 + 64) tokens
-    python scripts/lab/transformer_baseline.py --device cpu --precision fp32 --batch 4 --src-len 8 --tgt-len 8 \
+    python scripts/tools/transformer_baseline.py                       # one GPU, fp16 autocast, 128 x (64 + 64) tokens
+    python scripts/tools/transformer_baseline.py --device cpu --precision fp32 --batch 4 --src-len 8 --tgt-len 8 \
         --d-model 32 --heads 2 --ffn 64 --layers 1 --vocab 100 --warmup 1 --steps 3 --repeats 2   # a CPU check
 
 What anyone would write from the PyTorch documentation: torch.nn.Transformer (d_model 1024, 16 heads,

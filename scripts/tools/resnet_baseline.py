@@ -1,13 +1,13 @@
 """Plain PyTorch ResNet-50 training throughput, the comparison point for the harness's mode=throughput.
 
-    python scripts/lab/resnet_baseline.py                                   # CUDA, batch 256, amp, channels_last
-    python scripts/lab/resnet_baseline.py --device cpu --batch 2 --image-size 64 --warmup 1 --steps 2 --repeats 2
+    python scripts/tools/resnet_baseline.py                                   # CUDA, batch 256, amp, channels_last
+    python scripts/tools/resnet_baseline.py --device cpu --batch 2 --image-size 64 --warmup 1 --steps 2 --repeats 2
 
 What someone would write without the harness: torchvision.models.resnet50, the model and a fixed
 random batch in channels_last, fp16 autocast with a GradScaler, torch.optim.SGD with momentum and
 weight decay (its default multi-tensor path, not fused), cross-entropy with label smoothing; no
 compilation, no CUDA graphs. It prints the images/s of each window of --steps steps after --warmup
-steps, their median, and one JSON line (--json for a file) that scripts/lab/resnet_perf.sh collects.
+steps, their median, and one JSON line (--json: to a file too) to set beside the harness's figure.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """How long `harness.report` takes over many real-size MLPerf logs.
 
-    python scripts/lab/benchmark_report.py                       # 1,000 logs of about 1 MB, 3 timings
-    python scripts/lab/benchmark_report.py --files 200 --repeats 5 --out docs/benchmarks/report.md
+    python scripts/tools/benchmark_report.py                       # 1,000 logs of about 1 MB, 3 timings
+    python scripts/tools/benchmark_report.py --files 200 --repeats 5 --out docs/benchmarks/report.md
 
 Writes --files logs shaped like real submissions (NVIDIA's v0.7 GNMT logs: a launcher's shell trace,
 per-iteration training lines from the framework, MLLOG events from 8 ranks with duplicated init_start,
@@ -114,7 +114,7 @@ def main() -> int:
         f"{datetime.date.today().isoformat()}, {os.cpu_count()} cores ({cpu}), Python {platform.python_version()}: "
         f"`python -m harness.report DIR --json FILE` over {args.files} logs ({total / 1e9:.2f} GB, {runs} runs read): "
         f"median {statistics.median(times):.1f} s of {args.repeats} "
-        f"(min {min(times):.1f}, max {max(times):.1f}); `python scripts/lab/benchmark_report.py --files {args.files}`\n"
+        f"(min {min(times):.1f}, max {max(times):.1f}); `python scripts/tools/benchmark_report.py --files {args.files}`\n"
     )
     if args.out == "-":
         print(text, end="")

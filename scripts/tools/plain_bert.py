@@ -1,7 +1,7 @@
 """Plain PyTorch BERT-large, no harness: the reference the harness's bert_large is held to on a GPU.
 
-    python scripts/lab/plain_bert.py                                   # 24 x 1024, seq 512, batch 32, fp16
-    python scripts/lab/plain_bert.py --layers 2 --hidden 64 --heads 2 --seq 32 --batch 4 --vocab 1000 \
+    python scripts/tools/plain_bert.py                                   # 24 x 1024, seq 512, batch 32, fp16
+    python scripts/tools/plain_bert.py --layers 2 --hidden 64 --heads 2 --seq 32 --batch 4 --vocab 1000 \
         --device cpu --precision fp32 --warmup 1 --steps 2 --repeats 2  # the test's tiny shape
 
 What "plain" means here (the issue's figure, 236 seq/s on one H200, was taken this way):

@@ -1,8 +1,8 @@
 """Where a training step's time goes: torch.profiler over the harness's own step, on synthetic batches.
 
-    python scripts/lab/profile_step.py model=gnmt dataset=wmt16 precision=amp
-    python scripts/lab/profile_step.py model=ncf dataset=ml20m precision=amp --steps 30 --rows 25
-    torchrun --standalone --nproc_per_node=2 scripts/lab/profile_step.py model=gnmt dataset=wmt16 \
+    python scripts/tools/profile_step.py model=gnmt dataset=wmt16 precision=amp
+    python scripts/tools/profile_step.py model=ncf dataset=ml20m precision=amp --steps 30 --rows 25
+    torchrun --standalone --nproc_per_node=2 scripts/tools/profile_step.py model=gnmt dataset=wmt16 \
         precision=amp master_weights=true model.batch_size=1024 --trace-dir traces
 
 Builds the model exactly as a run does (the same config, the same Benchmark and loop code), runs

@@ -1,7 +1,7 @@
-"""The ResNet GPU measurement scripts, run on the CPU at tiny shapes: the plain torchvision baseline
-(scripts/lab/resnet_baseline.py), the input-pipeline comparison (scripts/lab/resnet_pipeline.py) and
-pipeline_bench.py on the GPU decode path with a share decoded by the workers (model.cpu_decode_share),
-which reports the decode thread's stages and exits on its own as soon as its figures are out."""
+"""scripts/tools/pipeline_bench.py on the CPU at tiny shapes: the loader alone, training on the files and
+the same steps on held batches, with the bottleneck named, for ResNet's JPEGs and NCF's ratings; and on
+ResNet's GPU decode path with a share decoded by the workers (model.cpu_decode_share), which reports the
+decode thread's stages and exits on its own as soon as its figures are out."""
 from __future__ import annotations
 
 import json
@@ -17,36 +17,41 @@ from tests.helpers import REPO
 
 pytestmark = pytest.mark.e2e
 
-
-def _script(name: str, *args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "lab" / name), *args], capture_output=True,
-                          text=True, timeout=600, cwd=cwd)
-
-
-def test_the_plain_baseline_reports_its_windows(tmp_path):
-    out = _script("resnet_baseline.py", "--device", "cpu", "--batch", "2", "--image-size", "64", "--precision", "fp32",
-                  "--warmup", "1", "--steps", "1", "--repeats", "2", "--json", "base.json", cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    result = json.loads((tmp_path / "base.json").read_text())
-    assert len(result["windows"]) == 2 and result["median"] > 0 and result["channels_last"]
-    assert "plain torchvision resnet50 on CPU" in out.stdout
+BENCH = REPO / "scripts" / "tools" / "pipeline_bench.py"
+TINY_RESNET = ["device=cpu", "model.layers=[1,1,1,1]", "model.width=8", "model.image_size=32", "model.resize_size=36",
+               "model.batch_size=4", "model.workers=1"]
 
 
 @pytest.mark.parametrize("decode", ["cpu"])  # decode=cuda needs a GPU: the same script on the device
-def test_the_pipeline_script_sets_jpegs_beside_a_held_batch(tmp_path, decode):
+def test_the_bench_sets_jpegs_beside_held_batches_and_appends_its_row(tmp_path, decode):
     folder = write(ImageSpec(classes=2, train_per_class=12, val_per_class=1), tmp_path / "d", workers=1)
-    out = _script("resnet_pipeline.py", "model=resnet", "dataset=imagenet", f"dataset.path={folder}", "device=cpu",
-                  "model.layers=[1,1,1,1]", "model.width=8", "model.image_size=32", "model.resize_size=36",
-                  "model.batch_size=4", "model.workers=1", f"model.decode={decode}", "--warmup", "1", "--steps", "5",
-                  "--skip", "1", "--json", "pipe.json", cwd=tmp_path)
+    out = subprocess.run([sys.executable, str(BENCH), "model=resnet", "dataset=imagenet", f"dataset.path={folder}",
+                          *TINY_RESNET, f"model.decode={decode}", "--warmup", "1", "--steps", "5", "--skip", "1",
+                          "--json", "pipe.jsonl", "--table", "pipe.md"],
+                         capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    result = json.loads((tmp_path / "pipe.json").read_text())
+    result = json.loads((tmp_path / "pipe.jsonl").read_text())
     assert all(result[k] > 0 for k in ("loader", "real", "synthetic"))
     assert result["real_over_synthetic"] == pytest.approx(result["real"] / result["synthetic"])
-    assert result["epoch_start_s"]["real"] >= 0 and result["verdict"]
+    assert result["epoch_start_s"]["real"] >= 0 and result["verdict"] and result["decode"] == decode
+    header, _, row = (tmp_path / "pipe.md").read_text().splitlines()
+    assert header.startswith("| model | settings |") and row.startswith("| model=resnet | `dataset=imagenet ")
+    assert f"**{result['real_over_synthetic']:.3f}**" in row and result["verdict"] in row
 
 
-# scripts/lab/pipeline_bench.py with the GPU decode path's backend swapped for PIL, which a CPU runs
+def test_the_bench_measures_a_model_that_reads_ratings_not_images(tmp_path):
+    """NCF's generated ratings at its debug preset: the same three rates in samples/s, no decode thread."""
+    out = subprocess.run([sys.executable, str(BENCH), "model=ncf", "+debug=ncf", "device=cpu",
+                          f"data_root={tmp_path / 'data'}", "--warmup", "1", "--steps", "2", "--skip", "1"],
+                         capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["model"] == "ncf" and result["unit"] == "samples"
+    assert all(result[k] > 0 for k in ("loader", "real", "synthetic")) and result["decode_thread"] is None
+    assert "real / synthetic = " in out.stdout
+
+
+# the bench with the GPU decode path's backend swapped for PIL, which a CPU runs
 _PIL_BENCH = """import runpy, sys
 from reference_models.resnet import decode
 decode.resolve = lambda choice, device, probe=None: "cpu" if choice == "cpu" else "pil"
@@ -60,10 +65,9 @@ def test_the_pipeline_bench_measures_the_gpu_path_with_a_share_decoded_by_the_wo
     loader, real and synthetic windows, and the decode thread's figures."""
     folder = write(ImageSpec(classes=2, train_per_class=12, val_per_class=1), tmp_path / "d", workers=1)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
-    proc = subprocess.Popen([sys.executable, "-c", _PIL_BENCH, str(REPO / "scripts" / "lab" / "pipeline_bench.py"),
+    proc = subprocess.Popen([sys.executable, "-c", _PIL_BENCH, str(BENCH),
                           "model=resnet", "dataset=imagenet", f"dataset.path={folder}", "dataset.generator=null",
-                          "device=cpu", "model.layers=[1,1,1,1]", "model.width=8", "model.image_size=32",
-                          "model.resize_size=36", "model.batch_size=4", "model.workers=1", "model.decode=nvimgcodec",
+                          *TINY_RESNET, "model.decode=nvimgcodec",
                           "model.cpu_decode_share=0.5", "--label", "resnet share 0.5", "--warmup", "1", "--steps",
                           "3", "--skip", "1", "--json", "pipe.jsonl"], stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)

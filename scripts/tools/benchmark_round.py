@@ -1,7 +1,7 @@
 """How long `harness.report` (and `harness.check`) take over a whole round's worth of official logs.
 
-    python scripts/lab/benchmark_round.py                            # about 2,000 logs of the v0.7-v4.0 fixtures
-    python scripts/lab/benchmark_round.py --logs 2000 --rounds v0.5,v0.6,v0.7,v2.1,v3.0,v4.0 --repeats 3 --check
+    python scripts/tools/benchmark_round.py                            # about 2,000 logs of the v0.7-v4.0 fixtures
+    python scripts/tools/benchmark_round.py --logs 2000 --rounds v0.5,v0.6,v0.7,v2.1,v3.0,v4.0 --repeats 3 --check
 
 Builds a synthetic round under --dir (default: a temporary folder, removed afterwards): the real submission
 folders of ../shared/fixtures/mlperf_trees (or HARNESS_SHARED) copied again and again, each copy under another

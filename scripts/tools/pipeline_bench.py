@@ -1,11 +1,11 @@
 """A model's input pipeline against its training step: is training on its files as fast as on batches
 already on the device, and if not, what holds it back? For every model with a real data path.
 
-    python scripts/lab/pipeline_bench.py model=resnet dataset=imagenet dataset.path=/tmp/inet500 \
+    python scripts/tools/pipeline_bench.py model=resnet dataset=imagenet dataset.path=/tmp/inet500 \
         model.num_classes=1000 precision=amp model.channels_last=true model.compile=true \
         model.batch_size=256 model.workers=15 model.decode=nvimgcodec --label "resnet nvimgcodec" \
         --target 0.95 --json /tmp/pipeline.jsonl --table /tmp/pipeline.md
-    python scripts/lab/pipeline_bench.py model=gnmt dataset=gnmt_embedded model.hidden_size=1024 \
+    python scripts/tools/pipeline_bench.py model=gnmt dataset=gnmt_embedded model.hidden_size=1024 \
         model.batch_size=512 precision=amp --target 0.97
     scripts/lab/pipeline_h200.sh "$OUT"     # every model on one H200, side by side (the issue's table)
 
@@ -31,26 +31,23 @@ It prints each rate, real / synthetic against --target and names the bottleneck:
 - the GPU, when the step waits little yet runs slower than on held batches (the input pipeline's
   kernels or copies share the GPU with the step).
 One JSON line goes to stdout (and --json, appended) and one Markdown row to --table (appended, the
-header written first when the file is new). With the GPU decode path it also reports the DataLoader's
+header written first when the file is new; pipeline_output.py beside this file writes them). With the GPU decode path it also reports the DataLoader's
 rate alone and what the decode thread spent per batch. --profile N, where the target is missed, writes
 torch.profiler's table of N real steps to --profile-out; --build-only reports what model.decode=auto chose.
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import faulthandler
 import itertools
-import json
 import logging
-import platform
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]  # the repository, and pipeline_output beside this
 
 from omegaconf import OmegaConf  # noqa: E402
 
@@ -60,9 +57,7 @@ from harness.observe.meter import ThroughputMeter  # noqa: E402
 from harness.run.build import build_run, context_for, device_sync  # noqa: E402
 from harness.run.loop import EpochTraining  # noqa: E402
 
-HEADER = ("| model | settings | decode | loader alone | training on files | synthetic step | real / synthetic "
-          "| target | data wait | bottleneck |\n|---|---|---|---|---|---|---|---|---|---|\n")
-
+import pipeline_output as output  # noqa: E402
 
 def samples_of(batch: Any) -> int:
     """What a batch holds in the model's unit, without reading the device: a token count where the
@@ -110,21 +105,7 @@ class _Timed:
             self._waited[0] += time.perf_counter() - t0
 
 
-def verdict(rates: dict[str, float], wait_share: float, target: float, workers: Any, decode: Any, unit: str) -> str:
-    ratio = rates["real"] / rates["synthetic"]
-    if ratio >= target:
-        return f"keeps up: real / synthetic {ratio:.3f} >= {target:.2f}"
-    if rates["loader"] < rates["synthetic"]:
-        return (f"input-bound: the loader alone delivers {rates['loader']:,.0f} {unit}/s ({workers} workers, "
-                f"decode={decode}) of the {rates['synthetic']:,.0f} the step consumes")
-    if wait_share > 0.05:
-        return (f"the host: the loader keeps up alone but the step waits {wait_share:.0%} of the time for batches "
-                "beside training (CPU contention between workers, decode thread and the training process)")
-    return (f"the GPU: the step waits {wait_share:.1%} of the time for batches yet runs at {ratio:.2f} of its rate on "
-            "held batches (the input pipeline's kernels or copies share the GPU with the step)")
-
-
-def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[str, Any]:
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("overrides", nargs="+", help="harness options, as for python -m harness.train")
     parser.add_argument("--warmup", type=int, default=20, help="untimed steps before each phase")
@@ -161,7 +142,9 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
     for note in notes:
         print(note)
     if args.build_only:
-        return _built(args, spec, bench, time.perf_counter() - t_build, script, notes)
+        seconds, decode = time.perf_counter() - t_build, str(getattr(bench, "decode", "-"))
+        print(f"loaders closed in {close_loaders(bench):.2f} s")
+        return output.record_build(args, spec.name, decode, seconds, notes)
     pipeline = getattr(getattr(bench, "_device_batches", None), "pipeline", None)  # the GPU decode path
     epochs = _Epochs()
     trained = [0]
@@ -253,54 +236,15 @@ def main(argv: list[str] | None = None, script: str = "pipeline_bench") -> dict[
     unit = spec.sample_unit
     decode = str(getattr(bench, "decode", hp.get("decode", "cpu")))
     ratio = rates["real"] / rates["synthetic"]
-    why = verdict(rates, wait_share, args.target, hp.get("workers", "-"), decode, unit)
-    for name, rate in rates.items():
-        print(f"{name:>9}: {rate:,.0f} {unit}/s")
-    print(f"each epoch waits {stalls['real']:.2f} s for its first batch ({stalls['loader']:.2f} s loading alone); "
-          f"the step waited {wait_share:.1%} of the real window for batches")
-    if workers is not None:
-        print(f"  workers: {workers:,.0f} {unit}/s (the DataLoader alone, before the GPU decodes)")
-    if thread and thread["batches"]:
-        per = {k: thread[k] / thread["batches"] * 1e3 for k in ("loader_wait_s", "prepare_s", "gpu_s")}
-        print(f"  decode thread during the real window, per batch: {per['loader_wait_s']:.1f} ms waiting for the "
-              f"workers, {per['prepare_s']:.1f} ms preparing on the host, {per['gpu_s']:.1f} ms on the side stream")
-        stages = stage_breakdown(thread)
-        if stages:
-            print("  its host time by stage, per batch: " + ", ".join(f"{k} {v:.2f} ms" for k, v in stages.items()))
-    print(f"real / synthetic = {ratio:.3f}: {why}")
+    why = output.verdict(rates, wait_share, args.target, hp.get("workers", "-"), decode, unit)
+    output.describe(rates, stalls, wait_share, workers, thread, unit, why)
     if args.profile and ratio < args.target:  # what holds it back, kernel by kernel
         _profile(bench, train, args.profile, Path(args.profile_out), next(epochs), sync)
         print(f"profile of {args.profile} real steps: {args.profile_out}")
     teardown = close_loaders(bench)
     print(f"loaders closed in {teardown:.2f} s")
-    result = {"script": script, "model": spec.name, "label": args.label or f"model={spec.name}",
-              "overrides": args.overrides, "unit": unit, "decode": decode, **rates, "epoch_start_s": stalls,
-              "real_over_synthetic": ratio, "target": args.target, "reached": ratio >= args.target,
-              "data_wait_share": wait_share, "verdict": why, "steps": args.steps, "hold": args.hold,
-              "workers_alone": workers, "decode_thread": thread,
-              "decode_stages_ms": stage_breakdown(thread) if thread else None, "teardown_s": teardown, "notes": notes, "warm_pass": args.warm_pass,
-              "date": datetime.date.today().isoformat(), "host": platform.node(), "device": _device_name(run.ctx.device)}
-    print(json.dumps(result))
-    if args.json:
-        with open(args.json, "a") as f:
-            f.write(json.dumps(result) + "\n")
-    if args.table:
-        path = Path(args.table)
-        new = not path.exists()
-        settings = " ".join(o for o in args.overrides if not o.startswith(("dataset.path=", "model=")))
-        with path.open("a") as f:
-            if new:
-                f.write(HEADER)
-            f.write(f"| {result['label']} | `{settings}` | {decode} | {rates['loader']:,.0f} {unit}/s | "
-                    f"{rates['real']:,.0f} | {rates['synthetic']:,.0f} | **{ratio:.3f}** | {args.target:.2f} | "
-                    f"{wait_share:.1%} | {why} |\n")
-    return result
-
-
-def stage_breakdown(thread: dict[str, Any]) -> dict[str, float]:
-    """ms per batch of each stage the decode thread timed (DeviceBatches.add: stage_<name>_s)."""
-    n = max(1, int(thread.get("batches", 0)))
-    return {k[len("stage_"):-len("_s")]: v / n * 1e3 for k, v in thread.items() if k.startswith("stage_")}
+    measured = {"rates": rates, "stalls": stalls, "wait_share": wait_share, "workers": workers, "thread": thread}
+    return output.record(args, spec.name, unit, decode, why, measured, teardown, notes, run.ctx.device)
 
 
 def close_loaders(bench: Any) -> float:
@@ -325,34 +269,6 @@ def _workers_alone(bench: Any, pipeline: Any, epoch: int, args: argparse.Namespa
     for batch in itertools.islice(batches, args.steps):
         n += len(getattr(batch, "offsets", [0, 0])) - 1
     return n / (time.perf_counter() - start)
-
-
-def _built(args: argparse.Namespace, spec: Any, bench: Any, seconds: float, script: str,
-           notes: list[str]) -> dict[str, Any]:
-    decode = str(getattr(bench, "decode", "-"))
-    teardown = close_loaders(bench)
-    print(f"loaders closed in {teardown:.2f} s")
-    result = {"script": script, "model": spec.name, "label": args.label or f"model={spec.name}", "overrides": args.overrides,
-              "build_only": True, "decode": decode, "build_s": seconds, "notes": notes,
-              "date": datetime.date.today().isoformat()}
-    print(f"built in {seconds:.1f} s: model.decode resolved to {decode}")
-    print(json.dumps(result))
-    if args.json:
-        with open(args.json, "a") as f:
-            f.write(json.dumps(result) + "\n")
-    if args.table:
-        with open(args.table, "a") as f:
-            f.write(f"| {result['label']} | `{' '.join(args.overrides[1:])}` | **{decode}** (chosen at build, "
-                    f"{seconds:.0f} s) | | | | | | | {'; '.join(notes)} |\n")
-    return result
-
-
-def _device_name(device: Any) -> str:
-    if device.type != "cuda":
-        return "cpu"
-    import torch
-
-    return torch.cuda.get_device_name(device)
 
 
 def _profile(bench: Any, train: Callable[[Iterable[Any]], None], steps: int, out: Path, epoch: int,

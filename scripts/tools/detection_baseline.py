@@ -1,10 +1,10 @@
 """Plain torchvision detection training on synthetic images: the baseline the harness's SSD and Mask R-CNN
 are compared with (issue 16's Performance section measured these on one H200: 11.3 img/s and 447 img/s).
 
-    python scripts/lab/detection_baseline.py maskrcnn --batch 8 --height 800 --width 1216 --objects 5 --amp
-    python scripts/lab/detection_baseline.py ssd300 --batch 128 --amp
-    torchrun --standalone --nproc_per_node=2 scripts/lab/detection_baseline.py maskrcnn --batch 8 --amp
-    python scripts/lab/detection_baseline.py maskrcnn --device cpu --batch 2 --height 64 --width 96 --steps 2 --warmup 1
+    python scripts/tools/detection_baseline.py maskrcnn --batch 8 --height 800 --width 1216 --objects 5 --amp
+    python scripts/tools/detection_baseline.py ssd300 --batch 128 --amp
+    torchrun --standalone --nproc_per_node=2 scripts/tools/detection_baseline.py maskrcnn --batch 8 --amp
+    python scripts/tools/detection_baseline.py maskrcnn --device cpu --batch 2 --height 64 --width 96 --steps 2 --warmup 1
 
 The models are torchvision's own builders with random weights (maskrcnn_resnet50_fpn, 91 classes;
 ssd300_vgg16, 91 classes), trained with SGD (lr 0.01, momentum 0.9) and, with --amp, fp16 autocast and a

@@ -2,9 +2,9 @@
 without its loop, meter, progress, telemetry and logs. Set beside the harness's figure for the same
 model and settings, the gap is the harness's cost.
 
-    python scripts/lab/plain_loop.py model=txl_large precision=amp
-    python scripts/lab/plain_loop.py model=tacotron2 precision=amp --warmup 3 --steps 6
-    python scripts/lab/plain_loop.py model=bert_base +debug=bert_base device=cpu --warmup 1 --steps 2   # tiny, CPU
+    python scripts/tools/plain_loop.py model=txl_large precision=amp
+    python scripts/tools/plain_loop.py model=tacotron2 precision=amp --warmup 3 --steps 6
+    python scripts/tools/plain_loop.py model=bert_base +debug=bert_base device=cpu --warmup 1 --steps 2   # tiny, CPU
 
 The model, optimizer, precision and batches come from harness.run.build.build_run, as a run builds
 them (one rank, no DDP); each step is autocast forward, (scaled) backward, gradient clipping when the

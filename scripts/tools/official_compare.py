@@ -1,8 +1,8 @@
 """mlperf-logging's own result_summarizer, rcp_checker and compliance checker side by side with the
 harness, over a whole published training round.
 
-    python scripts/lab/official_compare.py training_results_v4.1/            # the round from the folder's name
-    python scripts/lab/official_compare.py ROUND/ --ruleset 4.1.0 --json compare.json --show 30
+    python scripts/tools/official_compare.py training_results_v4.1/            # the round from the folder's name
+    python scripts/tools/official_compare.py ROUND/ --ruleset 4.1.0 --json compare.json --show 30
 
 ROUND is any folder that holds `<org>/results/<system>/<benchmark>/result_*.txt` (a checkout of
 mlcommons/training_results_vX.Y, or a part of one); the ruleset is the round of the nearest vX.Y

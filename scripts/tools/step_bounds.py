@@ -1,8 +1,8 @@
 """The two bounds on a training step of each real-scale model: FLOPs and bytes, and the throughput
 ceilings they set on a GPU's peak figures (defaults: one H200 SXM).
 
-    python scripts/lab/step_bounds.py                                   # both models, the H200 defaults
-    python scripts/lab/step_bounds.py --gnmt-batch 512 --ncf-batch 1048576 --tflops 989 --tbps 4.8
+    python scripts/tools/step_bounds.py                                   # both models, the H200 defaults
+    python scripts/tools/step_bounds.py --gnmt-batch 512 --ncf-batch 1048576 --tflops 989 --tbps 4.8
 
 Counted from the models' own modules (built on the meta device: no memory, no GPU), so the numbers
 follow the code. FLOPs: every matmul at 2 per multiply-add, forward x3 for forward plus backward.
@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository
 
 from reference_models.gnmt.model import GNMT  # noqa: E402
 from reference_models.ncf.model import NeuMF  # noqa: E402

@@ -1,9 +1,9 @@
 """CPU runs on a shared machine: the harness's thread policy against OpenMP's default, idle and with
 one core taken by another process.
 
-    python scripts/bench_cpu_policy.py --out docs/benchmarks/cpu_policy_$(date +%F).md
-    python scripts/bench_cpu_policy.py --models ncf --seeds 1 2 3 --repeats 1 --gpus 1 2 --out ncf.md
-    python scripts/bench_cpu_policy.py --models gnmt --set max_epochs=1 --out gnmt.md
+    python scripts/tools/bench_cpu_policy.py --out docs/benchmarks/cpu_policy_$(date +%F).md
+    python scripts/tools/bench_cpu_policy.py --models ncf --seeds 1 2 3 --repeats 1 --gpus 1 2 --out ncf.md
+    python scripts/tools/bench_cpu_policy.py --models gnmt --set max_epochs=1 --out gnmt.md
 
 Every combination of model x ranks (--gpus, CPU ranks) x load x seed x repeat x policy is one
 `python -m harness.train model=M seed=S device=cpu gpus=N` run on the model's embedded preset:
@@ -37,7 +37,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 POLICIES = ("old", "new", "one")
 LOADS = ("idle", "one-core")
 
