@@ -73,10 +73,11 @@ def test_the_pipeline_bench_measures_the_gpu_path_with_a_share_decoded_by_the_wo
                          stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
     assert proc.stdout is not None
     lines, printed = [], None
-    for line in proc.stdout:  # the figures' JSON line, then the process must end on its own, promptly
-        lines.append(line)
-        if line.startswith('{"script"'):
-            printed = time.perf_counter()
+    with proc.stdout:
+        for line in proc.stdout:  # the figures' JSON line, then the process must end on its own, promptly
+            lines.append(line)
+            if line.startswith('{"script"'):
+                printed = time.perf_counter()
     rc = proc.wait(timeout=600)
     assert rc == 0 and printed is not None, "".join(lines[-20:])
     assert time.perf_counter() - printed < 10, "the process printed its figures, then took long to exit"

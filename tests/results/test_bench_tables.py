@@ -124,7 +124,8 @@ def test_each_fast_path_is_set_against_the_eager_step_of_its_cell_where_both_ran
     gain_md = md[md.index("## Precision gain"):md.index("## Fast path vs eager")]
     assert "| tacotron2 | NVIDIA H200 | 1 | amp+graph / tf32+graph | 1.25x |" in gain_md
     assert "| tacotron2 | NVIDIA H200 | 1 | amp / tf32 | 0.95x |" in gain_md and "amp+compile /" not in gain_md
-    rows = list(csv.reader(open(tmp_path / "s" / "fast_path.csv")))
+    with open(tmp_path / "s" / "fast_path.csv", newline="") as f:
+        rows = list(csv.reader(f))
     assert rows[0] == ["workload", "accelerator", "GPUs", "precision", "path", "fast", "eager", "unit", "fast / eager"]
     assert len(rows) == 1 + len(fast)
     assert not [p for p in (tmp_path / "s").iterdir() if p.name.endswith(".tmp")]  # every file replaced whole

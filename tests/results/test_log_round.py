@@ -16,7 +16,7 @@ from harness.results.collect import build
 from harness.results.log_round import window_of
 from tests.helpers import REPO
 
-_spec = importlib.util.spec_from_file_location("official_compare", REPO / "scripts" / "lab" / "official_compare.py")
+_spec = importlib.util.spec_from_file_location("official_compare", REPO / "scripts" / "tools" / "official_compare.py")
 compare = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = compare
 _spec.loader.exec_module(compare)

@@ -23,7 +23,10 @@ def test_the_hint_is_the_largest_width_and_height_of_the_files_headers(folder):
     from PIL import Image
 
     paths = [path for path, _ in data.load(folder).train]
-    sizes = [Image.open(p).size for p in paths]
+    sizes = []
+    for p in paths:
+        with Image.open(p) as image:
+            sizes.append(image.size)
     assert largest_size(paths) == (max(w for w, _ in sizes), max(h for _, h in sizes))
     assert largest_size(paths[:0]) == (1, 1)  # nothing to read: the decoder's own minimum
 
