@@ -25,7 +25,7 @@ from harness.observe.console import FILE_ONLY
 from harness.observe.hooks import Hook
 
 if TYPE_CHECKING:
-    from harness.results.record import Epoch
+    from harness.record import Epoch
 
 log = logging.getLogger("harness.tensorboard")
 
