@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("harness.tensorboard")
 
-STATUS_CODE = {"success": 1.0, "aborted": 0.0, "failed": -1.0}  # hparams metrics must be numbers
 
 _GPU_FIELDS = ("util_pct", "memory_used_mib", "power_w", "sm_clock_mhz", "temperature_c")
 _PROCESS_FIELDS = ("rss_mib", "cpu_pct")
