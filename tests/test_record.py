@@ -63,3 +63,14 @@ def test_a_finished_runs_totals_are_derived_once():
                                  evals=(rec.Evaluation(1, 0.7),), data_wait_s=0.3, data_wait_share=0.05))
     assert (r.time_to_train_min, r.global_batch_size, r.final_quality, r.overhead_s) == (10 / 60, 64, 0.7, 1.0)
     assert replace(r, data_wait_s=0.3).data_wait_share == 0.05  # the rank's own figure is kept
+
+
+def test_every_field_the_report_checks_or_reads_is_a_field_of_the_record():
+    from dataclasses import fields
+
+    from harness.results import runfiles
+
+    names = {f.name for f in fields(rec.RunRecord)}
+    assert set(runfiles.TOP) <= names and set(runfiles.NESTED) <= names
+    assert set(runfiles.PER_EPOCH) <= {f.name for f in fields(rec.Epoch)}
+    assert set(runfiles.PER_EVAL) <= {f.name for f in fields(rec.Evaluation)}
