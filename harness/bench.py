@@ -40,12 +40,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
+from harness import record as rec
 from harness.bench_suite import Cell, check_overrides, estimate_s, plan, suite_models, usage_error, wall_estimate
 from harness.errors import ConfigError
 from harness.observe import disk
 from harness.precisions import Precision
 from harness.results import bench_tables
-from harness.results import record as rec
+from harness.run import record_file
 from harness.results.throughput import read_runs
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -142,7 +143,7 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus:
             RUNNING.discard(proc)
     seconds = time.perf_counter() - t0
     if not result_path.is_file():  # the run never got to write its own: record the cell as failed
-        rec.write(rec.RunRecord(status=rec.FAILED, mode="throughput", model=cell.model, benchmark=cell.model,
+        record_file.write(rec.RunRecord(status=rec.FAILED, mode="throughput", model=cell.model, benchmark=cell.model,
                                 world_size=cell.gpus, precision=cell.precision, run_dir=str(run_dir),
                                 accelerator=args.accelerator, platform=f"{cell.gpus}x{args.accelerator}",
                                 reason=reason or "no result.json written", command=tuple(overrides),
@@ -152,7 +153,7 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus:
     r = rec.load(result_path)
     if timed_out:  # the run recorded its own end (interrupted): the table should say why
         r = replace(r, reason=reason)
-        rec.write(r, result_path)
+        record_file.write(r, result_path)
     windows = [e.throughput for e in r.epochs if e.throughput]
     workload = r.hyperparameters.get("workload", cell.workload)
     return Outcome(cell.name, cell.model, workload, r.precision or cell.precision, cell.gpus, r.status,

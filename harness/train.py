@@ -29,7 +29,7 @@ from harness.config import CONF_DIR, HarnessConfig, check_cli, compose, datasets
 from harness.errors import ConfigError
 from harness.interface import DataError
 from harness.outputs import check_paths, check_room, check_run_dirs, claim_run_dir, claim_sweep_dir
-from harness.results import record as rec
+from harness import record as rec
 from harness.run import threads
 from harness.run.interrupts import signal_name, signal_number, stop_on_sigterm
 

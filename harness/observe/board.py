@@ -25,11 +25,10 @@ from harness.observe.console import FILE_ONLY
 from harness.observe.hooks import Hook
 
 if TYPE_CHECKING:
-    from harness.results.record import Epoch
+    from harness.record import Epoch
 
 log = logging.getLogger("harness.tensorboard")
 
-STATUS_CODE = {"success": 1.0, "aborted": 0.0, "failed": -1.0}  # hparams metrics must be numbers
 
 _GPU_FIELDS = ("util_pct", "memory_used_mib", "power_w", "sm_clock_mhz", "temperature_c")
 _PROCESS_FIELDS = ("rss_mib", "cpu_pct")

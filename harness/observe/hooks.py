@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 if TYPE_CHECKING:
     import torch
 
-    from harness.results.record import Epoch
+    from harness.record import Epoch
 
 
 @dataclass(frozen=True)

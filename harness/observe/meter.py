@@ -48,7 +48,6 @@ class ThroughputMeter(Hook):
         self.seconds = 0.0  # counted training seconds over the run (mean over ranks)
         self.own_seconds = 0.0  # ... this rank's own
         self.epoch_seconds = 0.0  # the last epoch's training time, warm-up included
-        self.epoch_samples_all = 0  # this rank's samples in the current epoch, warm-up included
         self._t0 = 0.0
         self._epoch_t0 = 0.0
         self._epoch_samples = 0
@@ -71,11 +70,9 @@ class ThroughputMeter(Hook):
         self.sync()  # sync point: the epoch's clock starts on an idle device
         self._t0 = self._epoch_t0 = time.perf_counter()
         self._epoch_samples = 0
-        self.epoch_samples_all = 0
 
     def step(self, samples: int) -> None:
         self.steps += 1
-        self.epoch_samples_all += samples
         if self.steps > self.warmup_steps:
             self._epoch_samples += samples
         elif self.steps == self.warmup_steps:

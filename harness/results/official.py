@@ -29,7 +29,6 @@ import json
 import logging
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
 
 import yaml
@@ -95,23 +94,6 @@ class _SharedJson:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(json, name)
-
-
-def warm_rules(rules: Optional[str]) -> None:
-    """Parse a ruleset's rules files now (every file beside `rules`, an official one; or that harness file),
-    so that forked checks inherit them parsed."""
-    if not rules:
-        return
-    from harness.results.rules import CHECKER_DIR
-
-    start = Path(rules) if Path(rules).is_absolute() else CHECKER_DIR / rules
-    files = [start] if Path(rules).is_absolute() else sorted(start.parent.glob("*.yaml"))
-    for path in files:
-        try:
-            with open(path) as f:
-                mlp_compliance.yaml.load(f, Loader=yaml.BaseLoader)
-        except (OSError, yaml.YAMLError):
-            continue
 
 
 @dataclass

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from harness.results.categories import category
-from harness.results.compare import _epochs, _ratio, _time
+from harness.results.compare import _ratio
 from harness.results.stats import GroupStats
 from harness.results.throughput import ThroughputGroup
 
@@ -57,42 +57,6 @@ class GeoMean:
 
 def _system(g: GroupStats) -> str:
     return g.key.platform + (f" ({g.key.accelerator})" if g.key.accelerator else "")
-
-
-def _pick(groups: Sequence[GroupStats]) -> dict[tuple, GroupStats]:
-    """One group per (benchmark, world, precision): the one with the most runs."""
-    out: dict[tuple, GroupStats] = {}
-    for g in sorted(groups, key=lambda g: -g.runs):
-        out.setdefault((g.key.benchmark, g.key.world, g.key.precision), g)
-    return out
-
-
-def _minutes(scores: dict, g: GroupStats) -> Optional[float]:
-    score = scores.get(g.key)
-    return getattr(score, "minutes", score)
-
-
-def pair_groups(a: Sequence[GroupStats], a_scores: dict, b: Sequence[GroupStats], b_scores: dict) -> list[Pair]:
-    left, right = _pick(a), _pick(b)
-    keys = sorted(set(left) & set(right), key=str)
-    # a side with no world size (logs outside a tree) pairs by benchmark when each side has one group of it
-    for bench in sorted({k[0] for k in left} | {k[0] for k in right}):
-        if any(k[0] == bench for k in keys):
-            continue
-        lk, rk = [k for k in left if k[0] == bench], [k for k in right if k[0] == bench]
-        if len(lk) == 1 and len(rk) == 1 and (lk[0][1] is None or rk[0][1] is None):
-            keys.append((lk[0], rk[0]))
-    out = []
-    for key in keys:
-        ka, kb = key if isinstance(key[0], tuple) else (key, key)
-        ga, gb = left[ka], right[kb]
-        ttt = _ratio(_time(gb, _minutes(b_scores, gb)), _time(ga, _minutes(a_scores, ga)))
-        tput = _ratio(ga.throughput.mean, gb.throughput.mean) if ga.throughput_unit == gb.throughput_unit else None
-        epochs = _ratio(_epochs(gb), _epochs(ga))
-        rest = ttt / (tput * epochs) if ttt is not None and tput is not None and epochs is not None else None
-        out.append(Pair(ka[0], category(ka[0]), ka[1] if ka[1] is not None else kb[1], ka[2] or kb[2],
-                        _system(ga), _system(gb), ttt, tput, epochs, rest))
-    return out
 
 
 def pair_throughput(a: Sequence[ThroughputGroup], b: Sequence[ThroughputGroup]) -> list[ThroughputPair]:

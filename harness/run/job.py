@@ -22,8 +22,8 @@ from harness import fastpath, registry
 from harness.errors import ConfigError
 from harness.interface import DataError, ModelSpec
 from harness.observe import console, disk, host_load
-from harness.results import record as rec
-from harness.results.record import ABORTED, FAILED, Failure, RunEnd, RunRecord
+from harness.run import record_file as rec
+from harness.record import ABORTED, FAILED, Failure, RunEnd, RunRecord
 from harness.run import distributed, seeding, threads
 from harness.run.distributed import World
 from harness.run.interrupts import shielded, signal_name

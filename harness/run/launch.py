@@ -37,7 +37,7 @@ from harness.run import distributed, threads
 from harness.run.distributed import World
 from harness.run.interrupts import Stopped, signal_number, stop_on_sigterm
 from harness.run.precision import precision_name
-from harness.results.record import RunRecord
+from harness.record import RunRecord
 from harness.run.session import PeerDied, RankJob, run_rank
 from harness.run.watchdog import Watchdog
 

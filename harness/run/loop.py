@@ -29,7 +29,7 @@ from harness.interface.gather import broadcast_buffers
 from harness.interface.schedule import Block
 from harness.observe.finite import NonFiniteLoss
 from harness.observe.hooks import EpochStats, Hook, StepDone
-from harness.results.record import ABORTED, FAILED, SUCCESS, Epoch, Evaluation, Failure
+from harness.record import ABORTED, FAILED, SUCCESS, Epoch, Evaluation, Failure
 from harness.run.build import BuiltRun
 from harness.run.step import Step, train_step
 from harness.run.mlperf_log import TRACKED_STATS, C, MLPerfLog

@@ -31,8 +31,8 @@ from harness.observe.hooks import Hooks
 from harness.observe.meter import ThroughputMeter
 from harness.observe.progress import Progress
 from harness.observe.watchers import Observers, Placement, open_observers
-from harness.results.record import FAILED, SUCCESS, Evaluation, RunRecord
-from harness.results.record import versions as software_versions
+from harness.record import FAILED, SUCCESS, Evaluation, RunRecord
+from harness.run.record_file import versions as software_versions
 from harness.run import compile_guard, distributed, peers, threads
 from harness.run.build import BuiltRun, build_run, clear_page_cache, context_for, device_sync, pick_device
 from harness.run.distributed import SINGLE, World

@@ -16,7 +16,7 @@ from omegaconf import open_dict
 
 from harness.observe.finite import NonFiniteLoss
 from harness.observe.hooks import EpochStats, Hook
-from harness.results.record import FAILED, SUCCESS, Epoch, Failure
+from harness.record import FAILED, SUCCESS, Epoch, Failure
 from harness.run.build import BuiltRun, device_sync
 from harness.run.distributed import sum_over_ranks
 from harness.run.graph import EAGER_STEPS, CaptureFailed, CapturedStep

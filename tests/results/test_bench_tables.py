@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from harness import record as rec
 from harness.results import bench_tables
-from harness.results import record as rec
+from harness.run.record_file import write as write_record
 from harness.results.throughput import fast_vs_eager, groups, precision_gains, read_runs, scaling, table_rows
 
 
@@ -18,7 +19,7 @@ def write_run(root: Path, model: str, precision: str, world: int, windows: list[
     """A cell's result.json through the run's own record writer; `keys` are added to the written
     record as fields the writer does not know yet (the fast path's "path" and "fallback")."""
     path = root / (cell or f"{model}-{workload}-{precision}-{world}") / "result.json"
-    rec.write(rec.RunRecord(
+    write_record(rec.RunRecord(
         status=status, mode="throughput", model=model, precision=precision, world_size=world,
         accelerator=accelerator, platform=f"{world}x{accelerator}", throughput_unit=unit, global_batch_size=32 * world,
         throughput=sorted(windows)[len(windows) // 2] if status == "success" and windows else None,

@@ -1,5 +1,6 @@
-"""result.json is one typed record: strict JSON however the run ended, read back as the same record,
-a field of another schema named rather than dropped, and an interrupted run rebuilt from its log."""
+"""result.json is one typed record (harness/record.py, written by harness/run/record_file.py): strict
+JSON however the run ended, read back as the same record, a field of another schema named rather than
+dropped, and an interrupted run rebuilt from its log."""
 from __future__ import annotations
 
 import json
@@ -7,7 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from harness.results import record as rec
+from harness import record as rec
+from harness.run import record_file
 from harness.run.mlperf_log import MLPerfLog
 
 
@@ -18,7 +20,7 @@ def test_a_value_that_is_not_a_number_is_written_as_null_and_the_file_reads_back
                       hyperparameters={"opt_base_learning_rate": float("nan")},
                       error=rec.Failure("NonFiniteLoss", "the loss is nan", 0), command=("model=ncf",))
     path = tmp_path / "result.json"
-    rec.write(r, path)
+    record_file.write(r, path)
     data = json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"bare {c} in result.json"))
     assert data["epochs"][0]["train_loss"] is None and data["epochs"][0]["loss_terms"] == {"box": None, "class": 0.5}
     assert data["schema"] == rec.SCHEMA and data["error"]["type"] == "NonFiniteLoss"
@@ -29,7 +31,7 @@ def test_a_value_that_is_not_a_number_is_written_as_null_and_the_file_reads_back
 
 def test_a_field_this_version_does_not_know_is_named_not_dropped(tmp_path):
     path = tmp_path / "result.json"
-    rec.write(rec.RunRecord(), path)
+    record_file.write(rec.RunRecord(), path)
     data = json.loads(path.read_text())
     path.write_text(json.dumps({**data, "colour": "blue"}))
     with pytest.raises(ValueError, match="fields colour are not in harness.result/"):
@@ -47,7 +49,7 @@ def test_an_interrupted_run_is_rebuilt_from_its_log_with_its_data_wait(tmp_path)
     log.end("run_stop", metadata={"status": "aborted", "reason": "SIGTERM"})
     log.close()
     start = rec.RunRecord(model="ssd", run_dir=str(tmp_path))
-    r = rec.assemble(start, None, rec.RunEnd(rec.ABORTED, "interrupted (SIGTERM)"), tmp_path / "mlperf.log",
+    r = record_file.assemble(start, None, rec.RunEnd(rec.ABORTED, "interrupted (SIGTERM)"), tmp_path / "mlperf.log",
                      finished_at="now")
     assert (r.status, r.reason, r.finished_at, r.epochs_run) == ("aborted", "interrupted (SIGTERM)", "now", 2)
     assert r.data_wait_s == 0.5 and r.data_wait_share == pytest.approx(0.125)
@@ -61,3 +63,14 @@ def test_a_finished_runs_totals_are_derived_once():
                                  evals=(rec.Evaluation(1, 0.7),), data_wait_s=0.3, data_wait_share=0.05))
     assert (r.time_to_train_min, r.global_batch_size, r.final_quality, r.overhead_s) == (10 / 60, 64, 0.7, 1.0)
     assert replace(r, data_wait_s=0.3).data_wait_share == 0.05  # the rank's own figure is kept
+
+
+def test_every_field_the_report_checks_or_reads_is_a_field_of_the_record():
+    from dataclasses import fields
+
+    from harness.results import runfiles
+
+    names = {f.name for f in fields(rec.RunRecord)}
+    assert set(runfiles.TOP) <= names and set(runfiles.NESTED) <= names
+    assert set(runfiles.PER_EPOCH) <= {f.name for f in fields(rec.Epoch)}
+    assert set(runfiles.PER_EVAL) <= {f.name for f in fields(rec.Evaluation)}

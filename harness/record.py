@@ -1,23 +1,22 @@
-"""result.json: what one run did, one typed record from the rank that ran it to the file.
+"""result.json's record: what one run did, one typed record defined once, written by the run and
+read by the report.
 
 The command that owns the run directory makes the record's start (`RunRecord` with what it knows:
 the run directory, the command, versions, the model's facts); the run's rank 0 returns the same
-record filled in (harness/run/session.py); `assemble` takes that, or, for a run that was interrupted
-or crashed, what its own mlperf.log says it did (epochs, evaluations, time to train up to the
-aborting run_stop), applies how the run ended and derives the totals. `write` replaces result.json
-in one step with strict JSON (no NaN: a value that is not a number is null). The schema is
-documented in docs/results.md; `schema` names its version.
+record filled in (harness/run/session.py); harness/run/record_file.py assembles the end and writes
+the file. The report reads it back through `load` (or `read` for a file it checks field by field
+first: harness/results/runfiles.py). This module imports nothing of the harness, so every layer
+can use it. The schema is documented in docs/results.md; `schema` names its version.
 
-    python -c "from harness.results.record import load; print(load('outputs/runs/<run>/result.json').status)"
+    python -c "from harness.record import load; print(load('outputs/runs/<run>/result.json').status)"
 """
 from __future__ import annotations
 
 import json
 import math
-import platform
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 SCHEMA = "harness.result/3"
 
@@ -118,19 +117,6 @@ class RunRecord:
     schema: str = SCHEMA
 
 
-def assemble(start: RunRecord, rank0: Optional[RunRecord], end: Optional[RunEnd], log_path: Optional[Path],
-             **finish: Any) -> RunRecord:
-    """The run's record: rank 0's when the run ended normally, else `start` with what its MLPerf log
-    says it did; then how it ended, the command's `finish` fields (finished_at, host_load), and the
-    totals derived from the rest."""
-    record = rank0 if rank0 is not None else start
-    if rank0 is None and log_path is not None and log_path.is_file():
-        record = from_log(record, log_path)
-    if end is not None:
-        record = replace(record, status=end.status, reason=end.reason, error=end.error)
-    return derive(replace(record, **finish), overhead=record.status == SUCCESS or rank0 is not None)
-
-
 def derive(r: RunRecord, overhead: bool = True) -> RunRecord:
     """The fields computed from others: minutes, epochs run, the final quality, the global batch,
     the harness's own overhead and the data-wait totals."""
@@ -155,53 +141,6 @@ def derive(r: RunRecord, overhead: bool = True) -> RunRecord:
     return replace(r, **derived)
 
 
-def from_log(record: RunRecord, path: Path) -> RunRecord:
-    """What a run that did not end normally had done, from its own mlperf.log (the harness's
-    format: one JSON record per :::MLLOG line)."""
-    from harness.results.parse import LogError, parse_file
-
-    try:
-        summary = parse_file(path)
-    except LogError:
-        return record
-    epochs: dict[Any, dict[str, Any]] = {}
-    evals: list[Evaluation] = []
-    hyper = dict(record.hyperparameters)
-    seed = record.seed
-    eval_t0 = None
-    for key, value, meta, t in _records(path):
-        epoch: Any = meta.get("epoch_num")
-        if key == "tracked_stats" and isinstance(value, dict):
-            epochs[epoch] = {"epoch": epoch, "train_loss": value.get("train_loss"), "train_seconds": value.get("seconds"),
-                             "throughput": value.get("throughput"), "data_wait_s": value.get("data_wait_s"),
-                             "loss_terms": value.get("loss_terms")}
-        elif key == "eval_start":
-            eval_t0 = t
-        elif key == "eval_accuracy":
-            evals.append(Evaluation(epoch, value))
-            if epoch in epochs:
-                epochs[epoch]["quality"] = value
-        elif key == "eval_stop" and epoch in epochs and eval_t0 is not None:
-            epochs[epoch]["eval_seconds"] = (t - eval_t0) / 1000.0
-        elif key == "seed" and value is not None:
-            seed = value
-        elif key == "global_batch_size" and value is not None:
-            hyper.setdefault(key, value)
-    return replace(record, time_to_train_s=summary.time_to_train_s, init_time_s=summary.init_time_s,
-                   throughput=summary.throughput, platform=summary.platform or record.platform,
-                   world_size=summary.world_size or record.world_size, mlperf_log=str(path), seed=seed,
-                   hyperparameters=hyper, evals=tuple(evals), epochs=tuple(Epoch(**e) for e in epochs.values()))
-
-
-def _records(path: Path) -> Iterator[tuple[str, Any, dict, float]]:
-    """(key, value, metadata, time_ms) of each record of a harness log."""
-    from harness.results import formats
-
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for r in formats.read(f).records:
-            yield r.key, r.value, r.meta, r.t
-
-
 def strict(value: Any) -> Any:
     """`value` with every float that is not a number (NaN, infinities) as None: strict JSON."""
     if isinstance(value, float):
@@ -215,14 +154,6 @@ def strict(value: Any) -> Any:
 
 def to_json(record: RunRecord) -> str:
     return json.dumps(strict(asdict(record)), indent=2, default=str, allow_nan=False) + "\n"
-
-
-def write(record: RunRecord, path: Path) -> None:
-    """Replace path in one step, so a reader never sees half a result; a disk too full for it
-    leaves no half-written file behind and raises DiskFull."""
-    from harness.observe import disk
-
-    disk.write_atomic(path, to_json(record))
 
 
 def read(path: Path) -> dict[str, Any]:
@@ -245,33 +176,3 @@ def load(path: Path) -> RunRecord:
     if data.get("error") is not None:
         data["error"] = Failure(**data["error"])
     return RunRecord(**data)
-
-
-def versions() -> dict[str, Optional[str]]:
-    import hydra
-    import mlperf_logging
-    import numpy
-    import torch
-
-    import harness
-
-    def dist_version(name: str) -> Optional[str]:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            return None
-
-    return {
-        "harness": harness.__version__,
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "cudnn": str(torch.backends.cudnn.version()) if torch.backends.cudnn.is_available() else None,
-        "mlperf_logging": dist_version("mlperf-logging") or getattr(mlperf_logging, "__version__", None),
-        "hydra": hydra.__version__,
-        "numpy": numpy.__version__,
-        "host": platform.node(),
-        "os": f"{platform.system()} {platform.release()}",
-    }

@@ -1,0 +1,122 @@
+"""The harness's layers import one way (docs/architecture.md): no import circle among harness's
+modules, no model package imported outside the registry's list, and results/ reading and reporting
+without the run or its hooks. Read from the source (ast), so a new lazy import is caught too."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.helpers import REPO
+
+HARNESS = REPO / "harness"
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module(p): p for p in sorted(HARNESS.rglob("*.py"))}
+
+
+def _resolve(name: str) -> list[str]:
+    """The harness modules that importing `name` runs: the module and each package above it."""
+    parts = name.split(".")
+    return [m for m in (".".join(parts[:i]) for i in range(1, len(parts) + 1)) if m in MODULES]
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def imports(module: str, at_import: bool) -> set[str]:
+    """Every module `module` names in an import; with `at_import`, only those run when it is imported
+    (the module's top level, not a function's body nor an `if TYPE_CHECKING:` block)."""
+    tree = ast.parse(MODULES[module].read_text())
+    package = module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if at_import and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if at_import and isinstance(child, ast.If) and _is_type_checking(child):
+                for stmt in child.orelse:
+                    visit(stmt)
+                continue
+            if isinstance(child, ast.Import):
+                found.update(a.name for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    base = ".".join([*package.split(".")[: len(package.split(".")) - child.level + 1], *(
+                        [child.module] if child.module else [])])
+                found.add(base)
+                found.update(f"{base}.{a.name}" for a in child.names)  # `from pkg import module`
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _cycles(at_import: bool, allowed: frozenset[tuple[str, str]] = frozenset()) -> list[str]:
+    # a package above the importing module is already being imported: no edge
+    graph = {m: {d for name in imports(m, at_import) for d in _resolve(name)
+                 if d != m and not m.startswith(d + ".") and (m, d) not in allowed} for m in MODULES}
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    path: list[str] = []
+    cycles: list[str] = []
+
+    def walk(m: str) -> None:
+        state[m] = 1
+        path.append(m)
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                cycles.append(" -> ".join([*path[path.index(d):], d]))
+            elif d not in state:
+                walk(d)
+        path.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            walk(m)
+    assert "harness.observe.disk" in graph["harness.run.record_file"]  # the walk sees real edges
+    return cycles
+
+
+# a lazy import inside a function that closes a circle, left until results/ is cut in layers (issue 34):
+# the report's page hands a submission tree's report to the round's page, which builds on the page's parts
+LAZY_CIRCLES = frozenset({("harness.results.html", "harness.results.round_page")})
+
+
+def test_no_import_circle_among_the_harness_modules():
+    assert _cycles(at_import=True) == []
+
+
+def test_no_circle_either_through_a_lazy_or_a_type_only_import():
+    # the record's old circle ran through both: observe/disk -> observe/hooks (type only) -> results/record
+    # -> observe/disk (inside write)
+    assert _cycles(at_import=False, allowed=LAZY_CIRCLES) == []
+
+
+def test_only_the_registry_imports_a_model_package():
+    bad = sorted(f"{m} imports {name}" for m in MODULES if m != "harness.registry"
+                 for name in imports(m, at_import=False) if name.split(".")[0] == "reference_models")
+    assert bad == []
+
+
+# what results/ may take from the layers above it (docs/architecture.md says why): the atomic file
+# writer and the parse workers' signal handling, both plain standard library underneath
+RESULTS_MAY_USE = {"harness.observe.disk", "harness.observe.disk.write_atomic", "harness.run.interrupts",
+                   "harness.run.interrupts.forking_workers", "harness.run.interrupts.leave_signals_to_parent"}
+
+
+def test_the_record_imports_nothing_of_the_harness_and_results_nothing_of_the_run_or_its_hooks():
+    assert {n for n in imports("harness.record", at_import=False) if n.startswith("harness")} == set()
+    bad = sorted(f"{m} imports {name}" for m in MODULES if m.startswith("harness.results")
+                 for name in imports(m, at_import=False)
+                 if name.startswith(("harness.run", "harness.observe")) and name not in RESULTS_MAY_USE)
+    assert bad == []
