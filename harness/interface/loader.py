@@ -190,7 +190,7 @@ class RankLoader:
         """Stop the persistent workers (and the pin thread) now, while the interpreter is whole.
         Left to the exit, DataLoader skips its own shutdown and leaves the workers to
         multiprocessing's, which a thread still waiting on them can outlast (a decode thread of
-        resnet.prefetch); a later epoch() starts new workers."""
+        vision.prefetch); a later epoch() starts new workers."""
         iterator = getattr(self.loader, "_iterator", None)  # the persistent workers' iterator, if started
         self.loader._iterator = None  # type: ignore[attr-defined]
         shutdown = getattr(iterator, "_shutdown_workers", None)

@@ -21,10 +21,11 @@ from reference_models.detection import coco
 from reference_models.detection import decode as detection_decode
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_batches
 from reference_models.detection.schedule import WarmupMultiStep
+from reference_models.maskrcnn import decode as maskrcnn_decode
 from reference_models.maskrcnn.data import collate_packed
 from reference_models.maskrcnn.model import build_model
-from reference_models.resnet import decode as device_decode
 from reference_models.resnet.optim import make_optimizer
+from reference_models.vision import backend, decoders
 
 Batch = tuple[list[torch.Tensor], list[dict[str, torch.Tensor]]]
 
@@ -79,7 +80,7 @@ class MaskRCNNBenchmark:
 
         self._steps, self.n_train = ctx.cfg.throughput_steps, 0
         self.train: Optional[coco.CocoSplit] = None  # mode=throughput reads no dataset
-        self.decode = device_decode.resolve(str(hp.decode), ctx.device)
+        self.decode = backend.resolve(str(hp.decode), ctx.device)
         self._device_batches: Any = None
         if ctx.data_dir is not None:
             # on a GPU with the workers decoding, a batch crosses as four packed tensors and its images
@@ -96,10 +97,10 @@ class MaskRCNNBenchmark:
             collate: Any = collate_packed if cuda else as_lists
             if self.decode != "cpu":  # the workers read the files and draw the masks; the GPU decodes
                 train = detection_decode.EncodedCoco(detection_decode.without_transform(train),
-                                                     detection_decode.MaskRCNNPlan(hp.flip_probability), self.decode)
-                decoder = device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
-                self._device_batches = detection_decode.MaskRCNNBatches(decoder, ctx.device)
-                collate = detection_decode.collate_maskrcnn
+                                                     maskrcnn_decode.MaskRCNNPlan(hp.flip_probability), self.decode)
+                decoder = decoders.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
+                self._device_batches = maskrcnn_decode.MaskRCNNBatches(decoder, ctx.device)
+                collate = maskrcnn_decode.collate_maskrcnn
             self.n_train = len(train)
             self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers,
                                                collate, groups=groups, drop_last=not hp.aspect_grouping)

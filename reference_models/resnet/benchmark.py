@@ -24,6 +24,8 @@ from reference_models.resnet import decode as device_decode
 from reference_models.resnet.model import build, parameter_groups, to_channels_last
 from reference_models.resnet.optim import PolyWarmup, make_optimizer, mlperf_keys
 from reference_models.resnet.preallocate import largest_size, preallocation
+from reference_models.vision import backend
+from reference_models.vision.decoders import make_decoder
 
 log = logging.getLogger("harness.resnet")
 Batch = tuple[torch.Tensor, torch.Tensor]  # pixel values (uint8 from the loader, float from nvJPEG), labels
@@ -50,7 +52,7 @@ class ResNetBenchmark:
         cuda = ctx.device.type == "cuda"
         self.channels_last = bool(hp.channels_last)
         self.optimizer_name = str(hp.optimizer)  # a plain string from the choices
-        self.decode = device_decode.resolve(str(hp.decode), ctx.device)  # auto: cpu until the data is probed
+        self.decode = backend.resolve(str(hp.decode), ctx.device)  # auto: cpu until the data is probed
         self._device_batches: Optional[device_decode.ImageNetBatches] = None
         # without a dataset (mode=throughput): ImageNet's classes unless set, and the schedule's
         # length in measured steps
@@ -67,7 +69,7 @@ class ResNetBenchmark:
                                             f"batch of {self.global_batch}")
             if str(hp.decode) == "auto" and cuda:  # a short probe on the dataset's own files (decode.py)
                 train, cpu = self.folder.train, imagenet.DecodedImages(self.folder.train, self._train_crops())
-                self.decode = device_decode.resolve("auto", ctx.device, lambda: device_decode.probe_rates(
+                self.decode = backend.resolve("auto", ctx.device, lambda: backend.probe_rates(
                     len(train), lambda i: train[i][0], cpu.__getitem__, ctx.device, hp.workers, hp.image_size))
             self._make_loaders()
 
@@ -108,7 +110,7 @@ class ResNetBenchmark:
             if hp.decode_preallocate and self.decode == "nvimgcodec":
                 width, height = largest_size([path for path, _ in self.folder.train])
                 options = preallocation(hp.batch_size, width, height)
-            decoders = [device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers, options=options)
+            decoders = [make_decoder(self.decode, ctx.device, cpu_threads=hp.workers, options=options)
                         for _ in range(hp.decode_threads)]
             self._device_batches = device_decode.ImageNetBatches(decoders, hp.image_size, ctx.device,
                                                                  self.channels_last)

@@ -91,7 +91,7 @@ class ResNetOptions(ModelOptions):
     time a batch of 256 and trained at 5,879 images/s; with two each spent 77 ms (their host work does
     not overlap: nvImageCodec's submissions and the crops' launches serialise) and training ran at
     5,727. More may pay where the host work does overlap: scripts/lab/pipeline_h200.sh resnet:threads
-    measures 1, 2 and 3 (reference_models/resnet/prefetch.py). Unused on the CPU path."""
+    measures 1, 2 and 3 (reference_models/vision/prefetch.py). Unused on the CPU path."""
     cpu_decode_share: float = option(0.0, ge=0, lt=1)
     """GPU decode paths (decode=nvimgcodec, cuda, or auto choosing nvimgcodec): the share of each
     training batch the DataLoader workers decode, crop, resize and flip with PIL, as the CPU path

@@ -6,7 +6,7 @@ Without options nvImageCodec's hardware JPEG decoder (nvjpeg_hw_decoder) is size
 image of 1 x 1 pixels and grows its buffers as the batches come; DALI's decoder, which MLPerf's
 ResNet-50 submissions use, passes the batch size and the largest image expected
 (nvjpegDecodeBatchedPreAllocate) and keeps the CUDA decoder's buffers between calls. These are
-those options, for `reference_models/resnet/decode.py`'s NvImageCodecDecoder.
+those options, for `reference_models/vision/decoders.py`'s NvImageCodecDecoder.
 """
 from __future__ import annotations
 

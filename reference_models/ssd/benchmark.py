@@ -16,12 +16,14 @@ from reference_models.detection import decode as detection_decode
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.resnet import load_weights
 from reference_models.detection.schedule import WarmupMultiStep
-from reference_models.resnet import decode as device_decode
+from reference_models.ssd import decode as ssd_decode
 from reference_models.ssd.boxes import Encoder, boxes_per_location, default_boxes
 from reference_models.ssd.loss import ssd_loss_terms
 from reference_models.ssd.model import SSD300
 from reference_models.ssd.options import SSDOptions
 from reference_models.ssd.transforms import EvalTransform, DeviceFinish, TrainTransform, collate_truth
+from reference_models.vision import backend, decoders
+from reference_models.vision.prefetch import DeviceBatches
 
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
@@ -52,7 +54,7 @@ class SSDBenchmark:
 
         self._steps, self.n_train = ctx.cfg.throughput_steps, 0
         self.train: Optional[coco.CocoSplit] = None  # mode=throughput reads no dataset
-        self.decode = device_decode.resolve(str(hp.decode), ctx.device)
+        self.decode = backend.resolve(str(hp.decode), ctx.device)
         self._device_batches: Any = None
         if ctx.data_dir is not None:
             # On a GPU the targets are encoded there, a batch at once (Encoder.encode_batch: the same
@@ -69,14 +71,14 @@ class SSDBenchmark:
             collate: Any = collate_truth if cuda else None
             if cuda and self.decode == "cpu":  # the workers' images and ground truth, finished on a side stream
                 self._finish = DeviceFinish(ctx.device)
-                self._device_batches = device_decode.DeviceBatches(self._encoded, ctx.device)
-            if self.decode != "cpu":  # the workers read the files and plan; the GPU decodes (detection/decode.py)
-                plan = detection_decode.SSDPlan(hp.max_samples, hp.color_jitter)
+                self._device_batches = DeviceBatches(self._encoded, ctx.device)
+            if self.decode != "cpu":  # the workers read the files and plan; the GPU decodes (ssd/decode.py)
+                plan = ssd_decode.SSDPlan(hp.max_samples, hp.color_jitter)
                 train = detection_decode.EncodedCoco(detection_decode.without_transform(train), plan, self.decode)
-                decoder = device_decode.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
-                self._device_batches = detection_decode.SSDBatches(decoder, self.encoder, hp.image_size, ctx.device,
+                decoder = decoders.make_decoder(self.decode, ctx.device, cpu_threads=hp.workers)
+                self._device_batches = ssd_decode.SSDBatches(decoder, self.encoder, hp.image_size, ctx.device,
                                                                    plan.enabled, self.memory_format, hp.batch_size)
-                collate = detection_decode.collate_ssd
+                collate = ssd_decode.collate_ssd
             self.n_train = len(train)
             self.loader = coco.training_loader(train, num_classes, ctx, hp.batch_size, hp.workers,
                                                collate)

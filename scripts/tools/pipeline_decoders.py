@@ -6,7 +6,7 @@ pictures to the CPU path's (PIL)?
 
 For each backend (nvImageCodec's hardware decoder alone, with its CPU decoder beside it at a few load
 shares, its CUDA decoder; torchvision's nvJPEG), on --files JPEGs of the folder (cached in memory):
-- alone: images/s of decode + reference_models.resnet.decode.crop_resize (random MLPerf crops) on a
+- alone: images/s of decode + reference_models.vision.resample.crop_resize (random MLPerf crops) on a
   side stream, --repeats batches after one warm-up batch, timed with a device sync;
 - beside a step: a plain ResNet-50 training step (torchvision's, channels_last, amp, the batch
   size given) timed over --steps steps alone and again while a thread keeps decoding and cropping
@@ -34,17 +34,18 @@ import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from reference_models.resnet import data as imagenet  # noqa: E402
-from reference_models.resnet import decode  # noqa: E402
+from reference_models.vision import decoders  # noqa: E402
+from reference_models.vision.resample import crop_resize  # noqa: E402
 
 VARIANTS: dict[str, Callable[[torch.device, int], Any]] = {
-    "nvimgcodec hardware": lambda d, t: decode.NvImageCodecDecoder(d, cpu_threads=t, hardware_only=True),
-    "nvimgcodec hardware+cpu fallback": lambda d, t: decode.NvImageCodecDecoder(d, cpu_threads=t),
-    "nvimgcodec 80% hardware, 20% cpu": lambda d, t: decode.NvImageCodecDecoder(
+    "nvimgcodec hardware": lambda d, t: decoders.NvImageCodecDecoder(d, cpu_threads=t, hardware_only=True),
+    "nvimgcodec hardware+cpu fallback": lambda d, t: decoders.NvImageCodecDecoder(d, cpu_threads=t),
+    "nvimgcodec 80% hardware, 20% cpu": lambda d, t: decoders.NvImageCodecDecoder(
         d, cpu_threads=t, backends=[("HW_GPU_ONLY", 0.8), ("CPU_ONLY", 1.0)]),
-    "nvimgcodec 60% hardware, 40% cpu": lambda d, t: decode.NvImageCodecDecoder(
+    "nvimgcodec 60% hardware, 40% cpu": lambda d, t: decoders.NvImageCodecDecoder(
         d, cpu_threads=t, backends=[("HW_GPU_ONLY", 0.6), ("CPU_ONLY", 1.0)]),
-    "nvimgcodec cuda (SMs)": lambda d, t: decode.NvImageCodecDecoder(d, cpu_threads=t, backends=[("GPU_ONLY", 1.0)]),
-    "torchvision nvjpeg (SMs)": lambda d, t: decode.TorchvisionDecoder(d),
+    "nvimgcodec cuda (SMs)": lambda d, t: decoders.NvImageCodecDecoder(d, cpu_threads=t, backends=[("GPU_ONLY", 1.0)]),
+    "torchvision nvjpeg (SMs)": lambda d, t: decoders.TorchvisionDecoder(d),
 }
 
 
@@ -104,7 +105,7 @@ def main() -> None:
     paths = sorted(p for p in Path(args.folder).rglob("*") if p.suffix.lower() in (".jpg", ".jpeg"))[: args.files]
     blobs = [np.fromfile(p, dtype=np.uint8) for p in paths]
     batches = [blobs[i: i + args.batch] for i in range(0, len(blobs) - args.batch + 1, args.batch)]
-    pil = [decode.pil_decode(b) for b in blobs[: args.check]]
+    pil = [decoders.pil_decode(b) for b in blobs[: args.check]]
     sizes = [(int(im.shape[1]), int(im.shape[2])) for im in pil]
     boxes, flips = crops_for(sizes, args.size, 0)
     theirs = torch.stack([_pil_crop(paths[i], tuple(boxes[i].tolist()), bool(flips[i]), args.size)
@@ -131,7 +132,7 @@ def main() -> None:
                 with torch.cuda.stream(stream):
                     images = dec.decode(batch, slot)
                     b, f = crops_for([(int(im.shape[1]), int(im.shape[2])) for im in images], args.size, slot)
-                    decode.crop_resize(images, b, f, args.size)
+                    crop_resize(images, b, f, args.size)
                     return stream.record_event()  # the side stream's own progress, not the step's
 
             work(batches[0], 0)
@@ -148,12 +149,12 @@ def main() -> None:
             row["decode_vs_pil_mean"] = float(np.mean([d.mean().item() for d in pixel_diff]))
             row["decode_vs_pil_max"] = float(max(d.max().item() for d in pixel_diff))
             with torch.cuda.stream(stream):
-                ours = decode.crop_resize(decoded, boxes, flips, args.size)
+                ours = crop_resize(decoded, boxes, flips, args.size)
             torch.cuda.synchronize(device)
             diff = (ours.cpu() - theirs).abs()
             row["crop_vs_pil_mean"], row["crop_vs_pil_max"] = diff.mean().item(), diff.max().item()
             row["crop_vs_pil_p999"] = diff.flatten().kthvalue(int(0.999 * diff.numel())).values.item()
-            row["resample_gpu_vs_cpu_max"] = (decode.crop_resize([d.cpu() for d in decoded], boxes, flips, args.size)
+            row["resample_gpu_vs_cpu_max"] = (crop_resize([d.cpu() for d in decoded], boxes, flips, args.size)
                                               - ours.cpu()).abs().max().item()
             row.update(_beside(load, work, batches, args.steps, alone_step, args.batch))
         except Exception as err:  # noqa: BLE001 - a backend that fails is a finding, the others still run

@@ -53,8 +53,8 @@ def test_the_bench_measures_a_model_that_reads_ratings_not_images(tmp_path):
 
 # the bench with the GPU decode path's backend swapped for PIL, which a CPU runs
 _PIL_BENCH = """import runpy, sys
-from reference_models.resnet import decode
-decode.resolve = lambda choice, device, probe=None: "cpu" if choice == "cpu" else "pil"
+from reference_models.vision import backend
+backend.resolve = lambda choice, device, probe=None: "cpu" if choice == "cpu" else "pil"
 sys.argv[0] = sys.argv[1]; del sys.argv[1]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """

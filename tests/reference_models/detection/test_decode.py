@@ -1,6 +1,6 @@
-"""SSD's and Mask R-CNN's GPU decode path (reference_models/detection/decode.py, color.py) run on the
-CPU against the CPU path (ssd/transforms.py's TrainTransform, maskrcnn's TrainTransform) with the
-same random draws.
+"""What SSD's and Mask R-CNN's GPU decode paths share (reference_models/detection/decode.py, color.py)
+run on the CPU against the CPU path (ssd/transforms.py's TrainTransform) with the same random draws
+(each model's batches: tests/reference_models/ssd/test_decode.py, maskrcnn/test_decode.py).
 
 The stated tolerance, in uint8 levels of the picture before ToTensor:
 - ColorJitter's Pillow arithmetic (color.py) equals PIL's output exactly;
@@ -27,8 +27,7 @@ from harness.interface import DataError
 from reference_models.detection import coco, decode
 from reference_models.detection.color import ColorJitter
 from reference_models.detection.generate import GeneratorSpec, write
-from reference_models.maskrcnn.benchmark import TrainTransform as MaskRCNNTransform
-from reference_models.resnet.decode import make_decoder
+from reference_models.maskrcnn.decode import MaskRCNNPlan
 from reference_models.ssd.boxes import Encoder, default_boxes
 from reference_models.ssd.transforms import TrainTransform as SSDTransform
 from tests.reference_models.detection.pairs import seeded_pairs
@@ -72,43 +71,6 @@ def _ssd_encoder() -> Encoder:
     return Encoder(default_boxes(300, [38, 19, 10, 5, 3, 1]))
 
 
-@pytest.mark.parametrize("name, jitter", [("pil", JITTER), ("cuda", JITTER), ("pil", (0, 0, 0, 0))])
-def test_ssd_batches_are_the_cpu_transforms(folder, name, jitter):
-    encoder = _ssd_encoder()
-    cpu = coco.CocoSplit(folder, "train", SSDTransform(encoder, 300, 1, jitter), keep_empty=False, include_crowd=True)
-    plan = decode.SSDPlan(1, jitter)
-    encoded = decode.EncodedCoco(decode.without_transform(cpu), plan, name)
-    theirs, items = seeded_pairs(cpu, encoded)
-    batches = decode.SSDBatches(make_decoder(name, CPU), encoder, 300, CPU, plan.enabled, torch.channels_last)
-    out = list(batches([decode.collate_ssd(items[:5]), decode.collate_ssd(items[5:])]))
-    images = torch.cat([b[0] for b in out])
-    assert images.is_contiguous(memory_format=torch.channels_last)
-    assert torch.equal(torch.cat([b[1] for b in out]), torch.stack([t[1] for t in theirs]))
-    assert torch.equal(torch.cat([b[2] for b in out]), torch.stack([t[2] for t in theirs]))
-    std = torch.tensor(decode.SSDBatches.STD).view(1, 3, 1, 1)
-    levels = ((images - torch.stack([t[0] for t in theirs])) * std * 255).abs().flatten()
-    assert plan.enabled == ((True,) * 4 if any(jitter) else (False,) * 4)
-    if any(jitter):
-        assert levels.mean() < 0.3 and levels.kthvalue(int(0.999 * len(levels))).values <= 5 + 1e-3
-    else:
-        assert levels.max() <= 1 + 1e-3 and levels.mean() < 0.25
-
-
-def test_maskrcnn_batches_are_the_cpu_transform(folder):
-    """The GPU path's batch (the targets packed, cut apart on the device; the images 0..1 by the
-    table) is the CPU transform's, image by image and target by target, to the bit."""
-    cpu = coco.CocoSplit(folder, "train", MaskRCNNTransform(0.5), keep_empty=False, with_polygons=True)
-    encoded = decode.EncodedCoco(decode.without_transform(cpu), decode.MaskRCNNPlan(0.5), "nvimgcodec")
-    theirs, items = seeded_pairs(cpu, encoded)
-    out = list(decode.MaskRCNNBatches(make_decoder("pil", CPU), CPU)([decode.collate_maskrcnn(items)]))
-    images, targets = out[0]
-    assert any(flip for flip, _ in (p for _, p in items)) and not all(flip for flip, _ in (p for _, p in items))
-    for (image, target), ours, our_target in zip(theirs, images, targets):
-        assert ours.dtype == image.dtype and torch.equal(ours, image)
-        assert all(our_target[k].dtype == target[k].dtype and torch.equal(our_target[k], target[k])
-                   for k in ("boxes", "labels", "masks"))
-
-
 def test_a_file_that_is_not_the_annotated_jpeg_is_a_one_line_error(folder, tmp_path):
     import shutil
 
@@ -117,7 +79,7 @@ def test_a_file_that_is_not_the_annotated_jpeg_is_a_one_line_error(folder, tmp_p
     split = coco.CocoSplit(bad, "train", keep_empty=False)
     first = split.image_path(split.coco.imgs[split.ids[0]])
     Image.new("RGB", (20, 20)).save(first, format="JPEG")
-    encoded = decode.EncodedCoco(split, decode.MaskRCNNPlan(0.5), "nvimgcodec")
+    encoded = decode.EncodedCoco(split, MaskRCNNPlan(0.5), "nvimgcodec")
     with pytest.raises(DataError, match="is 20x20, its annotation says"):
         encoded[0]
     Image.new("RGB", (20, 20)).save(first, format="PNG")

@@ -1,6 +1,7 @@
-"""The GPU decode path (reference_models/resnet/decode.py) run on the CPU: PIL's resampling as matrices,
-each decoder the CPU can run against the workers' PIL crops, several decode threads against one,
-model.decode=auto (the threads themselves: test_prefetch.py).
+"""ResNet's GPU decode path (reference_models/resnet/decode.py) run on the CPU: each decoder the CPU
+can run against the workers' PIL crops, several decode threads against one, model.cpu_decode_share
+(the resampling alone: tests/reference_models/vision/test_resample.py; the threads themselves:
+vision/test_prefetch.py).
 
 The stated tolerance, against the CPU path (PIL decodes, crops and resizes; data.DecodedImages):
 - the resampling alone (PIL's decode on both sides): every pixel within 1 level of PIL's (PIL rounds
@@ -13,14 +14,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 from omegaconf import OmegaConf
-from PIL import Image
 
 from reference_models.resnet import data, decode
 from reference_models.resnet.generate import ImageSpec, write
+from reference_models.vision import backend
+from reference_models.vision.decoders import PilDecoder, make_decoder
+from reference_models.vision.normalize import normalization
 
 CPU = torch.device("cpu")
 
@@ -29,82 +31,6 @@ CPU = torch.device("cpu")
 def folder(tmp_path_factory) -> Path:
     spec = ImageSpec(classes=2, train_per_class=6, val_per_class=1, width=120, height=90, size_jitter=0.3)
     return write(spec, tmp_path_factory.mktemp("d") / "d", workers=1)
-
-
-def _pil_crop(path: str, box: tuple[int, int, int, int], flip: bool, size: int) -> torch.Tensor:
-    top, left, h, w = box
-    with Image.open(path) as image:
-        crop = image.convert("RGB").resize((size, size), Image.Resampling.BILINEAR, box=(left, top, left + w, top + h))
-    if flip:
-        crop = crop.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
-    return torch.from_numpy(np.asarray(crop).copy()).permute(2, 0, 1).float()
-
-
-@pytest.mark.parametrize("part, flip", [((0.1, 0.2, 0.6, 0.7), False), ((0, 0, 1, 1), True), ((0.3, 0.4, 0.2, 0.2), False),
-                                        ((0.05, 0, 0.95, 0.3), True)])
-def test_the_matrices_resample_as_pil_does(folder, part, flip):
-    """Downscaling (support > 1), upscaling (a fifth of the image to 64 pixels), whole images, boxes
-    on the edges, mirrored."""
-    path = data.load(folder).train[0][0]
-    image = decode.pil_decode(np.fromfile(path, dtype=np.uint8))
-    h, w = image.shape[1:]
-    box = (int(part[0] * h), int(part[1] * w), max(1, int(part[2] * h)), max(1, int(part[3] * w)))
-    ours = decode.crop_resize([image], torch.tensor([box]), torch.tensor([flip]), 64)[0]
-    diff = (ours - _pil_crop(path, box, flip, 64)).abs()
-    assert diff.max() <= 1 and diff.mean() < 0.25
-    assert ours.dtype == torch.float32 and torch.equal(ours, ours.round())  # integral levels, as uint8 pictures
-
-
-def test_a_crop_cut_out_first_resamples_within_its_bounds(folder):
-    """clips: PIL's crop(...).resize(...) (SSD's order) lets no tap fall outside the crop."""
-    path = data.load(folder).train[1][0]
-    image = decode.pil_decode(np.fromfile(path, dtype=np.uint8))
-    left, top, right, bottom = 13, 7, 101, 66
-    with Image.open(path) as im:
-        theirs = im.convert("RGB").crop((left, top, right, bottom)).resize((50, 50), Image.Resampling.BILINEAR)
-    ref = torch.from_numpy(np.asarray(theirs).copy()).permute(2, 0, 1).float()
-    box, clip = torch.tensor([[top, left, bottom - top, right - left]]), torch.tensor([[top, left, bottom, right]])
-    ours = decode.crop_resize([image], box, torch.tensor([False]), 50, clips=clip)[0]
-    assert (ours - ref).abs().max() <= 1
-
-
-def test_images_of_other_sizes_share_canvases_without_one_large_image_inflating_them():
-    sizes = [(375, 500)] * 6 + [(500, 375)] * 2 + [(3000, 4000)]
-    groups = decode._groups(sizes)
-    assert sorted(i for g in groups for i in g) == list(range(9))
-    assert [8] in groups and len(groups) == 2
-    assert decode._groups([(90, 120)] * 5) == [[0, 1, 2, 3, 4]]
-    torch.manual_seed(0)
-    images = [torch.randint(0, 256, (3, h, w), dtype=torch.uint8) for h, w in [(40, 50), (50, 40), (300, 400)]]
-    boxes = torch.tensor([[0, 0, 40, 50], [10, 5, 30, 30], [0, 0, 300, 400]])
-    together = decode.crop_resize(images, boxes, torch.tensor([False, True, False]), 32)
-    apart = torch.cat([decode.crop_resize([im], b[None], f[None], 32)
-                       for im, b, f in zip(images, boxes, torch.tensor([False, True, False]))])
-    assert torch.equal(together, apart)
-
-
-def test_the_canvases_are_cut_in_one_gather_and_the_crops_come_back_in_the_batchs_order():
-    """Sizes out of order, runs of one size, several canvases, each of several sizes: the batch's crops
-    equal, to the bit, those of each image resized alone (one image: one canvas, no gather), with
-    the normalisation and SSD's clips (crop(...).resize(...)) too."""
-    torch.manual_seed(1)
-    sizes = [(300, 400), (40, 50), (41, 50), (40, 50), (300, 400), (52, 38), (400, 300), (40, 50), (299, 401)]
-    images = [torch.randint(0, 256, (3, h, w), dtype=torch.uint8) for h, w in sizes]
-    boxes = torch.tensor([[(h // 7) * (i % 2), w // 9, h - h // 5, w - w // 4] for i, (h, w) in enumerate(sizes)])
-    flips = torch.tensor([i % 3 == 0 for i in range(len(sizes))])
-    groups = decode._groups(sizes)
-    assert [i for g in groups for i in g] != list(range(len(sizes)))  # the canvases' order is not the batch's
-    assert any(len({sizes[i] for i in g}) > 1 for g in groups) and len(groups) > 1
-    clips = torch.tensor([[t, le, t + h, le + w] for t, le, h, w in boxes.tolist()])
-    affine = decode.normalization(data.MEAN, data.STD, CPU)
-    for kwargs in ({}, {"clips": clips}, {"affine": affine, "memory_format": torch.channels_last}):
-        together = decode.crop_resize(images, boxes, flips, 32, **kwargs)
-        apart = []
-        for i in range(len(sizes)):
-            one = {k: (v[i:i + 1] if k == "clips" else v) for k, v in kwargs.items()}
-            apart.append(decode.crop_resize([images[i]], boxes[i:i + 1], flips[i:i + 1], 32, **one))
-        assert torch.equal(together, torch.cat(apart))
-        assert together.is_contiguous(memory_format=kwargs.get("memory_format", torch.contiguous_format))
 
 
 def _decoders() -> list[str]:
@@ -134,7 +60,7 @@ def test_each_backend_gives_the_workers_pil_pictures(folder, name):
     prefetch thread) against data.DecodedImages' crops of the same boxes and flips, normalised."""
     samples, cpu, encoded = _both_paths(folder, seed=5)
     batches = [data.collate_encoded(encoded[:6]), data.collate_encoded(encoded[6:])]
-    pipeline = decode.ImageNetBatches(decode.make_decoder(name, CPU), 48, CPU, channels_last=True)
+    pipeline = decode.ImageNetBatches(make_decoder(name, CPU), 48, CPU, channels_last=True)
     out = list(pipeline(batches))
     images = torch.cat([im for im, _ in out])
     assert images.shape == cpu.shape and images.is_contiguous(memory_format=torch.channels_last)
@@ -155,7 +81,7 @@ def test_several_decode_threads_give_the_same_images_and_labels_in_the_same_orde
     batches = [data.collate_encoded(encoded[a:b]) for a, b in ((0, 3), (3, 6), (6, 8), (8, 10), (10, 12))]
     runs = {}
     for threads in (1, 2, 3):
-        pipeline = decode.ImageNetBatches([decode.make_decoder(name, CPU) for _ in range(threads)], 40, CPU,
+        pipeline = decode.ImageNetBatches([make_decoder(name, CPU) for _ in range(threads)], 40, CPU,
                                           channels_last=True)
         assert pipeline.pipeline.threads == threads
         runs[threads] = list(pipeline(batches))
@@ -176,7 +102,7 @@ def test_the_models_decode_threads_option_gives_each_thread_a_decoder_and_the_ru
     from harness.interface import RunContext
     from reference_models.resnet.benchmark import ResNetBenchmark
 
-    monkeypatch.setattr(decode, "resolve", lambda choice, device, probe=None: "pil")
+    monkeypatch.setattr(backend, "resolve", lambda choice, device, probe=None: "pil")
 
     def epoch(threads: int) -> tuple[int, list]:
         cfg = compose(["model=resnet", "+debug=resnet", f"dataset.path={folder}", "dataset.generator=null",
@@ -187,37 +113,13 @@ def test_the_models_decode_threads_option_gives_each_thread_a_decoder_and_the_ru
         bench = ResNetBenchmark(RunContext(cfg=cfg, data_dir=folder, device=CPU, rank=0, world_size=1, seed=1,
                                            shared_seed=2))
         pipeline = bench._device_batches
-        assert pipeline is not None and isinstance(pipeline.decoders[-1], decode.PilDecoder)
+        assert pipeline is not None and isinstance(pipeline.decoders[-1], PilDecoder)
         return len(pipeline.decoders), list(bench.train_batches(1))
 
     (one, ones), (two, twos) = epoch(1), epoch(2)
     assert (one, two, len(ones)) == (1, 2, 3)  # 12 images, batches of 4
     for (images, labels), (images_1, labels_1) in zip(twos, ones):
         assert images.dtype == torch.float32 and torch.equal(images, images_1) and torch.equal(labels, labels_1)
-
-
-def test_auto_is_the_cpu_path_without_cuda_and_gpu_backends_need_cuda():
-    assert decode.resolve("auto", CPU) == "cpu"
-    assert decode.resolve("auto", CPU, probe=lambda: {"nvimgcodec": 1e9}) == "cpu"  # no probe without CUDA
-    for name in ("cuda", "nvimgcodec"):
-        with pytest.raises(ValueError, match=f"model.decode={name} needs a CUDA device"):
-            decode.resolve(name, CPU)
-    with pytest.raises(ValueError, match="choose one of auto, cpu, cuda, nvimgcodec"):
-        decode.resolve("gpu", CPU)
-
-
-def test_auto_on_a_gpu_takes_the_faster_of_the_probe(monkeypatch):
-    gpu = torch.device("cuda", 0)
-    assert decode.resolve("auto", gpu, probe=lambda: {"cpu": 5000.0, "nvimgcodec": 9000.0}) == "nvimgcodec"
-    assert decode.resolve("auto", gpu, probe=lambda: {"cpu": 5000.0}) == "cpu"  # no decoder, no choice
-    assert decode.resolve("auto", gpu, probe=lambda: {"cpu": 20000.0, "nvimgcodec": 9000.0}) == "cpu"
-
-
-def test_the_probe_times_the_cpu_path_and_skips_a_decoder_that_cannot_run(folder):
-    train = data.load(folder).train
-    cpu = data.DecodedImages(train, data.Crops(32, 37, train=True))
-    rates = decode.probe_rates(len(train), lambda i: train[i][0], cpu.__getitem__, CPU, 4, 32, probe=8)
-    assert rates["cpu"] > 0 and "nvimgcodec" not in rates  # the CPU has no hardware decoder
 
 
 def test_the_loaders_pin_thread_pins_the_files_bytes_and_the_pipeline_keeps_them_to_the_batchs_end(folder,
@@ -243,14 +145,14 @@ def test_the_loaders_pin_thread_pins_the_files_bytes_and_the_pipeline_keeps_them
     assert any(t is out.data for t in pinned) and any(t is out.labels for t in pinned)
     assert torch.equal(out.data, before) and out.offsets == batch.offsets
     monkeypatch.undo()
-    pipeline = decode.ImageNetBatches(decode.make_decoder("pil", CPU), 32, CPU, channels_last=False)
+    pipeline = decode.ImageNetBatches(make_decoder("pil", CPU), 32, CPU, channels_last=False)
     _, keep = pipeline._prepare(out, 0)
     assert any(t is out.data for t in keep)
 
 
 def _affine(pixels: torch.Tensor) -> torch.Tensor:
     """crop_resize's last pass (normalization's affine) on integral pixel values."""
-    scale, shift = decode.normalization(data.MEAN, data.STD, CPU)
+    scale, shift = normalization(data.MEAN, data.STD, CPU)
     return torch.addcmul(shift, pixels.float(), scale)
 
 
@@ -266,7 +168,7 @@ def test_a_batch_the_workers_partly_decoded_is_the_cpu_paths_images_in_the_batch
     assert [0 if b.pixels is None else len(b.pixels) for b in batches] == [k, k]
     runs = []
     for threads in (1, 3):
-        pipeline = decode.ImageNetBatches([decode.make_decoder("pil", CPU) for _ in range(threads)], 48, CPU,
+        pipeline = decode.ImageNetBatches([make_decoder("pil", CPU) for _ in range(threads)], 48, CPU,
                                           channels_last=True)
         runs.append(list(pipeline(batches)))
     for (images, labels), (images_3, labels_3) in zip(*runs):
@@ -281,23 +183,9 @@ def test_a_batch_the_workers_partly_decoded_is_the_cpu_paths_images_in_the_batch
         workers = [6 * b + i for i in range(6 - k, 6)]
         assert torch.equal(batch_images[6 - k:], _affine(cpu[workers]))
         if k == 0:  # today's path, the same pictures as a batch collated without the option
-            alone, _ = next(iter(decode.ImageNetBatches(decode.make_decoder("pil", CPU), 48, CPU, True)(
+            alone, _ = next(iter(decode.ImageNetBatches(make_decoder("pil", CPU), 48, CPU, True)(
                 [data.collate_encoded(encoded[6 * b: 6 * b + 6])])))
             assert torch.equal(batch_images, alone)
-
-
-def test_crop_resize_writes_into_the_rows_it_is_given():
-    torch.manual_seed(2)
-    images = [torch.randint(0, 256, (3, h, w), dtype=torch.uint8) for h, w in [(40, 50), (300, 400), (41, 50)]]
-    boxes, flips = torch.tensor([[0, 0, 40, 50], [5, 7, 200, 300], [1, 2, 30, 40]]), torch.tensor([True, False, False])
-    affine = decode.normalization(data.MEAN, data.STD, CPU)
-    whole = torch.full((5, 3, 16, 16), -7.0).contiguous(memory_format=torch.channels_last)
-    got = decode.crop_resize(images, boxes, flips, 16, affine=affine, out=whole[1:4])
-    assert got.data_ptr() == whole[1:4].data_ptr()
-    assert torch.equal(whole[1:4], decode.crop_resize(images, boxes, flips, 16, affine=affine))
-    assert (whole[0] == -7).all() and (whole[4] == -7).all()
-    with pytest.raises(ValueError, match="out is"):
-        decode.crop_resize(images, boxes, flips, 16, out=whole[:2])
 
 
 @pytest.mark.parametrize("workers", [0, 2])
@@ -311,7 +199,7 @@ def test_the_models_cpu_decode_share_gives_the_cpu_paths_batches(folder, monkeyp
     from harness.interface import RunContext
     from reference_models.resnet.benchmark import ResNetBenchmark
 
-    monkeypatch.setattr(decode, "resolve", lambda choice, device, probe=None: "cpu" if choice == "cpu" else "pil")
+    monkeypatch.setattr(backend, "resolve", lambda choice, device, probe=None: "cpu" if choice == "cpu" else "pil")
 
     def epoch(*overrides: str) -> list:
         cfg = compose(["model=resnet", "+debug=resnet", f"dataset.path={folder}", "dataset.generator=null",
@@ -343,7 +231,7 @@ def test_on_a_gpu_a_batch_the_workers_partly_decoded_is_the_cpu_paths_images(fol
     cuda = torch.device("cuda")
     samples, cpu, encoded = _both_paths(folder, seed=7)
     batches = [data.collate_encoded(encoded[a:a + 6], cpu_share=0.5, size=48).pin_memory() for a in (0, 6)]
-    out = list(decode.ImageNetBatches(decode.make_decoder("nvimgcodec", cuda), 48, cuda, channels_last=True)(batches))
+    out = list(decode.ImageNetBatches(make_decoder("nvimgcodec", cuda), 48, cuda, channels_last=True)(batches))
     images = torch.cat([im for im, _ in out]).cpu()
     assert torch.cat([y for _, y in out]).cpu().tolist() == [label for _, label in samples]
     diff = (images - data.normalize(cpu, channels_last=True)) * torch.tensor(data.STD).view(1, 3, 1, 1)

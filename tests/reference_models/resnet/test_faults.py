@@ -157,9 +157,9 @@ def _corrupt_tables(path: Path) -> None:
 def test_a_corrupt_jpeg_in_the_workers_share_of_a_gpu_batch_is_one_line_naming_it(bad, monkeypatch, workers):
     """model.cpu_decode_share: the collate (in a worker, or in the training process without workers)
     decodes the last images of each batch; a file it cannot decode is named in one line."""
-    from reference_models.resnet import decode
+    from reference_models.vision import backend
 
-    monkeypatch.setattr(decode, "resolve", lambda choice, device, probe=None: "pil")  # the GPU path, on a CPU
+    monkeypatch.setattr(backend, "resolve", lambda choice, device, probe=None: "pil")  # the GPU path, on a CPU
     bench = _build(bad, f"model.workers={workers}", "model.decode=nvimgcodec", "model.cpu_decode_share=0.5")
     sampler = bench.train_loader.sampler
     sampler.set_epoch(1)

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from reference_models.resnet import data, decode
+from reference_models.resnet import data
 from reference_models.resnet.generate import ImageSpec, write
 from reference_models.resnet.preallocate import largest_size, preallocation
+from reference_models.vision.decoders import make_decoder
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +43,8 @@ def test_a_decoder_made_with_the_options_decodes_the_same_pixels(folder):
     device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
     paths = [path for path, _ in data.load(folder).train]
     blobs = [np.fromfile(p, dtype=np.uint8) for p in paths]
-    plain = decode.make_decoder("nvimgcodec", device).decode(blobs, 0)
-    sized = decode.make_decoder("nvimgcodec", device, options=preallocation(len(blobs), *largest_size(paths)))
+    plain = make_decoder("nvimgcodec", device).decode(blobs, 0)
+    sized = make_decoder("nvimgcodec", device, options=preallocation(len(blobs), *largest_size(paths)))
     assert sized.options.startswith("nvjpeg_hw_decoder:")  # type: ignore[attr-defined]
     for a, b in zip(plain, sized.decode(blobs, 0)):
         assert torch.equal(a.cpu(), b.cpu())

@@ -1,4 +1,4 @@
-"""The decode threads (reference_models/resnet/prefetch.py) on the CPU: the loader's order whatever the
+"""The decode threads (reference_models/vision/prefetch.py) on the CPU: the loader's order whatever the
 number of threads and their speed, each thread's own slots, a failure in any thread or in the loader
 reaching the training loop at its batch, an early stop, Ctrl-C and an epoch's end leaving no thread."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from harness.interface import DataError
-from reference_models.resnet.prefetch import DeviceBatches
+from reference_models.vision.prefetch import DeviceBatches
 
 CPU = torch.device("cpu")
 
@@ -109,7 +109,7 @@ def test_one_prepare_function_is_one_thread_as_before():
 def test_closing_at_the_interpreters_exit_does_not_wait_for_threads_that_no_longer_run(monkeypatch):
     """A generator left open is closed by the exit's last garbage collection, when no other thread
     runs: waiting for its producers there hung a process after it had printed its figures."""
-    from reference_models.resnet import prefetch
+    from reference_models.vision import prefetch
 
     release = threading.Event()
     stuck = threading.Thread(target=release.wait, daemon=True)  # a producer that would never end
@@ -130,7 +130,7 @@ def test_closing_at_the_interpreters_exit_does_not_wait_for_threads_that_no_long
 def test_a_pipeline_on_a_device_named_without_an_index_keeps_that_devices_number(monkeypatch):
     """torch.device('cuda') reaches torch.cuda.set_device in each thread, which takes an index only
     (the H200's `Expected a torch.device with a specified index`): the pipeline names the current one."""
-    from reference_models.resnet import prefetch
+    from reference_models.vision import prefetch
 
     monkeypatch.setattr(prefetch.torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(prefetch.torch.cuda, "Stream", lambda device: ("stream", device))
