@@ -23,6 +23,7 @@ from typing import Any, Iterable
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from harness import registry
+from harness.results.labels import EAGER, join_label
 
 
 def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = ()) -> None:
@@ -59,12 +60,11 @@ def path(cfg: DictConfig) -> str:
         parts.append(part if key != "compile" or mode == "default" else f"{part}({mode})")
     if cfg.get("cuda_graph"):
         parts.append("graph")
-    return "+".join(parts) or "eager"
+    return "+".join(parts) or EAGER
 
 
 def label(cfg: DictConfig) -> str:
     """The name runs are grouped by: the precision, "+master" when the weights themselves are fp16 or
     bf16, then the path when it is not the eager step."""
     name = f"{cfg.precision}+master" if cfg.get("master_weights") else str(cfg.precision)
-    way = path(cfg)
-    return name if way == "eager" else f"{name}+{way}"
+    return join_label(name, path(cfg))  # the report splits it back with labels.split_label
