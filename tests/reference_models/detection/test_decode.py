@@ -26,21 +26,17 @@ from torchvision.transforms import functional as F
 from harness.interface import DataError
 from reference_models.detection import coco, decode
 from reference_models.detection.color import ColorJitter
-from reference_models.detection.generate import GeneratorSpec, write
 from reference_models.maskrcnn.decode import MaskRCNNPlan
 from reference_models.ssd.boxes import Encoder, default_boxes
 from reference_models.ssd.transforms import TrainTransform as SSDTransform
-from tests.reference_models.detection.pairs import seeded_pairs
+from tests.reference_models.detection.pairs import JITTER, seeded_pairs, small_coco
 
 CPU = torch.device("cpu")
-JITTER = (0.125, 0.5, 0.5, 0.05)
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("coco") / "coco"
-    write(root, GeneratorSpec(train_images=10, val_images=2, min_side=90, max_side=140, min_objects=2, max_objects=4))
-    return root
+    return small_coco(tmp_path_factory)
 
 
 def _pixels(image: Image.Image) -> torch.Tensor:

@@ -10,20 +10,17 @@ import torch
 
 from reference_models.detection import coco
 from reference_models.detection.decode import EncodedCoco, without_transform
-from reference_models.detection.generate import GeneratorSpec, write
 from reference_models.maskrcnn import decode
 from reference_models.maskrcnn.benchmark import TrainTransform as MaskRCNNTransform
 from reference_models.vision.decoders import make_decoder
-from tests.reference_models.detection.pairs import seeded_pairs
+from tests.reference_models.detection.pairs import seeded_pairs, small_coco
 
 CPU = torch.device("cpu")
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("coco") / "coco"
-    write(root, GeneratorSpec(train_images=10, val_images=2, min_side=90, max_side=140, min_objects=2, max_objects=4))
-    return root
+    return small_coco(tmp_path_factory)
 
 
 def test_maskrcnn_batches_are_the_cpu_transform(folder):
