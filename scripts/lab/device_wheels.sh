@@ -2,7 +2,7 @@
 # Put, in .whl/, the pure-Python wheels that the H200 machines' image lacks (it has torch, numpy,
 # pandas, scipy, pyyaml, sacrebleu, tensorboard, nvidia-ml-py): hydra-core, omegaconf,
 # antlr4-python3-runtime 4.9.3 (hydra's parser generator; PyPI has only its source), mlperf-logging
-# and sacremoses; for SSD and Mask R-CNN also pycocotools; for model.decode=nvimgcodec nvImageCodec and
+# sacremoses and pytest-timeout (the GPU tests run under their per-test limit); for SSD and Mask R-CNN also pycocotools; for model.decode=nvimgcodec nvImageCodec and
 # nvJPEG built for CUDA 13.0 (the image's torch 2.11+cu130); torchvision only when TORCHVISION names a
 # release (the image has 0.26.0, the one made for torch 2.11). Built for CPython 3.12 on x86-64 Linux.
 # Run it here, where pip reaches PyPI; .whl/ is git-ignored and carried to the device:
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .whl
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation py \
-  -d .whl hydra-core==1.3.2 omegaconf==2.3.0 mlperf-logging==4.1.68 sacremoses==0.2.0
+  -d .whl hydra-core==1.3.2 omegaconf==2.3.0 mlperf-logging==4.1.68 sacremoses==0.2.0 pytest-timeout==2.4.0
 python3 -m pip wheel -q --no-deps -w .whl antlr4-python3-runtime==4.9.3
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
   --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 -d .whl pycocotools==2.0.11 \
