@@ -135,9 +135,9 @@ def test_v06_logs_are_checked_with_0_6_0_and_v05_logs_are_listed_as_not_checked(
 
 
 def test_the_checker_reads_each_rules_file_as_yaml_would_once_per_process():
-    """harness.results.official parses a rules file once, not once per log: what the checker gets must be
+    """harness.results.read.official parses a rules file once, not once per log: what the checker gets must be
     what yaml.load gives it, and a copy of its own."""
-    from harness.results import official  # noqa: F401 - installs the cache in mlp_compliance
+    from harness.results.read import official  # noqa: F401 - installs the cache in mlp_compliance
 
     for path in sorted((Path(mlp_compliance.__file__).parent / "training_4.1.0").glob("*.yaml")):
         with open(path) as f:
