@@ -70,7 +70,7 @@ def write_outputs(report: Report, *, md: Optional[str] = None, json_out: Optiona
         pngs = _plots(report, Path(plots))
         written += [str(p) for p in pngs]
     if html:
-        from harness.results.report import html as page
+        from harness.results.report import pages as page
 
         def text() -> str:
             return page.report_page(report, render_text(report, markdown=True), pngs or (lambda d: _plots(report, d)),
@@ -90,6 +90,7 @@ def _plots(report: Report, out_dir: Path) -> list[Path]:
 
 def _compare(args: argparse.Namespace) -> int:
     from harness.results.analysis import comparison
+    from harness.results.report import comparison_render as shown
 
     c = comparison.compare([args.paths[0]], [args.paths[1]], args.jobs, prices=args.prices, rank_by=args.rank)
     for side, rep in (("A", c.a), ("B", c.b)):
@@ -97,25 +98,25 @@ def _compare(args: argparse.Namespace) -> int:
             print(f"{side}: {render.rel(path)}: {message}", file=sys.stderr)
     written: list[str] = []
     try:
-        _write(args.md, lambda: comparison.render_compare(c, markdown=True), written)
+        _write(args.md, lambda: shown.render_compare(c, markdown=True), written)
         _write(args.json, lambda: export.dumps(export.compare_json(c)), written)
         _write(args.csv, lambda: export.compare_csv(c), written)
         pngs: list[Path] = []
         if args.plots:
-            pngs = comparison.plot(c, Path(args.plots))
+            pngs = shown.plot(c, Path(args.plots))
             written += [str(p) for p in pngs]
         if args.html:
-            from harness.results.report import html as page
+            from harness.results.report import pages as page
 
             def text() -> str:
-                return page.compare_page(c, comparison.render_compare(c, markdown=True),
-                                         pngs or (lambda d: comparison.plot(c, d)))
+                return page.compare_page(c, shown.render_compare(c, markdown=True),
+                                         pngs or (lambda d: shown.plot(c, d)))
 
             _write(args.html, text, written)
     except OSError as err:
         return _cannot_write(err, written)
     if "-" not in (args.md, args.json, args.csv, args.html):
-        print(comparison.render_compare(c), end="")
+        print(shown.render_compare(c), end="")
         for path in written:
             print(f"wrote {path}")
     return 1 if c.empty or c.a.errors or c.b.errors else 0

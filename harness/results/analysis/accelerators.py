@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
 from harness.results.analysis.categories import category
-from harness.results.analysis.confidence import Interval, judge as judge_pair
+from harness.results.analysis.confidence import Interval, Judgement, judge as judge_pair
 from harness.results.analysis.platforms import ALL, geomean
 
 
@@ -41,7 +41,7 @@ class AcceleratorPair:
     time_to_train: float  # A's speedup over B: B's score / A's score
     interval: Optional[Interval] = None
     verdict: str = "n/a"
-    text: str = ""
+    judgement: Optional[Judgement] = None  # the permutation test's, where both groups' runs were read
 
 
 @dataclass(frozen=True)
@@ -98,4 +98,4 @@ def _row(a: str, b: str, ea: Any, eb: Any, groups: dict, judge: bool) -> Acceler
     # time to train only: the throughput figures of two submitters' logs are not read the same way
     j = judge_pair(f"{a} ({ea.submitter})", groups[ea.key], ea.minutes, f"{b} ({eb.submitter})", groups[eb.key],
                    eb.minutes, ea.benchmark, same_unit=False)
-    return replace(row, interval=j.time_interval, verdict=j.verdict, text=j.text)
+    return replace(row, interval=j.time_interval, verdict=j.verdict, judgement=j)

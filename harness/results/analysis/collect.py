@@ -17,9 +17,8 @@ from harness.results.read import rules, runfiles
 from harness.results.analysis.compare import PrecisionRatio, Speedup, precision_ratios, world_speedups
 from harness.results.read.find import find_logs
 from harness.results.read.parse import LogError, RunSummary, from_result_json, parse_file
-from harness.results.report.render import group_warnings, key_cells
 from harness.results.analysis.score import Score, round_score
-from harness.results.analysis.stats import GroupKey, GroupStats, group_key, group_runs, group_stats
+from harness.results.analysis.stats import BUSY, GroupKey, GroupStats, group_key, group_runs, group_stats, key_cells
 from harness.results.analysis.variance import SeedSpread, seed_spread
 
 SKIPPED = "skipped"
@@ -126,6 +125,18 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
         confidence={k: confidence.group_confidence(groups[k], scores[k].minutes, k.benchmark, scores[k].rule)
                     for k in keys},
     )
+
+
+def group_warnings(stats: list[GroupStats]) -> list[str]:
+    """Things a reader should know about a group that do not stop it being scored."""
+    out = []
+    for g in stats:
+        where = " ".join(key_cells(g.key))
+        for seed, n in sorted(g.repeated_seeds.items(), key=lambda kv: str(kv[0])):
+            out.append(f"{where}: seed {seed} was used by {n} runs: they are not independent samples of the seed spread")
+        if g.busy:
+            out.append(f"{where}: {g.busy} of {g.runs} run(s) ran on a busy machine (marked {BUSY})")
+    return out
 
 
 def input_bound_warnings(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:

@@ -94,17 +94,17 @@ def judged(subject: str, g: GroupStats, reference: str, base: GroupStats, scores
     return j, chances(subject, runs[g.key], reference, runs[base.key], j.time_to_train)
 
 
-def _time(g: GroupStats, score: Optional[float]) -> Optional[float]:
+def time_of(g: GroupStats, score: Optional[float]) -> Optional[float]:
     """MLPerf's score when the group has one, else the mean time of its converged runs."""
     return score if score is not None else g.time_to_train_min.mean
 
 
-def _epochs(g: GroupStats) -> Optional[float]:
+def epochs_of(g: GroupStats) -> Optional[float]:
     e = g.epochs
     return e.olympic_mean if e.olympic_mean is not None else e.mean
 
 
-def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
+def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
     return a / b if a is not None and b else None
 
 
@@ -156,10 +156,10 @@ def _split(members: list[GroupStats], splits) -> list[list[GroupStats]]:
 
 def _speedup(bench: str, system: str, precision: Optional[str], base: GroupStats, g: GroupStats,
              scores: dict, runs: Runs = None) -> Speedup:
-    ttt = _ratio(_time(base, scores.get(base.key)), _time(g, scores.get(g.key)))
-    epochs = _ratio(_epochs(base), _epochs(g))
+    ttt = ratio(time_of(base, scores.get(base.key)), time_of(g, scores.get(g.key)))
+    epochs = ratio(epochs_of(base), epochs_of(g))
     same_unit = g.throughput_unit == base.throughput_unit
-    tput = _ratio(g.throughput.mean, base.throughput.mean) if same_unit else None
+    tput = ratio(g.throughput.mean, base.throughput.mean) if same_unit else None
     implied = tput is None and ttt is not None and epochs is not None
     if implied and ttt is not None and epochs:
         tput = ttt / epochs
@@ -183,7 +183,7 @@ def attribution(ttt, tput, epochs, rest, gpus, base: GroupStats, g: GroupStats, 
     start-up), so that time to train = throughput x epochs x rest reads as causes."""
     if ttt is None or tput is None or epochs is None:
         return ""
-    span = f"{_epochs(base):.3g} -> {_epochs(g):.3g}"
+    span = f"{epochs_of(base):.3g} -> {epochs_of(g):.3g}"
     if ttt > gpus * 1.05:
         beyond = ttt / gpus
         hardware, causes, costs = tput / gpus, [], []
@@ -241,8 +241,8 @@ def precision_ratios(groups: Sequence[GroupStats], scores: dict, baseline: str =
                 continue
             out.append(PrecisionRatio(
                 bench, system, world, precision, baseline,
-                _ratio(g.throughput.mean, base.throughput.mean) if g.throughput_unit == base.throughput_unit else None,
-                _ratio(_time(base, scores.get(base.key)), _time(g, scores.get(g.key))),
-                _ratio(_epochs(base), _epochs(g)), *judged(precision, g, baseline, base, scores, runs),
+                ratio(g.throughput.mean, base.throughput.mean) if g.throughput_unit == base.throughput_unit else None,
+                ratio(time_of(base, scores.get(base.key)), time_of(g, scores.get(g.key))),
+                ratio(epochs_of(base), epochs_of(g)), *judged(precision, g, baseline, base, scores, runs),
             ))
     return out

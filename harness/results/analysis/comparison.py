@@ -10,7 +10,8 @@ whatever its GPU count and precision (a 1-rank sweep against a 2-rank one: the G
 with each of the other side's. The rest is listed as unpaired, not dropped silently. A's speedup over B =
 B's time / A's time (MLPerf scores where both have one) = throughput ratio (A / B) x epochs ratio (B's
 olympic-mean epochs / A's) x rest. Throughput results (mode=throughput) pair by workload, precision, GPU
-count and global batch (harness.results.analysis.platforms).
+count and global batch (harness.results.analysis.platforms). The tables, verdicts and plots of a
+comparison: harness.results.report.comparison_render.
 """
 from __future__ import annotations
 
@@ -19,13 +20,11 @@ from pathlib import Path
 from typing import Optional
 
 from harness.results.analysis import cost, platforms
-from harness.results.report import render
 from harness.results.analysis.categories import category
 from harness.results.analysis.chances import Chances, chances
 from harness.results.analysis.collect import Report, build
-from harness.results.analysis.compare import _epochs, _ratio, _time, count_label
+from harness.results.analysis.compare import count_label, epochs_of, ratio, time_of
 from harness.results.analysis.confidence import Judgement, judge
-from harness.results.report.plots import plot_compare
 from harness.results.analysis.stats import GroupKey, GroupStats, accelerator_kind
 
 TTT_FIELDS = ("time_to_train", "throughput", "epochs_ratio")
@@ -118,15 +117,15 @@ def _gpus(g: GroupStats) -> str:
 
 
 def _pair(ga: GroupStats, gb: GroupStats, a: Report, b: Report) -> platforms.Pair:
-    ttt = _ratio(_time(gb, b.scores[gb.key].minutes), _time(ga, a.scores[ga.key].minutes))
-    tput = _ratio(ga.throughput.mean, gb.throughput.mean) if ga.throughput_unit == gb.throughput_unit else None
-    epochs = _ratio(_epochs(gb), _epochs(ga))
+    ttt = ratio(time_of(gb, b.scores[gb.key].minutes), time_of(ga, a.scores[ga.key].minutes))
+    tput = ratio(ga.throughput.mean, gb.throughput.mean) if ga.throughput_unit == gb.throughput_unit else None
+    epochs = ratio(epochs_of(gb), epochs_of(ga))
     rest = ttt / (tput * epochs) if ttt is not None and tput is not None and epochs is not None else None
     world = ga.key.world if ga.key.world == gb.key.world else None
     precision = ga.key.precision if ga.key.precision == gb.key.precision else \
         f"{ga.key.precision or 'n/a'} vs {gb.key.precision or 'n/a'}"
-    return platforms.Pair(ga.key.benchmark, category(ga.key.benchmark), world, precision, platforms._system(ga),
-                          platforms._system(gb), ttt, tput, epochs, rest)
+    return platforms.Pair(ga.key.benchmark, category(ga.key.benchmark), world, precision, platforms.system_of(ga),
+                          platforms.system_of(gb), ttt, tput, epochs, rest)
 
 
 def _n(world: Optional[int]) -> str:
@@ -159,32 +158,6 @@ def compare(a_paths: list[str], b_paths: list[str], jobs: Optional[int] = None,
                       platforms.geomeans(tput, ("ratio",)), unpaired, matched, prices, rank_by)
 
 
-def pair_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
-    header = ["benchmark", "category", "GPUs (A vs B)" if any(" vs " in m.gpus_cell for m in c.matched) else "GPUs",
-              "precision", "A", "B", "A speedup (ttt)", "ttt 95% interval",
-              "= throughput", "throughput 95% interval", "x epochs", "x rest", "verdict"]
-    rows = []
-    for p, m in zip(c.pairs, c.matched):
-        rows.append([p.benchmark, p.category, m.gpus_cell, p.precision or "n/a", p.a, p.b, render.times(p.time_to_train),
-                     render.interval(m.confidence), render.times(p.throughput),
-                     render.interval(m.confidence, "throughput"), render.times(p.epochs_ratio), render.times(p.rest),
-                     render.verdict_word(m.confidence)])
-    return header, rows
-
-
-def verdict_lines(c: Comparison) -> list[str]:
-    out = []
-    for p, m in zip(c.pairs, c.matched):
-        where = f"{p.benchmark} {m.gpus} {p.precision or ''}".strip()
-        if m.confidence is not None:
-            out.append(f"{where}: {m.confidence.text}")
-        if m.chances is not None and m.chances.text:
-            out.append(f"{where}: chances: {m.chances.text}")
-        if m.cost:
-            out.append(f"{where}: cost: {m.cost}")
-    return out
-
-
 def cost_rows(c: Comparison) -> list[cost.CostRow]:
     """Both sides' groups, each marked A or B, ranked together within each benchmark."""
     from dataclasses import replace
@@ -195,67 +168,3 @@ def cost_rows(c: Comparison) -> list[cost.CostRow]:
             rows.append(replace(r, side=side, rank=None))
     rows.sort(key=lambda r: r.key.benchmark)
     return cost.rank(rows, c.rank_by)
-
-
-def render_compare(c: Comparison, markdown: bool = False) -> str:
-    table = render.markdown_table if markdown else render.text_table
-    head = (lambda t: f"## {t}\n") if markdown else (lambda t: f"{t}\n{'=' * len(t)}")
-    bullet = "- " if markdown else "  "
-    out = [f"{bullet}A: {', '.join(c.a_paths)}", f"{bullet}B: {', '.join(c.b_paths)}", ""]
-    if c.pairs:
-        out += [head("A against B: time to train = throughput x epochs x rest"), table(*pair_rows(c)), "",
-                head("Geometric means (A's speedup over B)"), table(*platforms.geomean_rows(c.means)), "",
-                head("How sure each pair is, and where its speedup comes from")]
-        out += [bullet + line for line in verdict_lines(c)] + [bullet + _method(), ""]
-    if c.tput_pairs:
-        out += [head("A against B: throughput (mode=throughput results)"),
-                table(*platforms.throughput_pair_rows(c.tput_pairs)), "",
-                head("Geometric means of throughput ratios"), table(*platforms.geomean_rows(c.tput_means)), ""]
-    if c.empty:
-        out.append(f"{bullet}nothing to compare: no benchmark (or workload) on both sides")
-    out += [bullet + line for line in c.unpaired]
-    if c.pairs and (c.prices or any(g.energy_j.n for rep in (c.a, c.b) for g in rep.stats)):
-        rows = cost_rows(c)
-        out += ["", head(f"Cost and energy per run, ranked by {c.rank_by} within each benchmark"),
-                table(*cost.cost_table(rows, c.rank_by))]
-        notes = cost.cost_notes(rows, c.prices)
-        out += ([""] + [bullet + n for n in notes]) if notes else []
-    return "\n".join(out).rstrip("\n") + "\n"
-
-
-def _method() -> str:
-    from harness.results.report.decision import METHOD
-
-    return METHOD
-
-
-def plot(c: Comparison, out_dir: Path) -> list[Path]:
-    written = []
-    title = f"A's speedup over B (A: {c.a_name}; B: {c.b_name})"
-    if c.pairs:
-        labels = [f"{p.benchmark} ({m.gpus})" for p, m in zip(c.pairs, c.matched)]
-        cats = list(dict.fromkeys(m.category for m in c.means))
-        labels += [f"geomean {cat}" for cat in cats]
-        series, errors = {}, {}
-        for what, name in zip(TTT_FIELDS, ("time to train", "throughput", "epochs")):
-            values = [getattr(p, what) for p in c.pairs]
-            values += [next(m.value for m in c.means if m.category == cat and m.what == what) for cat in cats]
-            series[name] = values
-            key = {"time_to_train": "time", "throughput": "throughput", "epochs_ratio": "epochs"}[what]
-            errors[name] = [_bounds(m.confidence, key) for m in c.matched] + [None] * len(cats)
-        written.append(plot_compare(labels, series, title, out_dir / "compare.png", errors))
-    if c.tput_pairs:
-        labels = [f"{p.workload} {p.precision} ({count_label(p.world, '')})" for p in c.tput_pairs]
-        cats = list(dict.fromkeys(m.category for m in c.tput_means))
-        values = [p.ratio for p in c.tput_pairs] + [next(m.value for m in c.tput_means if m.category == cat)
-                                                    for cat in cats]
-        written.append(plot_compare(labels + [f"geomean {cat}" for cat in cats], {"throughput": values},
-                                    f"A's throughput over B's (A: {c.a_name}; B: {c.b_name})",
-                                    out_dir / "compare_throughput.png"))
-    return written
-
-
-def _bounds(j: Optional[Judgement], what: str) -> Optional[tuple[Optional[float], Optional[float]]]:
-    iv = None if j is None else getattr(j, f"{what}_interval")
-    return None if iv is None else (iv.low, iv.high)
-

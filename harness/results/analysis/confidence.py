@@ -14,14 +14,15 @@ runs would settle it. Definitions are in docs/report.md ("How sure a comparison 
   has 80% power against a difference of the observed size, with the sides' pooled spread of log time
   (noncentral t); never fewer than 4, the fewest with which a permutation test can reach 0.05.
 
+The verdicts and intervals in words: harness.results.report.verdicts.
+
     python -m harness.report A B --compare         # every pair's interval and verdict
 """
 from __future__ import annotations
 
 import math
-import re
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -77,7 +78,6 @@ class Judgement:
     epochs_ratio: Optional[float]  # the reference's epochs / the subject's (olympic means where both have 3 runs)
     epochs_interval: Optional[Interval]
     input_bound: list[str] = field(default_factory=list)  # "B: data wait 12% of training time"
-    text: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class GroupConfidence:
     energy_interval: Optional[Interval]
     data_wait_share: Optional[float]  # mean over the runs that report it
     input_bound: bool
-    text: str
+    resampled: int  # the runs its interval resamples
 
 
 def _finite(x: object) -> Optional[float]:
@@ -235,10 +235,6 @@ def input_bound_note(label: str, runs: Sequence[RunSummary]) -> Optional[str]:
     return f"{label}: data wait {share:.0%} of training time"
 
 
-def _x(v: Optional[float]) -> str:
-    return "n/a" if v is None else f"{v:.2f}x"
-
-
 def judge(subject: str, sub_runs: Sequence[RunSummary], sub_score: Optional[float], reference: str,
           ref_runs: Sequence[RunSummary], ref_score: Optional[float], benchmark: Optional[str] = None,
           same_unit: bool = True) -> Judgement:
@@ -271,9 +267,8 @@ def judge(subject: str, sub_runs: Sequence[RunSummary], sub_score: Optional[floa
         epochs_int = bootstrap((es, er), lambda x, y: estat(y) / estat(x))
     verdict = _word(point, p, faster_above=True)
     bound = [n for n in (input_bound_note(subject, sub_runs), input_bound_note(reference, ref_runs)) if n]
-    j = Judgement(subject, reference, (len(sub_runs), len(ref_runs)), estimator, point, interval, p, verdict, needed,
-                  tput, tput_int, tput_p, _word(tput, tput_p, faster_above=True), epochs, epochs_int, bound)
-    return replace(j, text=describe(j))
+    return Judgement(subject, reference, (len(sub_runs), len(ref_runs)), estimator, point, interval, p, verdict, needed,
+                     tput, tput_int, tput_p, _word(tput, tput_p, faster_above=True), epochs, epochs_int, bound)
 
 
 ONE_RUN = "n/a (one run)"  # a side with one run: no spread to test or resample, never a verdict
@@ -287,49 +282,6 @@ def _word(point: Optional[float], p: Optional[float], faster_above: bool) -> str
     if p >= ALPHA:
         return "not distinguishable"
     return "faster" if (point > 1) == faster_above else "slower"
-
-
-def describe(j: Judgement) -> str:
-    """The verdict in words: 'A is faster: 2.37x (95% interval 2.31x-2.42x, ...)'."""
-    n_sub, n_ref = j.runs
-    if j.time_to_train is None:
-        return "cannot be judged: a side has no converged run with a time to train"
-    one_run = min(n_sub, n_ref) < 2
-    where = f"95% interval {j.time_interval.ratio()}" if j.time_interval else "no interval: one run on a side"
-    p = "" if j.p_value is None else f", permutation p{_p(j.p_value)}"
-    runs = f"{n_sub} and {n_ref} runs"
-    if j.verdict == "faster":
-        text = f"{j.subject} {_is(j.subject)} faster: {_x(j.time_to_train)} ({where}{p}, {runs})"
-    elif j.verdict == "slower":
-        text = (f"{j.reference} {_is(j.reference)} faster: speedup of {j.subject} {_x(j.time_to_train)} "
-                f"({where}{p}, {runs})")
-    elif j.verdict == ONE_RUN:
-        text = f"{ONE_RUN}: {_x(j.time_to_train)} with {runs} ({where}{p})"
-    else:
-        text = f"not distinguishable with {runs}: {_x(j.time_to_train)} ({where}{p})"
-        if j.runs_needed is None:
-            text += ("; no spread within a side to say how many runs would resolve it" if one_run
-                     else "; no difference to resolve")
-        elif j.runs_needed > MAX_RUNS:
-            text += f"; more than {MAX_RUNS:,} runs per side would be needed to resolve a difference of this size"
-        else:
-            text += f"; about {j.runs_needed} runs per side would resolve a difference of this size at 95%"
-    if j.throughput is not None:
-        tp = f" ({j.throughput_interval.ratio()})" if j.throughput_interval else ""
-        text += f"; throughput {_x(j.throughput)}{tp}"
-    if j.input_bound:
-        text += f"; {INPUT_BOUND_TEXT} ({', '.join(j.input_bound)})"
-    return text
-
-
-def _is(label: str) -> str:
-    """'4 GPUs are', '1 GPU is', 'A is'."""
-    return "are" if re.match(r"^\d+ .*s$", label) and not label.startswith("1 ") else "is"
-
-
-def _p(p: float) -> str:
-    """'<0.001', '=0.016', '=0.21'."""
-    return "<0.001" if p < 0.001 else f"={p:.3f}" if p < 0.1 else f"={p:.2f}"
 
 
 def group_confidence(runs: Sequence[RunSummary], score: Optional[float], benchmark: Optional[str] = None,
@@ -347,22 +299,7 @@ def group_confidence(runs: Sequence[RunSummary], score: Optional[float], benchma
     en = np.array([r.energy_j for r in runs if r.converged and r.energy_j is not None], dtype=float)
     share = data_wait(runs)
     bound = input_bound(share)
-    g = GroupConfidence(minutes, OLYMPIC if score is not None else MEAN, interval,
-                        float(tp.mean()) if tp.size else None, bootstrap((tp,), _mean) if tp.size else None,
-                        float(en.mean()) if en.size else None, bootstrap((en,), _mean) if en.size else None,
-                        share, bound, "")
-    return replace(g, text=describe_group(g, len(t)))
-
-
-def describe_group(g: GroupConfidence, runs: int) -> str:
-    """'18.5 min (95% interval 18.45-20.25 min, BCa bootstrap of 10 runs)'; runs: those resampled."""
-    if g.minutes is None:
-        return "no time to train: no converged run"
-    text = f"{g.minutes:.4g} min"
-    if g.interval is not None:
-        text += f" (95% interval {g.interval.value('min')}, {g.interval.method} of {runs} runs)"
-    else:
-        text += f" (95% interval {ONE_RUN})"
-    if g.input_bound:
-        text += f"; {INPUT_BOUND_TEXT} (data wait {g.data_wait_share:.0%} of training time)"
-    return text
+    return GroupConfidence(minutes, OLYMPIC if score is not None else MEAN, interval,
+                           float(tp.mean()) if tp.size else None, bootstrap((tp,), _mean) if tp.size else None,
+                           float(en.mean()) if en.size else None, bootstrap((en,), _mean) if en.size else None,
+                           share, bound, len(t))

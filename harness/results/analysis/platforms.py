@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from harness.results.analysis.categories import category
-from harness.results.analysis.compare import _ratio
+from harness.results.analysis.compare import ratio
 from harness.results.analysis.stats import GroupStats
 from harness.results.analysis.throughput import ThroughputGroup
 
@@ -55,7 +55,7 @@ class GeoMean:
     value: Optional[float]
 
 
-def _system(g: GroupStats) -> str:
+def system_of(g: GroupStats) -> str:
     return g.key.platform + (f" ({g.key.accelerator})" if g.key.accelerator else "")
 
 
@@ -68,7 +68,7 @@ def pair_throughput(a: Sequence[ThroughputGroup], b: Sequence[ThroughputGroup]) 
     for key in sorted(set(left) & set(right), key=str):
         ga, gb = left[key], right[key]
         out.append(ThroughputPair(key[0], category(ga.model if category(key[0]) == "other" else key[0]), key[2], key[1],
-                                  key[3], ga.accelerator, gb.accelerator, _ratio(ga.median, gb.median)))
+                                  key[3], ga.accelerator, gb.accelerator, ratio(ga.median, gb.median)))
     return out
 
 
@@ -89,34 +89,6 @@ def geomeans(rows: Sequence, fields: Sequence[str]) -> list[GeoMean]:
             n, value = geomean([getattr(r, what) for r in members])
             out.append(GeoMean(cat, what, n, value))
     return out
-
-
-def _x(v: Optional[float]) -> str:
-    return "n/a" if v is None else f"{v:.2f}x"
-
-
-def pair_rows(pairs: Sequence[Pair]) -> tuple[list[str], list[list[str]]]:
-    header = ["benchmark", "category", "GPUs", "precision", "A", "B", "A speedup (ttt)", "= throughput", "x epochs",
-              "x rest"]
-    return header, [[p.benchmark, p.category, "n/a" if p.world is None else str(p.world), p.precision or "n/a", p.a,
-                     p.b, _x(p.time_to_train), _x(p.throughput), _x(p.epochs_ratio), _x(p.rest)] for p in pairs]
-
-
-def throughput_pair_rows(pairs: Sequence[ThroughputPair]) -> tuple[list[str], list[list[str]]]:
-    header = ["workload", "category", "GPUs", "precision", "global batch", "A", "B", "A / B throughput"]
-    return header, [[p.workload, p.category, str(p.world), p.precision,
-                     "n/a" if p.global_batch_size is None else str(p.global_batch_size), p.a, p.b, _x(p.ratio)]
-                    for p in pairs]
-
-
-def geomean_rows(means: Sequence[GeoMean]) -> tuple[list[str], list[list[str]]]:
-    whats = list(dict.fromkeys(m.what for m in means))
-    header = ["category", "pairs"] + [f"geomean {w.replace('_', ' ')}" for w in whats]
-    rows = []
-    for cat in dict.fromkeys(m.category for m in means):
-        ms = {m.what: m for m in means if m.category == cat}
-        rows.append([cat, str(max(m.n for m in ms.values()))] + [_x(ms[w].value) for w in whats])
-    return header, rows
 
 
 def unpaired(a: Sequence, b: Sequence, pairs: Sequence, name) -> list[str]:

@@ -205,28 +205,3 @@ def of(report: Any) -> Optional[RoundView]:
 
 
 _MISSING = object()
-
-
-def as_json(v: Optional[RoundView]) -> Optional[dict[str, Any]]:
-    """The round view as JSON (docs/report.md, schema's `round`); None outside a submission tree."""
-    if v is None:
-        return None
-    from dataclasses import asdict
-
-    def speedup(s: Speedup) -> dict[str, Any]:
-        iv = s.confidence.time_interval if s.confidence is not None else None
-        return {"benchmark": s.benchmark, "system": s.system, "accelerators": s.world,
-                "baseline_accelerators": s.baseline_world, "speedup": s.time_to_train,
-                "interval": None if iv is None else {"low": iv.low, "high": iv.high, "method": iv.method},
-                "speedup_per_count_ratio": None if s.time_to_train is None else s.time_to_train / s.gpu_ratio,
-                "family": s.family, "one_family": s.family == lineage.VOUCHED,
-                "platforms": None if s.platforms is None else list(s.platforms),
-                "verdict": None if s.confidence is None else s.confidence.verdict}
-
-    return {
-        "benchmarks": v.benchmarks,
-        "entries": [{k: val for k, val in asdict(e).items() if k != "key"} for e in v.entries],
-        "scaling": [speedup(s) for s in v.scaling],
-        "across_submitters": v.across,
-        "accelerators": {"pairs": [asdict(p) for p in v.accelerators], "geomeans": [asdict(m) for m in v.means]},
-    }

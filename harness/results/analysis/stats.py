@@ -40,6 +40,17 @@ class GroupKey(NamedTuple):
     folder: Optional[str] = None  # the submission folder, where the runs come from one
 
 
+BUSY = "!"  # the mark of a run on a busy machine, in the report's tables and in its warnings
+
+
+def key_cells(key: GroupKey, extra: bool = False) -> list[str]:
+    """How the report names a group: benchmark, platform, world size, precision, batch (and with `extra`
+    the accelerator and framework)."""
+    cells = [key.benchmark, key.platform, "n/a" if key.world is None else str(key.world), key.precision or "n/a",
+             "n/a" if key.batch is None else str(key.batch)]
+    return cells + ([key.accelerator or "n/a", key.framework or "n/a"] if extra else [])
+
+
 def group_key(run: RunSummary) -> GroupKey:
     """A run's group outside a submission tree: by the log's own fields (group_runs puts a tree's runs
     in their folder's group)."""

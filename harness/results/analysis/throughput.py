@@ -7,16 +7,16 @@ ran ("amp", "tf32+graph", "amp+master+compile(reduce-overhead)"; split_label). R
 are over its runs' medians. Scaling compares each world size with the smallest of its (workload,
 accelerator, label) at the same per-rank batch; precision gains compare each precision with a
 baseline (fp32) at the same workload, accelerator, world size and path; fast_vs_eager each fast
-path with the eager step of the same base precision. `python -m harness.report` prints these tables
-when such runs are present; `python -m harness.bench` builds its suite table on them.
+path with the eager step of the same base precision. `python -m harness.report` prints their tables
+(harness.results.report.throughput_tables) when such runs are present; `python -m harness.bench` builds
+its suite table on them.
 
-    python -m harness.results.analysis.throughput outputs/benchmark      # the four tables, as text
+    python -m harness.results.report.throughput_tables outputs/benchmark      # the four tables, as text
 """
 from __future__ import annotations
 
 import json
 import statistics
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
@@ -240,70 +240,3 @@ def _same_batch(g: ThroughputGroup, refs: Sequence[ThroughputGroup]) -> Optional
     """The reference group of g's global batch, else the one reference there is."""
     same = [r for r in refs if r.global_batch_size == g.global_batch_size]
     return same[0] if same else (refs[0] if len(refs) == 1 else None)
-
-
-def _fmt(x: Optional[float]) -> str:
-    return "n/a" if x is None else (f"{x:,.0f}" if x >= 100 else f"{x:.4g}")
-
-
-def table_rows(groups: Sequence[ThroughputGroup]) -> tuple[list[str], list[list[str]]]:
-    header = ["workload", "model", "accelerator", "precision", "GPUs", "global batch", "runs", "median",
-              "unit", "spread of runs (min-max, std)", "windows (min-max)"]
-    rows = []
-    for g in groups:
-        spread = "n/a" if g.median is None or g.min is None or g.max is None else \
-            f"{_fmt(g.min)}-{_fmt(g.max)} ({(g.max - g.min) / g.median:.1%}), std {_fmt(g.std)}"
-        runs = f"{g.runs}" + (f" ({g.failed} failed)" if g.failed else "")
-        rows.append([g.workload, g.model, g.accelerator, g.precision, str(g.world_size),
-                     "n/a" if g.global_batch_size is None else str(g.global_batch_size), runs, _fmt(g.median), g.unit,
-                     spread, "n/a" if g.windows_min is None else f"{_fmt(g.windows_min)}-{_fmt(g.windows_max)}"])
-    return header, rows
-
-
-def label(workload: str, model: str = "") -> str:
-    """'bert_large squad384' where one workload label belongs to several models, else the workload."""
-    return workload if model in ("", workload) else f"{model} {workload}"
-
-
-def scaling_rows(scalings: Sequence[Scaling]) -> tuple[list[str], list[list[str]]]:
-    header = ["workload", "accelerator", "precision", "GPUs", "speedup", "efficiency"]
-    return header, [[label(s.workload, s.model), s.accelerator, s.precision, f"{s.world} vs {s.base_world}",
-                     "n/a" if s.speedup is None else f"{s.speedup:.2f}x",
-                     "n/a" if s.efficiency is None else f"{s.efficiency:.0%}"] for s in scalings]
-
-
-def gain_rows(gains: Sequence[PrecisionGain]) -> tuple[list[str], list[list[str]]]:
-    header = ["workload", "accelerator", "GPUs", "precision", "vs", "throughput ratio"]
-    return header, [[label(p.workload, p.model), p.accelerator, str(p.world_size), p.precision, p.baseline,
-                     "n/a" if p.ratio is None else f"{p.ratio:.2f}x"] for p in gains]
-
-
-def fast_rows(gains: Sequence[FastGain]) -> tuple[list[str], list[list[str]]]:
-    header = ["workload", "accelerator", "GPUs", "precision", "path", "fast", "eager", "unit", "fast / eager"]
-    return header, [[label(f.workload, f.model), f.accelerator, str(f.world_size), f.base, f.path, _fmt(f.fast),
-                     _fmt(f.eager), f.unit, "n/a" if f.ratio is None else f"{f.ratio:.2f}x"] for f in gains]
-
-
-def failures(runs: Sequence[ThroughputRun]) -> list[str]:
-    from harness.results.report.render import rel
-
-    return [f"{rel(r.path)}: {r.workload} {r.precision} {r.world_size} GPU(s) failed: {r.reason or 'no reason given'}"
-            for r in runs if r.status != "success"]
-
-
-def main(argv: list[str]) -> int:
-    from harness.results.report.render import text_table
-
-    runs = read_runs(argv)
-    g = groups(runs)
-    for header, rows in (table_rows(g), scaling_rows(scaling(g)), gain_rows(precision_gains(g)),
-                         fast_rows(fast_vs_eager(g))):
-        if rows:
-            print(text_table(header, rows) + "\n")
-    for line in failures(runs):
-        print(line)
-    return 1 if failures(runs) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

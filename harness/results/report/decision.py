@@ -13,6 +13,8 @@ from typing import Any, Callable, Optional
 from harness.results.analysis import confidence, cost
 from harness.results.report import render
 from harness.results.analysis.confidence import GroupConfidence, Interval
+from harness.results.analysis.stats import key_cells
+from harness.results.report.verdicts import describe, describe_group
 
 METHOD = (f"95% intervals: bootstrap over runs (scipy.stats.bootstrap, BCa, or percentile where BCa is undefined), "
           f"{confidence.RESAMPLES:,} resamples of each side, seed {confidence.SEED}; verdicts: two-sided permutation "
@@ -41,7 +43,7 @@ def score_rows(report: Any) -> tuple[list[str], list[list[str]]]:
         if c is None:
             continue
         tput_iv = c.throughput_interval
-        rows.append(render.key_cells(g.key) + [
+        rows.append(key_cells(g.key) + [
             str(g.runs), str(g.converged), render.fmt(c.minutes, ".4g"), _value(c.interval),
             render.throughput(c.throughput, g.throughput_unit, g.throughput_derived),
             "n/a" if tput_iv is None else "-".join(render.throughput(v) if v is not None else "unbounded"
@@ -65,7 +67,7 @@ def comparison_lines(report: Any) -> list[str]:
 def _lines(where: str, conf: Any, odds: Any) -> list[str]:
     out = []
     if conf is not None:
-        out.append(f"{' '.join(where.split())}: {conf.text}")
+        out.append(f"{' '.join(where.split())}: {describe(conf)}")
     if odds is not None and odds.text:
         out.append(f"{' '.join(where.split())}: chances: {odds.text}")
     return out
@@ -78,7 +80,7 @@ def render_decision(report: Any, markdown: bool = False) -> str:
     if rows:
         out += ["", head("Scores with 95% intervals (time to train: the MLPerf score, else the mean of converged "
                          "runs)"), table(header, rows)]
-        out += [""] + [bullet + f"{' '.join(render.key_cells(g.key))}: {report.confidence[g.key].text}"
+        out += [""] + [bullet + f"{' '.join(key_cells(g.key))}: {describe_group(report.confidence[g.key])}"
                        for g in report.stats if g.key in report.confidence]
     lines = comparison_lines(report)
     if lines:

@@ -7,16 +7,19 @@ that is not a finite number is written as null.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
-from dataclasses import asdict
 from typing import Any, Optional, Sequence
 
-from harness.results.analysis import confidence, cost
-from harness.results.report import render
+from harness.results.analysis import confidence, cost, lineage
 from harness.results.analysis import round as round_view
+from harness.results.analysis.accelerators import AcceleratorPair
+from harness.results.analysis.compare import Speedup
 from harness.results.read.summary import tally
+from harness.results.report import render
+from harness.results.report.verdicts import describe, describe_group
 
 SCHEMA = "harness.report/4"
 COMPARE_SCHEMA = "harness.compare/2"
@@ -57,6 +60,54 @@ def _bound(run: Any) -> bool:
     return confidence.input_bound(run.data_wait_share)
 
 
+def plain(x: Any) -> Any:
+    """dataclasses.asdict, with the sentences the JSON has always carried written where the words are made:
+    a verdict's (a Judgement's "text"), a score's interval (a GroupConfidence's), a chip pair's verdict."""
+    if isinstance(x, confidence.Judgement):
+        return {**_fields(x), "text": describe(x)}
+    if isinstance(x, confidence.GroupConfidence):
+        return {**_fields(x, skip="resampled"), "text": describe_group(x)}
+    if isinstance(x, AcceleratorPair):
+        return {**_fields(x, skip="judgement"), "text": "" if x.judgement is None else describe(x.judgement)}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return _fields(x)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):  # a NamedTuple, as asdict keeps it
+        return type(x)(*[plain(v) for v in x])
+    if isinstance(x, (list, tuple)):
+        return type(x)(plain(v) for v in x)
+    if isinstance(x, dict):
+        return type(x)((plain(k), plain(v)) for k, v in x.items())
+    return x
+
+
+def _fields(x: Any, skip: str = "") -> dict[str, Any]:
+    return {f.name: plain(getattr(x, f.name)) for f in dataclasses.fields(x) if f.name != skip}
+
+
+def round_json(v: Optional[round_view.RoundView]) -> Optional[dict[str, Any]]:
+    """The round view as JSON (docs/report.md, schema's `round`); None outside a submission tree."""
+    if v is None:
+        return None
+
+    def speedup(s: Speedup) -> dict[str, Any]:
+        iv = s.confidence.time_interval if s.confidence is not None else None
+        return {"benchmark": s.benchmark, "system": s.system, "accelerators": s.world,
+                "baseline_accelerators": s.baseline_world, "speedup": s.time_to_train,
+                "interval": None if iv is None else {"low": iv.low, "high": iv.high, "method": iv.method},
+                "speedup_per_count_ratio": None if s.time_to_train is None else s.time_to_train / s.gpu_ratio,
+                "family": s.family, "one_family": s.family == lineage.VOUCHED,
+                "platforms": None if s.platforms is None else list(s.platforms),
+                "verdict": None if s.confidence is None else s.confidence.verdict}
+
+    return {
+        "benchmarks": v.benchmarks,
+        "entries": [{k: val for k, val in plain(e).items() if k != "key"} for e in v.entries],
+        "scaling": [speedup(s) for s in v.scaling],
+        "across_submitters": v.across,
+        "accelerators": {"pairs": [plain(p) for p in v.accelerators], "geomeans": [plain(m) for m in v.means]},
+    }
+
+
 def group_json(report: Any) -> list[dict[str, Any]]:
     out = []
     for g in report.stats:
@@ -67,12 +118,12 @@ def group_json(report: Any) -> list[dict[str, Any]]:
             "benchmark": g.key.benchmark, "platform": g.key.platform, "world_size": g.key.world,
             "precision": g.key.precision, "global_batch_size": g.key.batch, "accelerator": g.key.accelerator,
             "framework": g.key.framework, "folder": g.key.folder,
-            "score": {**asdict(score), "count_ok": score.count_ok},
-            **{k: v for k, v in asdict(g).items() if k != "key"},
+            "score": {**plain(score), "count_ok": score.count_ok},
+            **{k: v for k, v in plain(g).items() if k != "key"},
             "repeated_seeds": {str(k): v for k, v in g.repeated_seeds.items()},
             "seed_spread": None if spread is None else {
-                **{k: v for k, v in asdict(spread).items() if k != "key"}, "note": spread.describe()},
-            "confidence": None if conf is None else asdict(conf),
+                **{k: v for k, v in plain(spread).items() if k != "key"}, "note": spread.describe()},
+            "confidence": None if conf is None else plain(conf),
             "data_wait_share": None if conf is None else conf.data_wait_share,
             "input_bound": bool(conf and conf.input_bound),
         })
@@ -82,7 +133,7 @@ def group_json(report: Any) -> list[dict[str, Any]]:
 def _cost_json(rows: Sequence[cost.CostRow]) -> list[dict[str, Any]]:
     return [{"benchmark": r.key.benchmark, "platform": r.key.platform, "world_size": r.key.world,
              "precision": r.key.precision, "global_batch_size": r.key.batch, "accelerator": r.key.accelerator,
-             **{k: v for k, v in asdict(r).items() if k != "key"}} for r in rows]
+             **{k: v for k, v in plain(r).items() if k != "key"}} for r in rows]
 
 
 def report_cost(report: Any) -> list[cost.CostRow]:
@@ -96,20 +147,20 @@ def to_json(report: Any) -> dict[str, Any]:
         "schema": SCHEMA,
         "runs": [r.to_dict() | {"final_quality": r.final_quality, "input_bound": _bound(r)} for r in report.runs],
         "groups": group_json(report),
-        "speedups": [{**asdict(s), "gpu_ratio": s.gpu_ratio} for s in report.speedups],
-        "precision_ratios": [asdict(p) for p in report.precisions],
+        "speedups": [{**plain(s), "gpu_ratio": s.gpu_ratio} for s in report.speedups],
+        "precision_ratios": [plain(p) for p in report.precisions],
         "throughput": {
-            "runs": [asdict(r) for r in report.tput_runs],
-            "groups": [asdict(g) for g in report.tput_groups],
-            "scaling": [asdict(s) for s in report.scalings],
-            "precision_gains": [asdict(p) for p in report.gains],
+            "runs": [plain(r) for r in report.tput_runs],
+            "groups": [plain(g) for g in report.tput_groups],
+            "scaling": [plain(s) for s in report.scalings],
+            "precision_gains": [plain(p) for p in report.gains],
         },
         "cost": {"rank_by": report.rank_by, "prices": report.prices, "rows": _cost_json(report_cost(report))},
         "method": METHOD,
         "warnings": report.warnings,
-        "outcome": asdict(tally(report.runs)),  # runs scored, not converged, not scorable, interrupted, by reason
+        "outcome": plain(tally(report.runs)),  # runs scored, not converged, not scorable, interrupted, by reason
         "errors": [{"path": p, "message": m} for p, m in report.errors],
-        "round": round_view.as_json(round_view.of(report)),  # a submission tree's systems ranked, families, chips
+        "round": round_json(round_view.of(report)),  # a submission tree's systems ranked, families, chips
     }
 
 
@@ -124,7 +175,7 @@ def judged_row(j: Optional[confidence.Judgement], odds: Any) -> dict[str, Any]:
     row = {"subject": j.subject, "reference": j.reference, "runs_subject": j.runs[0], "runs_reference": j.runs[1],
            "estimator": j.estimator, "time_to_train": j.time_to_train, "p_value": j.p_value, "verdict": j.verdict,
            "runs_needed": j.runs_needed, "throughput_ratio": j.throughput, "throughput_p": j.throughput_p,
-           "throughput_verdict": j.throughput_verdict, "epochs_ratio": j.epochs_ratio, "text": j.text,
+           "throughput_verdict": j.throughput_verdict, "epochs_ratio": j.epochs_ratio, "text": describe(j),
            "interval_method": j.time_interval.method if j.time_interval else "",
            "input_bound": bool(j.input_bound)}
     row["time_low"], row["time_high"] = _iv(j.time_interval)
@@ -169,7 +220,7 @@ def to_csv(report: Any) -> str:
                "framework": g.key.framework, "runs": g.runs, "converged": g.converged, "score_min": conf.minutes,
                "estimator": conf.estimator, "interval_method": conf.interval.method if conf.interval else "",
                "throughput": conf.throughput, "throughput_unit": g.throughput_unit, "energy_j": conf.energy_j,
-               "data_wait_share": conf.data_wait_share, "input_bound": conf.input_bound, "text": conf.text}
+               "data_wait_share": conf.data_wait_share, "input_bound": conf.input_bound, "text": describe_group(conf)}
         row["score_low"], row["score_high"] = _iv(conf.interval)
         row["throughput_low"], row["throughput_high"] = _iv(conf.throughput_interval)
         row["energy_low"], row["energy_high"] = _iv(conf.energy_interval)
@@ -193,14 +244,14 @@ def compare_json(c: Any) -> dict[str, Any]:
 
     return {
         "schema": COMPARE_SCHEMA, "a": c.a_paths, "b": c.b_paths,
-        "pairs": [{**asdict(p), "a_world": m.a_world, "b_world": m.b_world, "gpus": m.gpus,
-                   "confidence": None if m.confidence is None else asdict(m.confidence),
-                   "chances": None if m.chances is None else asdict(m.chances),
+        "pairs": [{**plain(p), "a_world": m.a_world, "b_world": m.b_world, "gpus": m.gpus,
+                   "confidence": None if m.confidence is None else plain(m.confidence),
+                   "chances": None if m.chances is None else plain(m.chances),
                    "a_usd_per_hour": m.a_usd_per_hour, "b_usd_per_hour": m.b_usd_per_hour, "cost": m.cost,
                    "input_bound": bool(m.confidence and m.confidence.input_bound)}
                   for p, m in zip(c.pairs, c.matched)],
-        "geomeans": [asdict(m) for m in c.means],
-        "throughput_pairs": [asdict(p) for p in c.tput_pairs], "throughput_geomeans": [asdict(m) for m in c.tput_means],
+        "geomeans": [plain(m) for m in c.means],
+        "throughput_pairs": [plain(p) for p in c.tput_pairs], "throughput_geomeans": [plain(m) for m in c.tput_means],
         "cost": {"rank_by": c.rank_by, "prices": c.prices, "rows": _cost_json(cost_rows(c)) if c.pairs else []},
         "method": METHOD,
         "unpaired": c.unpaired,

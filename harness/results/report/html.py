@@ -7,12 +7,13 @@ inline and printable (figures and table rows are kept whole across pages).
     python -m harness.report A B --compare --html compare.html
 
 The page is built from the report's own Markdown (harness.results.report.sections and decision, or
-comparison.render_compare), so it holds the same sections. That Markdown is a small known subset (##
+comparison_render.render_compare), so it holds the same sections. That Markdown is a small known subset (##
 headings, pipe tables with escaped bars, - bullets, lines of text, and `![caption](chart.png)` lines
 naming a chart the caller hands over, drawn where the line stands), converted here line by line: a
 general Markdown library would read `*` and `_` in log paths and platform names as emphasis and pass
 raw HTML in log content through, where every cell here is escaped text. harness.bench's page
-(harness/results/report/bench_page.py) is built from the same pieces.
+(harness/results/report/bench_page.py) and a round's (round_page.py) are built from the same pieces;
+pages.py says which page a report gets.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import html
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Callable, Mapping, Optional, Sequence, Union
 
 Figures = Union[Sequence[Path], Callable[[Path], list[Path]]]
 
@@ -181,29 +182,3 @@ def page(title: str, paths: Sequence[str], figures: Figures, verdicts: Sequence[
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{html.escape(title)}</title><style>{CSS}{css}</style></head>\n<body><main>\n{body}\n</main></body></html>\n")
-
-
-def report_page(report: Any, markdown: str, figures: Figures, paths: Sequence[str]) -> str:
-    """harness.report's page; verdicts: every comparison's verdict and chances (decision.comparison_lines),
-    else every score's interval."""
-    from harness.results.analysis import round as round_view
-    from harness.results.report.decision import comparison_lines
-    from harness.results.report.render import key_cells
-
-    view = round_view.of(report)
-    if view is not None:  # a submission tree: the round's page, tables first, a few light charts, no per-group plots
-        from harness.results.report.round_page import round_page
-
-        return round_page(report, view, markdown, paths)
-    verdicts = comparison_lines(report)
-    if not verdicts:
-        verdicts = [f"{' '.join(key_cells(k))}: {c.text}" for k, c in report.confidence.items()]
-    return page("harness.report", paths, figures if report.groups else [], verdicts, markdown)
-
-
-def compare_page(c: Any, markdown: str, figures: Figures) -> str:
-    from harness.results.analysis.comparison import verdict_lines
-
-    return page(f"harness.report --compare: A ({c.a_name}) against B ({c.b_name})",
-                [f"A: {', '.join(c.a_paths)}", f"B: {', '.join(c.b_paths)}"], figures,
-                verdict_lines(c), markdown)

@@ -10,10 +10,10 @@ from harness.results.analysis.confidence import INPUT_BOUND, INPUT_BOUND_TEXT, i
 from harness.results.analysis.distribution import summary
 from harness.results.analysis.lineage import VOUCHED
 from harness.results.analysis.score import Score
-from harness.results.analysis.stats import GroupKey, GroupStats
+from harness.results.analysis.stats import BUSY, GroupStats, key_cells
 from harness.results.read.summary import RunSummary
 
-UNSCORABLE, BUSY, DERIVED = "*", "!", "(d)"
+UNSCORABLE, DERIVED = "*", "(d)"
 INPUT_BOUND_MARK = "input-bound"
 
 
@@ -103,12 +103,6 @@ def run_footnotes(runs: list[RunSummary]) -> list[str]:
     return notes
 
 
-def key_cells(key: GroupKey, extra: bool = False) -> list[str]:
-    cells = [key.benchmark, key.platform, "n/a" if key.world is None else str(key.world), key.precision or "n/a",
-             "n/a" if key.batch is None else str(key.batch)]
-    return cells + ([key.accelerator or "n/a", key.framework or "n/a"] if extra else [])
-
-
 def group_rows(stats: list[GroupStats], scores: dict[Any, Score]) -> tuple[list[str], list[list[str]]]:
     systems = any(g.key.accelerator or g.key.framework for g in stats)
     header = ["benchmark", "platform", "world", "precision", "batch"] + ["accelerator", "framework"] * systems
@@ -139,18 +133,6 @@ def group_rows(stats: list[GroupStats], scores: dict[Any, Score]) -> tuple[list[
 
 def score_notes(stats: list[GroupStats], scores: dict[Any, Score]) -> list[str]:
     return [f"{' '.join(key_cells(g.key))}: {scores[g.key].note} [{scores[g.key].rule}]" for g in stats]
-
-
-def group_warnings(stats: list[GroupStats]) -> list[str]:
-    """Things a reader should know about a group that do not stop it being scored."""
-    out = []
-    for g in stats:
-        where = " ".join(key_cells(g.key))
-        for seed, n in sorted(g.repeated_seeds.items(), key=lambda kv: str(kv[0])):
-            out.append(f"{where}: seed {seed} was used by {n} runs: they are not independent samples of the seed spread")
-        if g.busy:
-            out.append(f"{where}: {g.busy} of {g.runs} run(s) ran on a busy machine (marked {BUSY})")
-    return out
 
 
 def times(value: Optional[float]) -> str:

@@ -7,7 +7,7 @@ warnings, did not converge, could not be scored, interrupted, each kind of reaso
 from __future__ import annotations
 
 from harness.results.report import render
-from harness.results.analysis import throughput
+from harness.results.report import throughput_tables as throughput
 from harness.results.analysis import round as round_view
 from harness.results.report.round_render import render_round
 from harness.results.analysis.collect import Report

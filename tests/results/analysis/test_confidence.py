@@ -13,6 +13,7 @@ import pytest
 from harness.results.analysis import confidence
 from harness.results.analysis.confidence import group_confidence, judge
 from harness.results.read.summary import RunSummary
+from harness.results.report.verdicts import describe, describe_group
 from tests.helpers import run_cli
 
 
@@ -58,10 +59,10 @@ def test_the_verdict_is_the_permutation_tests(sub, ref):
     lo, hi = j.time_interval.low, j.time_interval.high
     assert lo <= j.time_to_train <= hi
     if expected == "not distinguishable":
-        assert j.text.startswith("not distinguishable with 5 and 5 runs") and "runs per side would resolve" in j.text
+        assert describe(j).startswith("not distinguishable with 5 and 5 runs") and "runs per side would resolve" in describe(j)
         assert j.runs_needed is not None and j.runs_needed >= confidence.MIN_RUNS
     else:
-        assert j.text.startswith("A is faster: ") and "95% interval" in j.text
+        assert describe(j).startswith("A is faster: ") and "95% interval" in describe(j)
 
 
 def test_intervals_are_reproducible_and_say_their_method():
@@ -77,7 +78,7 @@ def test_more_spread_needs_more_runs_and_a_clear_gap_fewer():
     assert tight.estimator == confidence.MEAN  # no scores given: the mean of converged runs
     assert tight.runs_needed < loose.runs_needed
     assert tight.verdict == "faster" and loose.verdict == "not distinguishable"
-    assert f"about {loose.runs_needed} runs per side" in loose.text
+    assert f"about {loose.runs_needed} runs per side" in describe(loose)
     # with three runs a side no relabelling test can reach 0.05 (the smallest p is 2/20)
     three = judge("A", _runs([10.0, 10.1, 9.9]), None, "B", _runs([20.0, 20.1, 19.9]), None)
     assert three.p_value == pytest.approx(0.1) and three.verdict == "not distinguishable"
@@ -93,7 +94,7 @@ def test_a_run_that_did_not_converge_counts_as_the_slowest_as_mlperf_scores():
     assert j.time_interval.method == "percentile bootstrap"  # a resample with two failures voids B: no upper bound
     assert j.time_interval.high is None and j.time_interval.ratio().endswith("-unbounded")
     nothing = judge("A", sub, None, "B", _runs([], failed=3), None)
-    assert nothing.verdict == "cannot be judged" and nothing.text.startswith("cannot be judged")
+    assert nothing.verdict == "cannot be judged" and describe(nothing).startswith("cannot be judged")
 
 
 def test_throughput_and_epochs_get_their_own_intervals():
@@ -104,7 +105,7 @@ def test_throughput_and_epochs_get_their_own_intervals():
     j = judge("A", sub, None, "B", ref, None)
     assert j.throughput == pytest.approx(200.8 / 100.0)
     assert j.throughput_interval.low < j.throughput < j.throughput_interval.high
-    assert j.throughput_verdict == "faster" and "throughput 2.01x (" in j.text
+    assert j.throughput_verdict == "faster" and "throughput 2.01x (" in describe(j)
     assert j.epochs_ratio == pytest.approx(3 / 3) and j.epochs_interval is not None
 
 
@@ -114,7 +115,7 @@ def test_a_group_score_gets_an_interval_and_an_input_bound_flag():
     assert g.minutes == pytest.approx(10.2) and g.estimator == confidence.OLYMPIC
     assert g.interval.low <= g.minutes <= g.interval.high
     assert g.input_bound and g.data_wait_share == pytest.approx(0.12)
-    assert "input-bound: the numbers measure the loader (data wait 12% of training time)" in g.text
+    assert "input-bound: the numbers measure the loader (data wait 12% of training time)" in describe_group(g)
     assert not group_confidence(_runs([10.0, 10.5, 9.8], data_wait_share=0.05), None).input_bound  # over 5% only
 
 

@@ -12,6 +12,7 @@ import pytest
 from harness.results.report import export
 from harness.results.analysis.confidence import ONE_RUN, group_confidence, judge
 from harness.results.read.summary import RunSummary
+from harness.results.report.verdicts import describe, describe_group
 from tests.helpers import run_cli
 
 
@@ -27,14 +28,14 @@ def test_every_comparison_statistic_with_0_1_and_2_runs_a_side(n_sub, n_ref):
     j = judge("A", _runs(n_sub, 10.0), None, "B", _runs(n_ref, 12.0), None)
     if not n_sub or not n_ref:
         assert j.time_to_train is None and j.verdict == "cannot be judged" and j.throughput is None
-        assert j.text.startswith("cannot be judged")
+        assert describe(j).startswith("cannot be judged")
         return
     assert j.time_to_train == pytest.approx((12.0 + (n_ref - 1) / 20) / (10.0 + (n_sub - 1) / 20))
     assert j.throughput is not None and j.epochs_ratio is not None
     if min(n_sub, n_ref) == 1:
         assert j.p_value is None and j.throughput_p is None and j.time_interval is None
         assert j.verdict == ONE_RUN and j.throughput_verdict == ONE_RUN and j.runs_needed is None
-        assert j.text.startswith(f"n/a (one run): {j.time_to_train:.2f}x with {n_sub} and {n_ref} runs")
+        assert describe(j).startswith(f"n/a (one run): {j.time_to_train:.2f}x with {n_sub} and {n_ref} runs")
     else:  # 2 and 2: 6 relabellings, the smallest p 2/6: never a verdict, but a p and an interval
         assert j.p_value == pytest.approx(1 / 3) and j.verdict == "not distinguishable"
         assert j.time_interval is not None and j.throughput_p is not None
@@ -46,13 +47,13 @@ def test_every_group_statistic_with_0_1_and_2_runs(n):
     runs = _runs(n)
     g = group_confidence(runs, None, "gnmt")
     if n == 0:
-        assert g.minutes is None and g.throughput is None and g.text == "no time to train: no converged run"
+        assert g.minutes is None and g.throughput is None and describe_group(g) == "no time to train: no converged run"
         return
     assert g.minutes == pytest.approx(sum(r.time_to_train_min for r in runs) / n)
     assert g.throughput == pytest.approx(100.0 + (n - 1) / 2) and g.energy_j is not None
     if n == 1:
         assert g.interval is None and g.throughput_interval is None and g.energy_interval is None
-        assert g.text == f"{g.minutes:.4g} min (95% interval {ONE_RUN})"
+        assert describe_group(g) == f"{g.minutes:.4g} min (95% interval {ONE_RUN})"
     else:
         assert g.interval is not None and math.isfinite(g.interval.low) and g.throughput_interval is not None
 

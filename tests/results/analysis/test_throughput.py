@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.results.analysis import throughput as tp
+from harness.results.report.throughput_tables import table_rows
 from tests.helpers import run_cli
 
 
@@ -51,7 +52,7 @@ def test_runs_groups_scaling_and_precision_gains(suite):
     assert scaling[("fp32", 2)].efficiency == pytest.approx(1.9 / 1.01 / 2)
     gains = {(g.precision, g.world_size): g.ratio for g in tp.precision_gains(list(groups.values()))}
     assert gains[("amp", 1)] == pytest.approx(2.5 / 1.01) and gains[("amp", 2)] == pytest.approx(4.6 / 1.9)
-    header, rows = tp.table_rows(tp.groups(runs))
+    header, rows = table_rows(tp.groups(runs))
     assert header[:5] == ["workload", "model", "accelerator", "precision", "GPUs"] and len(rows) == 5
 
 

@@ -42,12 +42,13 @@ def test_time_to_train_panels_share_one_axis_and_epoch_ticks_are_whole(tmp_path,
 
 def test_compare_png_names_its_folders_and_says_what_its_counts_count(tmp_path, figures):
     from harness.results.analysis import comparison
+    from harness.results.report.comparison_render import plot
 
     for seed in range(3):
         harness_run(tmp_path / "one_rank" / f"s{seed}", seed, seconds=1.0)
         harness_run(tmp_path / "two_ranks" / f"s{seed}", seed, seconds=0.7, world=2)
     c = comparison.compare([str(tmp_path / "one_rank")], [str(tmp_path / "two_ranks")])
-    comparison.plot(c, tmp_path / "plots")
+    plot(c, tmp_path / "plots")
     ax = figures["compare.png"].axes[0]
     assert ax.get_title() == "A's speedup over B (A: one_rank; B: two_ranks)"
     labels = [t.get_text() for t in ax.get_xticklabels()]
