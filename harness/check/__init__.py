@@ -28,8 +28,9 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from harness.results.read import formats, log_round, official, rules, sanity, screen
-from harness.results.read.parse import LogError, parse_lines, round_in_path
+from harness.results.read import formats, official, rules, sanity, screen
+from harness.results.read.checking import official_check
+from harness.results.read.parse import LogError, parse_lines
 from harness.results.read.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
 from harness.results.read.summary import CRASH, FAIL, PASS, REFUSED, UNCHECKED, interrupted_by
 from harness.run.interrupts import forking_workers, leave_signals_to_parent
@@ -217,11 +218,7 @@ def _check(path: Path, ruleset: Optional[str]) -> CheckResult:
                                      "scores completed runs only)"])
     if summary.benchmark is None and summary.log_format != "MLPv0.5.0":
         return CheckResult(str(path), False, messages=["no submission_benchmark: cannot tell which rules apply"])
-    harness_run = path.name == "mlperf.log"
-    chosen = log_round.choose(summary.benchmark, lines, summary.run_start_ms, explicit=ruleset,
-                              path_round=None if harness_run else round_in_path(path), log_format=summary.log_format,
-                              harness_run=harness_run, seconds_based=summary.timestamp_unit == "s")
-    verdict = official.judge(lines, chosen, summary.timestamp_unit == "s")
+    chosen, verdict = official_check(summary, lines, path, ruleset, harness_run=path.name == "mlperf.log")
     result = CheckResult(str(path), verdict.status == PASS, summary.benchmark, chosen.label, chosen.rules,
                          verdict.messages, verdict.status not in (UNCHECKED, CRASH), verdict.status, chosen.source)
     if verdict.status in (UNCHECKED, CRASH):

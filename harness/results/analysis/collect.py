@@ -13,10 +13,10 @@ from typing import Any, Optional
 
 from harness.interface.quality import QualityError, QualitySpec
 from harness.results.analysis import confidence, throughput
-from harness.results.read import rules, runfiles
+from harness.results.read import checking, rules, runfiles
 from harness.results.analysis.compare import PrecisionRatio, Speedup, precision_ratios, world_speedups
 from harness.results.read.find import find_logs
-from harness.results.read.parse import LogError, RunSummary, from_result_json, parse_file
+from harness.results.read.parse import LogError, RunSummary, from_result_json, read_file
 from harness.results.analysis.score import Score, round_score
 from harness.results.analysis.stats import BUSY, GroupKey, GroupStats, group_key, group_runs, group_stats, key_cells
 from harness.results.analysis.variance import SeedSpread, seed_spread
@@ -54,13 +54,15 @@ class Report:
 
 
 def _parse(path: Path) -> tuple[Optional[RunSummary], Optional[str], list[str]]:
-    """(run, why the log cannot be read, what is wrong with the result.json beside it)."""
+    """(run, why the log cannot be read, what is wrong with the result.json beside it): the log read,
+    then checked (the official and RCP checkers, the sanity pass), and the two joined."""
     try:
-        run = parse_file(path)
+        log = read_file(path)
     except LogError as err:
         return None, str(err), []
+    run = checking.join(log.facts, checking.check(log))
     found = runfiles.read_result(path.parent / "result.json")[1] if path.name == "mlperf.log" else []
-    return run, None, found  # read_result is cached: parse_file has just read the same file
+    return run, None, found  # read_result is cached: read_file has just read the same file
 
 
 def _warm() -> None:

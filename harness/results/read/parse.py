@@ -12,37 +12,48 @@ v0.5 counts epochs from 0, so its epoch + 1). v0.5's run_stop says {"success": t
 a submission tree takes world size, accelerator and framework from the tree (harness.results.read.tree);
 throughput comes from tracked_stats, or is derived from the epoch intervals (harness.results.read.intervals).
 
-An official log (anything but a harness run's own mlperf.log, which `harness.check` judges) is also
-judged as MLPerf's own tools judge it (harness.results.read.official): the compliance checker with the
-ruleset of its round, and the RCP checker's convergence reading in its unit. A run is voided only
-where that checker rejects a log that claims success; the harness's sanity findings are warnings.
-A run stopped by a signal (run_stop's reason SIGINT or SIGTERM) is interrupted, not a run that did
-not converge.
+Parsing says what the log says and nothing more: the checkers (the official compliance and RCP
+checkers, the harness's sanity pass) are a step of their own (harness.results.read.checking), which the
+report runs on what read_file returns and joins with these facts. A run stopped by a signal (run_stop's
+reason SIGINT or SIGTERM) is interrupted, not a run that did not converge.
 
-    python -m harness.results.read.parse FILE...     # one JSON object per file
+    python -m harness.results.read.parse FILE...     # what each log says, one JSON object per file
+    python -m harness.results.read.checking FILE...  # and what the checkers say of it, joined
 """
 from __future__ import annotations
 
 import json
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.results.read import formats, log_round, official, sanity, tree
+from harness.results.read import formats, tree
 from harness.results.read.formats import Record
 from harness.results.read.intervals import derived_throughput
 from harness.results.read.runfiles import add_run_files, from_result_json
-from harness.results.read.summary import (CRASH, FAIL, INCOMPLETE, PASS, REFUSED, SUCCESS, LogError, RunSummary,
-                                     interrupted_by)
+from harness.results.read.summary import INCOMPLETE, SUCCESS, LogError, RunSummary, interrupted_by
 
 TOKEN = formats.MLLOG
 NO_EPOCH = "status success but no eval_accuracy with an epoch_num"
 __all__ = ["LogError", "RunSummary", "parse_file", "parse_lines", "from_result_json", "TOKEN", "SUCCESS", "INCOMPLETE"]
 
 
-def parse_file(path: str | Path, ruleset: Optional[str] = None) -> RunSummary:
-    """One log file as a run. `ruleset` forces the official ruleset its check uses (else its round's)."""
+@dataclass(frozen=True)
+class ReadLog:
+    """A log file as read: its lines (what the official checker reads), its records (what the sanity pass
+    reads) and what they say."""
+
+    lines: list[str]
+    records: list[Record]
+    facts: RunSummary
+    readable: bool = True  # False: a tree's log that holds no run (its facts say why): nothing to check
+
+
+def read_file(path: str | Path) -> ReadLog:
+    """One log file, read: raises LogError where it holds no run, except in a submission tree, where
+    every result file of a folder counts toward its score, as the summarizer counts it."""
     path = Path(path)
     try:
         with open(path, encoding="latin-1") as f:  # as mlp_parser reads: never a decode error
@@ -51,22 +62,26 @@ def parse_file(path: str | Path, ruleset: Optional[str] = None) -> RunSummary:
         raise LogError(f"cannot read: {err.strerror or err}") from None
     place = tree.place_of(path) if path.name != "mlperf.log" else None
     try:
-        run = parse_lines(lines, str(path))
+        log = read_lines(lines, str(path))
     except LogError as err:
         if place is None:
             raise
-        # in a tree every result file of a folder counts toward its score, as the summarizer counts it
         run = RunSummary(path=str(path), benchmark=place.benchmark, status="unreadable", problems=[str(err)])
         _add_tree(run, path, place)
-        return run
+        return ReadLog(lines, [], run, readable=False)
+    run = log.facts
     if path.name == "mlperf.log":
         add_run_files(run, path.parent)
         if run.interrupted is not None:  # stopped by a signal: an unfinished log is what that leaves
             run.problems = [p for p in run.problems if not p.startswith(("no run_stop", "no run_start"))]
     else:
         _add_tree(run, path, place)
-        _judge(run, lines, path, ruleset)
-    return run
+    return log
+
+
+def parse_file(path: str | Path) -> RunSummary:
+    """What one log file says, as a run."""
+    return read_file(path).facts
 
 
 def _add_tree(run: RunSummary, path: Path, place: Optional[tree.Place]) -> None:
@@ -90,47 +105,6 @@ def _add_tree(run: RunSummary, path: Path, place: Optional[tree.Place]) -> None:
         run.round = found
 
 
-def _judge(run: RunSummary, lines: list[str], path: Path, explicit: Optional[str]) -> None:
-    """The official checker's verdict and the RCP checker's convergence reading on an official log."""
-    if run.interrupted is not None:
-        return
-    chosen = log_round.choose(run.benchmark, lines, run.run_start_ms, explicit=explicit,
-                              path_round=round_in_path(path), log_format=run.log_format,
-                              seconds_based=run.timestamp_unit == "s")
-    verdict = official.judge(lines, chosen, run.timestamp_unit == "s")
-    run.check, run.check_ruleset, run.check_source = verdict.status, chosen.label, chosen.source
-    if chosen.from_log and chosen.version:  # the round the log itself shows: its target and convergence rules
-        run.round = "v" + ".".join(chosen.version.split(".")[:2])
-    run.check_reason = verdict.reason or None
-    who = f"the official checker ({chosen.label})"
-    if verdict.status == PASS:
-        # what the checker accepts is scored: the parser's own findings are no longer reasons to drop it
-        run.warnings[:0] = run.problems
-        run.problems = []
-        if run.status != SUCCESS and run.time_to_train_min is not None:
-            run.warnings.append(f"run_stop says {run.status!r}, but {who} passes the log: the official summarizer "
-                                "scores its time (the rules of its division state no target), and so does this report")
-    elif verdict.status in (FAIL, REFUSED) and run.status == SUCCESS and not run.problems:  # one reason is enough
-        run.problems.append(f"{who} {'rejects' if verdict.status == FAIL else 'was not run on'} it: {verdict.reason}")
-    elif verdict.status == CRASH:
-        run.warnings.append(f"{who} crashes on this log, so it is not judged ({verdict.reason})")
-    if run.log_format == "MLLOG" and chosen.version is not None:
-        _rcp_reading(run, lines, chosen.version)
-
-
-def _rcp_reading(run: RunSummary, lines: list[str], version: str) -> None:
-    """Convergence as the official RCP checker reads it, in its unit."""
-    run.epoch_unit = official.convergence_unit(run.benchmark, version)
-    run.warnings = [w for w in run.warnings if w != NO_EPOCH]  # the reader counts in its own unit
-    value, note = official.rcp_convergence(lines, version)
-    if note:
-        run.warnings.append(note)
-    own = run.epochs_to_converge
-    run.epochs_to_converge = value if run.status == SUCCESS else None
-    if value is None and run.status == SUCCESS and own is not None and note is None:
-        run.warnings.append("the official RCP checker finds no convergence point in this log")
-
-
 def round_in_path(path: Path) -> Optional[str]:
     """'v0.7' from the folder of a round on the way to the file: the nearest one named for it alone
     (v0.7, v0.7.0, training_results_v0.7), else the nearest whose name holds a vX.Y word
@@ -145,6 +119,12 @@ def round_in_path(path: Path) -> Optional[str]:
 
 
 def parse_lines(lines: list[str], path: str = "<log>") -> RunSummary:
+    """What a log's lines say, as a run."""
+    return read_lines(lines, path).facts
+
+
+def read_lines(lines: list[str], path: str = "<log>") -> ReadLog:
+    """A log's lines read (`path`: the file they come from; a tree's and a run's files are read_file's)."""
     got = formats.read(lines)
     run = RunSummary(path=path, round=got.round, log_format=got.format)
     if not got.records and not got.bad_json and not got.no_time:
@@ -171,7 +151,7 @@ def parse_lines(lines: list[str], path: str = "<log>") -> RunSummary:
     if got.token == formats.V05:
         run.benchmark = got.benchmark
     _read_keys(run, got.records, v05=got.token == formats.V05)
-    return run
+    return ReadLog(lines, got.records, run)
 
 
 def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
@@ -234,10 +214,10 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
     else:
         run.throughput, run.throughput_unit = derived_throughput(records, v05)
         run.throughput_derived = run.throughput is not None
-    _timing(run, records, v05)
+    _timing(run, v05)
 
 
-def _timing(run: RunSummary, records: list[Record], v05: bool) -> None:
+def _timing(run: RunSummary, v05: bool) -> None:
     if run.benchmark is None:
         run.problems.append("no submission_benchmark")
     if run.run_start_ms is None:
@@ -250,8 +230,6 @@ def _timing(run: RunSummary, records: list[Record], v05: bool) -> None:
         elapsed = run.run_stop_ms - run.run_start_ms
         run.time_to_train_s = elapsed / 1000.0
         run.time_to_train_min = elapsed / 60 / 1000  # MLPerf's summarizer's own arithmetic, to the bit
-    # the official checker lets these through, and so does the score: warnings (harness.results.read.sanity)
-    run.warnings.extend(sanity.check(records))
     if run.status == SUCCESS:
         epochs = [e for e, _ in run.evals if _number(e)]
         if epochs:

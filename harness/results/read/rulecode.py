@@ -3,9 +3,9 @@
 mlp_compliance evaluates each rule of its rules files as a string, `eval(test.strip(), state, {...})`
 and `exec(code.strip(), ...)`, for every log line its key matches: Python compiles the same few hundred
 strings again for each of a round's million lines, which was about half of the time the checker took
-over a whole published round (v3.1: 1.7 million evaluations). `install` gives mlp_compliance an `eval`
-and an `exec` that compile each distinct string once, with the same mode and no inherited compiler
-flags (mlp_compliance's only future import, print_function, is the default in Python 3), and run the
+over a whole published round (v3.1: 1.7 million evaluations). While it checks a log
+(harness.results.read.official.fast_checker), mlp_compliance is given an `eval` and an `exec` that
+compile each distinct string once, with the same mode and no inherited compiler flags (mlp_compliance's only future import, print_function, is the default in Python 3), and run the
 compiled code with the globals and locals the checker passes: the checker runs the same code on the same
 state, so its verdicts and messages are unchanged (tests/results/read/test_official.py holds them equal to the
 checker's own command). A string that does not compile raises the same SyntaxError in the same place, which
@@ -16,7 +16,7 @@ the checker reports as it always has.
 from __future__ import annotations
 
 import builtins
-from types import CodeType, ModuleType
+from types import CodeType
 from typing import Any, Optional
 
 LIMIT = 4096  # distinct strings kept: the rules files of every ruleset hold far fewer
@@ -43,10 +43,3 @@ def cached_eval(source: Any, globals: Optional[dict] = None, locals: Optional[An
 
 def cached_exec(source: Any, globals: Optional[dict] = None, locals: Optional[Any] = None) -> None:
     builtins.exec(_code(source, "exec"), globals, locals)
-
-
-def install(module: ModuleType) -> None:
-    """Make `module`'s calls of eval and exec (names it looks up in its globals before the builtins) use
-    the compiled code."""
-    module.eval = cached_eval  # type: ignore[attr-defined]
-    module.exec = cached_exec  # type: ignore[attr-defined]

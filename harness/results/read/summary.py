@@ -1,7 +1,9 @@
 """One run as the report sees it: what its log (and, for harness runs, its result.json) says.
 
-Built by harness.results.read.parse from a log of any round, or from a harness run's result.json alone.
-Fields are documented in docs/report.md (the JSON schema's "runs").
+Built by harness.results.read.parse from a log of any round (what the log says), or from a harness run's
+result.json alone; the checkers' fields (check, check_ruleset, check_source, check_reason, the RCP
+checker's epoch_unit and convergence) are joined in by harness.results.read.checking.join, which returns
+a new RunSummary. Fields are documented in docs/report.md (the JSON schema's "runs").
 
 Three lists say what is wrong with a run, and only the first keeps it out of a score:
 `problems` (the official checker rejects a run that says it succeeded, or its numbers cannot be
@@ -63,7 +65,7 @@ class RunSummary:
     problems: list[str] = field(default_factory=list)  # why this run cannot be scored as it is
     warnings: list[str] = field(default_factory=list)  # worth knowing; the run is still scored
     interrupted: Optional[str] = None  # the signal that stopped it (SIGINT, SIGTERM): listed apart, never scored
-    # the official compliance checker on the log, with the ruleset of its round (harness.results.read.official)
+    # the official compliance checker on the log, with the ruleset of its round (harness.results.read.checking)
     check: Optional[str] = None  # pass, fail, crash (the checker itself failed), refused (screened), unchecked
     check_ruleset: Optional[str] = None  # "4.0.0", "harness-ncf-0.7.0"
     check_source: Optional[str] = None  # why that ruleset: "v4.0 in the path", "--ruleset", ...

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.results.read.parse import RunSummary, parse_file
+from harness.results.read.parse import RunSummary
+from harness.results.read.checking import checked_file
 from harness.results.analysis.score import olympic_score, required_runs
 
 OFFICIAL_SCORES = {"gnmt": 18.501885416666664, "transformer": 18.811895833333335}
@@ -11,7 +12,7 @@ OFFICIAL_SCORES = {"gnmt": 18.501885416666664, "transformer": 18.811895833333335
 
 @pytest.mark.parametrize("benchmark", ["gnmt", "transformer"])
 def test_fixture_scores_equal_the_official_ones(fixtures_dir, benchmark):
-    runs = [parse_file(p) for p in (fixtures_dir / "nvidia_dgx1" / benchmark).glob("result_*.txt")]
+    runs = [checked_file(p) for p in (fixtures_dir / "nvidia_dgx1" / benchmark).glob("result_*.txt")]
     score = olympic_score(benchmark, runs)
     assert score.minutes == pytest.approx(OFFICIAL_SCORES[benchmark], abs=1e-9)
     assert score.count_ok and score.required == 10 and score.converged == 10

@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 from mlperf_logging.rcp_checker.rcp_checker import RCP_Checker
 
-from harness.results.read.parse import parse_file
+from harness.results.read.checking import checked_file
 from harness.results.analysis.stats import EpochStats, Spread, group_key, group_stats, min_acceptable_mean
 
 
 def test_transformer_fixture_epochs_are_eight_at_3_and_two_at_4(fixtures_dir):
-    runs = [parse_file(p) for p in (fixtures_dir / "nvidia_dgx1" / "transformer").glob("result_*.txt")]
+    runs = [checked_file(p) for p in (fixtures_dir / "nvidia_dgx1" / "transformer").glob("result_*.txt")]
     (key,) = {group_key(r) for r in runs}
     g = group_stats(key, runs)
     assert g.epochs.counts == {"3": 8, "4": 2}
@@ -43,7 +43,7 @@ def test_rcp_verdict_is_plain_json(fixtures_dir):
 
     from harness.results.analysis.stats import rcp_check
 
-    runs = [parse_file(p) for p in (fixtures_dir / "nvidia_dgx1" / "transformer").glob("result_*.txt")]
+    runs = [checked_file(p) for p in (fixtures_dir / "nvidia_dgx1" / "transformer").glob("result_*.txt")]
     g = group_stats(group_key(runs[0]), runs)
     verdict = rcp_check(g, g)
     assert verdict.passed and verdict.min_acceptable_mean < verdict.reference_mean == pytest.approx(3.125)

@@ -12,7 +12,7 @@ import pytest
 from mlperf_logging.rcp_checker import rcp_checker
 
 from harness.results.read import official
-from harness.results.read.parse import parse_file
+from harness.results.read.checking import checked_file
 from tests.results.roundlogs import T0, mllog
 
 RCP_DIR = Path(rcp_checker.__file__).parent
@@ -65,5 +65,5 @@ def test_convergence_is_read_in_the_rcp_checker_s_unit(tmp_path, ruleset, benchm
     with official.quiet_root():
         not_converged, want, _, _ = rcp_checker.read_submission_file(str(path), ruleset, False)
     assert not not_converged and want == value
-    run = parse_file(path)
+    run = checked_file(path)
     assert run.epochs_to_converge == value and run.epoch_unit == unit, (run.epochs_to_converge, run.epoch_unit)

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from harness.results.read.parse import LogError, parse_file, parse_lines
+from harness.results.read.checking import checked_file
 
 # mlperf-logging 4.1.68's result_summarizer and RCP checker on these files (fixtures README)
 OFFICIAL_MINUTES = {
@@ -20,7 +21,7 @@ OFFICIAL_EPOCHS = {"gnmt": [4, 4, 4, 4, 4, 5, 4, 4, 4, 4], "transformer": [3, 3,
 @pytest.mark.parametrize("benchmark", ["gnmt", "transformer"])
 def test_reads_nvidia_logs_to_official_minutes_and_epochs(fixtures_dir, benchmark):
     for i, (minutes, epochs) in enumerate(zip(OFFICIAL_MINUTES[benchmark], OFFICIAL_EPOCHS[benchmark])):
-        run = parse_file(fixtures_dir / "nvidia_dgx1" / benchmark / f"result_{i}.txt")
+        run = checked_file(fixtures_dir / "nvidia_dgx1" / benchmark / f"result_{i}.txt")
         assert run.benchmark == benchmark
         assert run.status == "success"
         assert run.time_to_train_min == pytest.approx(minutes, abs=1e-6)
@@ -29,7 +30,7 @@ def test_reads_nvidia_logs_to_official_minutes_and_epochs(fixtures_dir, benchmar
 
 
 def test_seconds_based_logs_are_read_but_flagged_not_scorable(fixtures_dir):
-    runs = [parse_file(p) for p in sorted((fixtures_dir / "alibaba_v100-1280" / "resnet").glob("result_*.txt"))]
+    runs = [checked_file(p) for p in sorted((fixtures_dir / "alibaba_v100-1280" / "resnet").glob("result_*.txt"))]
     assert len(runs) == 5
     for run in runs:
         assert run.timestamp_unit == "s"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from harness.results.read.parse import parse_file
+from harness.results.read.checking import checked_file
 from harness.results.read.tree import literal, read_system, system_for
 
 
@@ -44,7 +44,7 @@ def test_v05_entry_json_beside_the_benchmark_folder_and_a_cpu_system(tmp_path):
     log = system_dir / "ncf" / "result_0.txt"
     log.write_text(":::MLPv0.5.0 ncf 1.0 (x.scala:1) run_start\n:::MLPv0.5.0 ncf 2.0 (x.scala:2) run_stop: "
                    '{"success": false}\n')
-    run = parse_file(log)
+    run = checked_file(log)
     assert (run.world_size, run.accelerator, run.framework, run.system) == (0, "CPU", "BigDL 0.7.0", "skx")
     assert run.submitter_scored is True
     # a name in the list that leads outside the system folder is not taken
