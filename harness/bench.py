@@ -18,7 +18,7 @@ tf32 and amp (fp32 on a CPU): the "FP32" of the studies the suite reproduces is 
 A cell that fails is recorded as failed (a result.json with the reason) and the matrix goes on.
 OUT/bench.jsonl gets one line per cell; results.md, throughput.csv, scaling.csv, precision.csv,
 fast_path.csv, the charts and results.html (all of them as one page) are rebuilt from every run
-under OUT (harness/results/bench_tables.py). Exit status: 0 when
+under OUT (harness/results/report/bench_tables.py). Exit status: 0 when
 every cell succeeded, 1 when any failed, 2 for a bad option, 3 when the budget stopped the matrix,
 130 when interrupted (Ctrl-C ends the running cells' processes).
 """
@@ -45,9 +45,9 @@ from harness.bench_suite import Cell, check_overrides, estimate_s, plan, suite_m
 from harness.errors import ConfigError
 from harness.observe import disk
 from harness.precisions import Precision
-from harness.results import bench_tables
+from harness.results.report import bench_tables
 from harness.run import record_file
-from harness.results.throughput import read_runs
+from harness.results.analysis.throughput import read_runs
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 

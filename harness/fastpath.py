@@ -23,7 +23,7 @@ from typing import Any, Iterable
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from harness import registry
-from harness.results.labels import EAGER, join_label
+from harness.results.read.labels import EAGER, join_label
 
 
 def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = ()) -> None:

@@ -5,7 +5,7 @@ The command that owns the run directory makes the record's start (`RunRecord` wi
 the run directory, the command, versions, the model's facts); the run's rank 0 returns the same
 record filled in (harness/run/session.py); harness/run/record_file.py assembles the end and writes
 the file. The report reads it back through `load` (or `read` for a file it checks field by field
-first: harness/results/runfiles.py). This module imports nothing of the harness, so every layer
+first: harness/results/read/runfiles.py). This module imports nothing of the harness, so every layer
 can use it. The schema is documented in docs/results.md; `schema` names its version.
 
     python -c "from harness.record import load; print(load('outputs/runs/<run>/result.json').status)"

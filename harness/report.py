@@ -28,11 +28,12 @@ import sys
 from pathlib import Path
 from typing import Callable, Optional
 
-from harness.results import cost, export, render, sections
-from harness.results.collect import Report, build, label_for, target_for
-from harness.results.decision import render_decision
+from harness.results.analysis import cost
+from harness.results.report import export, render, sections
+from harness.results.analysis.collect import Report, build, label_for, target_for
+from harness.results.report.decision import render_decision
 from harness.observe.disk import write_atomic
-from harness.results.plots import WRITE_HINT
+from harness.results.report.plots import WRITE_HINT
 from harness.run.interrupts import ended_by, stop_on_sigterm
 
 SCHEMA = export.SCHEMA
@@ -41,8 +42,8 @@ __all__ = ["Report", "build", "render_text", "write_outputs", "to_json", "to_csv
 
 
 def render_text(report: Report, markdown: bool = False) -> str:
-    """The whole report as text or Markdown: its tables (harness.results.sections), then the scores'
-    intervals, the comparisons' verdicts and chances, and cost and energy (harness.results.decision)."""
+    """The whole report as text or Markdown: its tables (harness.results.report.sections), then the scores'
+    intervals, the comparisons' verdicts and chances, and cost and energy (harness.results.report.decision)."""
     return sections.render_text(report, markdown) + render_decision(report, markdown)
 
 
@@ -69,7 +70,7 @@ def write_outputs(report: Report, *, md: Optional[str] = None, json_out: Optiona
         pngs = _plots(report, Path(plots))
         written += [str(p) for p in pngs]
     if html:
-        from harness.results import html as page
+        from harness.results.report import pages as page
 
         def text() -> str:
             return page.report_page(report, render_text(report, markdown=True), pngs or (lambda d: _plots(report, d)),
@@ -80,7 +81,7 @@ def write_outputs(report: Report, *, md: Optional[str] = None, json_out: Optiona
 
 
 def _plots(report: Report, out_dir: Path) -> list[Path]:
-    from harness.results.plots import plot_all
+    from harness.results.report.plots import plot_all
 
     if not report.groups:
         return []
@@ -88,7 +89,8 @@ def _plots(report: Report, out_dir: Path) -> list[Path]:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from harness.results import comparison
+    from harness.results.analysis import comparison
+    from harness.results.report import comparison_render as shown
 
     c = comparison.compare([args.paths[0]], [args.paths[1]], args.jobs, prices=args.prices, rank_by=args.rank)
     for side, rep in (("A", c.a), ("B", c.b)):
@@ -96,25 +98,25 @@ def _compare(args: argparse.Namespace) -> int:
             print(f"{side}: {render.rel(path)}: {message}", file=sys.stderr)
     written: list[str] = []
     try:
-        _write(args.md, lambda: comparison.render_compare(c, markdown=True), written)
+        _write(args.md, lambda: shown.render_compare(c, markdown=True), written)
         _write(args.json, lambda: export.dumps(export.compare_json(c)), written)
         _write(args.csv, lambda: export.compare_csv(c), written)
         pngs: list[Path] = []
         if args.plots:
-            pngs = comparison.plot(c, Path(args.plots))
+            pngs = shown.plot(c, Path(args.plots))
             written += [str(p) for p in pngs]
         if args.html:
-            from harness.results import html as page
+            from harness.results.report import pages as page
 
             def text() -> str:
-                return page.compare_page(c, comparison.render_compare(c, markdown=True),
-                                         pngs or (lambda d: comparison.plot(c, d)))
+                return page.compare_page(c, shown.render_compare(c, markdown=True),
+                                         pngs or (lambda d: shown.plot(c, d)))
 
             _write(args.html, text, written)
     except OSError as err:
         return _cannot_write(err, written)
     if "-" not in (args.md, args.json, args.csv, args.html):
-        print(comparison.render_compare(c), end="")
+        print(shown.render_compare(c), end="")
         for path in written:
             print(f"wrote {path}")
     return 1 if c.empty or c.a.errors or c.b.errors else 0

@@ -118,7 +118,7 @@ def _check_host(cfg: DictConfig) -> None:
 
 def planned_runs(benchmark: str, runs: Optional[int]) -> int:
     """runs= when given, else MLPerf's required count for the benchmark (5 when MLPerf names none)."""
-    from harness.results.score import required_runs
+    from harness.results.analysis.score import required_runs
 
     return runs or required_runs(benchmark) or 5
 
@@ -138,7 +138,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     from harness.config import check_cli, compose
     from harness.errors import ConfigError
     from harness.outputs import claim_sweep_dir
-    from harness.results.score import required_runs
+    from harness.results.analysis.score import required_runs
     from harness.run import seeding
 
     args = list(sys.argv[1:] if argv is None else argv)

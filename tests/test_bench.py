@@ -131,7 +131,7 @@ def test_cells_side_by_side_hold_gpus_of_their_own_and_the_budget_stops_new_ones
 
 def test_tables_only_rebuilds_the_tables_under_the_machine_that_ran_the_cells(tmp_path):
     from harness.bench import main
-    from tests.results.test_bench_tables import write_run
+    from tests.results.report.test_bench_tables import write_run
 
     for precision, tput in (("fp32", 100.0), ("amp", 250.0)):
         write_run(tmp_path / "runs", "txl_large", precision, 1, [tput])

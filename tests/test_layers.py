@@ -87,19 +87,39 @@ def _cycles(at_import: bool, allowed: frozenset[tuple[str, str]] = frozenset()) 
     return cycles
 
 
-# a lazy import inside a function that closes a circle, left until results/ is cut in layers (issue 34):
-# the report's page hands a submission tree's report to the round's page, which builds on the page's parts
-LAZY_CIRCLES = frozenset({("harness.results.html", "harness.results.round_page")})
-
-
 def test_no_import_circle_among_the_harness_modules():
     assert _cycles(at_import=True) == []
 
 
 def test_no_circle_either_through_a_lazy_or_a_type_only_import():
     # the record's old circle ran through both: observe/disk -> observe/hooks (type only) -> results/record
-    # -> observe/disk (inside write)
-    assert _cycles(at_import=False, allowed=LAZY_CIRCLES) == []
+    # -> observe/disk (inside write); the report's page and the round's page closed one inside a function
+    assert _cycles(at_import=False) == []
+
+
+# results/'s layers, in the order they may import: each any before it, never one after it
+RESULTS_LAYERS = ("read", "analysis", "report")
+
+
+def _results_layer(name: str) -> int | None:
+    parts = name.split(".")
+    if parts[:2] != ["harness", "results"] or len(parts) < 3 or parts[2] not in RESULTS_LAYERS:
+        return None
+    return RESULTS_LAYERS.index(parts[2])
+
+
+def test_every_results_module_is_in_a_layer():
+    flat = sorted(m for m in MODULES if m.startswith("harness.results.") and _results_layer(m) is None)
+    assert flat == []
+
+
+def test_results_layers_import_one_way_at_import_time_and_inside_functions():
+    """read/ imports nothing of analysis/ or report/, analysis/ nothing of report/ (docs/architecture.md)."""
+    assert "harness.results.analysis.stats" in imports("harness.results.report.render", at_import=True)
+    bad = sorted(f"{m} imports {name}" for m in MODULES if (own := _results_layer(m)) is not None
+                 for name in imports(m, at_import=False)
+                 if (theirs := _results_layer(name)) is not None and theirs > own)
+    assert bad == []
 
 
 def test_only_the_registry_imports_a_model_package():

@@ -68,7 +68,7 @@ def test_a_finished_runs_totals_are_derived_once():
 def test_every_field_the_report_checks_or_reads_is_a_field_of_the_record():
     from dataclasses import fields
 
-    from harness.results import runfiles
+    from harness.results.read import runfiles
 
     names = {f.name for f in fields(rec.RunRecord)}
     assert set(runfiles.TOP) <= names and set(runfiles.NESTED) <= names

@@ -21,7 +21,7 @@ from tests.models import suited
 HARNESS = REPO / "harness"
 # MLPerf's own rules that reading official logs needs and that no table expresses, by file
 MLPERF_RULES = {
-    "harness/results/score.py": {"ncf"},  # v0.5 scored NCF by its own rule (the best of its 100 runs' ...)
+    "harness/results/analysis/score.py": {"ncf"},  # v0.5 scored NCF by its own rule (the best of its 100 runs' ...)
 }
 
 
@@ -142,13 +142,13 @@ def test_a_model_from_outside_joins_the_bench_and_the_report_by_its_spec_alone(t
     official = tmp_path / "official"
     official.mkdir()
     (official / "result_0.txt").write_text(log.read_text())
-    named = _python("from harness.results.collect import build, label_for\n"
-                    "from harness.results.categories import category\n"
+    named = _python("from harness.results.analysis.collect import build, label_for\n"
+                    "from harness.results.analysis.categories import category\n"
                     f"r = build([{str(official)!r}])\n"
                     f"print(label_for(r)({suited.BENCHMARK!r}), '|', category({suited.BENCHMARK!r}), '|',"
                     " [k.benchmark for k in r.groups])", env)
     assert named == f"{suited.METRIC} | {suited.CATEGORY} | [{suited.BENCHMARK!r}]"
-    out = run_cli("harness.results.rules", suited.BENCHMARK, env=env)
+    out = run_cli("harness.results.read.rules", suited.BENCHMARK, env=env)
     assert out.stdout.startswith(f"{suited.BENCHMARK}: {suited.METRIC}; ")
 
 

@@ -10,7 +10,7 @@ import tempfile
 import pytest
 
 from tests.helpers import fill_disk, run_cli
-from tests.results.test_parse import _good_run
+from tests.results.read.test_parse import _good_run
 
 
 def test_report_on_the_official_fixtures(fixtures_dir):
@@ -70,7 +70,7 @@ def test_missing_path_is_an_error(tmp_path):
 
 
 def test_gpu_model_energy_and_power_come_from_the_run_directory(tmp_path):
-    from tests.results.test_compare import write_run
+    from tests.results.analysis.test_compare import write_run
 
     for seed, energy in ((1, 90_000.0), (2, 110_000.0), (3, 100_000.0)):
         run_dir = tmp_path / f"s{seed}"
@@ -108,7 +108,7 @@ def _report(capsys, *args: str) -> str:
 
 def _harness_run(run_dir, seed, qualities, target, direction="higher", metric="acc", busy=False, status="success"):
     """A harness run directory: mlperf.log with one evaluation per epoch, and its result.json."""
-    from tests.results.test_parse import _line
+    from tests.results.read.test_parse import _line
 
     t0 = 1_600_000_000_000
     lines = [_line("submission_benchmark", "twopart", t0), _line("submission_platform", "1xCPU", t0),
@@ -179,8 +179,8 @@ def test_two_runs_with_one_seed_are_warned_about(tmp_path, capsys):
 
 def test_plots_name_the_metric_and_order_seeds_as_numbers(tmp_path, monkeypatch):
     """Issue 14 item 17: the quality axis said eval_accuracy; time-to-train bars sorted seeds as strings."""
-    from harness.results import plots
-    from harness.results.collect import build, label_for, target_for
+    from harness.results.report import plots
+    from harness.results.analysis.collect import build, label_for, target_for
 
     for seed in (10, 2, 1):
         _harness_run(tmp_path / f"s{seed}", seed, [0.5, 0.95], 0.9, metric="HR@10")

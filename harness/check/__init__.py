@@ -1,17 +1,17 @@
 """Run MLPerf's official compliance checker on logs, each with the ruleset of its round.
 
-The ruleset (harness.results.rules.choose): `--ruleset`; else the round of a `vX.Y` folder on the way
+The ruleset (harness.results.read.rules.choose): `--ruleset`; else the round of a `vX.Y` folder on the way
 to an official log (training_results_v4.1/... -> 4.1.0), as MLCommons runs the checker per round;
 else the log's own format (:::MLL is v0.6's, 0.6.0; :::MLPv0.5.0 has no checker in mlperf_logging);
 else, for a harness run's mlperf.log, the ruleset its model declares (with the harness's rules file
-where MLPerf ships none, NCF); else the round the log itself shows (harness.results.log_round: its
+where MLPerf ships none, NCF); else the round the log itself shows (harness.results.read.log_round: its
 dates, its keys), saying which; else the newest ruleset that has the benchmark, saying the round was
-not known. The verdict is the official checker's, unchanged (harness.results.official): pass, fail,
+not known. The verdict is the official checker's, unchanged (harness.results.read.official): pass, fail,
 or, where the checker itself raises, "the official checker crashed", which is not a failure of the log.
 
-Before the checker sees a log (harness.results.screen): no record line over 1 MiB, and no logged value
+Before the checker sees a log (harness.results.read.screen): no record line over 1 MiB, and no logged value
 that would choose the rules file the checker runs next (a crafted submission_division would make it
-exec another file's code). After it, the harness's own sanity pass (harness.results.sanity:
+exec another file's code). After it, the harness's own sanity pass (harness.results.read.sanity:
 timestamps and epochs that go backwards, run_stop before run_start) adds warnings, which do not
 change the verdict. A harness run stopped by Ctrl-C or SIGTERM is not a completed run: it is listed
 as such and not checked. Checks run in forked workers, one log at a time each, and a worker whose log
@@ -28,10 +28,11 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from harness.results import formats, log_round, official, rules, sanity, screen
-from harness.results.parse import LogError, parse_lines, round_in_path
-from harness.results.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
-from harness.results.summary import CRASH, FAIL, PASS, REFUSED, UNCHECKED, interrupted_by
+from harness.results.read import formats, official, rules, sanity, screen
+from harness.results.read.checking import official_check
+from harness.results.read.parse import LogError, parse_lines
+from harness.results.read.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
+from harness.results.read.summary import CRASH, FAIL, PASS, REFUSED, UNCHECKED, interrupted_by
 from harness.run.interrupts import forking_workers, leave_signals_to_parent
 
 __all__ = ["CheckResult", "check_log", "check_logs", "pick_rules", "quality_target", "training_rulesets", "DEFAULT_RULESET",
@@ -217,11 +218,7 @@ def _check(path: Path, ruleset: Optional[str]) -> CheckResult:
                                      "scores completed runs only)"])
     if summary.benchmark is None and summary.log_format != "MLPv0.5.0":
         return CheckResult(str(path), False, messages=["no submission_benchmark: cannot tell which rules apply"])
-    harness_run = path.name == "mlperf.log"
-    chosen = log_round.choose(summary.benchmark, lines, summary.run_start_ms, explicit=ruleset,
-                              path_round=None if harness_run else round_in_path(path), log_format=summary.log_format,
-                              harness_run=harness_run, seconds_based=summary.timestamp_unit == "s")
-    verdict = official.judge(lines, chosen, summary.timestamp_unit == "s")
+    chosen, verdict = official_check(summary, lines, path, ruleset, harness_run=path.name == "mlperf.log")
     result = CheckResult(str(path), verdict.status == PASS, summary.benchmark, chosen.label, chosen.rules,
                          verdict.messages, verdict.status not in (UNCHECKED, CRASH), verdict.status, chosen.source)
     if verdict.status in (UNCHECKED, CRASH):

@@ -20,7 +20,7 @@ from collections import Counter
 from typing import Optional
 
 from harness.check import CRASH, INTERRUPTED, PASS, REFUSED, CheckResult, check_logs, training_rulesets
-from harness.results.find import find_logs
+from harness.results.read.find import find_logs
 from harness.run.interrupts import ended_by, stop_on_sigterm
 
 WORD = {PASS: "PASS", CRASH: "CRASH", INTERRUPTED: "STOP"}

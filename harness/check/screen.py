@@ -1,11 +1,11 @@
 """`python -m harness.check.screen RULES...`: the keys of official rules files that choose further rules files,
-and the values each may take. The screen itself lives in harness.results.screen (the report screens the logs
+and the values each may take. The screen itself lives in harness.results.read.screen (the report screens the logs
 it checks too)."""
 from __future__ import annotations
 
 import sys
 
-from harness.results.screen import MAX_LINE, long_line, main, path_choosing_keys, refused_value
+from harness.results.read.screen import MAX_LINE, long_line, main, path_choosing_keys, refused_value
 
 __all__ = ["MAX_LINE", "long_line", "path_choosing_keys", "refused_value", "main"]
 

@@ -148,7 +148,7 @@ def _host_load_during(monitor: host_load.HostLoadMonitor, start: dict, log_path:
     monitor.stop()
     t0 = t1 = None
     if log_path.is_file():  # the timed region as the log has it; a throughput run: all of it
-        from harness.results.parse import LogError, parse_file
+        from harness.results.read.parse import LogError, parse_file
 
         try:
             summary = parse_file(log_path)

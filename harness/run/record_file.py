@@ -34,7 +34,7 @@ def assemble(start: RunRecord, rank0: Optional[RunRecord], end: Optional[RunEnd]
 def from_log(record: RunRecord, path: Path) -> RunRecord:
     """What a run that did not end normally had done, from its own mlperf.log (the harness's
     format: one JSON record per :::MLLOG line)."""
-    from harness.results.parse import LogError, parse_file
+    from harness.results.read.parse import LogError, parse_file
 
     try:
         summary = parse_file(path)
@@ -71,7 +71,7 @@ def from_log(record: RunRecord, path: Path) -> RunRecord:
 
 def _records(path: Path) -> Iterator[tuple[str, Any, dict, float]]:
     """(key, value, metadata, time_ms) of each record of a harness log."""
-    from harness.results import formats
+    from harness.results.read import formats
 
     with open(path, encoding="utf-8", errors="replace") as f:
         for r in formats.read(f).records:

@@ -14,7 +14,7 @@ folder on the way to each benchmark folder, or --ruleset. Per benchmark folder t
   the runs it keeps, the olympic mean, times the folder's scaling.json);
 - the RCP checker's convergence reading of each log (rcp_checker.read_submission_file).
 
-The harness's side is `harness.report`'s (harness.results.collect.build on the whole folder: runs,
+The harness's side is `harness.report`'s (harness.results.analysis.collect.build on the whole folder: runs,
 groups by submission folder, scores) and `harness.check`'s verdict per log (harness.check.check_log).
 Printed: per round, how many logs, runs and folders agree on each figure, then every disagreement.
 The official summarizer of mlperf-logging 4.1.68 divides the 0.6.0 parser's timestamps (seconds) by
@@ -24,7 +24,7 @@ milliseconds since 1970 round differently in a double, by about 1e-8 minutes). v
 its folders are listed as not compared.
 
 Log content is data: before any official code sees a folder, each of its logs is screened as
-harness.check screens it (harness.results.screen: no line over 1 MiB, no logged value that would make
+harness.check screens it (harness.results.read.screen: no line over 1 MiB, no logged value that would make
 the checker enqueue and exec a rules file its rules do not list); a folder with a refused log is not
 given to the official tools and is listed. Nothing is written into ROUND: the summarizer reads
 scaling.json, and the RCP check that could rewrite it is not run.
@@ -45,10 +45,10 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from harness.check import check_log  # noqa: E402
-from harness.results import official, screen  # noqa: E402
-from harness.results.collect import build  # noqa: E402
-from harness.results.parse import round_in_path  # noqa: E402
-from harness.results.rules import ruleset_of_round  # noqa: E402
+from harness.results.read import official, screen  # noqa: E402
+from harness.results.analysis.collect import build  # noqa: E402
+from harness.results.read.parse import round_in_path  # noqa: E402
+from harness.results.read.rules import ruleset_of_round  # noqa: E402
 
 V06_SCALE = 1000.0  # the pinned summarizer's v0.6 minutes are seconds / 60,000 (see the docstring)
 V06_TOLERANCE = 1e-7  # minutes: how far the two unit conversions of v0.6's seconds may differ

@@ -160,7 +160,7 @@ def test_a_log_the_checker_finds_much_wrong_with_still_gets_one_short_line(tmp_p
 def _official_reading(path: Path, ruleset: str):
     from mlperf_logging.rcp_checker import rcp_checker
 
-    from harness.results.official import quiet_root
+    from harness.results.read.official import quiet_root
 
     try:
         with quiet_root():
@@ -173,9 +173,9 @@ def _official_reading(path: Path, ruleset: str):
 @pytest.mark.parametrize("case", ["sd_v31", "sd_v41", "sd_no_clip", "sd_never", "dlrm_fraction", "llama_samples",
                                   "no_eval", "aborted", "eval_error_key"])
 def test_the_convergence_reading_is_the_rcp_checker_s_own_on_every_kind_of_log(tmp_path, case):
-    """harness.results.official.rcp_convergence redoes read_submission_file's reading on lines already read
+    """harness.results.read.official.rcp_convergence redoes read_submission_file's reading on lines already read
     (its docstring says why): here both read the same generated logs, including those it fails on."""
-    from harness.results.official import rcp_convergence
+    from harness.results.read.official import rcp_convergence
 
     ruleset, text = {
         "sd_v31": ("3.1.0", stable_diffusion_log(_sd_scores(2))),

@@ -1,0 +1,170 @@
+"""Platform A against platform B, or one GPU count (or precision) against another: two reports paired by
+benchmark, with intervals, verdicts, chances, cost and energy, and geometric means per category.
+
+    python -m harness.report RESULTS_A RESULTS_B --compare [--md F --csv F --json F --html F --plots DIR]
+    python -m harness.report SWEEP_1GPU SWEEP_2GPU --compare --price CPU=0.05
+
+Pairing, per benchmark: groups at equal GPU counts and precision pair first (the one with the most runs
+where a side has several); what is left pairs when one side has a single group of the benchmark left,
+whatever its GPU count and precision (a 1-rank sweep against a 2-rank one: the GPU count is the study),
+with each of the other side's. The rest is listed as unpaired, not dropped silently. A's speedup over B =
+B's time / A's time (MLPerf scores where both have one) = throughput ratio (A / B) x epochs ratio (B's
+olympic-mean epochs / A's) x rest. Throughput results (mode=throughput) pair by workload, precision, GPU
+count and global batch (harness.results.analysis.platforms). The tables, verdicts and plots of a
+comparison: harness.results.report.comparison_render.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from harness.results.analysis import cost, platforms
+from harness.results.analysis.categories import category
+from harness.results.analysis.chances import Chances, chances
+from harness.results.analysis.collect import Report, build
+from harness.results.analysis.compare import count_label, epochs_of, ratio, time_of
+from harness.results.analysis.confidence import Judgement, judge
+from harness.results.analysis.stats import GroupKey, GroupStats, accelerator_kind
+
+TTT_FIELDS = ("time_to_train", "throughput", "epochs_ratio")
+
+
+@dataclass(frozen=True)
+class Matched:
+    """One pair's groups and what is known about it beyond platforms.Pair's ratios."""
+
+    a_key: GroupKey
+    b_key: GroupKey
+    a_world: Optional[int]
+    b_world: Optional[int]
+    gpus: str  # "8 GPUs", or "A 1 CPU rank, B 2 CPU ranks"
+    gpus_cell: str  # the table's GPUs column: "8", or "1 vs 2" (A vs B)
+    confidence: Optional[Judgement]
+    chances: Optional[Chances]
+    a_usd_per_hour: Optional[float] = None
+    b_usd_per_hour: Optional[float] = None
+    cost: Optional[str] = None  # "A costs 3.00x B per hour and is ... as fast: a run costs ..."
+
+
+@dataclass
+class Comparison:
+    a_paths: list[str]
+    b_paths: list[str]
+    a: Report
+    b: Report
+    pairs: list[platforms.Pair]
+    means: list[platforms.GeoMean]
+    tput_pairs: list[platforms.ThroughputPair]
+    tput_means: list[platforms.GeoMean]
+    unpaired: list[str] = field(default_factory=list)
+    matched: list[Matched] = field(default_factory=list)  # one per pair, in the same order
+    prices: dict[str, float] = field(default_factory=dict)
+    rank_by: str = "time"
+
+    @property
+    def empty(self) -> bool:
+        return not self.pairs and not self.tput_pairs
+
+    @property
+    def a_name(self) -> str:
+        return _name(self.a_paths)
+
+    @property
+    def b_name(self) -> str:
+        return _name(self.b_paths)
+
+
+def _name(paths: list[str]) -> str:
+    return ", ".join(Path(p).name or p for p in paths)
+
+
+def _pick(groups: list[GroupStats]) -> dict[tuple, GroupStats]:
+    """One group per (benchmark, world, precision): the one with the most runs."""
+    out: dict[tuple, GroupStats] = {}
+    for g in sorted(groups, key=lambda g: (-g.runs, str(g.key))):
+        out.setdefault((g.key.benchmark, g.key.world, g.key.precision), g)
+    return out
+
+
+def match(a: list[GroupStats], b: list[GroupStats]) -> tuple[list[tuple[GroupStats, GroupStats]], list[str]]:
+    """(pairs of A's and B's groups, what could not be paired), as the module docstring says."""
+    left, right = _pick(a), _pick(b)
+    pairs = [(left[k], right[k]) for k in sorted(set(left) & set(right), key=str)]
+    unpaired = []
+    for bench in sorted({k[0] for k in left} | {k[0] for k in right}):
+        la = [g for k, g in sorted(left.items(), key=lambda kv: str(kv[0])) if k[0] == bench and k not in right]
+        rb = [g for k, g in sorted(right.items(), key=lambda kv: str(kv[0])) if k[0] == bench and k not in left]
+        if la and rb and (len(la) == 1 or len(rb) == 1):
+            pairs += [(ga, gb) for ga in la for gb in rb]
+        else:
+            for side, rest in (("A", la), ("B", rb)):
+                for g in rest:
+                    other = "B" if side == "A" else "A"
+                    unpaired.append(f"{bench} at {_gpus(g)} {g.key.precision or ''}: only {side} has it"
+                                    + (f" ({other} has {len(rb if side == 'A' else la)} other GPU counts or "
+                                       "precisions: compare one folder of each)" if la and rb else "")
+                                    + ": not compared")
+    return pairs, unpaired
+
+
+def _system_kind(g: GroupStats) -> str:
+    return accelerator_kind(g.key.accelerator, g.key.platform)
+
+
+def _gpus(g: GroupStats) -> str:
+    return count_label(g.key.world, _system_kind(g))
+
+
+def _pair(ga: GroupStats, gb: GroupStats, a: Report, b: Report) -> platforms.Pair:
+    ttt = ratio(time_of(gb, b.scores[gb.key].minutes), time_of(ga, a.scores[ga.key].minutes))
+    tput = ratio(ga.throughput.mean, gb.throughput.mean) if ga.throughput_unit == gb.throughput_unit else None
+    epochs = ratio(epochs_of(gb), epochs_of(ga))
+    rest = ttt / (tput * epochs) if ttt is not None and tput is not None and epochs is not None else None
+    world = ga.key.world if ga.key.world == gb.key.world else None
+    precision = ga.key.precision if ga.key.precision == gb.key.precision else \
+        f"{ga.key.precision or 'n/a'} vs {gb.key.precision or 'n/a'}"
+    return platforms.Pair(ga.key.benchmark, category(ga.key.benchmark), world, precision, platforms.system_of(ga),
+                          platforms.system_of(gb), ttt, tput, epochs, rest)
+
+
+def _n(world: Optional[int]) -> str:
+    return "n/a" if world is None else str(world)
+
+
+def compare(a_paths: list[str], b_paths: list[str], jobs: Optional[int] = None,
+            prices: Optional[dict[str, float]] = None, rank_by: str = "time") -> Comparison:
+    a, b = build(a_paths, jobs=jobs), build(b_paths, jobs=jobs)
+    prices = prices or {}
+    for rep in (a, b):
+        rep.prices, rep.rank_by = prices, rank_by
+    groups, unpaired = match(a.stats, b.stats)
+    pairs, matched = [], []
+    for ga, gb in groups:
+        pair = _pair(ga, gb, a, b)
+        ra, rb = a.groups[ga.key], b.groups[gb.key]
+        j = judge("A", ra, a.scores[ga.key].minutes, "B", rb, b.scores[gb.key].minutes, ga.key.benchmark,
+                  ga.throughput_unit == gb.throughput_unit)
+        gpus = _gpus(ga) if ga.key.world == gb.key.world else f"A {_gpus(ga)}, B {_gpus(gb)}"
+        a_usd, b_usd = cost.price_for(ga.key, ra, prices)[0], cost.price_for(gb.key, rb, prices)[0]
+        pairs.append(pair)
+        cell = _n(ga.key.world) if ga.key.world == gb.key.world else f"{_n(ga.key.world)} vs {_n(gb.key.world)}"
+        matched.append(Matched(ga.key, gb.key, ga.key.world, gb.key.world, gpus, cell, j,
+                               chances("A", ra, "B", rb, j.time_to_train), a_usd, b_usd,
+                               cost.compare_cost(a_usd, b_usd, pair.time_to_train, j.time_interval)))
+    tput = platforms.pair_throughput(a.tput_groups, b.tput_groups)
+    unpaired += platforms.unpaired(a.tput_groups, b.tput_groups, tput, lambda g: g.workload)
+    return Comparison(a_paths, b_paths, a, b, pairs, platforms.geomeans(pairs, TTT_FIELDS), tput,
+                      platforms.geomeans(tput, ("ratio",)), unpaired, matched, prices, rank_by)
+
+
+def cost_rows(c: Comparison) -> list[cost.CostRow]:
+    """Both sides' groups, each marked A or B, ranked together within each benchmark."""
+    from dataclasses import replace
+
+    rows = []
+    for side, rep in (("A", c.a), ("B", c.b)):
+        for r in cost.cost_rows(rep.stats, rep.groups, rep.confidence, c.prices, c.rank_by):
+            rows.append(replace(r, side=side, rank=None))
+    rows.sort(key=lambda r: r.key.benchmark)
+    return cost.rank(rows, c.rank_by)

@@ -1,0 +1,305 @@
+"""How sure a comparison is: 95% intervals by bootstrap, a verdict by permutation test, and how many
+runs would settle it. Definitions are in docs/report.md ("How sure a comparison is").
+
+- A side's time to train is the estimator its speedup uses: MLPerf's olympic mean where both sides have
+  a score (a run that did not converge counts as infinitely slow, so one is dropped as the slowest and
+  two void the score, exactly as mlperf_logging's summarizer scores), else the mean of converged runs.
+- Interval: scipy.stats.bootstrap, 9,999 resamples of each side's runs drawn independently, from a fixed
+  seed (SEED) so that a report is reproducible; bias-corrected and accelerated (BCa), or the percentile
+  interval where BCa is undefined (every resample equal, or runs that did not converge in a side).
+- Verdict: scipy.stats.permutation_test of |log speedup| over relabellings of the two sides' pooled runs,
+  two-sided: exact when there are at most 9,999 relabellings (5 and 5 runs have 252), else 9,999 drawn
+  from SEED. p < 0.05 says which side is faster; otherwise "not distinguishable with m and n runs".
+- Runs to resolve: the fewest runs per side for which a two-sided t-test at 0.05 on log time to train
+  has 80% power against a difference of the observed size, with the sides' pooled spread of log time
+  (noncentral t); never fewer than 4, the fewest with which a permutation test can reach 0.05.
+
+The verdicts and intervals in words: harness.results.report.verdicts.
+
+    python -m harness.report A B --compare         # every pair's interval and verdict
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from harness.results.read.summary import RunSummary
+
+SEED = 20_261_201  # the resampling seed: the same runs give the same intervals and verdicts
+RESAMPLES = 9_999
+LEVEL = 0.95
+ALPHA = 0.05
+POWER = 0.8
+MIN_RUNS = 4  # with 3 and 3 runs the smallest two-sided permutation p is 2/20 = 0.1
+MAX_RUNS = 10_000
+INPUT_BOUND = 0.05  # data wait over this share of training time: the numbers measure the loader
+INPUT_BOUND_TEXT = "input-bound: the numbers measure the loader"
+OLYMPIC, MEAN = "olympic mean", "mean of converged runs"
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: Optional[float]  # None: no bound (resamples where a side's score is void)
+    high: Optional[float]
+    method: str  # "BCa bootstrap" or "percentile bootstrap"
+
+    def ratio(self) -> str:
+        """'2.31x-2.42x'; an open bound reads 0x or unbounded."""
+        return (f"{'0' if self.low is None else format(self.low, '.2f')}x-"
+                f"{'unbounded' if self.high is None else format(self.high, '.2f') + 'x'}")
+
+    def value(self, unit: str) -> str:
+        """'18.47-19.41 min'."""
+        return (f"{'0' if self.low is None else format(self.low, '.4g')}-"
+                f"{'unbounded' if self.high is None else format(self.high, '.4g')} {unit}")
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One side (the subject: "A", "4 GPUs", "amp") against the other (the reference)."""
+
+    subject: str
+    reference: str
+    runs: tuple[int, int]  # runs of the subject and of the reference
+    estimator: str  # OLYMPIC or MEAN
+    time_to_train: Optional[float]  # the reference's time / the subject's: above 1, the subject is faster
+    time_interval: Optional[Interval]
+    p_value: Optional[float]
+    verdict: str  # "faster", "slower" (the subject), "not distinguishable", ONE_RUN or "cannot be judged"
+    runs_needed: Optional[int]  # per side, to resolve a difference of this size at 95%
+    throughput: Optional[float]  # the subject's mean throughput / the reference's
+    throughput_interval: Optional[Interval]
+    throughput_p: Optional[float]
+    throughput_verdict: str
+    epochs_ratio: Optional[float]  # the reference's epochs / the subject's (olympic means where both have 3 runs)
+    epochs_interval: Optional[Interval]
+    input_bound: list[str] = field(default_factory=list)  # "B: data wait 12% of training time"
+
+
+@dataclass(frozen=True)
+class GroupConfidence:
+    """A group's score and throughput with their 95% intervals, and its data wait."""
+
+    minutes: Optional[float]
+    estimator: str
+    interval: Optional[Interval]
+    throughput: Optional[float]
+    throughput_interval: Optional[Interval]
+    energy_j: Optional[float]
+    energy_interval: Optional[Interval]
+    data_wait_share: Optional[float]  # mean over the runs that report it
+    input_bound: bool
+    resampled: int  # the runs its interval resamples
+
+
+def _finite(x: object) -> Optional[float]:
+    if isinstance(x, (int, float, np.floating)) and not isinstance(x, bool) and math.isfinite(float(x)):
+        return float(x)
+    return None
+
+
+def dropped_per_end(benchmark: Optional[str]) -> int:
+    return 4 if benchmark == "unet3d" else 1  # as mlperf_logging's summarizer
+
+
+def olympic(x: np.ndarray, drop: int = 1, axis: int = -1) -> np.ndarray:
+    """Mean without the `drop` fastest and slowest values; infinite while an infinite value remains."""
+    s = np.sort(x, axis=axis)
+    n = s.shape[-1]
+    return s[..., drop:n - drop].mean(axis=-1)
+
+
+def _mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x, axis=axis)
+
+
+def times(runs: Sequence[RunSummary], estimator: str) -> np.ndarray:
+    """Minutes per run as the estimator reads them: every run, inf for one that did not converge
+    (olympic mean), or the converged runs alone (mean)."""
+    if estimator == OLYMPIC:
+        return np.array([r.time_to_train_min if r.converged and r.time_to_train_min is not None else math.inf
+                         for r in runs], dtype=float)
+    return np.array([r.time_to_train_min for r in runs if r.converged and r.time_to_train_min is not None],
+                    dtype=float)
+
+
+def estimator_for(sides: Sequence[tuple[Sequence[RunSummary], Optional[float]]], drop: int) -> str:
+    """OLYMPIC where every side has a score (its olympic mean) and enough runs to drop from, else MEAN."""
+    if all(score is not None and len(runs) >= 2 * drop + 1 for runs, score in sides):
+        return OLYMPIC
+    return MEAN
+
+
+def _stat(estimator: str, drop: int) -> Callable[[np.ndarray], np.ndarray]:
+    if estimator == OLYMPIC:
+        return lambda x: olympic(x, drop)
+    return _mean
+
+
+def bootstrap(samples: Sequence[np.ndarray], statistic: Callable[..., np.ndarray]) -> Optional[Interval]:
+    """A 95% interval of statistic(*samples) by resampling each sample independently; None with fewer
+    than two values in a sample."""
+    from scipy import stats
+
+    if any(len(s) < 2 for s in samples):
+        return None
+    infinite = any(not np.all(np.isfinite(s)) for s in samples)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # a degenerate BCa interval falls back below; the warning says no more
+        res = stats.bootstrap(tuple(samples), lambda *xs, axis=-1: statistic(*xs), n_resamples=RESAMPLES,
+                              vectorized=True, method="percentile" if infinite else "BCa", batch=1000,
+                              confidence_level=LEVEL, rng=np.random.default_rng(SEED))
+    low, high = res.confidence_interval
+    if not infinite and not (math.isnan(low) or math.isnan(high)):
+        return Interval(_finite(low), _finite(high), "BCa bootstrap")
+    dist = np.asarray(res.bootstrap_distribution, dtype=float)
+    dist = dist[~np.isnan(dist)]
+    if not dist.size:
+        return None
+    # inverted_cdf: no interpolation, so an infinite resample makes an open bound rather than a NaN
+    low, high = np.quantile(dist, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], method="inverted_cdf")
+    return Interval(_finite(low), _finite(high), "percentile bootstrap")
+
+
+def _log_ratio(t_ref: np.ndarray, t_sub: np.ndarray) -> np.ndarray:
+    """log(reference time / subject time); 0 where both are void (both infinite)."""
+    with np.errstate(all="ignore"):
+        out = np.log(t_ref) - np.log(t_sub)
+    return np.where(np.isinf(t_ref) & np.isinf(t_sub), 0.0, out)
+
+
+def permutation_p(sub: np.ndarray, ref: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]) -> Optional[float]:
+    """Two-sided permutation p of |log(statistic(ref) / statistic(sub))| over relabellings of the pooled runs;
+    None with fewer than two runs on a side (scipy refuses such a sample, and one run has no spread to test)."""
+    from scipy import stats
+
+    if len(sub) < 2 or len(ref) < 2:
+        return None
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        res = stats.permutation_test((sub, ref), lambda x, y, axis=-1: np.abs(_log_ratio(statistic(y), statistic(x))),
+                                     permutation_type="independent", vectorized=True, n_resamples=RESAMPLES,
+                                     alternative="greater", batch=1000, rng=np.random.default_rng(SEED))
+    return float(res.pvalue)
+
+
+def runs_needed(sub: np.ndarray, ref: np.ndarray, log_effect: Optional[float]) -> Optional[int]:
+    """Runs per side for 80% power at 0.05 (two-sided t-test on log times) against the observed effect;
+    None when there is no difference to resolve or no spread to judge it by."""
+    from scipy import stats
+
+    sub, ref = sub[np.isfinite(sub)], ref[np.isfinite(ref)]
+    if log_effect is None or not math.isfinite(log_effect) or abs(log_effect) < 1e-12:
+        return None
+    if len(sub) < 2 or len(ref) < 2:
+        return None
+    ls, lr = np.log(sub), np.log(ref)
+    dof = len(ls) + len(lr) - 2
+    sd = math.sqrt((float(np.sum((ls - ls.mean()) ** 2)) + float(np.sum((lr - lr.mean()) ** 2))) / dof)
+    if sd == 0:
+        return MIN_RUNS
+    # the normal approximation is a few runs low for small n: start there and walk up the t-test's power
+    z = float(stats.norm.ppf(1 - ALPHA / 2) + stats.norm.ppf(POWER))
+    start = 2 * (z * sd / abs(log_effect)) ** 2
+    if start > MAX_RUNS:
+        return MAX_RUNS + 1
+    for n in range(max(2, int(start) - 2), MAX_RUNS + 1):
+        df = 2 * n - 2
+        crit = float(stats.t.ppf(1 - ALPHA / 2, df))
+        nc = abs(log_effect) / (sd * math.sqrt(2 / n))
+        power = float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+        if power >= POWER:
+            return max(n, MIN_RUNS)
+    return MAX_RUNS + 1
+
+
+def input_bound(share: Optional[float]) -> bool:
+    """A data wait over 5% of training time (a mean of 0.05s that rounds a hair above counts as 0.05)."""
+    return share is not None and share > INPUT_BOUND + 1e-9
+
+
+def data_wait(runs: Sequence[RunSummary]) -> Optional[float]:
+    """Mean data_wait_share of the runs that report it (result.json), or None."""
+    shares = [float(r.data_wait_share) for r in runs if r.data_wait_share is not None]
+    return float(np.mean(shares)) if shares else None
+
+
+def input_bound_note(label: str, runs: Sequence[RunSummary]) -> Optional[str]:
+    share = data_wait(runs)
+    if share is None or not input_bound(share):
+        return None
+    return f"{label}: data wait {share:.0%} of training time"
+
+
+def judge(subject: str, sub_runs: Sequence[RunSummary], sub_score: Optional[float], reference: str,
+          ref_runs: Sequence[RunSummary], ref_score: Optional[float], benchmark: Optional[str] = None,
+          same_unit: bool = True) -> Judgement:
+    """The subject against the reference: intervals, the permutation verdict and the runs to resolve it."""
+    drop = dropped_per_end(benchmark)
+    estimator = estimator_for([(sub_runs, sub_score), (ref_runs, ref_score)], drop)
+    stat = _stat(estimator, drop)
+    ts, tr = times(sub_runs, estimator), times(ref_runs, estimator)
+    point: Optional[float] = None
+    interval = p = needed = None
+    if np.isfinite(ts).any() and np.isfinite(tr).any():
+        log_point = float(_log_ratio(stat(tr), stat(ts)))
+        point = _finite(math.exp(log_point)) if math.isfinite(log_point) else None
+        interval = bootstrap((ts, tr), lambda x, y: stat(y) / stat(x))
+        p = permutation_p(ts, tr, stat)
+        needed = runs_needed(ts, tr, log_point)
+    tput = tput_int = tput_p = None
+    xs = np.array([r.throughput for r in sub_runs if r.throughput], dtype=float)
+    xr = np.array([r.throughput for r in ref_runs if r.throughput], dtype=float)
+    if same_unit and xs.size and xr.size:
+        tput = float(xs.mean() / xr.mean())
+        tput_int = bootstrap((xs, xr), lambda x, y: _mean(x) / _mean(y))
+        tput_p = permutation_p(xs, xr, _mean)
+    es = np.array([r.epochs_to_converge for r in sub_runs if r.converged and r.epochs_to_converge is not None], float)
+    er = np.array([r.epochs_to_converge for r in ref_runs if r.converged and r.epochs_to_converge is not None], float)
+    epochs = epochs_int = None
+    if es.size and er.size:
+        estat = (lambda x: olympic(x, drop)) if min(es.size, er.size) >= 2 * drop + 1 else _mean
+        epochs = _finite(float(estat(er)) / float(estat(es))) if float(estat(es)) else None
+        epochs_int = bootstrap((es, er), lambda x, y: estat(y) / estat(x))
+    verdict = _word(point, p, faster_above=True)
+    bound = [n for n in (input_bound_note(subject, sub_runs), input_bound_note(reference, ref_runs)) if n]
+    return Judgement(subject, reference, (len(sub_runs), len(ref_runs)), estimator, point, interval, p, verdict, needed,
+                     tput, tput_int, tput_p, _word(tput, tput_p, faster_above=True), epochs, epochs_int, bound)
+
+
+ONE_RUN = "n/a (one run)"  # a side with one run: no spread to test or resample, never a verdict
+
+
+def _word(point: Optional[float], p: Optional[float], faster_above: bool) -> str:
+    if point is None:
+        return "cannot be judged"
+    if p is None:
+        return ONE_RUN
+    if p >= ALPHA:
+        return "not distinguishable"
+    return "faster" if (point > 1) == faster_above else "slower"
+
+
+def group_confidence(runs: Sequence[RunSummary], score: Optional[float], benchmark: Optional[str] = None,
+                     scored_rule: str = "") -> GroupConfidence:
+    """A group's score (its olympic mean, else the mean of converged runs) and throughput with 95% intervals.
+    Under v0.5's NCF rule (the first 50 converged runs) the converged runs are resampled."""
+    drop = dropped_per_end(benchmark)
+    estimator = estimator_for([(runs, score)], drop)
+    v05_ncf = scored_rule.startswith("MLPerf v0.5 NCF")
+    t = times(runs, MEAN if v05_ncf else estimator)
+    stat = _stat(OLYMPIC if v05_ncf and len(t) >= 2 * drop + 1 else estimator, drop)
+    minutes = score if score is not None else (_finite(float(t.mean())) if t.size else None)
+    interval = bootstrap((t,), stat) if np.isfinite(t).any() else None
+    tp = np.array([r.throughput for r in runs if r.throughput], dtype=float)
+    en = np.array([r.energy_j for r in runs if r.converged and r.energy_j is not None], dtype=float)
+    share = data_wait(runs)
+    bound = input_bound(share)
+    return GroupConfidence(minutes, OLYMPIC if score is not None else MEAN, interval,
+                           float(tp.mean()) if tp.size else None, bootstrap((tp,), _mean) if tp.size else None,
+                           float(en.mean()) if en.size else None, bootstrap((en,), _mean) if en.size else None,
+                           share, bound, len(t))

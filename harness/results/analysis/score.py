@@ -1,0 +1,171 @@
+"""MLPerf's score for a set of runs of one benchmark, by the rules of the round its logs come from.
+
+v0.6 on: the olympic mean of time to train. The arithmetic is mlperf_logging's own
+(result_summarizer._compute_olympic_average, with the dropped-run rule of
+_compute_strong_score_standalone), called rather than rewritten so the numbers are the official ones
+to the last bit; the required run counts come from mlperf_logging's benchmark_meta. Both are private
+to mlperf-logging, which is why its version is pinned exactly. The runs that count are the
+summarizer's (RunSummary.counted: the logs its compliance checker passes); every other run of the
+group is a dropped one. A submission folder's scaling.json multiplies the olympic mean, as the
+summarizer does (from v2.0 on: harness.results.read.tree.scaling_factor).
+
+v0.5 (its training rules): 5 runs for the vision benchmarks, 10 for translation and minigo, olympic
+mean; NCF ran 100 times and scored the first 50 that converged (the submitter's first_50_success_file
+where the tree has one, else the first 50 by result number), olympic mean of those 50.
+Each score says which rule it applied.
+"""
+from __future__ import annotations
+
+import re
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from mlperf_logging.benchmark_meta import get_result_file_counts
+
+from harness.results.read import rules, tree
+from harness.results.read.summary import RunSummary
+
+V05_RUNS = {"resnet": 5, "ssd": 5, "maskrcnn": 5, "gnmt": 10, "transformer": 10, "minigo": 10, "ncf": 100}
+V05_NCF_SCORED = 50
+
+
+@dataclass(frozen=True)
+class Score:
+    benchmark: str
+    runs: int
+    converged: int
+    required: Optional[int]  # MLPerf's run count for this benchmark; None if MLPerf names none
+    minutes: Optional[float]  # olympic mean of time to train; None when void
+    note: str  # why the score is void, or what it stands on
+    rule: str = "olympic mean (MLPerf v0.6 on)"  # the scoring rule applied
+    scaling: float = 1.0  # the folder's scaling.json factor, already in `minutes`
+    unscaled: Optional[float] = None  # the olympic mean before that factor
+
+    @property
+    def count_ok(self) -> bool:
+        return self.required is not None and self.runs >= self.required
+
+
+def required_runs(benchmark: str, round_: Optional[str] = None) -> Optional[int]:
+    if round_ == "v0.5":
+        return V05_RUNS.get(benchmark)
+    return get_result_file_counts("training").get(benchmark)
+
+
+def round_score(benchmark: str, runs: Sequence[RunSummary]) -> Score:
+    """The score by the rules of the runs' round (v0.5 when every run comes from a v0.5 log)."""
+    rounds = {r.round for r in runs}
+    if rounds != {"v0.5"}:
+        return scaled(olympic_score(benchmark, runs), runs)
+    if benchmark != "ncf":
+        score = olympic_score(benchmark, runs, V05_RUNS.get(benchmark))
+        return Score(score.benchmark, score.runs, score.converged, score.required, score.minutes, score.note,
+                     "olympic mean (MLPerf v0.5)")
+    return _v05_ncf(runs)
+
+
+def _result_number(run: RunSummary) -> tuple:
+    m = re.search(r"(\d+)\D*$", run.path)
+    return (int(m.group(1)) if m else 1 << 60, run.path)
+
+
+def _v05_ncf(runs: Sequence[RunSummary]) -> Score:
+    rule = f"MLPerf v0.5 NCF: the first {V05_NCF_SCORED} runs that converged, olympic mean"
+    converged = sorted((r for r in runs if r.converged), key=_result_number)
+    chosen, source = converged[:V05_NCF_SCORED], "by result number"
+    if any(r.submitter_scored is not None for r in runs):
+        listed = sorted((r for r in runs if r.submitter_scored), key=_result_number)
+        failed = [r for r in listed if not r.converged]
+        if len(listed) == V05_NCF_SCORED and not failed:
+            chosen, source = listed, "the submitter's first_50_success_file"
+        else:  # a list that disagrees with the logs it names cannot be what was scored
+            source += (f"; the submitter's first_50_success_file lists {len(listed)} runs, {len(failed)} of which "
+                       "did not converge in these logs: not used")
+    required = V05_RUNS["ncf"]
+    if len(chosen) < V05_NCF_SCORED:
+        return Score("ncf", len(runs), len(converged), required, None,
+                     f"void: {len(converged)} of {len(runs)} runs converged; the rule needs {V05_NCF_SCORED} "
+                     f"({source})", rule)
+    from mlperf_logging.result_summarizer.result_summarizer import _compute_olympic_average
+
+    value = _compute_olympic_average(sorted(r.time_to_train_min or 0.0 for r in chosen), 0, 1)  # converged: timed
+    note = f"olympic mean of {V05_NCF_SCORED - 2} of the first {V05_NCF_SCORED} converged runs ({source})"
+    if len(runs) < required:
+        note += f"; the rule wants {required} runs, found {len(runs)}"
+    return Score("ncf", len(runs), len(converged), required, value, note, rule)
+
+
+def scaled(score: Score, runs: Sequence[RunSummary]) -> Score:
+    """The score times its folder's scaling.json factor, where the runs are one submission folder's
+    and the round reads the file (v2.0 on; a folder of unknown round reads it too)."""
+    folders = {r.folder for r in runs}
+    if len(folders) != 1 or None in folders:
+        return score
+    (folder,) = folders
+    factor, problem = tree.scaling_factor(str(folder))
+    early = [r.round for r in runs if rules.round_at_least(r.round, 2, 0) is False]
+    if problem:
+        return _with(score, note=f"{score.note}; {problem}")
+    if factor == 1.0:
+        return score
+    if early:
+        return _with(score, note=f"{score.note}; scaling.json not applied: the summarizer reads it from v2.0 on, "
+                                 f"these logs are {early[0]}'s")
+    if score.minutes is None:
+        return _with(score, note=f"{score.note}; scaling.json gives {factor:.6g}", scaling=factor)
+    # the summarizer's order: the olympic mean, then `score *= scaling_factor`
+    return _with(score, minutes=score.minutes * factor, unscaled=score.minutes, scaling=factor,
+                 note=f"{score.note}, x {factor:.6g} (scaling.json)")
+
+
+def _with(score: Score, **changes) -> Score:
+    from dataclasses import replace
+
+    return replace(score, **changes)
+
+
+def dropped_reasons(runs: Sequence[RunSummary]) -> str:
+    """Why the runs that do not count were dropped, by kind: '2 did not converge, 1 rejected by the official
+    checker'."""
+    kinds: dict[str, int] = {}
+    for r in runs:
+        if r.counted:
+            continue
+        if r.problems and r.problems[0].startswith("the official checker"):
+            kind = "rejected by the official checker (see problems)"
+        elif r.problems:
+            kind = "cannot be scored (see problems)"
+        else:
+            kind = "did not converge"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+
+
+def olympic_score(benchmark: str, runs: Sequence[RunSummary], required: Optional[int] = None) -> Score:
+    """Drop the fastest and the slowest counted run; one run that does not count (it did not
+    converge, or the official checker rejects it) counts as the slowest, and more than one voids the
+    score, as MLPerf's summarizer scores. Interrupted runs are no runs of the group."""
+    from mlperf_logging.result_summarizer.result_summarizer import _compute_olympic_average
+
+    runs = [r for r in runs if r.interrupted is None]
+    minutes = [r.time_to_train_min for r in runs if r.counted and r.time_to_train_min is not None]
+    dropped = len(runs) - len(minutes)
+    required = required if required is not None else required_runs(benchmark)
+    max_dropped = 4 if benchmark == "unet3d" else 1  # as MLPerf's summarizer
+    if not runs:
+        return Score(benchmark, 0, 0, required, None, "no runs")
+    if dropped > max_dropped:
+        return Score(benchmark, len(runs), len(minutes), required, None,
+                     f"void: {dropped_reasons(runs)}; MLPerf allows {max_dropped} such run(s)")
+    value = _compute_olympic_average(sorted(minutes), dropped, max_dropped)
+    if value is None:
+        return Score(benchmark, len(runs), len(minutes), required, None,
+                     "void: too few runs left once the fastest and slowest are dropped")
+    kept = len(runs) - 2 * max_dropped
+    note = f"olympic mean of {kept} runs"
+    if dropped:
+        note += f" ({dropped_reasons(runs)}: counted as the slowest)"
+    if required is not None and len(runs) < required:
+        note += f"; MLPerf requires {required} runs, found {len(runs)}"
+    return Score(benchmark, len(runs), len(minutes), required, value, note)

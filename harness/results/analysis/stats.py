@@ -1,0 +1,237 @@
+"""Per-group statistics of runs: time to train, epochs to converge as MLPerf's RCP checker reads them,
+throughput, init time; and the RCP checker's test of whether a group converges significantly faster
+than a reference.
+
+The RCP arithmetic is mlperf_logging's rcp_checker (compute_rcp_stats, _find_min_acceptable_mean):
+the reference mean is the olympic mean of its epochs, its stdev numpy's std (ddof=0) over all of them,
+and a group of N runs counts as significantly faster when its olympic mean falls below
+    mean - t(0.95, n_ref + n_sub - 2) * stdev * sqrt(1/n_ref + 1/n_sub)
+with n_ref and n_sub the run counts less the two dropped ones: the closed form of the one-sided
+pooled t-test at 0.05 that the checker's binary search converges to.
+"""
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple, Optional, Sequence
+
+from harness.results.read.summary import RunSummary
+from harness.results.read.tree import benchmark_alias
+
+
+class GroupKey(NamedTuple):
+    """Runs of one benchmark on one system: platform, world size, precision, global batch, and the
+    accelerator model and framework (from the tree's system description or the harness's files).
+    In a submission tree a group is one benchmark folder (`folder`), as the official summarizer
+    scores it; its platform is then `<division>/<org>/<system>` and the other fields are what all of
+    the folder's runs agree on (None where they differ)."""
+
+    benchmark: str
+    platform: str
+    world: Optional[int]
+    precision: Optional[str]
+    batch: Optional[int]
+    accelerator: Optional[str] = None
+    framework: Optional[str] = None
+    folder: Optional[str] = None  # the submission folder, where the runs come from one
+
+
+BUSY = "!"  # the mark of a run on a busy machine, in the report's tables and in its warnings
+
+
+def key_cells(key: GroupKey, extra: bool = False) -> list[str]:
+    """How the report names a group: benchmark, platform, world size, precision, batch (and with `extra`
+    the accelerator and framework)."""
+    cells = [key.benchmark, key.platform, "n/a" if key.world is None else str(key.world), key.precision or "n/a",
+             "n/a" if key.batch is None else str(key.batch)]
+    return cells + ([key.accelerator or "n/a", key.framework or "n/a"] if extra else [])
+
+
+def group_key(run: RunSummary) -> GroupKey:
+    """A run's group outside a submission tree: by the log's own fields (group_runs puts a tree's runs
+    in their folder's group)."""
+    return GroupKey(run.benchmark or "?", run.platform or "?", run.world_size, run.precision, run.global_batch_size,
+                    run.accelerator, run.framework)
+
+
+def folder_label(folder: str, division: Optional[str]) -> str:
+    """'closed/NVIDIA/dgxa100_ngc20.06_pytorch' for .../NVIDIA/results/dgxa100_ngc20.06_pytorch/gnmt."""
+    parts = Path(folder).parts
+    org, system = (parts[-4], parts[-2]) if len(parts) >= 4 else ("?", parts[-2] if len(parts) >= 2 else "?")
+    return f"{division or 'division n/a'}/{org}/{system}"
+
+
+def _common(values: Sequence) -> Any:
+    found = {v for v in values if v is not None}
+    return found.pop() if len(found) == 1 else None
+
+
+def group_runs(runs: Sequence[RunSummary]) -> dict[GroupKey, list[RunSummary]]:
+    """The runs that form groups, by group: a submission tree's runs by their folder (with its division),
+    other runs by group_key. Interrupted runs are in no group: MLPerf scores completed runs only, and one
+    stopped before its log named its batch would otherwise stand alone."""
+    groups: dict[GroupKey, list[RunSummary]] = {}
+    folders: dict[str, list[RunSummary]] = {}
+    for run in runs:
+        if run.interrupted is not None:
+            continue
+        if run.folder is not None:
+            folders.setdefault(run.folder, []).append(run)
+        else:
+            groups.setdefault(group_key(run), []).append(run)
+    for folder, members in folders.items():
+        benchmark = benchmark_alias(Path(folder).name)
+        key = GroupKey(benchmark, folder_label(folder, _common([r.division for r in members])),
+                       _common([r.world_size for r in members]), _common([r.precision for r in members]),
+                       _common([r.global_batch_size for r in members]), _common([r.accelerator for r in members]),
+                       _common([r.framework for r in members]), folder)
+        groups[key] = members
+    return groups
+
+
+def platform_kind(platform: str) -> str:
+    """'8xNVIDIA H200' -> 'NVIDIA H200': the system, whatever its count (speedups compare counts)."""
+    return re.sub(r"^\d+\s*x\s*", "", platform or "?")
+
+
+def accelerator_kind(accelerator: Optional[str], platform: str = "?") -> str:
+    """The chip a system counts, whatever its board or memory: 'Tesla V100-SXM2-16GB' and
+    'NVIDIA V100-SXM3-32GB-H' -> 'V100'; 'NVIDIA A100-SXM4-40GB (400W)' -> 'A100'; 'tpuv3-8' -> 'TPU v3';
+    a CPU stays CPU. Without an accelerator name, the platform without its count."""
+    if not accelerator:
+        return platform_kind(platform)
+    m = re.search(r"\b([A-Z]{1,2}\d{2,3}[A-Z]?)\b", accelerator.replace("-", " "))
+    if m:
+        return m.group(1)
+    m = re.search(r"tpu\s*v?(\d+)", accelerator, re.I)
+    return f"TPU v{m.group(1)}" if m else accelerator
+
+
+@dataclass(frozen=True)
+class Spread:
+    n: int
+    mean: Optional[float]
+    median: Optional[float]
+    std: Optional[float]  # ddof=0, as MLPerf's RCP checker computes it
+    min: Optional[float]
+    max: Optional[float]
+
+    @classmethod
+    def of(cls, values: Sequence[Optional[float]]) -> "Spread":
+        v = [float(x) for x in values if x is not None]
+        if not v:
+            return cls(0, None, None, None, None, None)
+        return cls(len(v), statistics.fmean(v), statistics.median(v), statistics.pstdev(v), min(v), max(v))
+
+
+@dataclass(frozen=True)
+class EpochStats:
+    n: int
+    mean: Optional[float]
+    olympic_mean: Optional[float]  # drop the fastest and the slowest, as MLPerf's RCP mean
+    std: Optional[float]  # ddof=0 over every converged run, as the RCP checker
+    min: Optional[float]
+    max: Optional[float]
+    counts: dict[str, int] = field(default_factory=dict)  # epochs -> runs
+
+    @classmethod
+    def of(cls, epochs: Sequence[Optional[float]], dropped: int = 1) -> "EpochStats":
+        e = sorted(float(x) for x in epochs if x is not None)
+        if not e:
+            return cls(0, None, None, None, None, None, {})
+        kept = e[dropped: len(e) - dropped]
+        counts = Counter(_label(x) for x in e)
+        return cls(len(e), statistics.fmean(e), statistics.fmean(kept) if kept else None, statistics.pstdev(e),
+                   e[0], e[-1], dict(sorted(counts.items(), key=lambda kv: float(kv[0]))))
+
+
+def _label(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+@dataclass(frozen=True)
+class GroupStats:
+    key: GroupKey
+    runs: int
+    converged: int
+    time_to_train_min: Spread  # converged runs only: a run that missed the target has no time to train
+    epochs: EpochStats
+    throughput: Spread
+    init_time_s: Spread
+    seeds: list
+    energy_j: Spread = Spread.of([])  # converged runs with telemetry: energy to train
+    power_w: Spread = Spread.of([])
+    accelerators: list = field(default_factory=list)  # GPU models seen in the group
+    throughput_unit: Optional[str] = None  # "samples/s", "tokens/s", "epochs/s"
+    throughput_derived: bool = False  # from epoch intervals (docs/report.md), not tracked_stats
+    rounds: list = field(default_factory=list)  # MLPerf rounds of the runs' logs
+    busy: int = 0  # runs made while other processes used the machine
+
+    @property
+    def repeated_seeds(self) -> dict:
+        """Seeds that more than one run of the group used: {seed: runs}."""
+        counts = Counter(s for s in self.seeds if s is not None)
+        return {s: n for s, n in counts.items() if n > 1}
+
+
+def group_stats(key: GroupKey, runs: Sequence[RunSummary]) -> GroupStats:
+    conv = [r for r in runs if r.converged]
+    dropped = 4 if key[0] == "unet3d" else 1
+    return GroupStats(
+        key=key, runs=len(runs), converged=len(conv),
+        time_to_train_min=Spread.of([r.time_to_train_min for r in conv]),
+        epochs=EpochStats.of([r.epochs_to_converge for r in conv], dropped),
+        throughput=Spread.of([r.throughput for r in runs if r.throughput]),
+        init_time_s=Spread.of([r.init_time_s for r in runs if r.init_time_s is not None]),
+        seeds=[r.seed for r in runs],
+        energy_j=Spread.of([r.energy_j for r in conv if r.energy_j is not None]),
+        power_w=Spread.of([r.power_w for r in runs if r.power_w is not None]),
+        accelerators=sorted({r.accelerator for r in runs if r.accelerator}),
+        throughput_unit=Counter(r.throughput_unit for r in runs if r.throughput).most_common(1)[0][0]
+        if any(r.throughput for r in runs) else None,
+        throughput_derived=any(r.throughput_derived for r in runs if r.throughput),
+        rounds=sorted({r.round for r in runs if r.round}),
+        busy=sum(1 for r in runs if r.busy),
+    )
+
+
+@dataclass(frozen=True)
+class RCPVerdict:
+    reference_mean: float  # olympic mean of the reference group's epochs
+    reference_std: float
+    min_acceptable_mean: float  # below this, the group converges significantly faster
+    group_mean: float
+    passed: bool
+
+    def describe(self) -> str:
+        if self.passed:
+            return (f"pass: olympic mean {self.group_mean:.3g} epochs >= {self.min_acceptable_mean:.3g}, "
+                    f"the fastest a group may converge next to the reference's {self.reference_mean:.3g} "
+                    f"(std {self.reference_std:.3g})")
+        return (f"fail: olympic mean {self.group_mean:.3g} epochs < {self.min_acceptable_mean:.3g}: significantly "
+                f"faster than the reference's {self.reference_mean:.3g} (std {self.reference_std:.3g}, one-sided "
+                "t-test at 0.05)")
+
+
+def min_acceptable_mean(mean: float, std: float, n_ref: int, n_sub: int, alpha: float = 0.05) -> float:
+    """The RCP checker's bound, in closed form (see the module docstring)."""
+    from scipy.stats import t
+
+    if std == 0 or n_ref + n_sub <= 2:
+        return mean
+    bound = mean - float(t.ppf(1 - alpha, n_ref + n_sub - 2)) * std * math.sqrt(1 / n_ref + 1 / n_sub)
+    return max(bound, 0.0)  # plain floats: the verdict goes into JSON
+
+
+def rcp_check(reference: GroupStats, group: GroupStats) -> Optional[RCPVerdict]:
+    """None when either group has too few converged runs for an olympic mean."""
+    ref, sub = reference.epochs, group.epochs
+    if ref.olympic_mean is None or sub.olympic_mean is None or ref.std is None:
+        return None
+    dropped = 4 if reference.key[0] == "unet3d" else 1
+    bound = min_acceptable_mean(ref.olympic_mean, ref.std, ref.n - 2 * dropped, group.runs - 2 * dropped)
+    return RCPVerdict(ref.olympic_mean, ref.std, bound, sub.olympic_mean, bool(sub.olympic_mean >= bound))

@@ -1,0 +1,242 @@
+"""mode=throughput results (result.json without an MLPerf log): runs, groups, scaling, precision gains, fast vs eager.
+
+A throughput run measures `throughput_repeats` windows of synthetic batches after warm-up; its
+figure is the median window. Its precision label names the base precision and then the path the step
+ran ("amp", "tf32+graph", "amp+master+compile(reduce-overhead)"; split_label). Runs group by
+(workload, model, accelerator, label, world size, global batch); a group's median, min, max and std
+are over its runs' medians. Scaling compares each world size with the smallest of its (workload,
+accelerator, label) at the same per-rank batch; precision gains compare each precision with a
+baseline (fp32) at the same workload, accelerator, world size and path; fast_vs_eager each fast
+path with the eager step of the same base precision. `python -m harness.report` prints their tables
+(harness.results.report.throughput_tables) when such runs are present; `python -m harness.bench` builds
+its suite table on them.
+
+    python -m harness.results.report.throughput_tables outputs/benchmark      # the four tables, as text
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence, Union
+
+from harness.results.read.labels import EAGER, join_label, split_label
+
+
+@dataclass(frozen=True)
+class ThroughputRun:
+    path: str  # the result.json
+    model: str
+    workload: str  # hyperparameters["workload"] if present, else the model name
+    precision: str
+    world_size: int
+    global_batch_size: Optional[int]
+    unit: str  # "tokens/s", "samples/s", ...
+    throughput: Optional[float]  # median window; None when failed
+    windows: tuple[float, ...]
+    platform: str
+    accelerator: str
+    status: str  # "success" | "failed"
+    reason: Optional[str]
+    fallback: Optional[str] = None  # why a fast path fell back to the eager step, where the record says
+
+
+@dataclass(frozen=True)
+class ThroughputGroup:
+    workload: str
+    model: str
+    accelerator: str
+    precision: str
+    world_size: int
+    global_batch_size: Optional[int]
+    unit: str
+    runs: int
+    failed: int
+    median: Optional[float]  # over the runs' medians
+    min: Optional[float]
+    max: Optional[float]
+    std: Optional[float]  # ddof=0
+    windows_min: Optional[float] = None  # the slowest and fastest window of any run of the group
+    windows_max: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Scaling:  # per (workload, accelerator, precision): each world size against the smallest
+    workload: str
+    accelerator: str
+    precision: str
+    base_world: int
+    world: int
+    speedup: Optional[float]
+    efficiency: Optional[float]  # speedup / (world / base_world)
+    model: str = ""  # one workload label (squad384) can belong to several models (bert_base, bert_large)
+
+
+@dataclass(frozen=True)
+class PrecisionGain:  # per (workload, accelerator, world): each precision against the baseline
+    workload: str
+    accelerator: str
+    world_size: int
+    precision: str
+    baseline: str
+    ratio: Optional[float]
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class FastGain:  # per (workload, accelerator, world, base precision): a fast path against the eager step
+    workload: str
+    accelerator: str
+    world_size: int
+    base: str  # the base precision: "amp", "tf32", "amp+master"
+    path: str  # the fast path: "graph", "compile(reduce-overhead)", "compile+graph"
+    fast: Optional[float]  # the two medians
+    eager: Optional[float]
+    unit: str
+    ratio: Optional[float]  # fast / eager
+    model: str = ""
+
+
+def _line(x: Any) -> Optional[str]:
+    return x.strip().splitlines()[0] if isinstance(x, str) and x.strip() else None
+
+
+def _number(x: Any) -> Optional[float]:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 else None
+
+
+def _run(path: Path, data: dict) -> ThroughputRun:
+    hp: dict = data["hyperparameters"] if isinstance(data.get("hyperparameters"), dict) else {}
+    epochs: list = data["epochs"] if isinstance(data.get("epochs"), list) else []
+    windows = tuple(w for w in (_number(e.get("throughput")) for e in epochs if isinstance(e, dict)) if w)
+    model = str(data.get("model") or "?")
+    status = "success" if data.get("status") == "success" else "failed"
+    tput = _number(data.get("throughput")) if status == "success" else None
+    world = data.get("world_size")
+    batch = data.get("global_batch_size", hp.get("global_batch_size"))
+    base, step = split_label(str(data.get("precision") or "?"))
+    recorded = _line(data.get("path"))
+    if step == EAGER and recorded:  # a label that names its base precision alone: the record's path key says
+        step = split_label(f"{base}+{recorded}")[1]
+    return ThroughputRun(
+        path=str(path), model=model, workload=str(hp.get("workload") or model), precision=join_label(base, step),
+        world_size=world if isinstance(world, int) and not isinstance(world, bool) else 1,
+        global_batch_size=batch if isinstance(batch, int) and not isinstance(batch, bool) else None,
+        unit=str(data.get("throughput_unit") or "samples/s"), throughput=tput, windows=windows,
+        platform=str(data.get("platform") or "?"), accelerator=str(data.get("accelerator") or "?"), status=status,
+        reason=data.get("reason") if isinstance(data.get("reason"), str) else None, fallback=_line(data.get("fallback")),
+    )
+
+
+def read_runs(paths: Iterable[str | Path]) -> list[ThroughputRun]:
+    """Every result.json with mode=throughput under the paths (files or folders), failed ones included."""
+    files: set[Path] = set()
+    for name in paths:
+        p = Path(name)
+        if p.is_file() and p.name == "result.json":
+            files.add(p)
+        elif p.is_dir():
+            files.update(p.rglob("result.json"))
+    runs = []
+    for path in sorted(files):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # not readable: harness.report names it among its orphan result files
+        if isinstance(data, dict) and data.get("mode") == "throughput":
+            runs.append(_run(path, data))
+    return runs
+
+
+def groups(runs: Sequence[ThroughputRun]) -> list[ThroughputGroup]:
+    by_key: dict[tuple, list[ThroughputRun]] = {}
+    for r in runs:
+        key = (r.workload, r.model, r.accelerator, r.precision, r.world_size, r.global_batch_size, r.unit)
+        by_key.setdefault(key, []).append(r)
+    out = []
+    for key, members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
+        medians = [r.throughput for r in members if r.throughput is not None]
+        windows = [w for r in members if r.throughput is not None for w in r.windows]
+        out.append(ThroughputGroup(
+            *key, runs=len(members), failed=len(members) - len(medians),
+            median=statistics.median(medians) if medians else None, min=min(medians) if medians else None,
+            max=max(medians) if medians else None, std=statistics.pstdev(medians) if medians else None,
+            windows_min=min(windows) if windows else None, windows_max=max(windows) if windows else None,
+        ))
+    return out
+
+
+def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    return a / b if a is not None and b else None
+
+
+def scaling(groups: Sequence[ThroughputGroup]) -> list[Scaling]:
+    families: dict[tuple, list[ThroughputGroup]] = {}
+    for g in groups:
+        per_rank = g.global_batch_size // g.world_size if g.global_batch_size and g.world_size else None
+        families.setdefault((g.workload, g.model, g.accelerator, g.precision, g.unit, per_rank), []).append(g)
+    out = []
+    for (workload, model, accel, precision, _, _), members in sorted(families.items(), key=lambda kv: str(kv[0])):
+        members = sorted(members, key=lambda g: g.world_size)
+        base = members[0]
+        for g in members[1:]:
+            if g.world_size == base.world_size:
+                continue
+            speedup = _ratio(g.median, base.median)
+            ratio = g.world_size / base.world_size
+            out.append(Scaling(workload, accel, precision, base.world_size, g.world_size, speedup,
+                               None if speedup is None else speedup / ratio, model))
+    return out
+
+
+def precision_gains(groups: Sequence[ThroughputGroup], baseline: Union[str, Sequence[str]] = "fp32") -> list[PrecisionGain]:
+    """Each precision's throughput over the baseline's, per workload, accelerator, GPU count and path.
+    `baseline` may name several precisions in order of preference ("tf32", "fp32"): each model is
+    compared with the first of them it ran in, and each gain names the one it was taken against. A
+    fast step is held to the baseline on the same path (amp+graph / tf32+graph), never to an eager one:
+    that ratio would be the path's gain called the precision's."""
+    preferred = [baseline] if isinstance(baseline, str) else list(baseline)
+    by_key: dict[tuple, list[ThroughputGroup]] = {}
+    for g in groups:
+        by_key.setdefault((g.workload, g.model, g.accelerator, g.world_size, g.unit, split_label(g.precision)[1]),
+                          []).append(g)
+    out = []
+    for (workload, model, accel, world, _, path), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
+        chosen = next((join_label(p, path) for p in preferred if any(g.precision == join_label(p, path)
+                                                                      for g in members)), None)
+        if chosen is None:
+            continue
+        bases = [g for g in members if g.precision == chosen]
+        for g in sorted(members, key=lambda g: (g.precision, str(g.global_batch_size))):
+            if g.precision == chosen:
+                continue
+            base = _same_batch(g, bases)
+            if base is not None:
+                out.append(PrecisionGain(workload, accel, world, g.precision, chosen, _ratio(g.median, base.median),
+                                         model))
+    return out
+
+
+def fast_vs_eager(groups: Sequence[ThroughputGroup]) -> list[FastGain]:
+    """Each fast path's median over the eager step's of the same cell (workload, model, accelerator,
+    GPU count, base precision, batch), where both ran."""
+    by_key: dict[tuple, list[ThroughputGroup]] = {}
+    for g in groups:
+        by_key.setdefault((g.workload, g.model, g.accelerator, g.world_size, g.unit, split_label(g.precision)[0]),
+                          []).append(g)
+    out = []
+    for (workload, model, accel, world, unit, base), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
+        eager = [g for g in members if g.precision == base]
+        for g in sorted(members, key=lambda g: (g.precision, str(g.global_batch_size))):
+            ref = None if g.precision == base else _same_batch(g, eager)
+            if ref is not None:
+                out.append(FastGain(workload, accel, world, base, split_label(g.precision)[1], g.median, ref.median,
+                                    unit, _ratio(g.median, ref.median), model))
+    return out
+
+
+def _same_batch(g: ThroughputGroup, refs: Sequence[ThroughputGroup]) -> Optional[ThroughputGroup]:
+    """The reference group of g's global batch, else the one reference there is."""
+    same = [r for r in refs if r.global_batch_size == g.global_batch_size]
+    return same[0] if same else (refs[0] if len(refs) == 1 else None)

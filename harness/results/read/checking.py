@@ -1,0 +1,132 @@
+"""Checking a log, a step of its own after reading it (harness.results.read.parse says what the log
+says): the harness's sanity pass (harness.results.read.sanity), and on an official log (anything but a
+harness run's own mlperf.log, which `harness.check` judges) MLPerf's own tools as they judge it
+(harness.results.read.official): the compliance checker with the ruleset of its round
+(harness.results.read.log_round), and the RCP checker's convergence reading in its unit.
+
+`join` puts what the checkers say beside what the log says, as the report's run: a run is voided only
+where the official checker rejects a log that claims success; what it passes is scored, the parser's
+own findings then warnings; the sanity findings are warnings.
+
+    python -m harness.results.read.checking FILE...   # each log as the report has it, one JSON object each
+    python -m harness.report DIR        # each log read, checked, and the two joined (analysis.collect)
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Optional, Sequence
+
+from harness.results.read import log_round, official, sanity
+from harness.results.read.official import Verdict
+from harness.results.read.parse import NO_EPOCH, LogError, ReadLog, read_file, round_in_path
+from harness.results.read.rules import Ruleset
+from harness.results.read.summary import CRASH, FAIL, PASS, REFUSED, SUCCESS, RunSummary
+
+
+@dataclass(frozen=True)
+class RcpReading:
+    """Convergence as the official RCP checker reads it."""
+
+    unit: str  # what it counts: "epochs", "samples", "steps" (official.convergence_unit)
+    value: Optional[float]  # None: the run did not converge, or the reading failed
+    note: Optional[str]  # why the reading failed, as the official reader fails
+
+
+@dataclass(frozen=True)
+class LogCheck:
+    """What the checkers say of one log."""
+
+    sanity: list[str] = field(default_factory=list)  # the harness's sanity findings: warnings, never a failure
+    ruleset: Optional[Ruleset] = None  # the ruleset the official checker ran with; None: not run
+    verdict: Optional[Verdict] = None
+    rcp: Optional[RcpReading] = None  # MLLOG logs with a ruleset only
+
+
+def official_check(facts: RunSummary, lines: Sequence[str], path: Path, explicit: Optional[str] = None,
+                   harness_run: bool = False) -> tuple[Ruleset, Verdict]:
+    """The ruleset a log is checked with (its round's, or the one `explicit` names) and the official
+    checker's verdict under it."""
+    chosen = log_round.choose(facts.benchmark, lines, facts.run_start_ms, explicit=explicit,
+                              path_round=None if harness_run else round_in_path(path), log_format=facts.log_format,
+                              harness_run=harness_run, seconds_based=facts.timestamp_unit == "s")
+    return chosen, official.judge(lines, chosen, facts.timestamp_unit == "s")
+
+
+def check(log: ReadLog, ruleset: Optional[str] = None) -> LogCheck:
+    """Every checker that applies to a log as read; `ruleset` forces the official ruleset (else its round's)."""
+    if not log.readable:
+        return LogCheck()
+    facts = log.facts
+    findings = sanity.check(log.records)
+    path = Path(facts.path)
+    if path.name == "mlperf.log" or facts.interrupted is not None:
+        return LogCheck(findings)
+    chosen, verdict = official_check(facts, log.lines, path, ruleset)
+    rcp = None
+    if facts.log_format == "MLLOG" and chosen.version is not None:
+        value, note = official.rcp_convergence(log.lines, chosen.version)
+        rcp = RcpReading(official.convergence_unit(facts.benchmark, chosen.version), value, note)
+    return LogCheck(findings, chosen, verdict, rcp)
+
+
+def join(facts: RunSummary, checked: LogCheck) -> RunSummary:
+    """The run as the report scores it: the log's facts with the checkers' verdicts, a new RunSummary."""
+    run = replace(facts, warnings=[*checked.sanity, *facts.warnings], problems=list(facts.problems))
+    chosen, verdict = checked.ruleset, checked.verdict
+    if chosen is None or verdict is None:
+        return run
+    run.check, run.check_ruleset, run.check_source = verdict.status, chosen.label, chosen.source
+    if chosen.from_log and chosen.version:  # the round the log itself shows: its target and convergence rules
+        run.round = "v" + ".".join(chosen.version.split(".")[:2])
+    run.check_reason = verdict.reason or None
+    who = f"the official checker ({chosen.label})"
+    if verdict.status == PASS:
+        # what the checker accepts is scored: the parser's own findings are no longer reasons to drop it
+        run.warnings[:0] = run.problems
+        run.problems = []
+        if run.status != SUCCESS and run.time_to_train_min is not None:
+            run.warnings.append(f"run_stop says {run.status!r}, but {who} passes the log: the official summarizer "
+                                "scores its time (the rules of its division state no target), and so does this report")
+    elif verdict.status in (FAIL, REFUSED) and run.status == SUCCESS and not run.problems:  # one reason is enough
+        run.problems.append(f"{who} {'rejects' if verdict.status == FAIL else 'was not run on'} it: {verdict.reason}")
+    elif verdict.status == CRASH:
+        run.warnings.append(f"{who} crashes on this log, so it is not judged ({verdict.reason})")
+    if checked.rcp is not None:
+        _rcp_reading(run, checked.rcp)
+    return run
+
+
+def _rcp_reading(run: RunSummary, rcp: RcpReading) -> None:
+    """Convergence in the RCP checker's unit, in place of the parser's epoch count."""
+    run.epoch_unit = rcp.unit
+    run.warnings = [w for w in run.warnings if w != NO_EPOCH]  # the reader counts in its own unit
+    if rcp.note:
+        run.warnings.append(rcp.note)
+    own = run.epochs_to_converge
+    run.epochs_to_converge = rcp.value if run.status == SUCCESS else None
+    if rcp.value is None and run.status == SUCCESS and own is not None and rcp.note is None:
+        run.warnings.append("the official RCP checker finds no convergence point in this log")
+
+
+def checked_file(path: str | Path, ruleset: Optional[str] = None) -> RunSummary:
+    """One log file read, checked and joined: the run as the report has it (read_file's LogError aside)."""
+    log = read_file(path)
+    return join(log.facts, check(log, ruleset))
+
+
+def main(argv: list[str]) -> int:
+    code = 0
+    for name in argv:
+        try:
+            print(json.dumps(checked_file(name).to_dict()))
+        except LogError as err:
+            print(f"{name}: {err}", file=sys.stderr)
+            code = 1
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

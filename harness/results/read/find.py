@@ -1,0 +1,88 @@
+"""The logs under the paths a user names: what `harness.report` reads and `harness.check` checks.
+
+A file is taken as named; a folder is searched for the harness's `mlperf.log` and MLPerf's
+`result_*.txt` (any round's submission tree), and for the `result.json` of harness runs that have no
+log (they failed before it began, or they measured throughput only). Links to folders are followed
+(a run folder kept elsewhere and linked in is read), each real folder once: a link back to a folder
+it lies in (a loop) is named and not followed. Only regular files are read: a folder, a pipe or a
+device with a log's name is named as such (a pipe would block the reader forever).
+
+    python -c "from harness.results.read.find import find_logs; print(find_logs(['outputs']))"
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from pathlib import Path
+from typing import Iterable, Iterator
+
+LOG_NAMES = ("mlperf.log",)
+LOG_GLOBS = ("result_*.txt",)
+NOT_A_FILE = "is not a regular file (a folder, a pipe or a device): not read"
+
+
+def _is_log(name: str) -> bool:
+    return name in LOG_NAMES or any(fnmatch.fnmatchcase(name, g) for g in LOG_GLOBS)
+
+
+def _walk(root: Path, problems: list[tuple[str, str]]) -> Iterator[tuple[Path, bool]]:
+    """(path, is a regular file) of every entry under root but folders (folders with a log's name
+    too), links to folders followed, each real folder visited once."""
+    seen: set[tuple[int, int]] = set()
+
+    def visit(folder: Path, inside: frozenset[tuple[int, int]]) -> Iterator[tuple[Path, bool]]:
+        try:
+            st = folder.stat()
+            key = (st.st_dev, st.st_ino)
+            if key in inside:
+                problems.append((str(folder), f"a link back to {folder.resolve()}, a folder it lies in (a loop): "
+                                              "not followed"))
+                return
+            if key in seen:
+                return  # a second way to a folder already searched: its logs count once
+            seen.add(key)
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as err:
+            problems.append((str(folder), f"cannot be searched: {err.strerror or err}"))
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                if entry.is_dir(follow_symlinks=True):
+                    if _is_log(entry.name):
+                        yield path, False  # a folder with a log's name
+                    yield from visit(path, inside | {key})
+                    continue
+                regular = stat.S_ISREG(os.stat(path).st_mode)
+            except OSError:
+                regular = False  # a dangling link: named below if it has a log's name
+            yield path, regular
+
+    yield from visit(root, frozenset())
+
+
+def find_logs(paths: Iterable[str]) -> tuple[list[Path], list[Path], list[tuple[str, str]]]:
+    """(MLPerf logs, result.json files of runs that have no log, (path, problem) for bad paths)."""
+    logs: set[Path] = set()
+    orphans: set[Path] = set()
+    missing: list[tuple[str, str]] = []
+    for name in paths:
+        p = Path(name)
+        if p.is_file():
+            (orphans if p.name == "result.json" else logs).add(p)
+        elif p.is_dir():
+            found = list(_walk(p, missing))
+            hits = [(q, regular) for q, regular in found if _is_log(q.name)]
+            logs |= {q for q, regular in hits if regular}
+            missing += [(str(q), NOT_A_FILE) for q, regular in hits if not regular]
+            with_log = {q.parent for q, regular in hits if regular and q.name == "mlperf.log"}
+            results = {q for q, regular in found if q.name == "result.json" and regular and q.parent not in with_log}
+            if not hits and not results:
+                missing.append((name, "no mlperf.log, result_*.txt or result.json under this folder"))
+            orphans |= results
+        elif p.exists():
+            missing.append((name, NOT_A_FILE))
+        else:
+            missing.append((name, "no such file or folder"))
+    return sorted(logs), sorted(orphans), missing

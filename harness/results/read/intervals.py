@@ -1,0 +1,105 @@
+"""Throughput derived from a log's own timing, for logs that carry no tracked_stats (official v0.5-v0.7).
+
+Samples per second of training: the samples of an epoch (v0.7's `train_samples`, v0.5's per-epoch
+`input_size`) times the epochs timed, over the seconds those epochs took, evaluation excluded:
+
+- `epoch_start` .. `epoch_stop` of each epoch (v0.6 on);
+- else `block_start` .. `block_stop` less the evaluations inside (`eval_start` .. `eval_stop`),
+  counting `epoch_count` epochs per block;
+- v0.5: `train_epoch: N` .. the next `eval_start`, `train_epoch` or `run_stop`.
+
+Where the log counts no samples (v0.6 GNMT, v0.5 NCF) the figure is epochs per second: proportional to
+samples per second between two systems that train the same dataset, so its ratios are the same.
+Only the timed region counts (run_start .. run_stop).
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from harness.results.read.formats import Record
+
+SAMPLES_UNIT, EPOCHS_UNIT = "samples/s", "epochs/s"
+
+
+def derived_throughput(records: Sequence[Record], v05: bool) -> tuple[Optional[float], Optional[str]]:
+    """(throughput, unit), or (None, None) when the log times no epoch."""
+    start = next((r.t for r in records if r.key == "run_start"), None)
+    stop = next((r.t for r in records if r.key == "run_stop"), None)
+    timed = [r for r in records if (start is None or r.t >= start) and (stop is None or r.t <= stop)]
+    if v05:
+        epochs, seconds, samples = _v05(timed, stop)
+    else:
+        epochs, seconds = _epochs(timed)
+        if not epochs:
+            epochs, seconds = _blocks(timed)
+        per_epoch = next((r.value for r in records if r.key == "train_samples"), None)
+        samples = float(per_epoch) * epochs if per_epoch is not None and _positive(per_epoch) else None
+    if not epochs or seconds <= 0:
+        return None, None
+    if samples:
+        return samples / seconds, SAMPLES_UNIT
+    return epochs / seconds, EPOCHS_UNIT
+
+
+def _positive(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
+
+
+def _epochs(records: Sequence[Record]) -> tuple[int, float]:
+    open_at: dict = {}
+    count, seconds = 0, 0.0
+    for r in records:
+        epoch = r.meta.get("epoch_num")
+        if r.key == "epoch_start":
+            open_at[epoch] = r.t
+        elif r.key == "epoch_stop" and epoch in open_at:
+            seconds += (r.t - open_at.pop(epoch)) / 1000.0
+            count += 1
+    return count, seconds
+
+
+def _blocks(records: Sequence[Record]) -> tuple[int, float]:
+    count, seconds = 0, 0.0
+    block_t: Optional[float] = None
+    in_eval: Optional[float] = None
+    block_n, eval_t = 0, 0.0
+    for r in records:
+        if r.key == "block_start":
+            n = r.meta.get("epoch_count")
+            block_t, block_n, eval_t = r.t, int(n) if n is not None and _positive(n) else 1, 0.0
+        elif r.key == "eval_start" and block_t is not None:
+            in_eval = r.t
+        elif r.key == "eval_stop" and in_eval is not None:
+            eval_t += (r.t - in_eval) / 1000.0
+            in_eval = None
+        elif r.key == "block_stop" and block_t is not None:
+            seconds += (r.t - block_t) / 1000.0 - eval_t
+            count += int(block_n)
+            block_t = None
+    return count, seconds
+
+
+def _v05(records: Sequence[Record], stop: Optional[float]) -> tuple[int, float, Optional[float]]:
+    count, seconds, samples, known = 0, 0.0, 0.0, True
+    begun: Optional[float] = None
+    size: Optional[float] = None
+    for r in records:
+        if r.key == "input_size" and _positive(r.value):
+            size = float(r.value)
+        ends = r.key in ("eval_start", "train_epoch", "run_stop")
+        if begun is not None and ends:
+            seconds += (r.t - begun) / 1000.0
+            count += 1
+            if size is None:
+                known = False
+            else:
+                samples += size
+            begun = None
+        if r.key == "train_epoch":
+            begun, size = r.t, None
+    if begun is not None and stop is not None:
+        seconds += (stop - begun) / 1000.0
+        count += 1
+        known = known and size is not None
+        samples += size or 0.0
+    return count, seconds, (samples if known and samples > 0 else None)

@@ -1,0 +1,5 @@
+"""The report's outputs: render / sections (tables as text or Markdown), decision (intervals, verdicts,
+chances, cost in words), export (CSV and JSON), html (the report as one page), plots, round_render /
+round_page / round_plots (a submission round's view), bench_tables and bench_page (harness.bench's
+tables and its page). Imports analysis/ and read/.
+"""

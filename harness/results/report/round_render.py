@@ -1,0 +1,151 @@
+"""The round view (harness.results.analysis.round) as text or Markdown: one section per benchmark, a table per
+division and availability category with its systems ranked; then scaling within system families, and
+accelerator against accelerator. harness.report prints it before its other sections; the page
+(harness.results.report.round_page) shows the same Markdown.
+
+    python -m harness.report training_results_v3.1 --md round.md
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from harness.results.read import availability
+from harness.results.report import render
+from harness.results.analysis.accelerators import AcceleratorPair
+from harness.results.analysis.lineage import VOUCHED
+from harness.results.analysis.platforms import ALL
+from harness.results.analysis.round import Entry, RoundView
+
+SCALING = "Scaling within a system family"
+ACCELERATORS = "Accelerator against accelerator (closed division, equal counts)"
+HOW = ("ranked by the official score: the result summarizer's olympic mean of time to train (minutes), times "
+       "the folder's scaling.json where the round applies it; each division and availability category "
+       "apart, as MLPerf publishes them; accelerator-minutes = accelerators x score")
+
+
+def _helpers(markdown: bool) -> tuple[Callable, Callable[[str], str], str]:
+    table = render.markdown_table if markdown else render.text_table
+    head = (lambda t: f"## {t}\n") if markdown else (lambda t: f"{t}\n{'=' * len(t)}")
+    return table, head, "- " if markdown else "  "
+
+
+def _n(x: Optional[float], spec: str) -> str:
+    return "n/a" if x is None else format(x, spec)
+
+
+def _count(e: Entry) -> str:
+    if e.accelerators == 0:
+        return "0 (CPU)"
+    return "n/a" if e.accelerators is None else f"{e.accelerators:,}"
+
+
+def _energy(e: Entry) -> str:
+    return "n/a" if e.energy_j is None else f"{e.energy_j / 3.6e6:.4g}"  # kWh
+
+
+def _throughput(e: Entry) -> str:
+    """'1,022 (d) samples/s', '0.0004084 epochs/s (d)', n/a."""
+    x = e.throughput_per_accelerator
+    if x is None:
+        return "n/a"
+    text = format(x, ",.0f") if x >= 100 else format(x, ".4g")
+    return f"{text} {e.throughput_unit or ''}".rstrip() + (f" {render.DERIVED}" if e.throughput_derived else "")
+
+
+def entry_rows(entries: list[Entry]) -> tuple[list[str], list[list[str]]]:
+    energy = any(e.energy_j is not None or e.energy_note for e in entries)
+    header = ["rank", "score (min)", "accelerator", "count", "accelerator-minutes", "throughput / accelerator"]
+    header += ["energy (kWh)"] * energy + ["submitter", "system", "framework", "runs counted", "scaling.json"]
+    rows = []
+    for e in entries:
+        rows.append([
+            "-" if e.rank is None else str(e.rank), _n(e.minutes, ".3f") if e.minutes is not None else "void",
+            e.accelerator or "n/a", _count(e), _n(e.accelerator_minutes, ",.0f"), _throughput(e)]
+            + [_energy(e)] * energy + [e.submitter, e.system, e.framework or "n/a", f"{e.counted}/{e.runs}",
+                                       "" if e.scaling == 1.0 else f"x{e.scaling:.4g}"])
+    return header, rows
+
+
+def scaling_rows(view: RoundView) -> tuple[list[str], list[list[str]]]:
+    header = ["benchmark", "family (submitter/system line (chip))", "accelerators", "speedup", "95% interval",
+              "speedup / count ratio", "accelerator-minutes (more / fewer)", "one system family"]
+    rows = []
+    for s in view.scaling:
+        rows.append([s.benchmark, s.system, f"{s.world:,} vs {s.baseline_world:,}", render.times(s.time_to_train),
+                     render.interval(s.confidence), render.fmt(s.time_to_train and s.time_to_train / s.gpu_ratio, ".0%"),
+                     _cost(s.time_to_train, s.gpu_ratio), render.family_cell(s.family)])
+    return header, rows
+
+
+def _cost(speedup: Optional[float], gpus: float) -> str:
+    """The accelerator-minutes of the larger system against the smaller's: 1.00x is free scaling."""
+    return "n/a" if not speedup else f"{gpus / speedup:.2f}x"
+
+
+def accelerator_rows(pairs: list[AcceleratorPair]) -> tuple[list[str], list[list[str]]]:
+    header = ["A vs B", "benchmark", "round", "category", "count", "A's system", "A (min)", "B's system", "B (min)",
+              "A's speedup", "95% interval", "verdict"]
+    return header, [[f"{p.a} vs {p.b}", p.benchmark, p.round, p.category, f"{p.accelerators:,}", p.a_system,
+                     f"{p.a_minutes:.3f}", p.b_system, f"{p.b_minutes:.3f}", render.times(p.time_to_train),
+                     "n/a" if p.interval is None else p.interval.ratio(), p.verdict] for p in pairs]
+
+
+def geomean_rows(view: RoundView) -> tuple[list[str], list[list[str]]]:
+    cats = [c for c in dict.fromkeys(m.category for m in view.means) if c != ALL] + [ALL]
+    header = ["A vs B", "rows"] + [f"geomean {c}" for c in cats]
+    rows = []
+    for a, b in dict.fromkeys((m.a, m.b) for m in view.means):
+        ms = {m.category: m for m in view.means if (m.a, m.b) == (a, b)}
+        rows.append([f"{a} vs {b}", str(ms[ALL].n)] + [render.times(ms[c].value) if c in ms else "" for c in cats])
+    return header, rows
+
+
+def render_round(view: RoundView, markdown: bool = False) -> str:
+    """Every section of the round view."""
+    table, head, bullet = _helpers(markdown)
+    out = [head("Round: systems ranked per benchmark"), f"{bullet}{HOW}",
+           f"{bullet}benchmarks: {', '.join(view.benchmarks)}", ""]
+    for bench in view.benchmarks:
+        out += [head(bench)]
+        for b, round_, division, category, rows in view.blocks():
+            if b != bench:
+                continue
+            short = availability.SHORT.get(category, category)
+            out += [f"{round_}, {division} division, {short}: {sum(1 for e in rows if e.rank)} ranked of {len(rows)}",
+                    "",
+                    table(*entry_rows(rows)), ""]
+        notes = [f"{e.submitter}/{e.system}: {e.note}" for e in view.entries if e.benchmark == bench and e.minutes is None]
+        notes += [f"{e.submitter}/{e.system}: {e.throughput_note}" for e in view.entries
+                  if e.benchmark == bench and e.throughput_note]
+        notes += [f"{e.submitter}/{e.system}: energy: {e.energy_note}" for e in view.entries
+                  if e.benchmark == bench and e.energy_note]
+        out += [bullet + n for n in notes] + ([""] if notes else [])
+    out += scaling_section(view, markdown) + accelerator_section(view, markdown)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def scaling_section(view: RoundView, markdown: bool) -> list[str]:
+    table, head, bullet = _helpers(markdown)
+    out = [head(SCALING),
+           f"{bullet}a speedup over accelerator counts pairs systems of one submitter and division; it is scaling "
+           "when they are one system family: one system line (the system's name without its node or accelerator "
+           "count), one accelerator model and one framework (docs/report.md); any other pair is marked NO, with "
+           "what differs; two submitters' systems are never paired", ""]
+    if view.scaling:
+        out += [table(*scaling_rows(view)), ""]
+        out += [f"{bullet}{s.benchmark} {s.system} {s.world:,} vs {s.baseline_world:,}: {s.family}"
+                for s in view.scaling if s.family != VOUCHED]
+    else:
+        out.append(f"{bullet}no submitter has one benchmark at two accelerator counts")
+    out += [bullet + line for line in view.across]
+    return out + [""]
+
+
+def accelerator_section(view: RoundView, markdown: bool) -> list[str]:
+    table, head, bullet = _helpers(markdown)
+    if not view.accelerators:
+        return []
+    return [head(ACCELERATORS),
+            f"{bullet}per benchmark and accelerator count, each chip's fastest closed-division result; A's speedup = "
+            "B's score / A's score, with the 95% interval over both systems' runs; A is the chip faster overall",
+            "", table(*geomean_rows(view)), "", table(*accelerator_rows(view.accelerators)), ""]

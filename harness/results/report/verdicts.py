@@ -1,0 +1,74 @@
+"""How sure a figure is, in words (harness.results.analysis.confidence computes it): a comparison's
+verdict with its interval, permutation p and the runs that would resolve it, and a group's score with its
+interval. Definitions are in docs/report.md ("How sure a comparison is").
+
+    python -m harness.report A B --compare         # every pair's verdict, as these sentences
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from harness.results.analysis.confidence import (INPUT_BOUND_TEXT, MAX_RUNS, ONE_RUN, GroupConfidence,
+                                                 Judgement)
+
+
+def _x(v: Optional[float]) -> str:
+    return "n/a" if v is None else f"{v:.2f}x"
+
+
+def describe(j: Judgement) -> str:
+    """The verdict in words: 'A is faster: 2.37x (95% interval 2.31x-2.42x, ...)'."""
+    n_sub, n_ref = j.runs
+    if j.time_to_train is None:
+        return "cannot be judged: a side has no converged run with a time to train"
+    one_run = min(n_sub, n_ref) < 2
+    where = f"95% interval {j.time_interval.ratio()}" if j.time_interval else "no interval: one run on a side"
+    p = "" if j.p_value is None else f", permutation p{_p(j.p_value)}"
+    runs = f"{n_sub} and {n_ref} runs"
+    if j.verdict == "faster":
+        text = f"{j.subject} {_is(j.subject)} faster: {_x(j.time_to_train)} ({where}{p}, {runs})"
+    elif j.verdict == "slower":
+        text = (f"{j.reference} {_is(j.reference)} faster: speedup of {j.subject} {_x(j.time_to_train)} "
+                f"({where}{p}, {runs})")
+    elif j.verdict == ONE_RUN:
+        text = f"{ONE_RUN}: {_x(j.time_to_train)} with {runs} ({where}{p})"
+    else:
+        text = f"not distinguishable with {runs}: {_x(j.time_to_train)} ({where}{p})"
+        if j.runs_needed is None:
+            text += ("; no spread within a side to say how many runs would resolve it" if one_run
+                     else "; no difference to resolve")
+        elif j.runs_needed > MAX_RUNS:
+            text += f"; more than {MAX_RUNS:,} runs per side would be needed to resolve a difference of this size"
+        else:
+            text += f"; about {j.runs_needed} runs per side would resolve a difference of this size at 95%"
+    if j.throughput is not None:
+        tp = f" ({j.throughput_interval.ratio()})" if j.throughput_interval else ""
+        text += f"; throughput {_x(j.throughput)}{tp}"
+    if j.input_bound:
+        text += f"; {INPUT_BOUND_TEXT} ({', '.join(j.input_bound)})"
+    return text
+
+
+def _is(label: str) -> str:
+    """'4 GPUs are', '1 GPU is', 'A is'."""
+    return "are" if re.match(r"^\d+ .*s$", label) and not label.startswith("1 ") else "is"
+
+
+def _p(p: float) -> str:
+    """'<0.001', '=0.016', '=0.21'."""
+    return "<0.001" if p < 0.001 else f"={p:.3f}" if p < 0.1 else f"={p:.2f}"
+
+
+def describe_group(g: GroupConfidence) -> str:
+    """'18.5 min (95% interval 18.45-20.25 min, BCa bootstrap of 10 runs)'."""
+    if g.minutes is None:
+        return "no time to train: no converged run"
+    text = f"{g.minutes:.4g} min"
+    if g.interval is not None:
+        text += f" (95% interval {g.interval.value('min')}, {g.interval.method} of {g.resampled} runs)"
+    else:
+        text += f" (95% interval {ONE_RUN})"
+    if g.input_bound:
+        text += f"; {INPUT_BOUND_TEXT} (data wait {g.data_wait_share:.0%} of training time)"
+    return text

@@ -1,0 +1,45 @@
+"""--compare's pairing: equal GPU counts first; what is left of a benchmark pairs when one side has a single
+group left (a 1-rank sweep against a 2-rank one compares the GPU counts); the rest is named."""
+from __future__ import annotations
+
+from harness.results.analysis import comparison
+from harness.results.analysis.stats import GroupKey, group_stats
+from harness.results.read.summary import RunSummary
+
+
+def _group(world, precision="fp32", runs=3, bench="ncf"):
+    key = GroupKey(bench, f"{world}xCPU", world, precision, 2048 * world, "CPU")
+    return group_stats(key, [RunSummary(path=f"{world}/{i}", benchmark=bench, status="success", time_to_train_min=1.0,
+                                        epochs_to_converge=2, evals=[(2, 0.7)]) for i in range(runs)])
+
+
+def _worlds(pairs):
+    return [(a.key.world, b.key.world) for a, b in pairs]
+
+
+def test_equal_gpu_counts_pair_first_and_a_single_leftover_pairs_across_counts():
+    pairs, unpaired = comparison.match([_group(1), _group(2)], [_group(2), _group(4)])
+    assert _worlds(pairs) == [(2, 2), (1, 4)] and unpaired == []
+    pairs, unpaired = comparison.match([_group(1)], [_group(2)])
+    assert _worlds(pairs) == [(1, 2)] and unpaired == []
+    pairs, _ = comparison.match([_group(1)], [_group(2), _group(4)])  # one against each of the other's
+    assert _worlds(pairs) == [(1, 2), (1, 4)]
+    pairs, _ = comparison.match([_group(1, "fp32")], [_group(1, "amp")])  # or one precision against another
+    assert _worlds(pairs) == [(1, 1)]
+
+
+def test_what_cannot_be_paired_is_named_with_what_the_other_side_has():
+    pairs, unpaired = comparison.match([_group(1), _group(2)], [_group(4), _group(8)])
+    assert pairs == []
+    assert unpaired[0] == ("ncf at 1 CPU rank fp32: only A has it (B has 2 other GPU counts or precisions: compare "
+                           "one folder of each): not compared")
+    assert len(unpaired) == 4
+    pairs, unpaired = comparison.match([_group(1)], [_group(1, bench="gnmt")])
+    assert pairs == [] and unpaired == ["gnmt at 1 CPU rank fp32: only B has it: not compared",
+                                        "ncf at 1 CPU rank fp32: only A has it: not compared"]
+
+
+def test_the_side_with_most_runs_stands_for_its_count():
+    few, many = _group(2, runs=3), _group(2, runs=5)
+    pairs, _ = comparison.match([few, many], [_group(2)])
+    assert pairs[0][0] is many

@@ -1,0 +1,50 @@
+"""Group statistics as MLPerf reads them, and the RCP checker's significance test in closed form."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mlperf_logging.rcp_checker.rcp_checker import RCP_Checker
+
+from harness.results.read.checking import checked_file
+from harness.results.analysis.stats import EpochStats, Spread, group_key, group_stats, min_acceptable_mean
+
+
+def test_transformer_fixture_epochs_are_eight_at_3_and_two_at_4(fixtures_dir):
+    runs = [checked_file(p) for p in (fixtures_dir / "nvidia_dgx1" / "transformer").glob("result_*.txt")]
+    (key,) = {group_key(r) for r in runs}
+    g = group_stats(key, runs)
+    assert g.epochs.counts == {"3": 8, "4": 2}
+    assert g.epochs.olympic_mean == pytest.approx(3.125)  # 3,3,3,3,3,3,3,4 after dropping a 3 and a 4
+    assert g.epochs.std == pytest.approx(np.std([3] * 8 + [4] * 2))  # ddof=0, as the RCP checker
+    assert g.converged == 10 and g.time_to_train_min.min == pytest.approx(17.836066666666667)
+
+
+def test_spread_and_epoch_stats():
+    s = Spread.of([1.0, 2.0, 3.0, 10.0])
+    assert (s.n, s.mean, s.median, s.min, s.max) == (4, 4.0, 2.5, 1.0, 10.0)
+    assert s.std == pytest.approx(np.std([1, 2, 3, 10]))
+    e = EpochStats.of([5, 4, 4, 6, 4])
+    assert e.olympic_mean == pytest.approx(13 / 3) and e.counts == {"4": 3, "5": 1, "6": 1}
+    assert Spread.of([]).mean is None and EpochStats.of([]).olympic_mean is None
+
+
+@pytest.mark.parametrize("mean,std,n_ref,n_sub", [(4.0, 0.3, 8, 8), (12.0, 1.5, 8, 3), (3.125, 0.4, 18, 8)])
+def test_closed_form_equals_the_rcp_checkers_binary_search(mean, std, n_ref, n_sub):
+    checker = object.__new__(RCP_Checker)  # only the search's own attributes are needed
+    checker.alpha, checker.tolerance, checker.submission_runs = 0.05, 1e-7, n_sub + 2
+    assert min_acceptable_mean(mean, std, n_ref, n_sub) == pytest.approx(
+        checker._find_min_acceptable_mean(mean, std, n_ref), abs=1e-5)
+
+
+def test_rcp_verdict_is_plain_json(fixtures_dir):
+    """A reference with spread (std > 0) goes through scipy: the verdict must still serialise."""
+    import json
+    from dataclasses import asdict
+
+    from harness.results.analysis.stats import rcp_check
+
+    runs = [checked_file(p) for p in (fixtures_dir / "nvidia_dgx1" / "transformer").glob("result_*.txt")]
+    g = group_stats(group_key(runs[0]), runs)
+    verdict = rcp_check(g, g)
+    assert verdict.passed and verdict.min_acceptable_mean < verdict.reference_mean == pytest.approx(3.125)
+    assert json.loads(json.dumps(asdict(verdict)))["passed"] is True

@@ -1,0 +1,44 @@
+"""Which files the report and the checker read under a folder: links to run folders followed, a loop
+named and not followed, and a folder or a pipe with a log's name named instead of read (or hung on)."""
+from __future__ import annotations
+
+import os
+
+from harness.results.read.find import NOT_A_FILE, find_logs
+from tests.helpers import run_cli
+
+
+def _log(fixtures_dir) -> bytes:
+    return (fixtures_dir / "nvidia_dgx1" / "gnmt" / "result_0.txt").read_bytes()
+
+
+def test_a_linked_run_folder_is_read_once_and_a_loop_is_named(fixtures_dir, tmp_path):
+    elsewhere = tmp_path / "elsewhere" / "run1"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "result_0.txt").write_bytes(_log(fixtures_dir))
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "run1").symlink_to(elsewhere, target_is_directory=True)
+    (tree / "again").symlink_to(elsewhere, target_is_directory=True)  # a second way to the same run
+    (tree / "up").symlink_to(tree, target_is_directory=True)
+    logs, orphans, problems = find_logs([str(tree)])
+    assert [p.name for p in logs] == ["result_0.txt"] and len(logs) == 1 and orphans == []
+    assert problems == [(str(tree / "up"), f"a link back to {tree}, a folder it lies in (a loop): not followed")]
+    out = run_cli("harness.report", str(tree), "--json", "-")
+    assert out.returncode == 1 and f"{tree / 'up'}: a link back to" in out.stderr and "Traceback" not in out.stderr
+    assert '"benchmark": "gnmt"' in out.stdout  # the linked run is in the report
+
+
+def test_a_folder_named_mlperf_log_is_one_line_and_exit_1(tmp_path):
+    (tmp_path / "run" / "mlperf.log").mkdir(parents=True)
+    out = run_cli("harness.report", str(tmp_path / "run"))
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.splitlines() == [f"{tmp_path / 'run' / 'mlperf.log'}: {NOT_A_FILE}"]
+    check = run_cli("harness.check", str(tmp_path / "run"))
+    assert check.returncode == 2 and f"{tmp_path / 'run' / 'mlperf.log'}: {NOT_A_FILE}" in check.stderr
+
+
+def test_a_pipe_with_a_log_s_name_is_named_not_read(tmp_path):
+    os.mkfifo(tmp_path / "result_0.txt")  # reading it would block forever
+    assert find_logs([str(tmp_path)]) == ([], [], [(str(tmp_path / "result_0.txt"), NOT_A_FILE)])
+    assert find_logs([str(tmp_path / "result_0.txt")]) == ([], [], [(str(tmp_path / "result_0.txt"), NOT_A_FILE)])

@@ -1,0 +1,154 @@
+"""A badly typed result.json is named (file and field) and skipped, and the rest is reported (issue 24
+item 5); the data wait it carries flags an input-bound run (issue 25)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.results.read import runfiles
+from harness.results.read.summary import LogError
+from tests.helpers import run_cli
+from tests.results.read.test_parse import _line
+
+T0 = 1_600_000_000_000
+
+
+def harness_run(run_dir: Path, seed: int, epochs: int = 2, result: dict | None = None, world: int = 1,
+                seconds: float = 1.0) -> Path:
+    """A harness run directory: an mlperf.log that converges after `epochs` and its result.json."""
+    lines = [_line("submission_benchmark", "ncf", T0), _line("submission_platform", f"{world}xCPU", T0),
+             _line("number_of_nodes", 1, T0), _line("accelerators_per_node", world, T0), _line("seed", seed, T0),
+             _line("global_batch_size", 2048 * world, T0), _line("init_start", t=T0, event="INTERVAL_START"),
+             _line("init_stop", t=T0 + 100, event="INTERVAL_END"), _line("run_start", t=T0 + 100, event="INTERVAL_START")]
+    step = int(seconds * 1000)
+    for e in range(1, epochs + 1):
+        lines.append(_line("tracked_stats", {"samples": 100_000, "seconds": seconds}, T0 + 100 + step * e, epoch_num=e))
+        lines.append(_line("eval_accuracy", 0.6 + 0.02 * e, T0 + 100 + step * e, epoch_num=e))
+    lines.append(_line("run_stop", t=T0 + 200 + step * epochs, event="INTERVAL_END", status="success"))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "mlperf.log").write_text("".join(lines))
+    data = {"status": "success", "mode": "train", "benchmark": "ncf", "seed": seed, "world_size": world,
+            "accelerator": "CPU", "quality_metric": "HR@10", "quality_direction": "higher", "target": 0.635,
+            "epoch_unit": "epochs", "throughput_unit": "samples/s", "data_wait_s": 0.01, "data_wait_share": 0.01,
+            **(result or {})}
+    (run_dir / "result.json").write_text(json.dumps(data))
+    return run_dir
+
+
+# the issue's cases, and the other fields the report reads
+ORPHANS = {  # result.json with no mlperf.log (a run that failed before its log began, or a throughput result)
+    "world_one": ({"world_size": "one"}, 'world_size is "one", not a non-negative integer'),
+    "seed_list": ({"seed": [1]}, "seed is [1], not an integer"),
+    "batch_list": ({"global_batch_size": [1]}, "global_batch_size is [1], not a positive integer"),
+    "seed_dict": ({"seed": {"value": 1}}, 'seed is {"value": 1}, not an integer'),
+    "tput_fast": ({"mode": "throughput", "status": "success", "throughput": "fast"},
+                  'throughput is "fast", not a non-negative number'),
+    "tput_world": ({"mode": "throughput", "status": "success", "throughput": 10.0, "world_size": "two"},
+                   'world_size is "two", not a non-negative integer'),
+    "not_json": (None, "not valid JSON"),
+}
+BESIDE_LOG = {  # beside a good mlperf.log: the run is read from its log alone
+    "energy": ({"telemetry": {"energy_j": "lots"}}, 'telemetry.energy_j is "lots", not a non-negative number'),
+    "wait": ({"data_wait_share": "high"}, 'data_wait_share is "high", not a number from 0 to 1'),
+    "busy": ({"host_load": {"busy": "yes"}, "epochs": [{"throughput": "x"}]},
+             'host_load.busy is "yes", not true or false; epochs[0].throughput is "x", not a non-negative number'),
+}
+
+
+def _orphan(path: Path, fields: dict | None) -> None:
+    path.mkdir(parents=True)
+    base = {"status": "failed", "mode": "train", "benchmark": "ncf", "reason": "missing data", "world_size": 1}
+    (path / "result.json").write_text("{oops" if fields is None else json.dumps({**base, **fields}))
+
+
+def test_problems_name_each_badly_typed_field():
+    assert runfiles.problems({"world_size": "one", "seed": [1], "global_batch_size": [1]}) == [
+        'seed is [1], not an integer', 'world_size is "one", not a non-negative integer',
+        'global_batch_size is [1], not a positive integer']
+    assert runfiles.problems({"world_size": True}) == ["world_size is true, not a non-negative integer"]
+    assert runfiles.problems({"target": {"BBOX": 0.377, "SEGM": "x"}}) == [
+        'target is {"BBOX": 0.377, "SEGM": "x"}, not a number or named numbers']
+    assert runfiles.problems({"evals": [{"epoch": 1, "quality": "good"}]}) == [
+        'evals[0].quality is "good", not a number or named numbers']
+    assert runfiles.problems([1]) == ["holds list, not a JSON object"]
+    assert runfiles.problems({"seed": None, "world_size": 2, "data_wait_share": 0.3, "target": {"A": 1}}) == []
+    assert runfiles.describe([f"f{i}" for i in range(5)]) == "f0; f1; f2; and 2 more"
+
+
+def test_from_result_json_refuses_a_badly_typed_file_with_its_fields(tmp_path):
+    _orphan(tmp_path / "x", {"seed": [1]})
+    with pytest.raises(LogError, match=r"seed is \[1\], not an integer"):
+        runfiles.from_result_json(tmp_path / "x" / "result.json")
+
+
+def test_a_thousand_results_with_ten_malformed_name_the_ten_and_report_the_rest(tmp_path):
+    root = tmp_path / "runs"
+    good = 0
+    for i in range(990):
+        harness_run(root / f"good_{i:04d}", seed=i, epochs=2 + i % 2)
+        good += 1
+    for name, (fields, _) in ORPHANS.items():
+        _orphan(root / f"bad_{name}", fields)
+    for name, (fields, _) in BESIDE_LOG.items():
+        harness_run(root / f"bad_{name}", seed=5000 + len(name), result=fields)
+    out = run_cli("harness.report", str(root), "--json", str(tmp_path / "r.json"))
+    assert out.returncode == 1  # bad input is an error, but not a crash
+    assert "Traceback" not in out.stderr
+    errors = [l for l in out.stderr.splitlines() if "/result.json: " in l]
+    assert len(errors) == 10
+    for name, (_, field) in {**ORPHANS, **BESIDE_LOG}.items():
+        (line,) = [l for l in errors if f"/bad_{name}/result.json: " in l]
+        assert field in line, line
+        assert line.endswith("skipped: the run is read from its mlperf.log alone" if name in BESIDE_LOG else
+                             ": skipped")
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert len(data["errors"]) == 10
+    # the rest is reported: 990 runs plus the three whose logs stand without their result.json
+    assert len(data["runs"]) == good + len(BESIDE_LOG)
+    # the three read from their logs alone name no accelerator: a group of their own
+    groups = {g["accelerator"]: g for g in data["groups"]}
+    assert groups[None]["runs"] == len(BESIDE_LOG)
+    group = groups["CPU"]
+    assert group["runs"] == good and group["score"]["minutes"] is not None
+    assert group["confidence"]["interval"]["low"] <= group["score"]["minutes"] <= group["confidence"]["interval"]["high"]
+    skipped = {r["path"].split("/")[-2]: r for r in data["runs"] if "bad_" in r["path"]}
+    assert skipped["bad_energy"]["energy_j"] is None and skipped["bad_energy"]["accelerator"] is None
+    assert "Groups" in out.stdout and data["throughput"]["runs"] == []
+
+
+def test_an_input_bound_run_is_flagged_in_the_tables_notes_and_json(tmp_path, capsys):
+    from harness.report import main
+
+    for seed in range(3):
+        harness_run(tmp_path / "slow" / f"s{seed}", seed, result={"data_wait_s": 0.5, "data_wait_share": 0.12 + seed / 100})
+        harness_run(tmp_path / "fast" / f"s{seed}", seed, world=2, result={"data_wait_share": 0.02})
+    assert main([str(tmp_path), "--json", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv")]) == 0
+    text = capsys.readouterr().out
+    row = next(l for l in text.splitlines() if "slow/s1/mlperf.log" in l)
+    assert "13% input-bound" in row
+    assert "ncf 1xCPU 1 n/a 2048: input-bound: the numbers measure the loader (data wait 13% of training time, mean " \
+           "of 3 run(s))" in text
+    assert "input-bound: data wait over 5% of training time" in text
+    data = json.loads((tmp_path / "r.json").read_text())
+    flagged = {g["world_size"]: g["input_bound"] for g in data["groups"]}
+    assert flagged == {1: True, 2: False}
+    assert all(r["input_bound"] == ("slow" in r["path"]) for r in data["runs"])
+    (s2,) = data["speedups"]
+    assert s2["confidence"]["input_bound"] == ["1 CPU rank: data wait 13% of training time"]
+    assert s2["confidence"]["text"].endswith("input-bound: the numbers measure the loader (1 CPU rank: data wait 13% "
+                                             "of training time)")
+    assert ",True," in next(l for l in (tmp_path / "r.csv").read_text().splitlines() if l.startswith("group,") and
+                            ",1,n/a," not in l and "1xCPU" in l)
+
+
+def test_a_comparison_side_that_waits_for_data_is_flagged(tmp_path):
+    for seed in range(4):
+        harness_run(tmp_path / "a" / f"s{seed}", seed, result={"data_wait_share": 0.30})
+        harness_run(tmp_path / "b" / f"s{seed}", seed, seconds=1.5)
+    out = run_cli("harness.report", str(tmp_path / "a"), str(tmp_path / "b"), "--compare", "--json", "-")
+    assert out.returncode == 0, out.stderr
+    (pair,) = json.loads(out.stdout)["pairs"]
+    assert pair["input_bound"] and pair["confidence"]["input_bound"] == ["A: data wait 30% of training time"]
+    assert "input-bound: the numbers measure the loader (A: data wait 30% of training time)" in pair["confidence"]["text"]
