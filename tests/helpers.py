@@ -1,6 +1,7 @@
 """Helpers for tests: where things are, and running the harness's commands as a user does."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -22,6 +23,14 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600, env: dict
         [sys.executable, "-m", *args], cwd=cwd or REPO, capture_output=True, text=True,
         timeout=timeout, env=full_env,
     )
+
+
+def strict_json(path: Path) -> dict:
+    """A JSON file (result.json) as a strict JSON parser reads it: NaN or an infinity fails the test."""
+    def refuse(constant: str):
+        raise AssertionError(f"{path} holds {constant}: not strict JSON")
+
+    return json.loads(path.read_text(), parse_constant=refuse)
 
 
 def said(stderr: str) -> list[str]:

@@ -17,9 +17,12 @@ import torch
 import torch.distributed as dist
 from omegaconf import DictConfig
 
-from harness.observe import system, telemetry
+from harness.observe import system
 from harness.observe.board import Board
 from harness.observe.hooks import Hook
+from harness.observe.sampler import Sampler
+from harness.observe.telemetry import open_sampler
+from harness.observe.telemetry_summary import combine_nodes
 
 log = logging.getLogger("harness.observe")
 
@@ -43,7 +46,7 @@ class Placement:
 @dataclass
 class Observers(Hook):
     board: Board
-    sampler: telemetry.Sampler
+    sampler: Sampler
     where: Placement
     platform: str  # submission_platform: "<ranks>x<accelerator>" unless mlperf.platform says otherwise
     accelerator: str  # system.json's accelerator_model_name: the GPU model, or CPU
@@ -65,7 +68,7 @@ class Observers(Hook):
             # one collective at the very end of a run: every rank reaches it
             gathered: list[Optional[dict]] = [None] * self.where.world_size
             dist.all_gather_object(gathered, own if own.get("source") != "none" else None)
-            summary = telemetry.combine_nodes(gathered) or own
+            summary = combine_nodes(gathered) or own
         if self.where.is_main:
             self.board.hparams(hparams, {**results, "result/energy_j": (summary or {}).get("energy_j")})
         self.board.close()
@@ -89,7 +92,7 @@ def open_observers(cfg: DictConfig, where: Placement, run_dir: Path, device: tor
         path = run_dir / f"telemetry_node{where.node_rank}.jsonl"
     else:
         path = None  # CPU ranks other than 0 keep their samples for the summary alone
-    sampler = telemetry.open_sampler(
+    sampler = open_sampler(
         device.type, where.local_rank, where.local_world_size, path,
         interval_s=float(cfg.telemetry_interval_s), enabled=bool(cfg.telemetry),
         on_sample=board.telemetry if board.enabled else None,

@@ -19,11 +19,12 @@ import argparse
 import json
 import os
 import statistics
-import time
 
 import torch
 import torch.distributed as dist
 import torchvision
+
+from timing import add_window_arguments, timed_windows
 
 
 def synthetic(batch: int, height: int, width: int, objects: int, classes: int, device: torch.device):
@@ -51,9 +52,7 @@ def main() -> None:
     parser.add_argument("--objects", type=int, default=5)
     parser.add_argument("--amp", action="store_true")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--repeats", type=int, default=3)
+    add_window_arguments(parser, warmup=10, steps=30, repeats=3)
     args = parser.parse_args()
 
     world, rank = int(os.environ.get("WORLD_SIZE", 1)), int(os.environ.get("RANK", 0))
@@ -78,9 +77,8 @@ def main() -> None:
         model = torch.nn.parallel.DistributedDataParallel(model)
     scaler = torch.amp.GradScaler(device.type, enabled=args.amp)
     images, targets = synthetic(args.batch, h, w, args.objects, 91, device)
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 
-    def step() -> None:
+    def step() -> int:
         with torch.autocast(device.type, dtype=torch.float16, enabled=args.amp):
             losses = model(images, targets)
             loss = sum(losses.values())
@@ -88,21 +86,13 @@ def main() -> None:
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
+        return args.batch * world
 
-    for _ in range(args.warmup):
-        step()
-    windows = []
-    for _ in range(args.repeats):
-        sync()
-        t0 = time.perf_counter()
-        for _ in range(args.steps):
-            step()
-        sync()
-        windows.append(args.steps * args.batch * world / (time.perf_counter() - t0))
+    rates = timed_windows(step, device, warmup=args.warmup, steps=args.steps, repeats=args.repeats)
     if rank == 0:
         print(json.dumps({"model": f"torchvision {args.model}", "world": world, "batch_per_rank": args.batch,
-                          "shape": [h, w], "amp": args.amp, "images_per_s": round(statistics.median(windows), 2),
-                          "windows": [round(x, 2) for x in windows], "torch": torch.__version__,
+                          "shape": [h, w], "amp": args.amp, "images_per_s": round(statistics.median(rates), 2),
+                          "windows": [round(x, 2) for x in rates], "torch": torch.__version__,
                           "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"}))
     if world > 1:
         dist.destroy_process_group()

@@ -165,13 +165,9 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
 
 
-def _pil_crop(path: Path, box: tuple[int, ...], flip: bool, size: int) -> torch.Tensor:
-    top, left, h, w = box
+def _pil_crop(path: Path, box: tuple[int, int, int, int], flip: bool, size: int) -> torch.Tensor:
     with Image.open(path) as image:
-        crop = image.convert("RGB").resize((size, size), Image.Resampling.BILINEAR, box=(left, top, left + w, top + h))
-    if flip:
-        crop = crop.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
-    return torch.from_numpy(np.asarray(crop).copy()).permute(2, 0, 1).float()
+        return imagenet.pil_crop(image, box, flip, size).float()
 
 
 def _beside(load: Load, work: Callable[[list[np.ndarray], int], torch.cuda.Event], batches: list, steps: int,

@@ -22,11 +22,12 @@ import argparse
 import contextlib
 import json
 import statistics
-import time
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from timing import add_window_arguments, timed_windows
 
 
 class PlainBert(nn.Module):
@@ -57,9 +58,7 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--precision", choices=["fp16", "bf16", "fp32"], default="fp16")
     p.add_argument("--device", default="cuda")
-    p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--repeats", type=int, default=3)
+    add_window_arguments(p, warmup=10, steps=20, repeats=3)
     args = p.parse_args()
 
     device = torch.device(args.device)
@@ -70,31 +69,22 @@ def main() -> None:
     scaler = torch.amp.GradScaler(device.type, enabled=dtype == torch.float16)
     tokens = torch.randint(999, args.vocab, (args.batch, args.seq), device=device)
     segments = (torch.arange(args.seq, device=device) >= args.seq // 2).long().expand(args.batch, -1)
-    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
 
-    def step() -> None:
+    def step() -> int:
         with torch.autocast(device.type, dtype=dtype) if dtype else contextlib.nullcontext():
             loss = model(tokens, segments)
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
         opt.zero_grad(set_to_none=True)
+        return args.batch
 
-    for _ in range(args.warmup):
-        step()
-    windows = []
-    for _ in range(args.repeats):
-        sync()
-        t0 = time.perf_counter()
-        for _ in range(args.steps):
-            step()
-        sync()
-        windows.append(args.batch * args.steps / (time.perf_counter() - t0))
+    rates = timed_windows(step, device, warmup=args.warmup, steps=args.steps, repeats=args.repeats)
     print(json.dumps({"script": "plain_bert", "layers": args.layers, "hidden": args.hidden, "seq": args.seq,
                       "batch": args.batch, "precision": args.precision, "device": str(device),
                       "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU",
                       "torch": torch.__version__, "parameters": sum(q.numel() for q in model.parameters()),
-                      "sequences_per_s": statistics.median(windows), "windows": windows}))
+                      "sequences_per_s": statistics.median(rates), "windows": rates}))
 
 
 if __name__ == "__main__":

@@ -15,11 +15,9 @@ device synchronisation.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,15 +29,14 @@ from omegaconf import OmegaConf  # noqa: E402
 from harness import registry  # noqa: E402
 from harness.config import compose  # noqa: E402
 from harness.interface import LossTerms  # noqa: E402
-from harness.run.build import build_run, context_for, device_sync  # noqa: E402
+from harness.run.build import build_run, context_for  # noqa: E402
+from timing import add_window_arguments, timed_windows  # noqa: E402
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("overrides", nargs="*", help="harness config overrides: model=..., precision=..., model.*=...")
-    p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--repeats", type=int, default=3)
+    add_window_arguments(p, warmup=10, steps=20, repeats=3)
     args = p.parse_args()
 
     cfg = compose([*args.overrides, "mode=throughput", "seed=1"])
@@ -49,7 +46,6 @@ def main() -> None:
     bench, precision = run.bench, run.precision
     scaler, opt = precision.scaler, bench.optimizer
     batch = run.synthetic_batch()  # on the device once, as mode=throughput feeds it
-    sync = device_sync(run.ctx.device)
 
     def step() -> int:
         with precision.autocast():
@@ -68,18 +64,10 @@ def main() -> None:
         opt.zero_grad(set_to_none=True)
         return samples
 
-    for _ in range(args.warmup):
-        step()
-    windows = []
-    for _ in range(args.repeats):
-        sync()
-        t0 = time.perf_counter()
-        counted = sum(step() for _ in itertools.repeat(None, args.steps))
-        sync()
-        windows.append(counted / (time.perf_counter() - t0))
+    rates = timed_windows(step, run.ctx.device, warmup=args.warmup, steps=args.steps, repeats=args.repeats)
     print(json.dumps({"script": "plain_loop", "model": spec.name, "precision": str(cfg.precision),
                       "device": str(run.ctx.device), "batch_size": int(cfg.model.batch_size),
-                      "unit": f"{spec.sample_unit}/s", "throughput": statistics.median(windows), "windows": windows,
+                      "unit": f"{spec.sample_unit}/s", "throughput": statistics.median(rates), "windows": rates,
                       "overrides": args.overrides, "torch": torch.__version__}))
 
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 
 import torch
 import torchvision
+
+from timing import add_window_arguments, timed_windows
 
 
 def main() -> None:
@@ -27,9 +28,7 @@ def main() -> None:
     parser.add_argument("--image-size", type=int, default=224)
     parser.add_argument("--precision", choices=("amp", "bf16", "fp32"), default="amp")
     parser.add_argument("--no-channels-last", action="store_true")
-    parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--repeats", type=int, default=3)
+    add_window_arguments(parser, warmup=20, steps=50, repeats=3)
     parser.add_argument("--json", default=None, help="also write the result line to this file")
     args = parser.parse_args()
 
@@ -43,35 +42,23 @@ def main() -> None:
     images = torch.randn(args.batch, 3, args.image_size, args.image_size, device=device).contiguous(memory_format=fmt)
     labels = torch.randint(0, 1000, (args.batch,), device=device)
 
-    def step() -> None:
+    def step() -> int:
         with torch.autocast(device.type, dtype=dtype or torch.float32, enabled=dtype is not None):
             loss = torch.nn.functional.cross_entropy(model(images).float(), labels, label_smoothing=0.1)
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
         optimizer.zero_grad(set_to_none=True)
+        return args.batch
 
-    def sync() -> None:
-        if cuda:
-            torch.cuda.synchronize(device)
-
-    for _ in range(args.warmup):
-        step()
-    sync()
-    windows = []
-    for _ in range(args.repeats):
-        start = time.perf_counter()
-        for _ in range(args.steps):
-            step()
-        sync()
-        windows.append(args.batch * args.steps / (time.perf_counter() - start))
+    rates = timed_windows(step, device, warmup=args.warmup, steps=args.steps, repeats=args.repeats)
     name = torch.cuda.get_device_name(device) if cuda else "CPU"
     result = {"script": "resnet_baseline", "device": name, "batch": args.batch, "precision": args.precision,
-              "channels_last": not args.no_channels_last, "windows": windows, "median": statistics.median(windows),
+              "channels_last": not args.no_channels_last, "windows": rates, "median": statistics.median(rates),
               "torch": torch.__version__}
-    for i, w in enumerate(windows, 1):
+    for i, w in enumerate(rates, 1):
         print(f"window {i}: {w:,.0f} images/s")
-    print(f"plain torchvision resnet50 on {name}: {result['median']:,.0f} images/s (median of {len(windows)} windows, "
+    print(f"plain torchvision resnet50 on {name}: {result['median']:,.0f} images/s (median of {len(rates)} windows, "
           f"batch {args.batch}, {args.precision}, {'channels_last' if result['channels_last'] else 'NCHW'})")
     print(json.dumps(result))
     if args.json:

@@ -20,11 +20,12 @@ import argparse
 import json
 import math
 import statistics
-import time
 import warnings
 
 import torch
 from torch import nn
+
+from timing import add_window_arguments, timed_windows
 
 
 class PlainTransformer(nn.Module):
@@ -60,9 +61,7 @@ def main() -> None:
     parser.add_argument("--heads", type=int, default=16)
     parser.add_argument("--layers", type=int, default=6)
     parser.add_argument("--ffn", type=int, default=4096)
-    parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--repeats", type=int, default=5)
+    add_window_arguments(parser, warmup=20, steps=50, repeats=5)
     args = parser.parse_args()
 
     device = torch.device(args.device)
@@ -76,11 +75,7 @@ def main() -> None:
     tgt = torch.randint(2, args.vocab, (args.batch, args.tgt_len + 1), device=device)
     tokens = args.batch * (args.src_len + args.tgt_len)
 
-    def sync() -> None:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
-    def step() -> None:
+    def step() -> int:
         with torch.autocast(device.type, dtype=torch.float16, enabled=amp):
             logits = model(src, tgt[:, :-1])
             loss = loss_fn(logits.reshape(-1, args.vocab), tgt[:, 1:].reshape(-1))
@@ -88,22 +83,14 @@ def main() -> None:
         scaler.step(optimizer)
         scaler.update()
         optimizer.zero_grad(set_to_none=True)
+        return tokens
 
-    for _ in range(args.warmup):
-        step()
-    windows = []
-    for _ in range(args.repeats):
-        sync()
-        start = time.perf_counter()
-        for _ in range(args.steps):
-            step()
-        sync()
-        windows.append(tokens * args.steps / (time.perf_counter() - start))
+    rates = timed_windows(step, device, warmup=args.warmup, steps=args.steps, repeats=args.repeats)
     print(json.dumps({
         "model": "nn.Transformer", "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         "precision": args.precision, "batch": f"{args.batch} x ({args.src_len} + {args.tgt_len}) tokens",
-        "params": sum(p.numel() for p in model.parameters()), "tokens_per_s": statistics.median(windows),
-        "windows": windows, "torch": torch.__version__,
+        "params": sum(p.numel() for p in model.parameters()), "tokens_per_s": statistics.median(rates),
+        "windows": rates, "torch": torch.__version__,
     }))
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.helpers import REPO, said
+from tests.helpers import REPO, said, strict_json
 
 pytestmark = pytest.mark.e2e
 TPUT2 = ["model=tputonly", "mode=throughput", "device=cpu", "gpus=2", "warmup_steps=0", "throughput_steps=1000000",
@@ -162,14 +162,6 @@ def test_a_failing_rank_is_one_line_and_leaves_nothing_outside_the_output_root(t
         assert "no GPU on this host: gpus=2 runs 2 CPU ranks (device=cpu, gloo)" in out
 
 
-def _strict(path: Path) -> dict:
-    """result.json as a strict JSON parser reads it: NaN or an infinity is an error."""
-    def refuse(constant: str):
-        raise AssertionError(f"{path} holds {constant}: not strict JSON")
-
-    return json.loads(path.read_text(), parse_constant=refuse)
-
-
 def test_a_nan_on_one_rank_of_two_ends_the_run_as_failed_within_one_check_interval(tmp_path):
     from harness.observe.finite import CHECK_EVERY
 
@@ -178,7 +170,7 @@ def test_a_nan_on_one_rank_of_two_ends_the_run_as_failed_within_one_check_interv
     _, err = proc.communicate(timeout=240)
     assert proc.returncode == 1, err
     (path,) = (tmp_path / "out").rglob("result.json")
-    result = _strict(path)
+    result = strict_json(path)
     stopped_at = 2 * CHECK_EVERY  # the first check after the NaN
     reason = (f"the loss is nan at step {nan_at} (epoch 1) on rank 1; the run stopped at step {stopped_at} "
               f"(checked every {CHECK_EVERY} steps): lower the learning rate or check the data")
@@ -195,7 +187,7 @@ def test_a_nan_loss_term_is_named_in_the_log_and_the_result_and_nothing_is_bare_
                                            "PYTHONPATH": str(REPO)})
     assert out.returncode == 1, out.stderr
     (path,) = (tmp_path / "out").rglob("result.json")
-    result = _strict(path)
+    result = strict_json(path)
     assert result["status"] == "failed" and result["reason"].startswith(
         "loss term B is nan at step 60 (epoch 2) on rank 0; the run stopped at step 92")  # 46 steps an epoch
     assert result["epochs"] and all(e["loss_terms"].keys() == {"A", "B"} for e in result["epochs"])  # the epoch before
@@ -251,7 +243,7 @@ def test_a_disk_that_fills_mid_run_ends_it_at_once_and_keeps_every_file_whole(tm
         _, err = proc.communicate(timeout=240)
         ended_after = time.time() - filled_at
         run_dir = log.parent
-        result = _strict(run_dir / "result.json")
+        result = strict_json(run_dir / "result.json")
         lines = log.read_text().splitlines(keepends=True)
         records = [json.loads(line[len(":::MLLOG "):]) for line in lines]  # every record whole
         left = sorted(p.name for p in run_dir.iterdir() if p.name.startswith("."))

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.interface import MLPerfTask, ModelOptions, ModelSpec, QualitySpec, RunContext, SuiteEntry, option
+from tests.models.points import PointsBenchmark
 
 CATEGORY, METRIC, BENCHMARK = "speech", "hit rate", "suited_bench"  # what the tests look for
 
@@ -37,55 +37,22 @@ def prepare(cfg) -> Path:
     return path
 
 
-class Suited:
+class Suited(PointsBenchmark):
     def __init__(self, ctx: RunContext[SuitedOptions]):
         import torch
 
-        self.torch, self.ctx, hp = torch, ctx, ctx.options
         gen = torch.Generator().manual_seed(1234)  # the same points on every rank and run
         x = torch.randn(1280, 4, generator=gen)
         y = (x[:, 0] > 0).long()
-        self.x, self.y = x[256:].to(ctx.device), y[256:].to(ctx.device)
-        self.ex, self.ey = x[:256].to(ctx.device), y[:256].to(ctx.device)
-        self.batch = int(hp.batch_size)
-        self.model = torch.nn.Sequential(torch.nn.Linear(4, hp.width), torch.nn.Tanh(), torch.nn.Linear(hp.width, 2))
-        self.model.to(ctx.device)
-        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=hp.learning_rate)
-        self.lr_scheduler, self.grad_clip_norm = None, None
-        self.gen = torch.Generator(device=ctx.device).manual_seed(ctx.shared_seed)
-
-    def hyperparameters(self) -> dict[str, Any]:
-        return {"global_batch_size": self.batch * self.ctx.world_size, "opt_name": "sgd",
-                "opt_base_learning_rate": float(self.ctx.options.learning_rate)}
-
-    def train_samples(self) -> int:
-        return len(self.x)
-
-    def eval_samples(self) -> int:
-        return len(self.ex)
-
-    def steps_per_epoch(self) -> int:
-        return len(self.x) // (self.batch * self.ctx.world_size)
-
-    def synthetic_batch(self):
-        return self.x[:self.batch], self.y[:self.batch]
-
-    def train_batches(self, epoch: int):
-        from harness.interface.sharding import shard
-
-        order = self.torch.randperm(len(self.x), generator=self.gen, device=self.ctx.device)
-        step = self.batch * self.ctx.world_size
-        for start in range(0, len(order) - step + 1, step):
-            mine = shard(order[start:start + step], self.ctx.rank, self.ctx.world_size)
-            yield self.x[mine], self.y[mine]
+        super().__init__(ctx, (x[256:], y[256:]), (x[:256], y[:256]), width=ctx.options.width, outputs=2)
 
     def loss(self, model, batch):
         x, y = batch
         return self.torch.nn.functional.cross_entropy(model(x), y), len(x)
 
     def evaluate(self, model, epoch: int) -> float:
-        out = model(self.ex)
-        return (out.argmax(1) == self.ey).float().mean().item()
+        ex, ey = self.held_out
+        return (model(ex).argmax(1) == ey).float().mean().item()
 
 
 SPEC = ModelSpec(

@@ -17,7 +17,7 @@ import numpy as np
 
 from harness.interface import LossTerms, MLPerfTask, ModelOptions, ModelSpec, QualitySpec, RunContext
 from harness.interface import generated
-from harness.interface.sharding import shard
+from tests.models.points import PointsBenchmark
 
 RULES = Path(__file__).resolve().parent / "twopart_rules.yaml"
 
@@ -52,46 +52,16 @@ def prepare(cfg) -> Path:
                             write)
 
 
-class TwoPart:
+class TwoPart(PointsBenchmark):
     def __init__(self, ctx: RunContext[TwoPartOptions]):
         import torch
 
-        self.torch, self.ctx, hp = torch, ctx, ctx.options
         data = np.load(Path(ctx.data_dir) / "points.npz")
         n_eval = len(data["x"]) // 4
-        to = lambda a: torch.from_numpy(a).to(ctx.device)  # noqa: E731
-        self.x, self.a, self.b = to(data["x"][n_eval:]), to(data["a"][n_eval:]), to(data["b"][n_eval:])
-        self.ex, self.ea, self.eb = to(data["x"][:n_eval]), to(data["a"][:n_eval]), to(data["b"][:n_eval])
-        self.batch = int(hp.batch_size)
-        self.model = torch.nn.Sequential(torch.nn.Linear(4, hp.hidden), torch.nn.Tanh(), torch.nn.Linear(hp.hidden, 4))
-        self.model.to(ctx.device)
-        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=hp.learning_rate)
-        self.lr_scheduler, self.grad_clip_norm = None, None
-        self.gen = torch.Generator(device=ctx.device).manual_seed(ctx.shared_seed)
-        self.nan_step, self.steps = hp.nan_at_step if ctx.rank == 0 else -1, 0
-
-    def hyperparameters(self) -> dict[str, Any]:
-        return {"global_batch_size": self.batch * self.ctx.world_size, "opt_name": "sgd",
-                "opt_base_learning_rate": float(self.ctx.options.learning_rate)}
-
-    def train_samples(self) -> int:
-        return len(self.x)
-
-    def eval_samples(self) -> int:
-        return len(self.ex)
-
-    def steps_per_epoch(self) -> int:
-        return len(self.x) // (self.batch * self.ctx.world_size)
-
-    def train_batches(self, epoch: int):
-        order = self.torch.randperm(len(self.x), generator=self.gen, device=self.ctx.device)
-        step = self.batch * self.ctx.world_size
-        for start in range(0, len(order) - step + 1, step):
-            mine = shard(order[start:start + step], self.ctx.rank, self.ctx.world_size)
-            yield self.x[mine], self.a[mine], self.b[mine]
-
-    def synthetic_batch(self):
-        return self.x[:self.batch], self.a[:self.batch], self.b[:self.batch]
+        columns = [torch.from_numpy(data[k]) for k in ("x", "a", "b")]
+        super().__init__(ctx, [c[n_eval:] for c in columns], [c[:n_eval] for c in columns],
+                         width=ctx.options.hidden, outputs=4)
+        self.nan_step, self.steps = ctx.options.nan_at_step if ctx.rank == 0 else -1, 0
 
     def loss(self, model, batch):
         x, a, b = batch
@@ -102,9 +72,10 @@ class TwoPart:
         return LossTerms.summed({"A": f(out[:, :2], a), "B": head_b}), len(x)
 
     def evaluate(self, model, epoch: int) -> dict[str, float]:
-        out = model(self.ex)
-        return {"A": (out[:, :2].argmax(1) == self.ea).float().mean().item(),
-                "B": (out[:, 2:].argmax(1) == self.eb).float().mean().item()}
+        ex, ea, eb = self.held_out
+        out = model(ex)
+        return {"A": (out[:, :2].argmax(1) == ea).float().mean().item(),
+                "B": (out[:, 2:].argmax(1) == eb).float().mean().item()}
 
 
 SPEC = ModelSpec(

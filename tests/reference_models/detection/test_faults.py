@@ -19,7 +19,7 @@ from harness.interface import DataError, RunContext
 from reference_models.detection import coco
 from reference_models.detection.cocoeval import score_parts
 from reference_models.detection.generate import GeneratorSpec, ensure
-from tests.helpers import run_cli, said
+from tests.helpers import run_cli, said, strict_json
 
 SMALL = GeneratorSpec(train_images=12, val_images=4, seed=5)
 
@@ -177,13 +177,6 @@ def test_records_that_pycocotools_would_lose_silently_are_errors(bad):
         coco.CocoSplit(bad, "val")
 
 
-def _strict(text: str) -> dict:
-    def refuse(constant: str):
-        raise ValueError(f"{constant} is not JSON")
-
-    return json.loads(text, parse_constant=refuse)
-
-
 @pytest.mark.e2e
 def test_a_truncated_training_image_ends_the_run_before_training_with_one_line_naming_it(bad, tmp_path):
     path = bad / "train2017" / "000000000007.jpg"
@@ -200,7 +193,7 @@ def test_a_truncated_training_image_ends_the_run_before_training_with_one_line_n
     assert "Traceback" not in out.stderr and "Caught DataError" not in out.stderr
     assert "python -m harness.check_data model=ssd dataset=ssd_embedded" in errors[0]
     (run_dir,) = (tmp_path / "out" / "runs").iterdir()
-    result = _strict((run_dir / "result.json").read_text())
+    result = strict_json(run_dir / "result.json")
     assert result["status"] == "failed" and result["reason"] == errors[0][len("error: "):]
     assert errors[0] in (run_dir / "train.log").read_text()
     records = [json.loads(line[len(":::MLLOG "):]) for line in (run_dir / "mlperf.log").read_text().splitlines()]

@@ -14,15 +14,11 @@ from reference_models.gnmt.generate import (
 )
 from reference_models.gnmt.metric import bleu
 from reference_models.gnmt.tokenizer import EOS, EOS_ID, UNK_ID, VOCAB_FILE, Detokenizer, Vocab, join_bpe
+from tests.reference_models.wmt_corpus import corpus_fixture
 
 SMALL = LanguageSpec(train_pairs=1500, dev_pairs=50, test_pairs=100, seed=4)
 
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wmt")
-    write(SMALL, out)
-    return out
+corpus = corpus_fixture(write, SMALL)
 
 
 def test_generator_writes_the_mlperf_layout(corpus):

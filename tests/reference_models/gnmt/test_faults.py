@@ -2,30 +2,18 @@
 (or a special token listed) and a byte that is not UTF-8 are one line naming the file and the line."""
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from harness.interface import DataError
 from reference_models.gnmt import data as wmt
 from reference_models.gnmt.generate import LanguageSpec, write
 from reference_models.gnmt.tokenizer import VOCAB_FILE, Vocab
+from tests.reference_models.wmt_corpus import broken_copy_fixture, corpus_fixture
 
 SMALL = LanguageSpec(train_pairs=300, dev_pairs=10, test_pairs=20, seed=4)
 
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wmt")
-    write(SMALL, out)
-    return out
-
-
-@pytest.fixture()
-def bad(corpus, tmp_path):
-    out = tmp_path / "bad"
-    shutil.copytree(corpus, out)
-    return out
+corpus = corpus_fixture(write, SMALL)
+bad = broken_copy_fixture()
 
 
 def test_a_unit_listed_twice_is_an_error_naming_the_file_line_and_unit(bad):

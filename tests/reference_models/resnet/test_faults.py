@@ -4,7 +4,6 @@ real ImageNet holds are read as the reference reads them and counted for the run
 from __future__ import annotations
 
 import io
-import json
 import shutil
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from harness.config import compose
 from harness.interface import DataError, RunContext
 from reference_models.resnet import data
 from reference_models.resnet.generate import ImageSpec, write
-from tests.helpers import run_cli, said
+from tests.helpers import run_cli, said, strict_json
 
 
 @pytest.fixture(scope="module")
@@ -123,13 +122,6 @@ def test_the_gpu_decoders_input_is_re_encoded_as_the_reference_does(bad):
     assert blob[:2] == b"\xff\xd8"  # the PNG became a JPEG, at quality 100 as the reference's preprocessing
 
 
-def _strict(text: str) -> dict:
-    def refuse(constant: str):
-        raise ValueError(f"{constant} is not JSON")
-
-    return json.loads(text, parse_constant=refuse)
-
-
 @pytest.mark.e2e
 def test_a_run_records_what_its_loader_converted_in_result_json(bad, tmp_path):
     _quirks(bad, "train")
@@ -139,7 +131,7 @@ def test_a_run_records_what_its_loader_converted_in_result_json(bad, tmp_path):
     assert out.returncode == 0, out.stderr
     assert not [line for line in said(out.stderr) if line.startswith("error")]
     (run_dir,) = (tmp_path / "out" / "runs").iterdir()
-    result = _strict((run_dir / "result.json").read_text())
+    result = strict_json(run_dir / "result.json")
     assert result["data_findings"] == {"train_cmyk_to_rgb": 1, "train_greyscale_to_rgb": 1, "train_not_jpeg": 1,
                                        "val_cmyk_to_rgb": 0, "val_greyscale_to_rgb": 0, "val_not_jpeg": 0}
 

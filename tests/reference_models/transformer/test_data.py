@@ -11,15 +11,11 @@ from reference_models.gnmt.generate import LanguageSpec
 from reference_models.transformer import data as wmt
 from reference_models.transformer.generate import CorpusSpec, write
 from reference_models.transformer.tokenizer import EOS_ID, Subtokenizer
+from tests.reference_models.wmt_corpus import corpus_fixture
 
 SMALL = CorpusSpec(LanguageSpec(train_pairs=1500, dev_pairs=50, test_pairs=100, seed=4), train_shards=3)
 
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wmt")
-    write(SMALL, out)
-    return out
+corpus = corpus_fixture(write, SMALL)
 
 
 def test_generator_writes_the_reference_layout(corpus):

@@ -3,7 +3,6 @@ vocabulary and a byte that is not UTF-8 in the test set are one line naming the 
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -13,22 +12,12 @@ from reference_models.transformer import data as wmt
 from reference_models.transformer.generate import CorpusSpec, write
 from reference_models.transformer.tokenizer import Subtokenizer
 from tests.helpers import run_cli, said
+from tests.reference_models.wmt_corpus import broken_copy_fixture, corpus_fixture
 
 SMALL = CorpusSpec(LanguageSpec(train_pairs=300, dev_pairs=10, test_pairs=20, seed=4), train_shards=2)
 
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wmt")
-    write(SMALL, out)
-    return out
-
-
-@pytest.fixture()
-def bad(corpus, tmp_path):
-    out = tmp_path / "bad"
-    shutil.copytree(corpus, out)
-    return out
+corpus = corpus_fixture(write, SMALL)
+bad = broken_copy_fixture()
 
 
 def _repeat_the(root) -> tuple[int, int]:

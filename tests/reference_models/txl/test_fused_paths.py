@@ -8,8 +8,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from reference_models.txl.adaptive import AdaptiveEmbedding, ProjectedAdaptiveLogSoftmax
+from reference_models.txl.adaptive import ProjectedAdaptiveLogSoftmax
 from reference_models.txl.model import MemTransformerLM, RelPartialLearnableLayer, init_weights, rel_shift
+from tests.reference_models.txl.spread import spread_adaptive
 
 
 def plain_layer(layer: RelPartialLearnableLayer, w, r, r_w_bias, r_r_bias, mask, mem):
@@ -91,10 +92,7 @@ def test_the_fused_relative_attention_equals_the_einsum_formulation(mlen, same_l
 @pytest.mark.parametrize("div_val,d_embed", [(1, 16), (2, 16), (1, 8)])
 def test_the_sorted_cluster_gather_equals_a_nonzero_per_cluster(div_val, d_embed):
     torch.manual_seed(1)
-    emb = AdaptiveEmbedding(60, d_embed, 16, [10, 25, 40], div_val)
-    crit = ProjectedAdaptiveLogSoftmax(emb, d_embed)
-    for p in [*emb.parameters(), *crit.parameters()]:
-        torch.nn.init.normal_(p, 0, 0.5)
+    emb, crit = spread_adaptive(60, d_embed, [10, 25, 40], div_val)
     hidden = torch.randn(50, 16 if crit.head_proj is not None else d_embed)
     target = torch.cat([torch.randint(0, 60, (45,)), torch.tensor([0, 10, 25, 40, 59])])
     target[:8] = 30  # one cluster over-represented, one (25..40) present, none empty

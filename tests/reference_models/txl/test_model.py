@@ -7,8 +7,8 @@ import torch
 
 from harness.config import compose
 from harness.run.build import build_run, context_for
-from reference_models.txl.adaptive import AdaptiveEmbedding, ProjectedAdaptiveLogSoftmax
 from reference_models.txl.model import MemTransformerLM, rel_shift
+from tests.reference_models.txl.spread import spread_adaptive
 
 CUTOFFS = [19997, 39997, 199997]
 
@@ -57,10 +57,7 @@ def test_rel_shift_lines_each_query_up_with_its_distance_to_each_key():
 @pytest.mark.parametrize("div_val,d_embed", [(1, 16), (2, 16), (1, 8)])
 def test_the_adaptive_softmax_is_a_distribution_over_the_whole_vocabulary(div_val, d_embed):
     torch.manual_seed(0)
-    emb = AdaptiveEmbedding(50, d_embed, 16, [10, 20, 35], div_val)
-    crit = ProjectedAdaptiveLogSoftmax(emb, d_embed)
-    for p in [*emb.parameters(), *crit.parameters()]:
-        torch.nn.init.normal_(p, 0, 0.5)
+    emb, crit = spread_adaptive(50, d_embed, [10, 20, 35], div_val)
     hidden = torch.randn(1, 16)
     logprob = torch.stack([-crit(hidden, torch.tensor([t])) for t in range(50)])
     assert torch.logsumexp(logprob, 0).item() == pytest.approx(0.0, abs=1e-5)

@@ -30,12 +30,9 @@ def folder(tmp_path_factory) -> Path:
 
 
 def _pil_crop(path: str, box: tuple[int, int, int, int], flip: bool, size: int) -> torch.Tensor:
-    top, left, h, w = box
+    """The CPU path's crop (reference_models/resnet/data.py), as floats."""
     with Image.open(path) as image:
-        crop = image.convert("RGB").resize((size, size), Image.Resampling.BILINEAR, box=(left, top, left + w, top + h))
-    if flip:
-        crop = crop.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
-    return torch.from_numpy(np.asarray(crop).copy()).permute(2, 0, 1).float()
+        return data.pil_crop(image, box, flip, size).float()
 
 
 
