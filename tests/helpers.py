@@ -14,11 +14,19 @@ SHARED = Path(os.environ.get("HARNESS_SHARED") or REPO.parent / "shared")
 FIXTURES = SHARED / "fixtures" / "mlperf_v0.7_results"
 
 
+def child_env(base: dict | None = None, **extra: str) -> dict:
+    """The environment of a harness process a test starts: `base` (this process's environment unless
+    given), `extra` on top, and this checkout first on PYTHONPATH. Stand-in models live in tests/
+    (HARNESS_MODELS=tests.models.*) and a run from a temporary cwd must still import them; the path this
+    process was given stays behind it (where packages are installed with --target, as on the GPU machines)."""
+    env = {**(os.environ if base is None else base), "PYTHONUNBUFFERED": "1", **extra}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    return env
+
+
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     """python -m <args>, as a user types it; output captured as text."""
-    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
-    # Stand-in models live in tests/ (HARNESS_MODELS=tests.models.*); a run from a temporary cwd must still import them.
-    full_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), full_env.get("PYTHONPATH", "")) if p)
+    full_env = child_env(**(env or {}))
     return subprocess.run(
         [sys.executable, "-m", *args], cwd=cwd or REPO, capture_output=True, text=True,
         timeout=timeout, env=full_env,
@@ -50,9 +58,7 @@ def ctrl_c(*args: str, when: Callable[[subprocess.Popen, list[str]], bool], time
     import threading
     import time
 
-    env = {**os.environ, "PYTHONUNBUFFERED": "1",
-           "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
-    proc = subprocess.Popen([sys.executable, "-m", *args], cwd=cwd or REPO, env=env, text=True,
+    proc = subprocess.Popen([sys.executable, "-m", *args], cwd=cwd or REPO, env=child_env(), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     out: list[str] = []
     err: list[str] = []

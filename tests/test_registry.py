@@ -15,7 +15,7 @@ import pytest
 from mlperf_logging.benchmark_meta import _ALL_ALLOWED_BENCHMARKS
 
 from harness import registry
-from tests.helpers import REPO, run_cli
+from tests.helpers import REPO, child_env, run_cli
 from tests.models import suited
 
 HARNESS = REPO / "harness"
@@ -104,7 +104,7 @@ def test_the_check_finds_a_model_named_in_harness(tmp_path, monkeypatch):
 
 
 def _python(code: str, env: dict) -> str:
-    full = {**__import__("os").environ, **env, "PYTHONPATH": str(REPO)}
+    full = child_env(**env)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full, cwd=REPO, timeout=300)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()

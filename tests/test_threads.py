@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from harness.run import threads
-from tests.helpers import REPO
+from tests.helpers import REPO, child_env
 
 
 def test_an_idle_host_gives_its_cpus_to_the_ranks_and_a_busy_core_is_left_alone():
@@ -41,7 +41,7 @@ def _probe(env: dict[str, str], code: str) -> dict:
     script = ("import contextlib, io, json, os, harness.train\n"
               "with contextlib.redirect_stdout(io.StringIO()):\n    harness.train.main(['--help'])\n"
               f"import torch; from harness.run import threads; print(json.dumps({code}))")
-    out = subprocess.run([sys.executable, "-c", script], env={**full, **env, "PYTHONPATH": str(REPO)},
+    out = subprocess.run([sys.executable, "-c", script], env=child_env(full, **env),
                          capture_output=True, text=True, timeout=300, cwd=REPO)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
@@ -51,7 +51,7 @@ def test_importing_the_command_chooses_nothing_and_imports_no_torch():
     full = {k: v for k, v in os.environ.items() if not k.startswith("OMP_") and k != threads.ENV}
     out = subprocess.run([sys.executable, "-c", "import json, os, sys, harness.train; "
                           "print(json.dumps(['torch' in sys.modules, os.environ.get('OMP_NUM_THREADS')]))"],
-                         env={**full, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=300, cwd=REPO)
+                         env=child_env(full), capture_output=True, text=True, timeout=300, cwd=REPO)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [False, None]
 

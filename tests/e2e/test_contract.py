@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from tests.helpers import REPO, run_cli
+from tests.helpers import run_cli
 
 pytestmark = pytest.mark.e2e
 
-ENV = {"HARNESS_MODELS": "tests.models.twopart,tests.models.tputonly", "PYTHONPATH": str(REPO)}
+ENV = {"HARNESS_MODELS": "tests.models.twopart,tests.models.tputonly"}
 
 
 def _result(root):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, run_cli
+from tests.helpers import child_env, run_cli
 
 pytestmark = pytest.mark.e2e
 TPUT = ["model=tputonly", "mode=throughput", "warmup_steps=1", "throughput_steps=5", "throughput_repeats=1",
@@ -61,7 +61,7 @@ def _popen(cwd: Path, module: str, *args: str, env: dict | None = None) -> subpr
     own = {k: v for k, v in os.environ.items() if not k.startswith("OMP_") and k != "HARNESS_THREAD_POLICY"}
     return subprocess.Popen([sys.executable, "-m", module, *args], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
-                            env={**own, **ENV, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO), **(env or {})})
+                            env=child_env(own, **ENV, **(env or {})))
 
 
 def test_sweeps_started_at_once_get_directories_of_their_own(tmp_path):

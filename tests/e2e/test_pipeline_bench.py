@@ -5,7 +5,6 @@ decode thread's stages and exits on its own as soon as its figures are out."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ import time
 import pytest
 
 from reference_models.resnet.generate import ImageSpec, write
-from tests.helpers import REPO
+from tests.helpers import REPO, child_env
 
 pytestmark = pytest.mark.e2e
 
@@ -64,7 +63,7 @@ def test_the_pipeline_bench_measures_the_gpu_path_with_a_share_decoded_by_the_wo
     """pipeline_h200.sh's resnet:shareX stage at tiny shapes: model.cpu_decode_share through the bench's
     loader, real and synthetic windows, and the decode thread's figures."""
     folder = write(ImageSpec(classes=2, train_per_class=12, val_per_class=1), tmp_path / "d", workers=1)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
+    env = child_env()
     proc = subprocess.Popen([sys.executable, "-c", _PIL_BENCH, str(BENCH),
                           "model=resnet", "dataset=imagenet", f"dataset.path={folder}", "dataset.generator=null",
                           *TINY_RESNET, "model.decode=nvimgcodec",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.helpers import REPO, said, strict_json
+from tests.helpers import child_env, said, strict_json
 
 pytestmark = pytest.mark.e2e
 TPUT2 = ["model=tputonly", "mode=throughput", "device=cpu", "gpus=2", "warmup_steps=0", "throughput_steps=1000000",
@@ -22,8 +22,7 @@ TPUT2 = ["model=tputonly", "mode=throughput", "device=cpu", "gpus=2", "warmup_st
 
 
 def _start(cwd: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
-    full = {**os.environ, "PYTHONUNBUFFERED": "1", "HARNESS_MODELS": "tests.models.tputonly",
-            "PYTHONPATH": str(REPO), **(env or {})}
+    full = child_env(HARNESS_MODELS="tests.models.tputonly", **(env or {}))
     return subprocess.Popen([sys.executable, "-m", "harness.train", *args], cwd=cwd, env=full,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
@@ -183,8 +182,7 @@ def test_a_nan_on_one_rank_of_two_ends_the_run_as_failed_within_one_check_interv
 def test_a_nan_loss_term_is_named_in_the_log_and_the_result_and_nothing_is_bare_nan(tmp_path):
     out = subprocess.run([sys.executable, "-m", "harness.train", "model=twopart", "seed=1", "output_root=out",
                           "progress=false", "model.nan_at_step=60", "model.target={A: 0.999, B: 0.999}"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=240, env={**os.environ, "HARNESS_MODELS": "tests.models.twopart",
-                                           "PYTHONPATH": str(REPO)})
+                         timeout=240, env=child_env(HARNESS_MODELS="tests.models.twopart"))
     assert out.returncode == 1, out.stderr
     (path,) = (tmp_path / "out").rglob("result.json")
     result = strict_json(path)
@@ -213,7 +211,7 @@ def test_a_disk_that_fills_mid_run_ends_it_at_once_and_keeps_every_file_whole(tm
     data = tmp_path / "data"
     prepared = subprocess.run([sys.executable, "-m", "harness.train", "model=ncf", "seed=1", "max_epochs=1",
                                "progress=false", "output_root=warm", f"data_root={data}"], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=240, env={**os.environ, "PYTHONPATH": str(REPO)})
+                              capture_output=True, text=True, timeout=240, env=child_env())
     assert prepared.returncode == 0, prepared.stderr  # the dataset is generated on a disk with room
     small = tmp_path / "small"
     mounted = _small_disk(small)
@@ -229,7 +227,7 @@ def test_a_disk_that_fills_mid_run_ends_it_at_once_and_keeps_every_file_whole(tm
     try:
         proc = subprocess.Popen([sys.executable, "-m", "harness.train", *args], cwd=tmp_path, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=None if mounted else limit,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO)})
+                                env=child_env())
         log = _wait(small, "mlperf.log", '"key": "run_start"')
         filled_at = time.time()
         if mounted:

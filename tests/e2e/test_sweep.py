@@ -7,7 +7,7 @@ import json
 import pytest
 
 from harness.sweep import planned_runs
-from tests.helpers import REPO, run_cli
+from tests.helpers import run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +32,7 @@ def test_a_failed_job_is_counted_and_the_sweep_goes_on(tmp_path):
     """A job whose loss turns NaN fails (what no check before the sweep can see); the other runs."""
     out = run_cli("harness.train", "-m", "model=twopart", "model.nan_at_step=5,-1", "max_epochs=1",
                   "model.target={A: 0.999, B: 0.999}", "output_root=out", "progress=false", cwd=tmp_path,
-                  env={"HARNESS_MODELS": "tests.models.twopart", "PYTHONPATH": str(REPO)})
+                  env={"HARNESS_MODELS": "tests.models.twopart"})
     assert out.returncode == 1, out.stderr  # a job failed: the sweep says so, after running every job
     statuses = sorted(json.loads(p.read_text())["status"] for p in (tmp_path / "out").rglob("result.json"))
     assert statuses == ["aborted", "failed"]
