@@ -24,6 +24,7 @@ from reference_models.detection.schedule import WarmupMultiStep
 from reference_models.maskrcnn import decode as maskrcnn_decode
 from reference_models.maskrcnn.data import collate_packed
 from reference_models.maskrcnn.model import build_model
+from reference_models.maskrcnn.options import MaskRCNNOptions
 from reference_models.resnet.optim import make_optimizer
 from reference_models.vision import backend, decoders
 
@@ -60,8 +61,8 @@ def as_lists(batch: list) -> tuple:
 
 
 class MaskRCNNBenchmark:
-    def __init__(self, ctx: RunContext):
-        hp = self.hp = ctx.cfg.model
+    def __init__(self, ctx: RunContext[MaskRCNNOptions]):
+        hp = self.hp = ctx.options
         self.ctx, self.rank, self.world_size, self.device = ctx, ctx.rank, ctx.world_size, ctx.device
         self.global_batch = hp.batch_size * ctx.world_size
         self.seed = ctx.shared_seed
