@@ -16,7 +16,6 @@ from pycocotools import mask as mask_utils
 from harness.interface import LossTerms, RunContext, compile_kwargs, scaled_learning_rate
 from harness.interface.grouping import aspect_ratio_groups
 from harness.interface.loader import check_command, make_shard_loader
-from harness.interface.sharding import shard_range
 from reference_models.detection import coco
 from reference_models.detection import decode as detection_decode
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_batches
@@ -87,10 +86,8 @@ class MaskRCNNBenchmark:
             # on a GPU with the workers decoding, a batch crosses as four packed tensors and its images
             # as uint8 (maskrcnn/data.py: the same images and targets, a quarter of the bytes)
             cuda = ctx.device.type == "cuda"
-            train: Any = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability, device_finish=cuda),
-                                        keep_empty=False, with_polygons=True)
-            # a bad training image is found now, not when an epoch reaches it: this rank's share of the split
-            train.check_images(shard_range(len(train), ctx.rank, ctx.world_size), check_command(ctx))
+            train: Any = coco.training_split(ctx, TrainTransform(hp.flip_probability, device_finish=cuda),
+                                             with_polygons=True)
             self.train = train  # what data_findings counts, whichever path reads the files
             # grouped by the annotations' sizes (no file read); the reference keeps each group's short last batch
             groups = aspect_ratio_groups(train.image_sizes()) if hp.aspect_grouping else None

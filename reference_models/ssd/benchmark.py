@@ -10,7 +10,6 @@ from typing import Any, Iterator, Optional
 import torch
 from harness.interface import LossTerms, RunContext, scaled_learning_rate
 from harness.interface.loader import check_command, make_shard_loader
-from harness.interface.sharding import shard_range
 from reference_models.detection import coco
 from reference_models.detection import decode as detection_decode
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
@@ -63,9 +62,7 @@ class SSDBenchmark:
             cuda = ctx.device.type == "cuda"
             transform = TrainTransform(None if cuda else self.encoder, hp.image_size, hp.max_samples,
                                        hp.color_jitter, device_finish=cuda)
-            train: Any = coco.CocoSplit(ctx.data_dir, "train", transform, keep_empty=False, include_crowd=True)
-            # a bad training image is found now, not when an epoch reaches it: this rank's share of the split
-            train.check_images(shard_range(len(train), ctx.rank, ctx.world_size), check_command(ctx))
+            train: Any = coco.training_split(ctx, transform, include_crowd=True)
             self.train = train  # what data_findings counts, whichever path reads the files
             self.decode = detection_decode.choose(str(hp.decode), ctx.device)
             collate: Any = collate_truth if cuda else None
