@@ -40,7 +40,7 @@ def _overrides(name: str, tmp: Path) -> list[str]:
 @pytest.mark.parametrize("name", [s.name for s in registry.MODELS])
 def test_model_has_a_debug_preset_and_documented_options(name):
     assert (REPO / "conf" / "debug" / f"{name}.yaml").is_file(), "add conf/debug/<model>.yaml"
-    from harness.interface.options import field_docs
+    from harness.interface.option_help import field_docs
 
     spec = registry.get(name)
     docs = field_docs(spec.options)

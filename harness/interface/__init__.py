@@ -7,6 +7,7 @@
 - quality: a quality value (a number or named numbers), its direction and when it is reached;
 - schedule: when a model evaluates (every N epochs with an offset, listed epochs, every N samples);
 - options: the typed model options every model's config extends, with their bounds (`option`);
+  option_help: what --help prints about them;
 - suite: a model's MLPerf category and its entry in the GPU benchmark suite;
 - lazy: a callable named by module and attribute, imported at its first call (a SPEC's build, prepare
   and check, so that reading the registry imports no torch);
