@@ -13,6 +13,7 @@ _.check_reason
 _.stopped_by
 _.a_key
 _.b_key
+_.schema  # result.json's schema version
 # option and config fields read by name from the composed Hydra config, and enum members chosen by name
 _.throughput_window_s
 _.onprem
