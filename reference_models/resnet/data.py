@@ -33,7 +33,6 @@ class folders): reference_models/resnet/listing.py.
 from __future__ import annotations
 
 import io
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Optional, Sequence
@@ -44,8 +43,7 @@ from PIL import Image
 from torch.utils.data import Dataset
 from torchvision.transforms import RandomResizedCrop
 
-from harness.interface import DataError
-from harness.interface.findings import SampleFlags
+from harness.interface.findings import SampleFlags, describe_command
 from harness.interface.images import DECODE_ERRORS, EOI, find_problems, summary_of, what_is_wrong
 from reference_models.resnet import listing
 from reference_models.resnet.listing import SPLITS, DatasetError
@@ -303,9 +301,4 @@ def describe(folder: Folder) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m reference_models.resnet.data DATA_DIR")
-    try:
-        print(describe(load(sys.argv[1])))
-    except DataError as err:
-        sys.exit(f"error: {err}")
+    describe_command("python -m reference_models.resnet.data DATA_DIR", lambda path: describe(load(path)))
