@@ -13,6 +13,7 @@ _.check_reason
 _.stopped_by
 _.a_key
 _.b_key
+_.schema  # result.json's schema version
 # option and config fields read by name from the composed Hydra config, and enum members chosen by name
 _.throughput_window_s
 _.onprem
@@ -23,7 +24,18 @@ _.lars
 _.pretrain128
 _.pretrain512
 _.basic
-_.frozen_body
+# a model's Benchmark class, named by its SPEC as a string (lazy("reference_models.<m>.benchmark:<M>Benchmark"))
+# and imported by the first build; the conformance test resolves each (tests/test_conformance.py)
+_.BertBenchmark
+_.GNMTBenchmark
+_.MaskRCNNBenchmark
+_.NCFBenchmark
+_.ResNetBenchmark
+_.SSDBenchmark
+_.Tacotron2Benchmark
+_.TransformerBenchmark
+_.TXLBenchmark
+_.WaveGlowBenchmark
 # switches set on torch and torchvision (torch.backends, torch._dynamo.config) and a module's layers,
 # read by the library
 _.allow_tf32

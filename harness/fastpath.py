@@ -18,18 +18,19 @@ cfg = compose(['model=tacotron2', 'mode=throughput']); resolve(cfg, cuda=True); 
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from harness import registry
+from harness.interface import ModelSpec
 from harness.results.read.labels import EAGER, join_label
 
 
-def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = ()) -> None:
+def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = (), spec: Optional[ModelSpec] = None) -> None:
     """Fill `cfg` in place for a run on CUDA (`cuda`) or not; `given`: the command line's overrides,
-    whose keys the fast path leaves alone. Idempotent."""
-    spec = registry.get(str(cfg.model.name))
+    whose keys the fast path leaves alone; `spec`: the model's, when the caller has it. Idempotent."""
+    spec = spec or registry.get(str(cfg.model.name))
     keys = {o.split("=", 1)[0].lstrip("+~") for o in given}
     with open_dict(cfg):
         if cfg.get("precision") is None:

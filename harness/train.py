@@ -60,7 +60,7 @@ def print_help(args: list[str]) -> int:
     """Every option of the harness and of the model named on the command line (else conf/config.yaml's
     default model), with its value, bound and documentation."""
     from harness.config import compose_unchecked
-    from harness.interface.options import describe
+    from harness.interface.option_help import describe
 
     overrides = overrides_of(args)
     try:

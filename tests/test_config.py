@@ -77,7 +77,7 @@ def _fields(options: type, prefix: str = ""):
 
 
 def _choice_type(kind):
-    plain = opts._without_none(kind)
+    plain = opts.without_none(kind)
     return plain if isinstance(plain, type) and issubclass(plain, enum.Enum) else None
 
 
@@ -235,7 +235,7 @@ def _outside(bound: opts.Bound, kind, default):
     else:
         assert bound.lt is not None, "a list bound by its length alone"
         number = bound.lt
-    plain = opts._without_none(kind)
+    plain = opts.without_none(kind)
     leaf = plain
     while typing.get_origin(leaf) is list:
         leaf = typing.get_args(leaf)[0]
@@ -279,8 +279,8 @@ def test_every_option_out_of_its_bound_is_one_line_naming_the_option_the_value_a
             OmegaConf.update(cfg, key, value)  # through the schema, as an override is
             with pytest.raises(ConfigError) as err:
                 check(cfg)
-            shown = opts._shown(OmegaConf.select(cfg, key))
-            is_list = typing.get_origin(opts._without_none(kind)) is list
+            shown = opts.shown(OmegaConf.select(cfg, key))
+            is_list = typing.get_origin(opts.without_none(kind)) is list
             assert str(err.value) == f"{key}={shown}: out of range; need {bound.text(name, is_list)}"
             tried += 1
     assert tried >= len(cases) > 5

@@ -1,7 +1,7 @@
 """Every registered model, at its debug preset (conf/debug/<model>.yaml), through the harness's own parts:
-it builds through harness.run.build, its first losses match its golden file for seed 1, it evaluates to a
-quality of its declared shape, and a CLI run writes a log its checker accepts (or rejects only for a target
-a debug run cannot reach). Throughput-only models run mode=throughput instead. Registering a model adds it
+what its SPEC names lazily exists, it builds through harness.run.build, its first losses match its golden
+file for seed 1, it evaluates to a quality of its declared shape, and a CLI run writes a log its checker
+accepts (or rejects only for a target a debug run cannot reach). Throughput-only models run mode=throughput instead. Registering a model adds it
 here; its golden file is written by
 
     UPDATE_GOLDEN=1 python -m pytest tests/test_conformance.py
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from omegaconf import OmegaConf
 from harness import registry
 from harness.check import check_log
 from harness.config import compose
+from harness.interface.lazy import Lazy
 from harness.observe.meter import ThroughputMeter
 from harness.run.build import build_run, context_for
 from harness.run.loop import train_epoch
@@ -38,12 +40,22 @@ def _overrides(name: str, tmp: Path) -> list[str]:
 @pytest.mark.parametrize("name", [s.name for s in registry.MODELS])
 def test_model_has_a_debug_preset_and_documented_options(name):
     assert (REPO / "conf" / "debug" / f"{name}.yaml").is_file(), "add conf/debug/<model>.yaml"
-    from harness.interface.options import field_docs
+    from harness.interface.option_help import field_docs
 
     spec = registry.get(name)
     docs = field_docs(spec.options)
     undocumented = [f for f in spec.options.__dataclass_fields__ if not docs.get(f)]
     assert not undocumented, f"document each option with a docstring under it: {undocumented}"
+
+
+@pytest.mark.parametrize("name", [s.name for s in registry.MODELS])
+def test_what_the_spec_names_lazily_exists(name):
+    spec = registry.get(name)
+    for named in [spec.build] + ([] if spec.task is None else [spec.task.prepare, spec.task.check]):
+        while isinstance(named, partial):
+            named = named.func
+        if isinstance(named, Lazy):
+            assert callable(named.target()), named.spec  # imported here, as the first call imports it
 
 
 @pytest.mark.parametrize("name", [s.name for s in registry.MODELS])

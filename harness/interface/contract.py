@@ -187,7 +187,9 @@ class ModelSpec:
     name: str  # the config name: model=<name>
     options: type  # the typed config: a harness.interface.ModelOptions dataclass
     sample_unit: str  # what the throughput meter counts: "samples", "tokens", "images", ...
-    build: Callable[[RunContext[Any]], ThroughputBenchmark]  # a Benchmark when `task` is set
+    # a Benchmark when `task` is set; a model package's SPEC names it with harness.interface.lazy, so that
+    # reading the registry imports no torch
+    build: Callable[[RunContext[Any]], ThroughputBenchmark]
     task: Optional[MLPerfTask] = None  # None: a throughput-only model
     summary: str = ""  # one line for listings
     category: str = OTHER  # MLPerf's area, for the report's geometric means: harness.interface.suite.CATEGORIES

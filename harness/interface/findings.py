@@ -13,10 +13,13 @@ many epochs read it; at the end the ranks' arrays are merged (each rank read its
     flags.counts()                       # {"cmyk_to_rgb": 3, "png_as_jpeg": 1}, over every rank
 
 DataReport is what `python -m harness.check_data` collects about a dataset folder: the model's
-check (MLPerfTask.check) fills it without training.
+check (MLPerfTask.check) fills it without training. `describe_command` is the quicker look a model's
+data module gives from the command line (`python -m reference_models.gnmt.data DATA_DIR`): the folder
+read as the model reads it, in one line, or its DataError in one line.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
@@ -84,3 +87,15 @@ class DataReport:
         for key, n in counts.items():
             if n:
                 self.notes.append(f"{where}: {n:,} {meaning.get(key, key.replace('_', ' '))}")
+
+
+def describe_command(usage: str, describe: Callable[[str], str], argv: Optional[Sequence[str]] = None) -> None:
+    """Print `describe(folder)` for the one folder on the command line; exit 1 with the usage, or with
+    the DataError reading it raised, in one line."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        sys.exit(f"usage: {usage}")
+    try:
+        print(describe(args[0]))
+    except DataError as err:
+        sys.exit(f"error: {err}")

@@ -15,6 +15,7 @@ it once. A disk that fills while it is written is one line naming the path and d
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import errno
 import fcntl
@@ -258,6 +259,19 @@ def spawn_can_start() -> bool:
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     return getattr(main, "__spec__", None) is not None or path is None or os.path.isfile(path)
+
+
+def command_line(doc: str, folder: str, params: dict[str, Any], **options: dict[str, Any]) -> argparse.ArgumentParser:
+    """A generator's command line (its docstring's first line as the description): the folder it
+    writes, `options` ({name: add_argument's keywords}) as --name, then each of the generator's
+    `params` as --<param> (hyphens for underscores) of its default's type and value."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument(folder)
+    for name, keywords in options.items():
+        parser.add_argument(f"--{name}", **keywords)
+    for name, value in params.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
+    return parser
 
 
 def run_parallel(work: Callable[..., Any], tasks: Sequence[tuple], workers: Optional[int] = None) -> list[Any]:

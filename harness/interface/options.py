@@ -5,7 +5,8 @@ A model declares `@dataclass class <Model>Options(ModelOptions)` with one docstr
 (the way torchtitan documents its job config). The registry stores it as the schema of
 conf/model/<name>.yaml, so Hydra checks every key and type when the config is composed (a typo or a
 string where a number belongs is a one-line error before anything runs), and
-`python -m harness.train --help model=<name>` prints the fields with their bounds and documentation.
+`python -m harness.train --help model=<name>` prints the fields with their bounds and documentation
+(harness.interface.option_help).
 
 The dataclass is the one source of an option's default and bound; a preset's YAML holds only what it
 changes. A field is bounded by its type (a bool, or a `Choice`), by `option(...)`'s range (`ge`,
@@ -20,17 +21,14 @@ them and raise OptionError, one line that names the option, its value and what i
 """
 from __future__ import annotations
 
-import ast
 import dataclasses
 import enum
 import functools
-import inspect
 import math
 import re
-import textwrap
 import typing
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from omegaconf import MISSING, DictConfig, OmegaConf
 
@@ -219,13 +217,13 @@ def field_types(options: type) -> dict[str, Any]:
 
 def bounded_by_type(kind: Any) -> bool:
     """A bool or a Choice: the schema itself refuses every other value."""
-    kind = _without_none(kind)
+    kind = without_none(kind)
     return kind is bool or (isinstance(kind, type) and issubclass(kind, enum.Enum))
 
 
 def nested_options(kind: Any) -> Optional[type]:
     """The dataclass of a nested block of options (GNMT's `synthetic`), if the field is one."""
-    kind = _without_none(kind)
+    kind = without_none(kind)
     return kind if isinstance(kind, type) and dataclasses.is_dataclass(kind) else None
 
 
@@ -251,8 +249,8 @@ def check(options: type, node: Any, prefix: str) -> None:
         bound = bound_of(f)
         if bound is not None and value is not None and not bound.holds(value):
             finite = "" if all(math.isfinite(x) for x in _numbers(value)) else "a finite number, "
-            raise OptionError(f"{prefix}{f.name}={_shown(value)}: out of range; "
-                              f"need {finite}{bound.text(f.name, _is_list(kinds[f.name]))}")
+            raise OptionError(f"{prefix}{f.name}={shown(value)}: out of range; "
+                              f"need {finite}{bound.text(f.name, is_list(kinds[f.name]))}")
 
 
 def check_relations(options: type, node: DictConfig, prefix: str, max_epochs: int) -> None:
@@ -263,69 +261,16 @@ def check_relations(options: type, node: DictConfig, prefix: str, max_epochs: in
         instance = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(options), node))
     for broken in instance.relations(int(max_epochs)):  # type: ignore[union-attr]
         need = f"{broken.option.rpartition('.')[2]} {broken.need}" if broken.need[:1] in "<>=" else broken.need
-        raise OptionError(f"{prefix}{broken.option}={_shown(broken.value)}: out of range; need {need}")
+        raise OptionError(f"{prefix}{broken.option}={shown(broken.value)}: out of range; need {need}")
 
 
-def field_docs(options: type) -> dict[str, str]:
-    """{field: its docstring} over the dataclass and its bases, read from the source."""
-    docs: dict[str, str] = {}
-    for klass in reversed(options.__mro__):
-        if not dataclasses.is_dataclass(klass):
-            continue
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
-        except (OSError, TypeError, SyntaxError):
-            continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for node, after in zip(body, body[1:] + [None]):
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr) \
-                    and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str):
-                docs[node.target.id] = " ".join(after.value.value.split())
-    return docs
+def is_list(kind: Any) -> bool:
+    """A field's type is a list (or an Optional one)."""
+    return typing.get_origin(without_none(kind)) is list
 
 
-def describe(options: type, values: Optional[Mapping[str, Any]] = None, prefix: str = "") -> str:
-    """The fields of `options`, one block each: name, value (from `values`, else the default), its
-    bound or choices, and its documentation; nested blocks of options follow as `<field>.<name>`."""
-    docs, kinds = field_docs(options), field_types(options)
-    lines = []
-    for f in dataclasses.fields(options):
-        if values is not None and f.name in values:
-            value = values[f.name]
-        elif f.default is not dataclasses.MISSING:
-            value = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            value = f.default_factory()
-        else:
-            value = "(required)"
-        nested = nested_options(kinds[f.name])
-        if nested is not None:
-            inner = value if isinstance(value, Mapping) else None
-            if docs.get(f.name):
-                lines.append(f"  {prefix}{f.name}: " + docs[f.name])
-            lines.append(describe(nested, inner, f"{prefix}{f.name}."))
-            continue
-        head = f"  {prefix}{f.name} = {_shown(value)}".replace("'???'", "(required)")
-        rule = _rule_text(f, kinds[f.name])
-        lines.append(head + (f"    [{rule}]" if rule else ""))
-        if docs.get(f.name):
-            lines += ["      " + line for line in textwrap.wrap(docs[f.name], 92)]
-    return "\n".join(lines)
-
-
-def _rule_text(f: dataclasses.Field, kind: Any) -> str:
-    plain = _without_none(kind)
-    if isinstance(plain, type) and issubclass(plain, enum.Enum):
-        return "one of: " + ", ".join(str(m.value) for m in plain)
-    bound = bound_of(f)
-    return bound.text(f.name, _is_list(kind)) if bound is not None else ""
-
-
-def _is_list(kind: Any) -> bool:
-    return typing.get_origin(_without_none(kind)) is list
-
-
-def _without_none(kind: Any) -> Any:
+def without_none(kind: Any) -> Any:
+    """Optional[X]'s X; any other type as it is."""
     args = [a for a in typing.get_args(kind) if a is not type(None)]
     if typing.get_origin(kind) is typing.Union and len(args) == 1:
         return args[0]
@@ -355,11 +300,12 @@ def _num(x: Optional[float]) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
+    """A value as an error and --help print it: a string quoted, a choice by its plain value."""
     if isinstance(value, enum.Enum):
         return repr(value.value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_shown(v) for v in value) + "]"
+        return "[" + ", ".join(shown(v) for v in value) + "]"
     if isinstance(value, str):
         return repr(value)
     return str(value)

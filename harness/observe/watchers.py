@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
 import torch
 import torch.distributed as dist
@@ -27,20 +27,27 @@ from harness.observe.telemetry_summary import combine_nodes
 log = logging.getLogger("harness.observe")
 
 
-@dataclass(frozen=True)
-class Placement:
-    """Where this rank runs, as the observers need it."""
-
-    rank: int
-    local_rank: int
-    world_size: int
-    local_world_size: int
-    node_rank: int
-    nodes: int
+class Placement(Protocol):
+    """Where this rank runs, as the observers read it: harness.run.world.World, handed over as it is
+    (observe/ imports nothing of run/)."""
 
     @property
-    def is_main(self) -> bool:
-        return self.rank == 0
+    def local_rank(self) -> int: ...
+
+    @property
+    def world_size(self) -> int: ...
+
+    @property
+    def local_world_size(self) -> int: ...
+
+    @property
+    def node_rank(self) -> int: ...
+
+    @property
+    def nodes(self) -> int: ...
+
+    @property
+    def is_main(self) -> bool: ...
 
 
 @dataclass

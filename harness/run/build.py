@@ -28,7 +28,7 @@ from omegaconf import DictConfig
 
 from harness import fastpath, registry
 from harness.errors import ConfigError
-from harness.interface import Benchmark, RunContext, ThroughputBenchmark
+from harness.interface import Benchmark, ModelSpec, RunContext, ThroughputBenchmark
 from harness.run import compile_guard, distributed, seeding
 from harness.run.distributed import SINGLE, World
 from harness.run.feed import Feed
@@ -114,15 +114,16 @@ def context_for(cfg: DictConfig, *, data_dir: Optional[Path] = None, world: Worl
                       seed=seeds.rank, shared_seed=seeds.shared)
 
 
-def build_run(cfg: DictConfig, ctx: RunContext, *, ddp: Optional[bool] = None, bucket_mb: Optional[float] = None,
-              **ddp_options) -> BuiltRun:
+def build_run(cfg: DictConfig, ctx: RunContext, *, spec: Optional[ModelSpec] = None, ddp: Optional[bool] = None,
+              bucket_mb: Optional[float] = None, **ddp_options) -> BuiltRun:
     """Seed this rank, build the model and optimizer, apply the precision (with master_weights=true
     the weights in 16 bits and fp32 copies in the optimizer, which must come before DDP takes the
     parameters) and wrap the model in DDP: on several ranks, or as `ddp` says (a profiling script's
-    world of one); `bucket_mb` (default cfg.ddp_bucket_mb) and `ddp_options` go to DDP."""
-    spec = registry.get(str(cfg.model.name))
+    world of one); `bucket_mb` (default cfg.ddp_bucket_mb) and `ddp_options` go to DDP. `spec`: the
+    model's, as the run looked it up (a script's call looks it up here)."""
+    spec = spec or registry.get(str(cfg.model.name))
     if cfg.get("precision") is None:  # a script's config that no command resolved (harness/fastpath.py)
-        fastpath.resolve(cfg, ctx.device.type == "cuda")
+        fastpath.resolve(cfg, ctx.device.type == "cuda", spec=spec)
     if ctx.device.type == "cuda" and "compile" in fastpath.path(cfg):
         compile_guard.install()  # a compilation that fails runs eagerly, and the run says so
     precision = policy(str(cfg.precision), ctx.device)

@@ -37,9 +37,10 @@ def run_job(cfg: DictConfig) -> RunRecord:
     """One run in the run directory Hydra made for it; always leaves a result.json behind."""
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     world = distributed.from_environment()
+    spec = registry.get(str(cfg.model.name))  # once: the rest of the run is handed it
     # the precision and fast path the device gets (a rank of torchrun or srun decides for itself);
     # an option on the command line wins over the model's fast path
-    fastpath.resolve(cfg, uses_cuda(cfg), given=HydraConfig.get().overrides.task)
+    fastpath.resolve(cfg, uses_cuda(cfg), given=HydraConfig.get().overrides.task, spec=spec)
     main_rank = world is None or world.is_main
     if world is not None and not world.is_main:
         console.setup_rank_logging(world.rank, run_dir)
@@ -56,13 +57,13 @@ def run_job(cfg: DictConfig) -> RunRecord:
     end: Optional[RunEnd] = None
     try:
         try:
-            spec, start = _plan(cfg, start)
+            start = _plan(cfg, spec, start)
             if main_rank:
                 disk.write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
             log.info("%s on %s, seed %d -> %s", spec.name, start.dataset or "synthetic batches", cfg.seed, run_dir)
             # synthetic batches need no data
             data_dir = None if cfg.mode == "throughput" or spec.task is None else spec.task.prepare(cfg)
-            rank0 = launch(cfg, run_dir, data_dir, world, start, load)
+            rank0 = launch(cfg, spec, run_dir, data_dir, world, start, load)
         except KeyboardInterrupt as err:
             end = RunEnd(ABORTED, _interrupted(err, log_path if cfg.mode == "train" else None))
             raise
@@ -86,19 +87,18 @@ def run_job(cfg: DictConfig) -> RunRecord:
     return record
 
 
-def _plan(cfg: DictConfig, start: RunRecord) -> tuple[ModelSpec, RunRecord]:
+def _plan(cfg: DictConfig, spec: ModelSpec, start: RunRecord) -> RunRecord:
     """The model's facts in the record: which model, benchmark, metric and target, and the seed
     (drawn from the OS when the config leaves it null). harness.train checked the config already."""
-    spec = registry.get(cfg.model.name)
     if cfg.seed is None:
         cfg.seed = seeding.draw_seed()
     start = replace(start, model=spec.name, benchmark=spec.benchmark, seed=int(cfg.seed),
                     precision=precision_name(cfg), path=fastpath.path(cfg), throughput_unit=f"{spec.sample_unit}/s",
                     dataset=cfg.dataset.name if cfg.get("dataset") else "")
     if spec.task is None:
-        return spec, start
+        return start
     target = cfg.model.target
-    return spec, replace(start, quality_metric=spec.task.quality.name, quality_direction=spec.task.quality.direction,
+    return replace(start, quality_metric=spec.task.quality.name, quality_direction=spec.task.quality.direction,
                          target=OmegaConf.to_object(target) if OmegaConf.is_config(target) else target,
                          epoch_unit="samples" if cfg.model.get("eval_every_samples") else "epochs")
 

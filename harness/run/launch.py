@@ -31,6 +31,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from harness import fastpath, registry
 from harness.errors import ConfigError
+from harness.interface import ModelSpec
 from harness.precisions import check_device
 from harness.observe import console
 from harness.run import distributed, threads
@@ -54,12 +55,12 @@ class RankFailed(RuntimeError):
         self.child_traceback = traceback
 
 
-def check_resources(cfg: DictConfig) -> None:
-    """Refuse, before anything starts, a run this host cannot hold."""
+def check_resources(cfg: DictConfig, spec: Optional[ModelSpec] = None) -> None:
+    """Refuse, before anything starts, a run this host cannot hold (`spec`: the model's, when the caller has it)."""
     if distributed.from_environment() is not None:
         return  # the outside launcher decided the layout
     wants_cuda = uses_cuda(cfg)
-    fastpath.resolve(cfg, wants_cuda)  # the precision and fast path this host's device gets
+    fastpath.resolve(cfg, wants_cuda, spec=spec)  # the precision and fast path this host's device gets
     if cfg.get("master_weights") and str(cfg.precision) not in ("amp", "bf16"):
         raise ConfigError(f"master_weights=true keeps fp16 or bf16 weights and this run trains in {cfg.precision} "
                           "(this host has no GPU): add precision=bf16")
@@ -78,14 +79,15 @@ def check_resources(cfg: DictConfig) -> None:
                           "every node (or hydra/launcher=slurm, where SLURM places the ranks)")
 
 
-def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Optional[World],
+def launch(cfg: DictConfig, spec: ModelSpec, run_dir: Path, data_dir: Optional[Path], world: Optional[World],
            record: RunRecord, host_load: Optional[dict] = None) -> Optional[RunRecord]:
     """Run every rank of the run; returns rank 0's record (this rank's own when this process is one
     rank of an outside launcher's world), or None when rank 0 ran on another node. `record`: what
     the command knows of the run. A failed or interrupted run raises."""
     if world is not None:  # torchrun / srun: this process is one rank
         log.info("world: %s", world.describe())
-        job = RankJob(cfg=cfg, run_dir=run_dir, data_dir=data_dir, world=world, host_load=host_load, record=record)
+        job = RankJob(cfg=cfg, spec=spec, run_dir=run_dir, data_dir=data_dir, world=world, host_load=host_load,
+                      record=record)
         with _node_watchdog(cfg, run_dir, world) as dog:
             try:
                 return _run_in_process(job)
@@ -97,10 +99,10 @@ def launch(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], world: Opti
                 if dog is not None and dog.verdict is not None:
                     raise RankFailed(dog.verdict[0], dog.verdict[1], None, stalled=True) from err
                 raise
-    check_resources(cfg)
+    check_resources(cfg, spec)
     ranks = cfg.gpus * cfg.nodes
     if ranks == 1:
-        job = RankJob(cfg=cfg, run_dir=run_dir, data_dir=data_dir, host_load=host_load, record=record)
+        job = RankJob(cfg=cfg, spec=spec, run_dir=run_dir, data_dir=data_dir, host_load=host_load, record=record)
         # a rank stuck in a read that never returns (a FIFO named .JPEG) ends as a stalled one of several does
         with Watchdog(run_dir, [0], float(cfg.progress_timeout_s)) as dog:
             try:
@@ -305,10 +307,10 @@ def _rank_main(payload: _Payload) -> Optional[RunRecord]:
     assert isinstance(cfg, DictConfig)
     # the YAML carries values, not the model's schema: typed again, as the launcher's config was
     # composed (RunContext.options builds the model's options dataclass from it)
-    schema = OmegaConf.structured(registry.get(str(cfg.model.name)).options)
+    spec = registry.get(str(cfg.model.name))  # once in this process: the rank is handed it
     with open_dict(cfg):
-        cfg.model = OmegaConf.merge(schema, cfg.model)
-    job = RankJob(cfg=cfg, run_dir=run_dir, data_dir=None if payload.data_dir is None else Path(payload.data_dir),
+        cfg.model = OmegaConf.merge(OmegaConf.structured(spec.options), cfg.model)
+    job = RankJob(cfg=cfg, spec=spec, run_dir=run_dir, data_dir=None if payload.data_dir is None else Path(payload.data_dir),
                   world=world, host_load=payload.host_load, record=payload.record)
     try:
         record = run_rank(job)

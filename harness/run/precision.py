@@ -1,5 +1,5 @@
 """Numeric precision of a run: fp32, tf32, amp (fp16 autocast with a gradient scaler) or bf16;
-with master_weights=true, amp and bf16 keep the weights themselves in fp16 or bf16 (harness/master_weights.py)."""
+with master_weights=true, amp and bf16 keep the weights themselves in fp16 or bf16 (harness/run/master_weights.py)."""
 from __future__ import annotations
 
 import contextlib

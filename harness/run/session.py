@@ -20,7 +20,7 @@ import torch
 import torch.distributed as dist
 from omegaconf import DictConfig, OmegaConf
 
-from harness import fastpath, registry
+from harness import fastpath
 from harness.interface import EvalSchedule, Logged, ModelSpec
 from harness.observe import disk, heartbeat
 from harness.observe.board import BoardHook
@@ -30,7 +30,7 @@ from harness.observe.heartbeat import HeartbeatHook
 from harness.observe.hooks import Hooks
 from harness.observe.meter import ThroughputMeter
 from harness.observe.progress import Progress
-from harness.observe.watchers import Observers, Placement, open_observers
+from harness.observe.watchers import Observers, open_observers
 from harness.record import FAILED, SUCCESS, Evaluation, RunRecord
 from harness.run.record_file import versions as software_versions
 from harness.run import compile_guard, distributed, peers, threads
@@ -48,6 +48,7 @@ log = logging.getLogger("harness.session")
 @dataclass(frozen=True)
 class RankJob:
     cfg: DictConfig  # resolved; cfg.seed is the master seed, already drawn (on rank 0 at least)
+    spec: ModelSpec  # cfg.model.name's, looked up once by the process
     run_dir: Path
     data_dir: Optional[Path]
     world: World = SINGLE
@@ -106,8 +107,7 @@ class _Open:
 
 
 def run_rank(job: RankJob) -> RunRecord:
-    cfg, world = job.cfg, job.world
-    spec = registry.get(str(cfg.model.name))
+    cfg, world, spec = job.cfg, job.world, job.spec
     training = cfg.mode != "throughput"
     # a throughput measurement is not an MLPerf run: it writes no MLPerf log
     held = _Open(MLPerfLog(job.run_dir / "mlperf.log" if world.is_main and training else None))
@@ -170,15 +170,13 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
     init_start = mlperf.start(C.INIT_START)
     device = pick_device(cfg, world.local_rank)
     distributed.init_process_group(world, device)
-    where = Placement(world.rank, world.local_rank, world.world_size, world.local_world_size,
-                      world.node_rank, world.nodes)
-    watch = held.watch = open_observers(cfg, where, job.run_dir, device, software_versions(), job.host_load)
+    watch = held.watch = open_observers(cfg, world, job.run_dir, device, software_versions(), job.host_load)
     _log_init(mlperf, spec, cfg, world, watch)
     # every rank takes rank 0's master seed: under torchrun each process drew its own
     master = distributed.broadcast_int(int(cfg.seed), device)
     mlperf.event(C.SEED, value=master)
     ctx = context_for(cfg, data_dir=job.data_dir, world=world, device=device, master_seed=master)
-    built = build_run(cfg, ctx)
+    built = build_run(cfg, ctx, spec=spec)
     hyper = _log_hyperparameters(mlperf, built, training)
     init_s = (mlperf.end(C.INIT_STOP) - init_start) / 1000.0
     log.info("initialised in %.1f s on %s: %s", init_s, watch.platform, ", ".join(f"{k}={v}" for k, v in hyper.items()))

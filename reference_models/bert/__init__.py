@@ -4,19 +4,14 @@ reference_models.bert_base and reference_models.bert_large; this package holds w
 
     python -m harness.train model=bert_large mode=throughput precision=amp
 """
-from harness.interface import FastPath, ModelSpec, SuiteEntry
+from harness.interface import FastPath, ModelSpec, SuiteEntry, lazy
 from harness.interface.suite import LANGUAGE
 from reference_models.bert.options import BertOptions
 
 
-def build(ctx):
-    from reference_models.bert.benchmark import BertBenchmark
-
-    return BertBenchmark(ctx)
-
-
 def spec(name: str, summary: str, suite: SuiteEntry) -> ModelSpec:
-    return ModelSpec(name=name, options=BertOptions, sample_unit="sequences", build=build, summary=summary,
+    return ModelSpec(name=name, options=BertOptions, sample_unit="sequences",
+                     build=lazy("reference_models.bert.benchmark:BertBenchmark"), summary=summary,
                      category=LANGUAGE, suite=suite,
                      # Inductor fuses each layer's elementwise work between the matmuls; the replay
                      # drops the launches of the 24 layers' remaining kernels

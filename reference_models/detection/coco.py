@@ -71,6 +71,18 @@ class Target:
         return torch.from_numpy(np.stack(out))
 
 
+def training_split(ctx: Any, transform: Callable, **options: Any) -> "CocoSplit":
+    """The training split as a model reads it (images without usable annotations dropped; `options`:
+    CocoSplit's), this rank's share of its files checked now: a bad image is found before an epoch
+    reaches it."""
+    from harness.interface.loader import check_command
+    from harness.interface.sharding import shard_range
+
+    train = CocoSplit(ctx.data_dir, "train", transform, keep_empty=False, **options)
+    train.check_images(shard_range(len(train), ctx.rank, ctx.world_size), check_command(ctx))
+    return train
+
+
 def training_loader(train: Any, num_classes: int, ctx: Any, batch_size: int, workers: int,
                     collate: Optional[Callable] = None, groups: Optional[Sequence[int]] = None,
                     drop_last: bool = True) -> Any:

@@ -15,7 +15,6 @@ fields and gaps in its ids. Written once per parameter set through harness.inter
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import random
@@ -199,11 +198,7 @@ def ensure(spec: GeneratorSpec, folder: str | Path) -> Path:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder")
-    for name, default in asdict(GeneratorSpec()).items():
-        parser.add_argument(f"--{name.replace('_', '-')}", type=type(default), default=default)
-    args = vars(parser.parse_args())
+    args = vars(generated.command_line(__doc__, "folder", asdict(GeneratorSpec())).parse_args())
     folder = args.pop("folder")
     print(ensure(GeneratorSpec(**args), folder))
 

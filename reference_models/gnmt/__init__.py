@@ -4,34 +4,16 @@
     python -m harness.train model=gnmt dataset=wmt16 seed=1                    # real WMT16, reference scale
     python -m harness.train model=gnmt dataset=wmt16 mode=throughput precision=amp
 """
-from harness.interface import FastPath, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry
+from harness.interface import FastPath, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
 from harness.interface.suite import LANGUAGE
 from reference_models.gnmt.options import GNMTOptions
-
-
-def prepare(cfg):
-    from reference_models.gnmt.benchmark import prepare as find_or_generate
-
-    return find_or_generate(cfg)
-
-
-def build(ctx):
-    from reference_models.gnmt.benchmark import GNMTBenchmark
-
-    return GNMTBenchmark(ctx)
-
-
-def check_data(cfg, folder, report, decode):
-    from reference_models.gnmt.check_data import check
-
-    check(cfg, folder, report, decode)
 
 
 SPEC = ModelSpec(
     name="gnmt",
     options=GNMTOptions,
     sample_unit="tokens",
-    build=build,
+    build=lazy("reference_models.gnmt.benchmark:GNMTBenchmark"),
     summary="GNMT v2 translation on WMT16 En-De, BLEU",
     category=LANGUAGE,
     # the bench at the batch docs/gnmt.md measured 572k tokens/s at
@@ -45,7 +27,7 @@ SPEC = ModelSpec(
         ruleset="0.7.0",
         rules_file=None,  # the official training_0.7.0 rules (closed_gnmt.yaml) apply
         real_dataset="wmt16",
-        prepare=prepare,
-        check=check_data,
+        prepare=lazy("reference_models.gnmt.benchmark:prepare"),
+        check=lazy("reference_models.gnmt.check_data:check"),
     ),
 )

@@ -13,7 +13,6 @@ whole global batches, the global batches shuffled, every rank taking rows rank::
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -25,6 +24,7 @@ from torch.utils.data import Dataset
 from harness.interface import DataError
 from harness.interface.corpus import Corpus, read_text
 from harness.interface.sharding import shard
+from harness.interface.findings import describe_command
 from reference_models.gnmt.tokenizer import PAD_ID, UNK_ID, VOCAB_FILE, Vocab
 
 TRAIN = ("train.tok.clean.bpe.32000.en", "train.tok.clean.bpe.32000.de")
@@ -208,9 +208,4 @@ def describe(data: WMTData) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m reference_models.gnmt.data DATA_DIR")
-    try:
-        print(describe(load(sys.argv[1], 0, 75)))
-    except DataError as err:
-        sys.exit(f"error: {err}")
+    describe_command("python -m reference_models.gnmt.data DATA_DIR", lambda path: describe(load(path, 0, 75)))

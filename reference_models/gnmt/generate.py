@@ -22,7 +22,6 @@ phrase and an optional 'because' clause). Their translations obey rules that onl
 """
 from __future__ import annotations
 
-import argparse
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -235,11 +234,7 @@ def ensure(spec: LanguageSpec, out_dir: str | Path) -> Path:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out_dir")
-    for field, value in asdict(LanguageSpec()).items():
-        parser.add_argument(f"--{field.replace('_', '-')}", type=type(value), default=value)
-    args = vars(parser.parse_args())
+    args = vars(generated.command_line(__doc__, "out_dir", asdict(LanguageSpec())).parse_args())
     out_dir = args.pop("out_dir")
     print(f"wrote {ensure(LanguageSpec(**args), out_dir)}")
 

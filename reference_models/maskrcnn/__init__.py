@@ -5,36 +5,18 @@
     python -m harness.train model=maskrcnn dataset=maskrcnn_coco2017 seed=1        # real COCO 2017
     python -m harness.train model=maskrcnn dataset=maskrcnn_coco2017 mode=throughput precision=amp
 """
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry
+from functools import partial
+
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
 from harness.interface.suite import VISION
 from reference_models.maskrcnn.options import MaskRCNNOptions
-
-
-def prepare(cfg):
-    from reference_models.detection.coco import prepare as find_or_generate
-
-    return find_or_generate(cfg)
-
-
-def build(ctx):
-    from reference_models.maskrcnn.benchmark import MaskRCNNBenchmark
-
-    return MaskRCNNBenchmark(ctx)
-
-
-def check_data(cfg, folder, report, decode):
-    from reference_models.detection.check_data import check
-
-    # as MaskRCNNBenchmark reads the splits: polygons in both, no crowd regions in training
-    check(cfg, folder, report, decode, {"train": {"keep_empty": False, "with_polygons": True},
-                                        "val": {"keep_empty": True, "with_polygons": True}})
 
 
 SPEC = ModelSpec(
     name="maskrcnn",
     options=MaskRCNNOptions,
     sample_unit="images",
-    build=build,
+    build=lazy("reference_models.maskrcnn.benchmark:MaskRCNNBenchmark"),
     summary="Mask R-CNN ResNet-50-FPN detection and segmentation on COCO 2017, box and mask mAP",
     category=VISION,
     suite=SuiteEntry(step_s=(0.30, 0.90)),
@@ -44,7 +26,10 @@ SPEC = ModelSpec(
         ruleset="0.7.0",
         rules_file=None,  # the official training_0.7.0 rules (closed_maskrcnn.yaml) apply
         real_dataset="maskrcnn_coco2017",
-        prepare=prepare,
-        check=check_data,
+        prepare=lazy("reference_models.detection.coco:prepare"),
+        # as MaskRCNNBenchmark reads the splits: polygons in both, no crowd regions in training
+        check=partial(lazy("reference_models.detection.check_data:check"),
+                      splits={"train": {"keep_empty": False, "with_polygons": True},
+                                "val": {"keep_empty": True, "with_polygons": True}}),
     ),
 )

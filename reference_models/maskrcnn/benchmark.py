@@ -6,7 +6,7 @@ warm-up and two decay steps, COCO box and mask mAP on every rank's share of val2
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator, Optional
+from typing import Any
 
 import numpy as np
 import torch
@@ -16,16 +16,17 @@ from pycocotools import mask as mask_utils
 from harness.interface import LossTerms, RunContext, compile_kwargs, scaled_learning_rate
 from harness.interface.grouping import aspect_ratio_groups
 from harness.interface.loader import check_command, make_shard_loader
-from harness.interface.sharding import shard_range
 from reference_models.detection import coco
 from reference_models.detection import decode as detection_decode
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_batches
 from reference_models.detection.schedule import WarmupMultiStep
+from reference_models.detection.training import CocoTraining
 from reference_models.maskrcnn import decode as maskrcnn_decode
 from reference_models.maskrcnn.data import collate_packed
 from reference_models.maskrcnn.model import build_model
+from reference_models.maskrcnn.options import MaskRCNNOptions
 from reference_models.resnet.optim import make_optimizer
-from reference_models.vision import backend, decoders
+from reference_models.vision import decoders
 
 Batch = tuple[list[torch.Tensor], list[dict[str, torch.Tensor]]]
 
@@ -59,9 +60,13 @@ def as_lists(batch: list) -> tuple:
     return tuple(list(x) for x in zip(*batch))
 
 
-class MaskRCNNBenchmark:
-    def __init__(self, ctx: RunContext):
-        hp = self.hp = ctx.cfg.model
+class MaskRCNNBenchmark(CocoTraining):
+    """Its training batches: lists of images and of their targets; on CUDA, PackedBatch (pinned), which
+    the harness's feed turns into those lists on the device (PackedBatch.to); with a GPU decoder,
+    batches the GPU decoded and flipped ahead of the step, already on it."""
+
+    def __init__(self, ctx: RunContext[MaskRCNNOptions]):
+        hp = self.hp = ctx.options
         self.ctx, self.rank, self.world_size, self.device = ctx, ctx.rank, ctx.world_size, ctx.device
         self.global_batch = hp.batch_size * ctx.world_size
         self.seed = ctx.shared_seed
@@ -78,18 +83,13 @@ class MaskRCNNBenchmark:
         if hp.compile and ctx.device.type == "cuda":
             self.model.backbone.compile(**compile_kwargs(hp.compile_mode))
 
-        self._steps, self.n_train = ctx.cfg.throughput_steps, 0
-        self.train: Optional[coco.CocoSplit] = None  # mode=throughput reads no dataset
-        self.decode = backend.resolve(str(hp.decode), ctx.device)
-        self._device_batches: Any = None
+        self.start_training(ctx, str(hp.decode))
         if ctx.data_dir is not None:
             # on a GPU with the workers decoding, a batch crosses as four packed tensors and its images
             # as uint8 (maskrcnn/data.py: the same images and targets, a quarter of the bytes)
             cuda = ctx.device.type == "cuda"
-            train: Any = coco.CocoSplit(ctx.data_dir, "train", TrainTransform(hp.flip_probability, device_finish=cuda),
-                                        keep_empty=False, with_polygons=True)
-            # a bad training image is found now, not when an epoch reaches it: this rank's share of the split
-            train.check_images(shard_range(len(train), ctx.rank, ctx.world_size), check_command(ctx))
+            train: Any = coco.training_split(ctx, TrainTransform(hp.flip_probability, device_finish=cuda),
+                                             with_polygons=True)
             self.train = train  # what data_findings counts, whichever path reads the files
             # grouped by the annotations' sizes (no file read); the reference keeps each group's short last batch
             groups = aspect_ratio_groups(train.image_sizes()) if hp.aspect_grouping else None
@@ -148,28 +148,6 @@ class MaskRCNNBenchmark:
 
     def _eval_shard(self) -> list[int]:
         return [i for batch in self._eval_batches() for i in batch]
-
-    def data_findings(self) -> dict[str, int]:
-        return coco.split_findings(self.train, self.val)
-
-    def steps_per_epoch(self) -> int:
-        return self._steps
-
-    def train_samples(self) -> int:
-        return self.n_train
-
-    def eval_samples(self) -> int:
-        assert self.val is not None  # mode=train, where there is a dataset
-        return len(self.val)
-
-    def train_batches(self, epoch: int) -> Iterator[Any]:
-        """The loader's host batches: lists of images and of their targets; on CUDA, PackedBatch
-        (pinned), which the harness's feed turns into those lists on the device (PackedBatch.to); with
-        a GPU decoder, batches the GPU decoded and flipped ahead of the step, already on it."""
-        if self._device_batches is not None:
-            yield from self._device_batches(self.loader.epoch(epoch))
-            return
-        yield from self.loader.epoch(epoch)
 
     def synthetic_batch(self) -> Batch:
         """Random images of the configured shape with random boxes and rectangular masks."""

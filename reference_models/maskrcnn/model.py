@@ -20,11 +20,10 @@ model.heads=batched (the default) keeps every module and setting and swaps the c
 the batched RPN, ROI heads and transform of rpn.py, roi_heads.py and rcnn.py beside this file (fewer host
 syncs and per-image loops; the same proposals, samples and losses: docs/maskrcnn.md, "GPU performance").
 
-    python -c "from reference_models.maskrcnn.model import build_model; from omegaconf import OmegaConf; from reference_models.maskrcnn.options import MaskRCNNOptions as O; m = build_model(OmegaConf.structured(O(name='maskrcnn', batch_size=2)), 81); print(sum(p.numel() for p in m.parameters()))"
+    python -c "from reference_models.maskrcnn.model import build_model; from reference_models.maskrcnn.options import MaskRCNNOptions as O; m = build_model(O(name='maskrcnn', batch_size=2), 81); print(sum(p.numel() for p in m.parameters()))"
 """
 from __future__ import annotations
 
-from typing import Any
 
 from torch import nn
 from torchvision.models.detection import MaskRCNN
@@ -37,21 +36,22 @@ from torchvision.ops.feature_pyramid_network import LastLevelMaxPool
 from torchvision.ops.misc import FrozenBatchNorm2d
 
 from reference_models.detection.resnet import ResNetBody, load_weights
+from reference_models.maskrcnn.options import MaskRCNNOptions
 from reference_models.maskrcnn.rcnn import BatchedMaskRCNN, SyncFreeTransform
 from reference_models.maskrcnn.roi_heads import BatchedRoIHeads
 from reference_models.maskrcnn.rpn import BatchedRPN
 
 
-def build_model(hp: Any, num_classes: int, throughput: bool = False) -> MaskRCNN:
+def build_model(hp: MaskRCNNOptions, num_classes: int, throughput: bool = False) -> MaskRCNN:
     """`throughput`: a mode=throughput run, whose backbone is frozen as the reference's unless
     model.frozen_body=false."""
-    pretrained = bool(hp.backbone_weights)
-    frozen = hp.get("frozen_body")
-    frozen = pretrained or throughput if frozen is None else bool(frozen)
+    weights = hp.backbone_weights
+    pretrained = bool(weights)
+    frozen = pretrained or throughput if hp.frozen_body is None else hp.frozen_body
     body = ResNetBody(hp.backbone_block, hp.backbone_layers, hp.backbone_widths, hp.backbone_stem,
                       norm_layer=FrozenBatchNorm2d if frozen else nn.BatchNorm2d)
-    if pretrained:
-        load_weights(body, hp.backbone_weights)
+    if weights:
+        load_weights(body, weights)
     if frozen:
         # torchvision's rule: the last `trainable_layers` of layer4..layer1, conv1 (and bn1 with all)
         order = [f"layer{i}" for i in range(len(hp.backbone_layers), 0, -1)] + ["conv1"]

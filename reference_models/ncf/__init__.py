@@ -5,34 +5,16 @@
 """
 from pathlib import Path
 
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
 from harness.interface.suite import RECOMMENDATION
 from reference_models.ncf.options import NCFOptions
-
-
-def prepare(cfg):
-    from reference_models.ncf.benchmark import prepare as find_or_generate
-
-    return find_or_generate(cfg)
-
-
-def build(ctx):
-    from reference_models.ncf.benchmark import NCFBenchmark
-
-    return NCFBenchmark(ctx)
-
-
-def check_data(cfg, folder, report, decode):
-    from reference_models.ncf.check_data import check
-
-    check(cfg, folder, report, decode)
 
 
 SPEC = ModelSpec(
     name="ncf",
     options=NCFOptions,
     sample_unit="samples",
-    build=build,
+    build=lazy("reference_models.ncf.benchmark:NCFBenchmark"),
     summary="NeuMF recommendation on MovieLens ratings, HR@10",
     category=RECOMMENDATION,
     # the bench at 2^20 per GPU, as docs/ncf.md's 101M samples/s
@@ -45,7 +27,7 @@ SPEC = ModelSpec(
         # the 0.7.0 common rules plus NCF's keys and target, labelled as the harness's ruleset.
         rules_file=Path(__file__).resolve().parent / "rules_0.7.0.yaml",
         real_dataset="ml20m",
-        prepare=prepare,
-        check=check_data,
+        prepare=lazy("reference_models.ncf.benchmark:prepare"),
+        check=lazy("reference_models.ncf.check_data:check"),
     ),
 )

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ import numpy as np
 import torch
 
 from harness.interface.generated import CACHE
+from harness.interface.findings import describe_command
 from reference_models.ncf.ratings_file import DatasetError, ratings_path, read_ratings
 
 MIN_RATINGS = 20
@@ -289,9 +289,4 @@ def describe(data: NCFData) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m reference_models.ncf.data PATH/TO/ml-20m")
-    try:
-        print(describe(load(sys.argv[1])))
-    except DatasetError as err:
-        sys.exit(f"error: {err}")
+    describe_command("python -m reference_models.ncf.data PATH/TO/ml-20m", lambda path: describe(load(path)))

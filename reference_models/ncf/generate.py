@@ -13,7 +13,6 @@ loader that reads real ml-20m reads it unchanged.
 """
 from __future__ import annotations
 
-import argparse
 import functools
 import multiprocessing
 import os
@@ -157,12 +156,7 @@ def ensure(spec: GeneratorSpec, out_dir: str | Path) -> Path:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out_dir")
-    defaults = GeneratorSpec()
-    for field, value in asdict(defaults).items():
-        parser.add_argument(f"--{field.replace('_', '-')}", type=type(value), default=value)
-    args = vars(parser.parse_args())
+    args = vars(generated.command_line(__doc__, "out_dir", asdict(GeneratorSpec())).parse_args())
     out_dir = args.pop("out_dir")
     path = ensure(GeneratorSpec(**args), out_dir)
     print(f"wrote {path}")

@@ -4,34 +4,16 @@
     python -m harness.train model=resnet dataset=imagenet seed=1                  # real ImageNet, MLPerf scale
     python -m harness.train model=resnet dataset=imagenet mode=throughput precision=amp model.channels_last=true
 """
-from harness.interface import FastPath, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry
+from harness.interface import FastPath, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
 from harness.interface.suite import VISION
 from reference_models.resnet.options import ResNetOptions
-
-
-def prepare(cfg):
-    from reference_models.resnet.benchmark import prepare as find_or_generate
-
-    return find_or_generate(cfg)
-
-
-def build(ctx):
-    from reference_models.resnet.benchmark import ResNetBenchmark
-
-    return ResNetBenchmark(ctx)
-
-
-def check_data(cfg, folder, report, decode):
-    from reference_models.resnet.check_data import check
-
-    check(cfg, folder, report, decode)
 
 
 SPEC = ModelSpec(
     name="resnet",
     options=ResNetOptions,
     sample_unit="images",
-    build=build,
+    build=lazy("reference_models.resnet.benchmark:ResNetBenchmark"),
     summary="ResNet-50 v1.5 image classification on ImageNet, top-1 accuracy",
     category=VISION,
     suite=SuiteEntry(step_s=(0.08, 0.30)),
@@ -47,7 +29,7 @@ SPEC = ModelSpec(
         ruleset="0.7.0",
         rules_file=None,
         real_dataset="imagenet",
-        prepare=prepare,
-        check=check_data,
+        prepare=lazy("reference_models.resnet.benchmark:prepare"),
+        check=lazy("reference_models.resnet.check_data:check"),
     ),
 )

@@ -23,6 +23,7 @@ from reference_models.resnet import data as imagenet
 from reference_models.resnet import decode as device_decode
 from reference_models.resnet.model import build, parameter_groups, to_channels_last
 from reference_models.resnet.optim import PolyWarmup, make_optimizer, mlperf_keys
+from reference_models.resnet.options import ResNetOptions
 from reference_models.resnet.preallocate import largest_size, preallocation
 from reference_models.vision import backend
 from reference_models.vision.decoders import make_decoder
@@ -45,8 +46,8 @@ def prepare(cfg: DictConfig) -> Path:
 
 
 class ResNetBenchmark:
-    def __init__(self, ctx: RunContext):
-        hp = self.hp = ctx.cfg.model
+    def __init__(self, ctx: RunContext[ResNetOptions]):
+        hp = self.hp = ctx.options
         self.ctx, self.device = ctx, ctx.device
         self.global_batch = hp.batch_size * ctx.world_size
         cuda = ctx.device.type == "cuda"
@@ -130,7 +131,7 @@ class ResNetBenchmark:
     def _train_crops(self) -> imagenet.Crops:
         hp = self.hp
         return imagenet.Crops(hp.image_size, hp.resize_size, train=True, scale=(hp.min_crop_area, 1.0),
-                              ratio=tuple(hp.crop_ratio))
+                              ratio=(hp.crop_ratio[0], hp.crop_ratio[1]))
 
     def hyperparameters(self) -> dict[str, Any]:
         hp = self.hp

@@ -33,7 +33,6 @@ class folders): reference_models/resnet/listing.py.
 from __future__ import annotations
 
 import io
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Optional, Sequence
@@ -44,8 +43,7 @@ from PIL import Image
 from torch.utils.data import Dataset
 from torchvision.transforms import RandomResizedCrop
 
-from harness.interface import DataError
-from harness.interface.findings import SampleFlags
+from harness.interface.findings import SampleFlags, describe_command
 from harness.interface.images import DECODE_ERRORS, EOI, find_problems, summary_of, what_is_wrong
 from reference_models.resnet import listing
 from reference_models.resnet.listing import SPLITS, DatasetError
@@ -127,9 +125,9 @@ def pil_crop(image: Image.Image, box: tuple[int, int, int, int], flip: bool, siz
     return torch.from_numpy(np.asarray(crop).copy()).permute(2, 0, 1)
 
 
-class DecodedImages(Dataset):
-    """(uint8 CHW crop, label): the worker decodes, crops, resizes and flips (PIL). `flags` (shared
-    with the workers) counts the files that were not RGB JPEGs."""
+class ImageFiles(Dataset):
+    """A split's (path, label) samples with the crops drawn for them; a subclass reads one. `flags`
+    (shared with the workers) counts the files that were not RGB JPEGs."""
 
     def __init__(self, samples: Sequence[tuple[str, int]], crops: Crops, flags: Optional[SampleFlags] = None):
         self.samples, self.crops, self.flags = samples, crops, flags
@@ -139,6 +137,10 @@ class DecodedImages(Dataset):
 
     def describe_sample(self, i: int) -> str:
         return str(self.samples[i][0])
+
+
+class DecodedImages(ImageFiles):
+    """(uint8 CHW crop, label): the worker decodes, crops, resizes and flips (PIL)."""
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
         path, label = self.samples[i]
@@ -163,20 +165,11 @@ class EncodedImage(NamedTuple):
     converted: bool  # `data` is a re-encoding (not a JPEG, or CMYK): the workers' share reads the file itself
 
 
-class EncodedImages(Dataset):
+class EncodedImages(ImageFiles):
     """EncodedImage (JPEG bytes, crop box, flip, label, path): the worker reads the file and draws the crop from its
     header; the GPU decodes (decode='cuda'). A file that is not a JPEG, or a CMYK one, is re-encoded
     here as an RGB JPEG at quality 100, as the reference's preprocessing re-encodes them; a JPEG
     without its end marker is decoded here to be sure it is whole (the GPU's error would not name it)."""
-
-    def __init__(self, samples: Sequence[tuple[str, int]], crops: Crops, flags: Optional[SampleFlags] = None):
-        self.samples, self.crops, self.flags = samples, crops, flags
-
-    def __len__(self) -> int:
-        return len(self.samples)
-
-    def describe_sample(self, i: int) -> str:
-        return str(self.samples[i][0])
 
     def __getitem__(self, i: int) -> EncodedImage:
         path, label = self.samples[i]
@@ -308,9 +301,4 @@ def describe(folder: Folder) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m reference_models.resnet.data DATA_DIR")
-    try:
-        print(describe(load(sys.argv[1])))
-    except DataError as err:
-        sys.exit(f"error: {err}")
+    describe_command("python -m reference_models.resnet.data DATA_DIR", lambda path: describe(load(path)))

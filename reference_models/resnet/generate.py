@@ -18,7 +18,6 @@ writes them; large sets are written on every core.
 """
 from __future__ import annotations
 
-import argparse
 import io
 import math
 from dataclasses import asdict, dataclass
@@ -212,11 +211,8 @@ def ensure(spec: ImageSpec, out_dir: str | Path, workers: Optional[int] = None) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out_dir")
-    parser.add_argument("--workers", type=int, default=None, help="processes that write (default: every core)")
-    for name, value in asdict(ImageSpec()).items():
-        parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
+    parser = generated.command_line(__doc__, "out_dir", asdict(ImageSpec()), workers={
+        "type": int, "default": None, "help": "processes that write (default: every core)"})
     args = vars(parser.parse_args())
     out_dir, workers = args.pop("out_dir"), args.pop("workers")
     try:

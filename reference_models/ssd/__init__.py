@@ -4,36 +4,18 @@
     python -m harness.train model=ssd dataset=ssd_coco2017 seed=1              # real COCO 2017, reference scale
     python -m harness.train model=ssd dataset=ssd_coco2017 mode=throughput precision=amp
 """
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry
+from functools import partial
+
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
 from harness.interface.suite import VISION
 from reference_models.ssd.options import SSDOptions
-
-
-def prepare(cfg):
-    from reference_models.detection.coco import prepare as find_or_generate
-
-    return find_or_generate(cfg)
-
-
-def build(ctx):
-    from reference_models.ssd.benchmark import SSDBenchmark
-
-    return SSDBenchmark(ctx)
-
-
-def check_data(cfg, folder, report, decode):
-    from reference_models.detection.check_data import check
-
-    # as SSDBenchmark reads the splits: crowd boxes in training (the reference trains on them)
-    check(cfg, folder, report, decode, {"train": {"keep_empty": False, "include_crowd": True},
-                                        "val": {"keep_empty": True, "include_crowd": True}})
 
 
 SPEC = ModelSpec(
     name="ssd",
     options=SSDOptions,
     sample_unit="images",
-    build=build,
+    build=lazy("reference_models.ssd.benchmark:SSDBenchmark"),
     summary="SSD300-ResNet34 object detection on COCO 2017, box mAP",
     category=VISION,
     suite=SuiteEntry(step_s=(0.10, 0.35)),
@@ -43,7 +25,10 @@ SPEC = ModelSpec(
         ruleset="0.7.0",
         rules_file=None,  # the official training_0.7.0 rules (closed_ssd.yaml) apply
         real_dataset="ssd_coco2017",
-        prepare=prepare,
-        check=check_data,
+        prepare=lazy("reference_models.detection.coco:prepare"),
+        # as SSDBenchmark reads the splits: crowd boxes in training (the reference trains on them)
+        check=partial(lazy("reference_models.detection.check_data:check"),
+                      splits={"train": {"keep_empty": False, "include_crowd": True},
+                                "val": {"keep_empty": True, "include_crowd": True}}),
     ),
 )

@@ -5,30 +5,34 @@ with warm-up and step decay, COCO box mAP on every rank's share of val2017 score
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+from typing import Any
 
 import torch
 from harness.interface import LossTerms, RunContext, scaled_learning_rate
 from harness.interface.loader import check_command, make_shard_loader
-from harness.interface.sharding import shard_range
 from reference_models.detection import coco
 from reference_models.detection import decode as detection_decode
 from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.resnet import load_weights
 from reference_models.detection.schedule import WarmupMultiStep
+from reference_models.detection.training import CocoTraining
 from reference_models.ssd import decode as ssd_decode
 from reference_models.ssd.boxes import Encoder, boxes_per_location, default_boxes
 from reference_models.ssd.loss import ssd_loss_terms
 from reference_models.ssd.model import SSD300
 from reference_models.ssd.options import SSDOptions
 from reference_models.ssd.transforms import EvalTransform, DeviceFinish, TrainTransform, collate_truth
-from reference_models.vision import backend, decoders
+from reference_models.vision import decoders
 from reference_models.vision.prefetch import DeviceBatches
 
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
 
-class SSDBenchmark:
+class SSDBenchmark(CocoTraining):
+    """Its training batches: images, encoded box offsets, box labels; on a GPU, batches on it, their
+    targets encoded there ahead of the step (and, with a GPU decoder, the images decoded, cropped and
+    jittered there too)."""
+
     def __init__(self, ctx: RunContext[SSDOptions]):
         hp = self.hp = ctx.options
         self.ctx, self.rank, self.world_size, self.device = ctx, ctx.rank, ctx.world_size, ctx.device
@@ -52,10 +56,7 @@ class SSDBenchmark:
         self.memory_format = torch.channels_last if hp.channels_last else torch.contiguous_format
         self.model.to(memory_format=self.memory_format)
 
-        self._steps, self.n_train = ctx.cfg.throughput_steps, 0
-        self.train: Optional[coco.CocoSplit] = None  # mode=throughput reads no dataset
-        self.decode = backend.resolve(str(hp.decode), ctx.device)
-        self._device_batches: Any = None
+        self.start_training(ctx, str(hp.decode))
         if ctx.data_dir is not None:
             # On a GPU the targets are encoded there, a batch at once (Encoder.encode_batch: the same
             # targets), and the images normalised there (DeviceFinish: the same values, a quarter
@@ -63,9 +64,7 @@ class SSDBenchmark:
             cuda = ctx.device.type == "cuda"
             transform = TrainTransform(None if cuda else self.encoder, hp.image_size, hp.max_samples,
                                        hp.color_jitter, device_finish=cuda)
-            train: Any = coco.CocoSplit(ctx.data_dir, "train", transform, keep_empty=False, include_crowd=True)
-            # a bad training image is found now, not when an epoch reaches it: this rank's share of the split
-            train.check_images(shard_range(len(train), ctx.rank, ctx.world_size), check_command(ctx))
+            train: Any = coco.training_split(ctx, transform, include_crowd=True)
             self.train = train  # what data_findings counts, whichever path reads the files
             self.decode = detection_decode.choose(str(hp.decode), ctx.device)
             collate: Any = collate_truth if cuda else None
@@ -111,28 +110,6 @@ class SSDBenchmark:
     def _eval_shard(self) -> range:
         assert self.val is not None  # mode=train, where there is a dataset
         return my_images(len(self.val), self.rank, self.world_size, self.hp.eval_batch_size)
-
-    def data_findings(self) -> dict[str, int]:
-        return coco.split_findings(self.train, self.val)
-
-    def steps_per_epoch(self) -> int:
-        return self._steps
-
-    def train_samples(self) -> int:
-        return self.n_train  # training images with annotations, as the reference counts them
-
-    def eval_samples(self) -> int:
-        assert self.val is not None  # mode=train, where there is a dataset
-        return len(self.val)
-
-    def train_batches(self, epoch: int) -> Iterator[Batch]:
-        """The loader's host batches: images, encoded box offsets, box labels; on a GPU, batches on
-        it, their targets encoded there ahead of the step (and, with a GPU decoder, the images decoded,
-        cropped and jittered there too)."""
-        if self._device_batches is not None:
-            yield from self._device_batches(self.loader.epoch(epoch))
-            return
-        yield from self.loader.epoch(epoch)
 
     def _encoded(self, batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor], slot: int
                  ) -> tuple[Batch, tuple[torch.Tensor, ...]]:

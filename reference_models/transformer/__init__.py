@@ -5,34 +5,16 @@ to uncased BLEU 0.25 on newstest2014.
     python -m harness.train model=transformer dataset=wmt17 seed=1              # real WMT17, reference scale
     python -m harness.train model=transformer dataset=wmt17 mode=throughput precision=amp
 """
-from harness.interface import FastPath, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry
+from harness.interface import FastPath, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
 from harness.interface.suite import LANGUAGE
 from reference_models.transformer.options import TransformerOptions
-
-
-def prepare(cfg):
-    from reference_models.transformer.benchmark import prepare as find_or_generate
-
-    return find_or_generate(cfg)
-
-
-def build(ctx):
-    from reference_models.transformer.benchmark import TransformerBenchmark
-
-    return TransformerBenchmark(ctx)
-
-
-def check_data(cfg, folder, report, decode):
-    from reference_models.transformer.check_data import check
-
-    check(cfg, folder, report, decode)
 
 
 SPEC = ModelSpec(
     name="transformer",
     options=TransformerOptions,
     sample_unit="tokens",
-    build=build,
+    build=lazy("reference_models.transformer.benchmark:TransformerBenchmark"),
     summary="Transformer-big translation on WMT17 En-De, BLEU",
     category=LANGUAGE,
     suite=SuiteEntry(step_s=(0.10, 0.35)),
@@ -45,7 +27,7 @@ SPEC = ModelSpec(
         ruleset="0.7.0",
         rules_file=None,  # the official training_0.7.0 rules (closed_transformer.yaml) apply
         real_dataset="wmt17",
-        prepare=prepare,
-        check=check_data,
+        prepare=lazy("reference_models.transformer.benchmark:prepare"),
+        check=lazy("reference_models.transformer.check_data:check"),
     ),
 )

@@ -22,7 +22,6 @@ pins them (reference_models/transformer/benchmark.py).
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
@@ -33,6 +32,7 @@ from torch.utils.data import Dataset
 
 from harness.interface import DataError
 from harness.interface.corpus import Corpus, read_text
+from harness.interface.findings import describe_command
 from reference_models.transformer.tokenizer import PAD_ID, Subtokenizer
 
 VOCAB_FILE = "vocab.ende.32768"
@@ -278,9 +278,4 @@ def describe(data: TranslationData) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m reference_models.transformer.data DATA_DIR")
-    try:
-        print(describe(load(sys.argv[1], 256)))
-    except DataError as err:
-        sys.exit(f"error: {err}")
+    describe_command("python -m reference_models.transformer.data DATA_DIR", lambda path: describe(load(path, 256)))

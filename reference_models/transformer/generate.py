@@ -14,7 +14,6 @@ pipeline read these files exactly as they read the real ones.
 """
 from __future__ import annotations
 
-import argparse
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -86,11 +85,7 @@ def ensure(spec: CorpusSpec, out_dir: str | Path) -> Path:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out_dir")
-    for name, value in CorpusSpec().flat().items():
-        parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
-    args = vars(parser.parse_args())
+    args = vars(generated.command_line(__doc__, "out_dir", CorpusSpec().flat()).parse_args())
     out_dir = args.pop("out_dir")
     print(f"wrote {ensure(CorpusSpec.from_flat(args), out_dir)}")
 

@@ -4,19 +4,14 @@ reference_models.txl_large; this package holds what they share.
 
     python -m harness.train model=txl_base mode=throughput precision=amp
 """
-from harness.interface import FastPath, ModelSpec, SuiteEntry
+from harness.interface import FastPath, ModelSpec, SuiteEntry, lazy
 from harness.interface.suite import LANGUAGE
 from reference_models.txl.options import TXLOptions
 
 
-def build(ctx):
-    from reference_models.txl.benchmark import TXLBenchmark
-
-    return TXLBenchmark(ctx)
-
-
 def spec(name: str, summary: str, suite: SuiteEntry) -> ModelSpec:
-    return ModelSpec(name=name, options=TXLOptions, sample_unit="tokens", build=build, summary=summary,
+    return ModelSpec(name=name, options=TXLOptions, sample_unit="tokens",
+                     build=lazy("reference_models.txl.benchmark:TXLBenchmark"), summary=summary,
                      category=LANGUAGE, suite=suite,
                      # each decoder layer compiled with torch's own CUDA graphs: the adaptive softmax's
                      # gathers stay outside them (their shapes follow the segment's clusters)

@@ -8,6 +8,7 @@ import signal
 
 import pytest
 
+from harness import registry
 from harness.config import compose
 from harness.run import session
 from harness.run.interrupts import stop_on_sigterm
@@ -39,7 +40,8 @@ def test_the_launchers_sigterm_while_a_rank_names_its_dead_peer_still_ends_the_l
     saved = signal.getsignal(signal.SIGTERM)
     stop_on_sigterm()
     try:
-        job = session.RankJob(cfg=compose(["model=ncf", "device=cpu"]), run_dir=tmp_path, data_dir=None, world=TWO)
+        job = session.RankJob(cfg=compose(["model=ncf", "device=cpu"]), spec=registry.get("ncf"), run_dir=tmp_path,
+                              data_dir=None, world=TWO)
         with pytest.raises(session.PeerDied) as caught:  # the dead peer is the run's error, not the signal
             session.run_rank(job)
     finally:

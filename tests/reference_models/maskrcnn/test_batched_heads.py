@@ -168,7 +168,7 @@ def test_the_model_with_batched_heads_trains_and_detects_as_with_torchvisions():
     results = {}
     for heads in ("torchvision", "batched"):
         torch.manual_seed(0)
-        model = build_model(OmegaConf.merge(cfg.model, {"heads": heads}), 3)
+        model = build_model(OmegaConf.to_object(OmegaConf.merge(cfg.model, {"heads": heads})), 3)
         torch.manual_seed(1)
         losses = model(images, targets)
         sum(losses.values()).backward()
@@ -191,7 +191,7 @@ def test_the_model_with_batched_heads_trains_and_detects_as_with_torchvisions():
 @pytest.mark.parametrize("heads", ["torchvision", "batched"])
 def test_a_degenerate_target_box_is_named(heads):
     cfg = compose(["model=maskrcnn", "+debug=maskrcnn", "seed=1", "device=cpu", f"model.heads={heads}"])
-    model = build_model(cfg.model, 3).train()
+    model = build_model(OmegaConf.to_object(cfg.model), 3).train()
     good = {"boxes": torch.tensor([[2.0, 2, 30, 40]]), "labels": torch.tensor([1]),
             "masks": torch.ones(1, 64, 64, dtype=torch.uint8)}
     bad = {**good, "boxes": torch.tensor([[2.0, 2, 30, 40], [10.0, 5, 10, 20]]), "labels": torch.tensor([1, 2]),

@@ -32,8 +32,7 @@ RTOL, ATOL = 1e-4, 1e-6
 
 def _hp():
     cfg = compose(["model=maskrcnn", "+debug=maskrcnn", "seed=1", "device=cpu", "model.detections_per_image=20"])
-    OmegaConf.resolve(cfg)
-    return cfg.model
+    return OmegaConf.to_object(cfg.model)
 
 
 def _batch(n: int = 3, h: int = 120, w: int = 152, objects: int = 3):

@@ -12,7 +12,7 @@ from reference_models.maskrcnn.model import build_model
 
 def _real(**overrides):
     cfg = compose(["model=maskrcnn", "dataset=maskrcnn_coco2017", "seed=1"])
-    hp = OmegaConf.merge(cfg.model, overrides)
+    hp = OmegaConf.to_object(OmegaConf.merge(cfg.model, overrides))
     return hp, build_model(hp, 81)
 
 
