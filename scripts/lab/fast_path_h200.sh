@@ -6,7 +6,8 @@
 #
 #   source scripts/lab/device_env.sh && bash scripts/lab/fast_path_h200.sh "$OUT" tests speech txl
 #
-# Stages: tests, decode_tests (ResNet's GPU decode tests), speech (tacotron2, waveglow: tf32 and amp), txl (txl_base, txl_large: amp), bert
+# Stages: gpu_tests (every test file with a test that needs CUDA: those that skip on a CPU, under
+# pytest-timeout's per-test limit), tests, decode_tests (ResNet's GPU decode tests), speech (tacotron2, waveglow: tf32 and amp), txl (txl_base, txl_large: amp), bert
 # (bert_large amp), gnmt (amp), resnet (amp), maskrcnn (amp), embedded (each time-to-train model's
 # embedded preset trained once on the GPU, default precision and path). WINDOW_S / WARMUP_S size the
 # bench windows (default 1.5 / 2).
@@ -24,6 +25,10 @@ bench() {  # bench GROUP TIMEOUT ARGS...
 }
 for stage in "$@"; do
   case $stage in
+    gpu_tests) mapfile -t files < <(grep -rl "cuda.is_available()" tests --include="test_*.py" | sort)
+             timeout 480 python3 -m pytest -q -p no:cacheprovider -o addopts="-ra" -o timeout=150 --tb=short \
+               --durations=10 "${files[@]}" > "$out/gpu_tests.txt" 2>&1; echo "== gpu_tests: exit $?"
+             grep -E "^(FAILED|ERROR|SKIPPED)|passed|failed" "$out/gpu_tests.txt" | tail -n 25;;
     tests) timeout 200 python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/run/test_graph.py \
              tests/test_fastpath.py > "$out/gpu_tests.txt" 2>&1; echo "== tests: exit $?"; tail -n 5 "$out/gpu_tests.txt";;
     decode_tests) timeout 100 python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/reference_models/resnet/test_decode.py \
