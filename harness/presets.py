@@ -20,6 +20,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 import harness.outputs  # noqa: F401  (registers the run and sweep directory resolvers conf/config.yaml uses)
+import harness.config_schema  # noqa: F401  (stores the harness's schema, conf/config.yaml's first default)
 from harness import registry
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
@@ -30,8 +31,6 @@ COMMAND_LINE = "command line"
 
 @contextmanager
 def _loader() -> Iterator[ConfigLoader]:
-    import harness.config  # noqa: F401  (stores the harness's schema, conf/config.yaml's first default)
-
     registry.load()  # the models' schemas, conf folders and HARNESS_MODELS' configs, before any lookup
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         loader = GlobalHydra.instance().config_loader()

@@ -82,7 +82,7 @@ def print_help(args: list[str]) -> int:
     print(__doc__.split("\n\n", 1)[1].rstrip())
     print("\n<- what set each value last: a preset file (`--info defaults` lists them in the order Hydra merges "
           "them), the command line, or the default of the options' dataclass.")
-    print("\nOptions (key=value; harness/config.py):")
+    print("\nOptions (key=value; harness/config_schema.py):")
     print(describe(HarnessConfig, {**values, "model": spec.name, "dataset": dataset},
                    source=lambda key: source_of(where, key)))
     print(f"\nmodel={spec.name} ({spec.summary}; model.<option>=...; dataset "
