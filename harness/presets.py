@@ -6,6 +6,7 @@ Hydra's own defaults list, the file that set each value last.
 """
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -27,12 +28,15 @@ CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 REPO = CONF_DIR.parent
 DEFAULT = "default"
 COMMAND_LINE = "command line"
+# Hydra's loader is one per process (GlobalHydra): threads that look configs up (harness.bench's
+# cells) take turns
+_HYDRA = threading.Lock()
 
 
 @contextmanager
 def _loader() -> Iterator[ConfigLoader]:
     registry.load()  # the models' schemas, conf folders and HARNESS_MODELS' configs, before any lookup
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+    with _HYDRA, initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         loader = GlobalHydra.instance().config_loader()
         yield loader
 
@@ -75,13 +79,13 @@ def sources(overrides: list[str]) -> dict[str, str]:
             for key in _leaves(loaded.config, entry.package):
                 _set(where, key, label)
     parsed = OverridesParser.create().parse_overrides(list(overrides))
-    for group in ("model", "dataset"):  # the choices themselves: conf/config.yaml's defaults, or the command line
-        where[group] = COMMAND_LINE if any(o.key_or_group == group for o in parsed) else "conf/config.yaml"
     for override in parsed:
         key = override.key_or_group
         if override.is_delete() or key in groups or "/" in key or key.startswith("hydra"):
             continue  # a group's choice (+debug=<m>): its file is in the defaults list
         _set(where, key, COMMAND_LINE)
+    for group in ("model", "dataset"):  # the choices themselves: conf/config.yaml's defaults, or the command line
+        where[group] = COMMAND_LINE if any(o.key_or_group == group for o in parsed) else "conf/config.yaml"
     return where
 
 

@@ -99,6 +99,7 @@ def test_each_value_names_the_file_that_set_it_last_or_the_command_line_or_the_d
     assert source_of(where, "dataset.generator.verbs") == gnmt + "dataset/gnmt_embedded.yaml"
     assert source_of(where, "model.dropout") == source_of(where, "dataset.generator.nouns") == COMMAND_LINE
     assert source_of(where, "model.vocab_size") == source_of(where, "seed") == DEFAULT
+    assert source_of(where, "model") == COMMAND_LINE and source_of(where, "dataset") == "conf/config.yaml"
     real = sources(["model=gnmt", "dataset=wmt16"])
     assert source_of(real, "model.batch_size") == gnmt + "model/gnmt.yaml"
     assert source_of(real, "dataset.path") == gnmt + "dataset/wmt16.yaml"
