@@ -13,24 +13,31 @@ the registry is imported only then.
 """
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 from hydra.core.config_search_path import ConfigSearchPath
 from hydra.plugins.search_path_plugin import SearchPathPlugin
 
-HARNESS_CONF = Path(__file__).resolve().parents[2] / "conf"
-
 
 class ModelPresets(SearchPathPlugin):
     def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
         entries = [e.path for e in search_path.get_path() if e.path is not None]
-        if not any(_folder(p) == HARNESS_CONF for p in entries):
+        conf = _harness_conf()
+        if conf is None or conf not in {_folder(p) for p in entries}:
             return
         from harness import registry
 
         for folder in registry.conf_folders():
             if not any(_folder(p) == folder for p in entries):
                 search_path.append(provider=f"harness:{folder.parent.name}", path=f"file://{folder}")
+
+
+def _harness_conf() -> Path | None:
+    """The conf/ folder beside the harness package Python imports (harness/presets.py's CONF_DIR),
+    found without importing it."""
+    spec = importlib.util.find_spec("harness")
+    return Path(spec.origin).resolve().parent.parent / "conf" if spec is not None and spec.origin else None
 
 
 def _folder(path: str) -> Path | None:
