@@ -45,6 +45,9 @@ _.base_width
 _.dilation
 _.avgpool
 _.compute_loss  # torchvision's RegionProposalNetwork calls it
+# a Hydra plugin, which Hydra finds by its base class and calls
+_.ModelPresets
+_.manipulate_search_path
 # protocol signatures: submitit's checkpoint, a DataLoader's worker_init_fn, __exit__'s arguments
 _.checkpoint
 _.worker_id

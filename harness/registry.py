@@ -1,13 +1,16 @@
 """The reference models the harness can run: a plain list, one entry per package under reference_models/.
 
-Registering a model (docs/adding_a_model.md) is one line in MODELS; the conformance test
-(tests/test_conformance.py) then trains it at its debug preset. `load()` stores each model's options
-dataclass as the schema of conf/model/<name>.yaml, so Hydra type-checks every model option; it runs
+Registering a model (docs/adding_a_model.md) is one line in PACKAGES; the conformance test
+(tests/test_conformance.py) then trains it at its debug preset. A model's presets are YAML files in
+its package's conf/ folder (model/<name>.yaml, dataset/, model_for/, debug/), which Hydra finds through
+hydra_plugins/harness_presets (`conf_folders()` lists them). `load()` stores each model's options
+dataclass as the schema of its model/<name>.yaml, so Hydra type-checks every model option; it runs
 once, when a command first composes a config or looks a model up, never at import.
 
 A model that lives outside this repository (a user's own, or a test's stand-in) joins for one
 command through the environment: `load()` imports each module of HARNESS_MODELS=pkg.module[,pkg.other]
-and registers its SPEC, with its options' defaults as the model config and its DATASETS, if any:
+and registers its SPEC, with a package's conf/ folder as above, or else its options' defaults as the
+model config and its DATASETS, if any:
 
     HARNESS_MODELS=tests.models.twopart python -m harness.train model=twopart seed=1
 """
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Optional
 
 from hydra.core.config_store import ConfigStore
@@ -24,8 +29,9 @@ from harness.interface import ModelSpec
 from reference_models import (bert_base, bert_large, gnmt, maskrcnn, ncf, resnet, ssd, tacotron2, transformer,
                               txl_base, txl_large, waveglow)
 
-MODELS: list[ModelSpec] = [ncf.SPEC, gnmt.SPEC, transformer.SPEC, resnet.SPEC, ssd.SPEC, maskrcnn.SPEC, bert_base.SPEC,
-                           bert_large.SPEC, txl_base.SPEC, txl_large.SPEC, tacotron2.SPEC, waveglow.SPEC]
+PACKAGES: list[ModuleType] = [ncf, gnmt, transformer, resnet, ssd, maskrcnn, bert_base, bert_large, txl_base, txl_large,
+                              tacotron2, waveglow]
+MODELS: list[ModelSpec] = [package.SPEC for package in PACKAGES]
 
 
 _loaded = False
@@ -57,27 +63,50 @@ def get(name: str) -> ModelSpec:
     raise ConfigError(f"unknown model '{name}'; choose one of: {', '.join(s.name for s in MODELS)}")
 
 
+def conf_folders() -> list[Path]:
+    """The presets folder (<package>/conf) of every registered model that has one, in registry order."""
+    load()
+    return [folder for folder in map(_conf_folder, PACKAGES) if folder is not None]
+
+
 def by_benchmark(benchmark: str) -> ModelSpec | None:
     """The time-to-train model whose logs carry this submission_benchmark, if the harness has one."""
     load()
     return next((s for s in MODELS if s.task is not None and s.task.benchmark == benchmark), None)
 
 
-def register(spec: ModelSpec, datasets: Optional[dict[str, dict[str, Any]]] = None) -> None:
-    """Add a model that has no conf/model/<name>.yaml: its options' defaults are its config, and each
-    of `datasets` ({name: {"dataset": {...}, "model": {overrides}}}) a dataset config of its own."""
+def register(spec: ModelSpec, datasets: Optional[dict[str, dict[str, Any]]] = None,
+             package: Optional[ModuleType] = None) -> None:
+    """Add a model: with the conf/ folder of `package`, its presets are there; else its options'
+    defaults are its config, and each of `datasets` ({name: {"dataset": {...}, "model": {overrides}}})
+    a dataset config, whose "model" part is its model_for/<name> preset, as a YAML dataset's is."""
     if any(s.name == spec.name for s in MODELS):
         raise ValueError(f"model {spec.name} is registered already")
     MODELS.append(spec)
+    _store_schema(spec)
+    if package is not None and _conf_folder(package) is not None:
+        PACKAGES.append(package)
+        return
     store = ConfigStore.instance()
     store.store(group="model", name=spec.name, node=spec.options(name=spec.name))
     for name, node in (datasets or {}).items():
-        store.store(group="dataset", name=name, node=node, package="_global_")
+        dataset = {"dataset": node["dataset"]}
+        if "model" in node:
+            store.store(group="model_for", name=name, node=node["model"])
+            dataset["defaults"] = [{"/model_for@model": name}, "_self_"]
+        store.store(group="dataset", name=name, node=dataset, package="_global_")
 
 
 def _store_schema(spec: ModelSpec) -> None:
-    # conf/model/<name>.yaml starts with `defaults: [/schema/model@_here_: <name>, _self_]`
+    # <package>/conf/model/<name>.yaml starts with `defaults: [/schema/model@_here_: <name>, _self_]`
     ConfigStore.instance().store(group="schema/model", name=spec.name, node=spec.options)
+
+
+def _conf_folder(package: ModuleType) -> Optional[Path]:
+    if not hasattr(package, "__path__"):  # a single-module model keeps its presets in code
+        return None
+    folder = Path(package.__file__ or "").resolve().parent / "conf"
+    return folder if folder.is_dir() else None
 
 
 def _load_plugins(names: str) -> None:
@@ -90,4 +119,4 @@ def _load_plugins(names: str) -> None:
         if not isinstance(spec, ModelSpec):
             raise ConfigError(f"HARNESS_MODELS names {module_name}, which has no ModelSpec called SPEC")
         if all(s.name != spec.name for s in MODELS):
-            register(spec, getattr(module, "DATASETS", None))
+            register(spec, getattr(module, "DATASETS", None), module)

@@ -25,7 +25,8 @@ from typing import Callable
 from omegaconf import DictConfig, OmegaConf
 
 from harness import registry
-from harness.config import CONF_DIR, HarnessConfig, check_cli, compose, datasets_for
+from harness.config import HarnessConfig, check_cli, compose
+from harness.presets import CONF_DIR, datasets_for
 from harness.errors import ConfigError
 from harness.interface import DataError
 from harness.outputs import check_paths, check_room, check_run_dirs, claim_run_dir, claim_sweep_dir
@@ -58,9 +59,10 @@ def overrides_of(args: list[str]) -> list[str]:
 
 def print_help(args: list[str]) -> int:
     """Every option of the harness and of the model named on the command line (else conf/config.yaml's
-    default model), with its value, bound and documentation."""
-    from harness.config import compose_unchecked
+    default model), with its value, bound, what set it (a preset file, the command line or the
+    default) and documentation."""
     from harness.interface.option_help import describe
+    from harness.presets import compose_unchecked, source_of, sources
 
     overrides = overrides_of(args)
     try:
@@ -76,12 +78,16 @@ def print_help(args: list[str]) -> int:
     spec = registry.get(str(cfg.model.name))
     dataset = cfg.dataset.name if cfg.get("dataset") else None
     values: dict = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]  # the root is a mapping
+    where = sources(overrides)
     print(__doc__.split("\n\n", 1)[1].rstrip())
-    print("\nOptions (key=value; harness/config.py):")
-    print(describe(HarnessConfig, {**values, "model": spec.name, "dataset": dataset}))
+    print("\n<- what set each value last: a preset file (`--info defaults` lists them in the order Hydra merges "
+          "them), the command line, or the default of the options' dataclass.")
+    print("\nOptions (key=value; harness/config_schema.py):")
+    print(describe(HarnessConfig, {**values, "model": spec.name, "dataset": dataset},
+                   source=lambda key: source_of(where, key)))
     print(f"\nmodel={spec.name} ({spec.summary}; model.<option>=...; dataset "
           f"{dataset or 'none: throughput-only'}):")
-    print(describe(spec.options, values["model"]))
+    print(describe(spec.options, values["model"], source=lambda key: source_of(where, f"model.{key}")))
     print(f"\nmodels: {', '.join(s.name for s in registry.models())}; datasets of {spec.name}: "
           f"{', '.join(datasets_for(spec.name)) or 'none'}; Hydra's own flags: --hydra-help")
     return EXIT_OK

@@ -1,7 +1,8 @@
-"""Every registered model, at its debug preset (conf/debug/<model>.yaml), through the harness's own parts:
-what its SPEC names lazily exists, it builds through harness.run.build, its first losses match its golden
-file for seed 1, it evaluates to a quality of its declared shape, and a CLI run writes a log its checker
-accepts (or rejects only for a target a debug run cannot reach). Throughput-only models run mode=throughput instead. Registering a model adds it
+"""Every registered model, at its debug preset (reference_models/<model>/conf/debug/<model>.yaml), through
+the harness's own parts: what its SPEC names lazily exists, it builds through harness.run.build, its first
+losses match its golden file for seed 1, it evaluates to a quality of its declared shape, and a CLI run
+writes a log its checker accepts (or rejects only for a target a debug run cannot reach). Throughput-only
+models run mode=throughput instead. Registering a model adds it
 here; its golden file is written by
 
     UPDATE_GOLDEN=1 python -m pytest tests/test_conformance.py
@@ -24,7 +25,7 @@ from harness.interface.lazy import Lazy
 from harness.observe.meter import ThroughputMeter
 from harness.run.build import build_run, context_for
 from harness.run.loop import train_epoch
-from tests.helpers import REPO, run_cli
+from tests.helpers import run_cli
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 STEPS = 4
@@ -39,7 +40,9 @@ def _overrides(name: str, tmp: Path) -> list[str]:
 
 @pytest.mark.parametrize("name", [s.name for s in registry.MODELS])
 def test_model_has_a_debug_preset_and_documented_options(name):
-    assert (REPO / "conf" / "debug" / f"{name}.yaml").is_file(), "add conf/debug/<model>.yaml"
+    package = next(p for p in registry.PACKAGES if p.SPEC.name == name)
+    assert (Path(package.__file__).parent / "conf" / "debug" / f"{name}.yaml").is_file(), \
+        "add reference_models/<model>/conf/debug/<model>.yaml"
     from harness.interface.option_help import field_docs
 
     spec = registry.get(name)

@@ -14,9 +14,9 @@ metric and the hyperparameters MLPerf logs. Two kinds:
 In mode=throughput `build` gets no dataset (`ctx.data_dir` is None): the model is built at the sizes
 its options give, and the harness trains it on `synthetic_batch()`, moved to the device once.
 
-A new model is a package under reference_models/ with a `SPEC` added to harness/registry.py and a
-conf/model/<name>.yaml (docs/adding_a_model.md). Nothing here imports torch at run time, so the
-report and the checker can read the registry without it.
+A new model is a package under reference_models/ with a `SPEC`, added to harness/registry.py, and its
+presets in reference_models/<name>/conf/ (docs/adding_a_model.md). Nothing here imports torch at run
+time, so the report and the checker can read the registry without it.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import dataclasses
 import enum
 import inspect
 import textwrap
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from harness.interface.options import bound_of, field_types, is_list, nested_options, shown, without_none
 
@@ -34,9 +34,11 @@ def field_docs(options: type) -> dict[str, str]:
     return docs
 
 
-def describe(options: type, values: Optional[Mapping[str, Any]] = None, prefix: str = "") -> str:
+def describe(options: type, values: Optional[Mapping[str, Any]] = None, prefix: str = "",
+             source: Optional[Callable[[str], str]] = None) -> str:
     """The fields of `options`, one block each: name, value (from `values`, else the default), its
-    bound or choices, and its documentation; nested blocks of options follow as `<field>.<name>`."""
+    bound or choices, what set it (`source` of its dotted name, if given), and its documentation;
+    nested blocks of options follow as `<field>.<name>`."""
     docs, kinds = field_docs(options), field_types(options)
     lines = []
     for f in dataclasses.fields(options):
@@ -53,11 +55,11 @@ def describe(options: type, values: Optional[Mapping[str, Any]] = None, prefix: 
             inner = value if isinstance(value, Mapping) else None
             if docs.get(f.name):
                 lines.append(f"  {prefix}{f.name}: " + docs[f.name])
-            lines.append(describe(nested, inner, f"{prefix}{f.name}."))
+            lines.append(describe(nested, inner, f"{prefix}{f.name}.", source))
             continue
         head = f"  {prefix}{f.name} = {shown(value)}".replace("'???'", "(required)")
         rule = _rule_text(f, kinds[f.name])
-        lines.append(head + (f"    [{rule}]" if rule else ""))
+        lines.append(head + (f"    [{rule}]" if rule else "") + (f"    <- {source(prefix + f.name)}" if source else ""))
         if docs.get(f.name):
             lines += ["      " + line for line in textwrap.wrap(docs[f.name], 92)]
     return "\n".join(lines)

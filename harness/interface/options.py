@@ -2,7 +2,7 @@
 bound and their documentation.
 
 A model declares `@dataclass class <Model>Options(ModelOptions)` with one docstring under each field
-(the way torchtitan documents its job config). The registry stores it as the schema of
+(the way torchtitan documents its job config). The registry stores it as the schema of its package's
 conf/model/<name>.yaml, so Hydra checks every key and type when the config is composed (a typo or a
 string where a number belongs is a one-line error before anything runs), and
 `python -m harness.train --help model=<name>` prints the fields with their bounds and documentation

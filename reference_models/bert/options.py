@@ -1,6 +1,6 @@
 """BERT's options, at BERT-large's values as NVIDIA's DeepLearningExamples fine-tunes it on SQuAD v1.1
-(uncased, 24 x 1024, 16 heads); conf/model/bert_large.yaml adds its batch, conf/model/bert_base.yaml
-its batch and BERT-base's sizes.
+(uncased, 24 x 1024, 16 heads); reference_models/bert_large/conf/model/bert_large.yaml adds its batch,
+reference_models/bert_base/conf/model/bert_base.yaml its batch and BERT-base's sizes.
 
     python -m harness.train --help model=bert_large
 """

@@ -1,5 +1,5 @@
 """GNMT's options, at the MLPerf reference's values (rnn_translator, ruleset 0.7.0, WMT16 En-De);
-conf/model/gnmt.yaml adds its batch, target and epoch cap, and datasets scale the model down.
+conf/model/gnmt.yaml adds its batch, target and epoch cap; conf/model_for/ scales it down.
 
     python -m harness.train --help model=gnmt
 """

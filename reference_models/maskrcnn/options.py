@@ -1,6 +1,6 @@
 """Mask R-CNN's options, at the MLCommons v0.7 reference's values (object_detection, those of
 maskrcnn-benchmark's e2e_mask_rcnn_R_50_FPN_1x on COCO 2017); conf/model/maskrcnn.yaml adds its batch,
-target and epoch cap, and datasets scale the model down.
+target and epoch cap; conf/model_for/ scales it down.
 
     python -m harness.train --help model=maskrcnn
 """

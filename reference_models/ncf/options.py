@@ -1,5 +1,5 @@
 """NCF's options, at the MLPerf reference's values (training/recommendation/pytorch, v0.5, ml-20m);
-conf/model/ncf.yaml adds its batch, target and epoch cap, and datasets scale the model down.
+conf/model/ncf.yaml adds its batch, target and epoch cap; conf/model_for/ scales it down.
 
     python -m harness.train --help model=ncf
 """

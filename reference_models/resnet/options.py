@@ -1,8 +1,8 @@
 """ResNet-50's options, at MLPerf's values (image_classification, ImageNet, top-1 0.759): SGD as NVIDIA's
 closed MLPerf v0.7 DGX A100 run set it (8 GPUs x 408 images, rate 6.0, weight decay 2.5e-5, 5 warm-up
 epochs, polynomial decay of power 2, label smoothing 0.1), the rate scaled linearly to other GPU counts.
-conf/model/resnet.yaml adds its batch, target, epoch cap and evaluation schedule; datasets scale the
-model down.
+conf/model/resnet.yaml adds its batch, target, epoch cap and evaluation schedule; conf/model_for/
+scales it down.
 
     python -m harness.train --help model=resnet
 """

@@ -1,6 +1,6 @@
 """SSD's options, at the MLCommons v0.7 reference's values (single_stage_detector, COCO 2017);
-conf/model/ssd.yaml adds its batch, target, epoch cap and evaluation epochs, and datasets scale the
-model down.
+conf/model/ssd.yaml adds its batch, target, epoch cap and evaluation epochs; conf/model_for/
+scales it down.
 
     python -m harness.train --help model=ssd
 """

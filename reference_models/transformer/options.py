@@ -1,5 +1,5 @@
 """The Transformer's options, at the MLPerf reference's values (translation, ruleset 0.7.0, WMT17 En-De);
-conf/model/transformer.yaml adds its batch, target and epoch cap, and datasets scale the model down.
+conf/model/transformer.yaml adds its batch, target and epoch cap; conf/model_for/ scales it down.
 
     python -m harness.train --help model=transformer
 """

@@ -1,6 +1,6 @@
 """Transformer-XL's options, at base's values as NVIDIA's DeepLearningExamples trains it on WikiText-103
-(wt103_base.yaml); conf/model/txl_base.yaml adds its batch, conf/model/txl_large.yaml its batch and
-large's sizes (wt103_large.yaml).
+(wt103_base.yaml); reference_models/txl_base/conf/model/txl_base.yaml adds its batch,
+reference_models/txl_large/conf/model/txl_large.yaml its batch and large's sizes (wt103_large.yaml).
 
     python -m harness.train --help model=txl_base
 """

@@ -1,0 +1,67 @@
+"""A bad command line gives one line that names the option, the value and what it needs: an unknown
+choice lists the choices, an unknown option the options beside it (the closest first), a value of the
+wrong type the type (harness/config_messages.py)."""
+from __future__ import annotations
+
+import pytest
+
+from harness.config import check_cli
+from harness.errors import ConfigError
+from tests.helpers import REPO
+
+
+def _choices(group: str) -> str:
+    """Every config of a group, as the error lists them: a new model or dataset needs no edit here."""
+    return ", ".join(sorted(p.stem for p in REPO.glob(f"reference_models/*/conf/{group}/*.yaml")))
+
+
+@pytest.mark.parametrize("args,message", [
+    (["model=foo"], f"unknown model 'foo'; choose one of: {_choices('model')}"),
+    (["dataset=nope"], f"unknown dataset 'nope'; choose one of: {_choices('dataset')}"),
+    (["foo=1"], "unknown option 'foo'; options are: model, dataset, seed"),
+    (["model.zz=1"], "unknown option 'model.zz'; 'model' has: name, batch_size, max_epochs, target"),
+    (["gpus=abc"], "gpus: Value 'abc' of type 'str' could not be converted to Integer"),
+    (["precision=fp64"], "precision=fp64 is not an option; choose one of: fp32, tf32, amp, bf16"),
+    (["device=tpu"], "device=tpu is not an option; choose one of: auto, cpu, cuda"),
+    (["mlperf.division=semi"], "mlperf.division=semi is not an option; choose one of: closed, open"),
+    (["model.batch_size=abc"], "model.batch_size: Value 'abc' of type 'str' could not be converted to Integer"),
+    (["model.batch_size=1.5"], "model.batch_size: Value '1.5' of type 'float' could not be converted to Integer"),
+    (["model.layers=3"], "model.layers: Invalid value assigned: int is not a ListConfig, list or tuple"),
+    (["model=resnet", "model.optimizer=adam"], "model.optimizer=adam is not an option; choose one of: sgd, lars"),
+    (["model=bert_base", "mode=throughput", "model.workload=squad2"],
+     "model.workload=squad2 is not an option; choose one of: squad384, pretrain128, pretrain512"),
+    (["dataset.generator.users=1.5"], "dataset.generator.users=1.5: expected an integer like the default 4000"),
+    (["model.target=high"], "model.target must be a number, got 'high'"),
+    (["precision=amp", "device=cpu"], "precision=amp needs a CUDA device, not device=cpu"),
+    (["eval_every=3", "model.eval_offset=3"], "eval_offset=3: need 0 <= offset < eval_every (3)"),
+    (["max_epochs=0"], "max_epochs=0: out of range; need max_epochs >= 1"),
+    (["model.batch_size=0"], "model.batch_size=0: out of range; need batch_size >= 1"),
+    (["gpus=0"], "gpus=0: out of range; need gpus >= 1"),
+    (["telemetry_interval_s=0"], "telemetry_interval_s=0.0: out of range; need telemetry_interval_s > 0"),
+    (["progress_timeout_s=0"], "progress_timeout_s=0.0: out of range; need progress_timeout_s > 0"),
+    (["model.learning_rate=inf"], "model.learning_rate=inf: out of range; need a finite number, learning_rate > 0"),
+    (["model.dropout=nan"], "model.dropout=nan: out of range; need a finite number, 0 <= dropout < 1"),
+    (["run_id=../../elsewhere"], "run_id='../../elsewhere': out of range; need a name of letters, digits"),
+    (["model.lr=0.01"], "unknown option 'model.lr'; did you mean 'model.learning_rate'? 'model' has: name,"),
+    (["+model.lr=0.01"], "unknown option 'model.lr'; did you mean 'model.learning_rate'?"),
+    # the options listed are the model's own, not the default model's
+    (["model=resnet", "model.lr=-1"], "did you mean 'model.learning_rate'? 'model' has: name, batch_size, max_epochs, "
+                                      "target, eval_every, eval_offset, eval_epochs, eval_every_samples, layers, width"),
+    (["model=ssd", "model.lr=-1"], "'model' has: name, batch_size, max_epochs, target, eval_every, eval_offset, "
+                                   "eval_epochs, eval_every_samples, image_size, backbone_layers"),
+    # the learning-rate warm-ups are lr_warmup_*: the throughput's warmup_steps is the harness's own option
+    (["model=gnmt", "model.warmup_steps=5"], "unknown option 'model.warmup_steps'; did you mean 'model.lr_warmup_steps'"),
+    (["model=transformer", "model.warmup_steps=5"],
+     "unknown option 'model.warmup_steps'; did you mean 'model.lr_warmup_steps'"),
+    (["model=gnmt", "model.warmup_samples=64"], "did you mean 'model.lr_warmup_samples'"),
+    (["model=resnet", "model.warmup_epochs=1"], "did you mean 'model.lr_warmup_epochs'"),
+    (["model.layers.x=1"], "model.layers.x=1: model.layers is a list; give a position (model.layers.0=...) "
+                           "or the whole list (model.layers=[...])"),
+    (["seed=1,x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),
+    (["model=ncf,foo"], "unknown model 'foo'"),
+])
+def test_bad_options_give_one_line(args, message):
+    with pytest.raises(ConfigError) as err:
+        check_cli(args)
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
