@@ -9,8 +9,8 @@
 # Stages: gpu_tests (every test file with a test that needs CUDA: those that skip on a CPU, under
 # pytest-timeout's per-test limit), tests, decode_tests (ResNet's GPU decode tests), speech (tacotron2, waveglow: tf32 and amp), txl (txl_base, txl_large: amp), bert
 # (bert_large amp), gnmt (amp), resnet (amp), maskrcnn (amp), embedded (each time-to-train model's
-# embedded preset trained once on the GPU, default precision and path). WINDOW_S / WARMUP_S size the
-# bench windows (default 1.5 / 2).
+# embedded preset trained once on the GPU, default precision and path; EMBEDDED names fewer, EMBEDDED_S
+# limits each). WINDOW_S / WARMUP_S size the bench windows (default 1.5 / 2); TESTS_S limits gpu_tests.
 set -uo pipefail
 out=$(realpath -m "${1:?usage: fast_path_h200.sh OUT STAGE...}"); shift
 mkdir -p "$out"
@@ -26,7 +26,7 @@ bench() {  # bench GROUP TIMEOUT ARGS...
 for stage in "$@"; do
   case $stage in
     gpu_tests) mapfile -t files < <(grep -rl "cuda.is_available()" tests --include="test_*.py" | sort)
-             timeout 480 python3 -m pytest -q -p no:cacheprovider -o addopts="-ra" -o timeout=150 --tb=short \
+             timeout "${TESTS_S:-480}" python3 -m pytest -q -p no:cacheprovider -o addopts="-ra" -o timeout=150 --tb=short \
                --durations=10 "${files[@]}" > "$out/gpu_tests.txt" 2>&1; echo "== gpu_tests: exit $?"
              grep -E "^(FAILED|ERROR|SKIPPED)|passed|failed" "$out/gpu_tests.txt" | tail -n 25;;
     tests) timeout 200 python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/run/test_graph.py \
@@ -40,8 +40,8 @@ for stage in "$@"; do
     gnmt) bench gnmt 120 --models gnmt --precisions amp;;
     resnet) bench resnet 170 --models resnet --precisions amp;;
     maskrcnn) bench maskrcnn 150 --models maskrcnn --precisions amp;;
-    embedded) for m in ncf resnet gnmt transformer ssd maskrcnn; do
-                timeout 150 python3 -m harness.train model=$m seed=1 progress=false output_root="$out/emb" \
+    embedded) for m in ${EMBEDDED:-ncf resnet gnmt transformer ssd maskrcnn}; do
+                timeout "${EMBEDDED_S:-150}" python3 -m harness.train model=$m seed=1 progress=false output_root="$out/emb" \
                   > "$out/emb_$m.txt" 2>&1; echo "== embedded $m: exit $?"; grep -E "^(SUCCESS|ABORTED|FAILED)" "$out/emb_$m.txt"
               done;;
     *) echo "unknown stage $stage";;
