@@ -94,16 +94,22 @@ def _throughput_losses(model: str, extra: list[str], steps: int = 4) -> list[flo
     return [float(train_step(run, batch)[0]) for _ in range(steps)]
 
 
+# Dropout off: the comparison is of the arithmetic, not of two random streams. With it on, even under
+# Inductor's fallback_random, the three models with dropout failed it on the H200 (2026-12-02) and ResNet
+# passed: a compiled or graphed step need not draw its masks in eager's order.
+NO_DROPOUT = {"txl_base": ["model.dropout=0"], "bert_base": ["model.dropout=0", "model.attention_dropout=0"],
+              "transformer": ["model.dropout=0", "model.attention_dropout=0", "model.relu_dropout=0"]}
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the fast paths compile for a CUDA device")
 @pytest.mark.parametrize("model", ["resnet", "txl_base", "bert_base", "transformer"])
 def test_a_compiled_fast_path_trains_as_the_eager_step_does(model, monkeypatch):
     """The declared compile options change how the step runs, not what it computes: in IEEE fp32 the
-    compiled losses follow the eager ones step by step within 1e-3 (Inductor reorders reductions).
-    Inductor draws dropout's masks from its own generator unless told to call eager's random
-    operators, as its `fallback_random` does for such comparisons: with it both draw the same masks."""
+    compiled losses follow the eager ones step by step within 1e-3 (Inductor reorders reductions)."""
     import torch._inductor.config
 
-    monkeypatch.setattr(torch._inductor.config, "fallback_random", True)
-    eager, fast = _throughput_losses(model, ["eager=true"]), _throughput_losses(model, [])
+    monkeypatch.setattr(torch._inductor.config, "fallback_random", True)  # any random op left: eager's
+    extra = NO_DROPOUT.get(model, [])
+    eager, fast = _throughput_losses(model, ["eager=true", *extra]), _throughput_losses(model, extra)
     assert fast == pytest.approx(eager, rel=1e-3)
     assert len(set(fast)) > 1  # the weights moved

@@ -145,7 +145,10 @@ def test_a_failing_rank_is_one_line_and_leaves_nothing_outside_the_output_root(t
     """The console gets the cause, not the launcher's tracebacks (they are in train.log), and the
     spawned ranks' temporary error files stay in the run directory."""
     (tmp_path / "tmp").mkdir()
-    args = [a.replace("device=cpu", "device=auto") for a in TPUT2] + ["model.crash_on_rank=1"]
+    # device=auto where no GPU is: the CPU fallback's line is checked too (a GPU host runs the CPU ranks as
+    # asked: with one GPU, gpus=2 device=auto is refused before any rank starts)
+    auto = not torch.cuda.is_available()
+    args = [a.replace("device=cpu", "device=auto") if auto else a for a in TPUT2] + ["model.crash_on_rank=1"]
     proc = _start(tmp_path, *args, env={"TMPDIR": str(tmp_path / "tmp")})
     out, err = proc.communicate(timeout=240)
     assert proc.returncode == 1, err
@@ -157,7 +160,7 @@ def test_a_failing_rank_is_one_line_and_leaves_nothing_outside_the_output_root(t
     assert left == []
     (train_log,) = (tmp_path / "out").rglob("train.log")
     assert "Traceback" in train_log.read_text() and "fails on purpose" in train_log.read_text()
-    if not torch.cuda.is_available():
+    if auto:
         assert "no GPU on this host: gpus=2 runs 2 CPU ranks (device=cpu, gloo)" in out
 
 
