@@ -17,7 +17,7 @@ from harness.results.analysis.platforms import GeoMean, ThroughputPair
 from harness.results.report import render
 from harness.results.report.decision import METHOD
 from harness.results.report.plots import plot_compare
-from harness.results.report.verdicts import describe
+from harness.results.report.verdicts import describe, describe_chances
 
 
 def _x(v: Optional[float]) -> str:
@@ -60,8 +60,9 @@ def verdict_lines(c: Comparison) -> list[str]:
         where = f"{p.benchmark} {m.gpus} {p.precision or ''}".strip()
         if m.confidence is not None:
             out.append(f"{where}: {describe(m.confidence)}")
-        if m.chances is not None and m.chances.text:
-            out.append(f"{where}: chances: {m.chances.text}")
+        said = "" if m.chances is None else describe_chances(m.chances)
+        if said:
+            out.append(f"{where}: chances: {said}")
         if m.cost:
             out.append(f"{where}: cost: {m.cost}")
     return out

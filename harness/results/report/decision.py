@@ -14,7 +14,7 @@ from harness.results.analysis import confidence, cost
 from harness.results.report import render
 from harness.results.analysis.confidence import GroupConfidence, Interval
 from harness.results.analysis.stats import key_cells
-from harness.results.report.verdicts import describe, describe_group
+from harness.results.report.verdicts import describe, describe_chances, describe_group
 
 METHOD = (f"95% intervals: bootstrap over runs (scipy.stats.bootstrap, BCa, or percentile where BCa is undefined), "
           f"{confidence.RESAMPLES:,} resamples of each side, seed {confidence.SEED}; verdicts: two-sided permutation "
@@ -68,8 +68,9 @@ def _lines(where: str, conf: Any, odds: Any) -> list[str]:
     out = []
     if conf is not None:
         out.append(f"{' '.join(where.split())}: {describe(conf)}")
-    if odds is not None and odds.text:
-        out.append(f"{' '.join(where.split())}: chances: {odds.text}")
+    said = "" if odds is None else describe_chances(odds)
+    if said:
+        out.append(f"{' '.join(where.split())}: chances: {said}")
     return out
 
 

@@ -16,10 +16,11 @@ from typing import Any, Optional, Sequence
 from harness.results.analysis import confidence, cost, lineage
 from harness.results.analysis import round as round_view
 from harness.results.analysis.accelerators import AcceleratorPair
+from harness.results.analysis.chances import Chances
 from harness.results.analysis.compare import Speedup
 from harness.results.read.summary import tally
 from harness.results.report import render
-from harness.results.report.verdicts import describe, describe_group
+from harness.results.report.verdicts import describe, describe_chances, describe_group
 
 SCHEMA = "harness.report/4"
 COMPARE_SCHEMA = "harness.compare/2"
@@ -62,11 +63,14 @@ def _bound(run: Any) -> bool:
 
 def plain(x: Any) -> Any:
     """dataclasses.asdict, with the sentences the JSON has always carried written where the words are made:
-    a verdict's (a Judgement's "text"), a score's interval (a GroupConfidence's), a chip pair's verdict."""
+    a verdict's (a Judgement's "text"), a score's interval (a GroupConfidence's), a chip pair's verdict,
+    a speedup's chances (a Chances' "text")."""
     if isinstance(x, confidence.Judgement):
         return {**_fields(x), "text": describe(x)}
     if isinstance(x, confidence.GroupConfidence):
         return {**_fields(x, skip="resampled"), "text": describe_group(x)}
+    if isinstance(x, Chances):
+        return {**_fields(x), "text": describe_chances(x)}
     if isinstance(x, AcceleratorPair):
         return {**_fields(x, skip="judgement"), "text": "" if x.judgement is None else describe(x.judgement)}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
@@ -183,7 +187,7 @@ def judged_row(j: Optional[confidence.Judgement], odds: Any) -> dict[str, Any]:
     row["epochs_low"], row["epochs_high"] = _iv(j.epochs_interval)
     if odds is not None:
         row.update({"expected_speedup": odds.expected, "p_observed": odds.p_observed, "shared_seed": odds.seed,
-                    "seed_speedup": odds.seed_speedup, "p_seed": odds.p_seed, "chances": odds.text})
+                    "seed_speedup": odds.seed_speedup, "p_seed": odds.p_seed, "chances": describe_chances(odds)})
     return row
 
 
