@@ -44,7 +44,7 @@ class Matched:
     chances: Optional[Chances]
     a_usd_per_hour: Optional[float] = None
     b_usd_per_hour: Optional[float] = None
-    cost: Optional[str] = None  # "A costs 3.00x B per hour and is ... as fast: a run costs ..."
+    cost: Optional[cost.CostRatio] = None  # A's price per hour against B's, beside A's speedup
 
 
 @dataclass

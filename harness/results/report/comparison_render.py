@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness.results.analysis import cost
 from harness.results.analysis.compare import count_label
 from harness.results.analysis.comparison import TTT_FIELDS, Comparison, cost_rows
 from harness.results.analysis.confidence import Judgement
 from harness.results.analysis.platforms import GeoMean, ThroughputPair
 from harness.results.report import render
+from harness.results.report.costs import cost_notes, cost_table, describe_cost
 from harness.results.report.decision import METHOD
 from harness.results.report.plots import plot_compare
 from harness.results.report.verdicts import describe, describe_chances
@@ -63,8 +63,9 @@ def verdict_lines(c: Comparison) -> list[str]:
         said = "" if m.chances is None else describe_chances(m.chances)
         if said:
             out.append(f"{where}: chances: {said}")
-        if m.cost:
-            out.append(f"{where}: cost: {m.cost}")
+        cost = describe_cost(m.cost)
+        if cost:
+            out.append(f"{where}: cost: {cost}")
     return out
 
 
@@ -88,8 +89,8 @@ def render_compare(c: Comparison, markdown: bool = False) -> str:
     if c.pairs and (c.prices or any(g.energy_j.n for rep in (c.a, c.b) for g in rep.stats)):
         rows = cost_rows(c)
         out += ["", head(f"Cost and energy per run, ranked by {c.rank_by} within each benchmark"),
-                table(*cost.cost_table(rows, c.rank_by))]
-        notes = cost.cost_notes(rows, c.prices)
+                table(*cost_table(rows, c.rank_by))]
+        notes = cost_notes(rows, c.prices)
         out += ([""] + [bullet + n for n in notes]) if notes else []
     return "\n".join(out).rstrip("\n") + "\n"
 

@@ -20,6 +20,7 @@ from harness.results.analysis.chances import Chances
 from harness.results.analysis.compare import Speedup
 from harness.results.read.summary import tally
 from harness.results.report import render
+from harness.results.report.costs import describe_cost
 from harness.results.report.verdicts import describe, describe_chances, describe_group
 
 SCHEMA = "harness.report/4"
@@ -251,7 +252,8 @@ def compare_json(c: Any) -> dict[str, Any]:
         "pairs": [{**plain(p), "a_world": m.a_world, "b_world": m.b_world, "gpus": m.gpus,
                    "confidence": None if m.confidence is None else plain(m.confidence),
                    "chances": None if m.chances is None else plain(m.chances),
-                   "a_usd_per_hour": m.a_usd_per_hour, "b_usd_per_hour": m.b_usd_per_hour, "cost": m.cost,
+                   "a_usd_per_hour": m.a_usd_per_hour, "b_usd_per_hour": m.b_usd_per_hour,
+                   "cost": describe_cost(m.cost),
                    "input_bound": bool(m.confidence and m.confidence.input_bound)}
                   for p, m in zip(c.pairs, c.matched)],
         "geomeans": [plain(m) for m in c.means],
@@ -277,7 +279,8 @@ def compare_csv(c: Any) -> str:
         writer.writerow(strict({**judged, "kind": "time_to_train", "name": p.benchmark, "category": p.category,
                                 "gpus": m.gpus, "a_gpus": m.a_world, "b_gpus": m.b_world, "precision": p.precision,
                                 "a": p.a, "b": p.b, "time_to_train": p.time_to_train, "throughput": p.throughput,
-                                "epochs_ratio": p.epochs_ratio, "rest": p.rest, "cost": m.cost or ""}))
+                                "epochs_ratio": p.epochs_ratio, "rest": p.rest,
+                                "cost": describe_cost(m.cost) or ""}))
     for t in c.tput_pairs:
         writer.writerow({"kind": "throughput", "name": t.workload, "category": t.category, "gpus": t.world,
                          "a_gpus": t.world, "b_gpus": t.world, "precision": t.precision, "a": t.a, "b": t.b,
