@@ -20,6 +20,7 @@ from harness.results.analysis.chances import Chances
 from harness.results.analysis.compare import Speedup
 from harness.results.read.summary import tally
 from harness.results.report import render
+from harness.results.report.attribution import describe_attribution
 from harness.results.report.costs import describe_cost
 from harness.results.report.verdicts import describe, describe_chances, describe_group
 
@@ -65,11 +66,14 @@ def _bound(run: Any) -> bool:
 def plain(x: Any) -> Any:
     """dataclasses.asdict, with the sentences the JSON has always carried written where the words are made:
     a verdict's (a Judgement's "text"), a score's interval (a GroupConfidence's), a chip pair's verdict,
-    a speedup's chances (a Chances' "text")."""
+    a speedup's chances (a Chances' "text"), a speedup's explanation (its "flag", where its attribution is)."""
     if isinstance(x, confidence.Judgement):
         return {**_fields(x), "text": describe(x)}
     if isinstance(x, confidence.GroupConfidence):
         return {**_fields(x, skip="resampled"), "text": describe_group(x)}
+    if isinstance(x, Speedup):
+        return {("flag" if k == "attribution" else k): describe_attribution(x.attribution) if k == "attribution"
+                else v for k, v in _fields(x).items()}
     if isinstance(x, Chances):
         return {**_fields(x), "text": describe_chances(x)}
     if isinstance(x, AcceleratorPair):

@@ -12,6 +12,7 @@ from harness.results.analysis.lineage import VOUCHED
 from harness.results.analysis.score import Score
 from harness.results.analysis.stats import BUSY, GroupStats, key_cells
 from harness.results.read.summary import RunSummary
+from harness.results.report.attribution import describe_attribution
 
 UNSCORABLE, DERIVED = "*", "(d)"
 INPUT_BOUND_MARK = "input-bound"
@@ -183,8 +184,9 @@ def speedup_notes(speedups: list[Speedup]) -> list[str]:
         where = f"{s.benchmark} {s.system} {s.precision or ''} {s.world} vs {count_label(s.baseline_world, s.system)}"
         if s.family is not None and s.family != VOUCHED:
             notes.append(f"{where}: {s.family}: a ratio between them is not scaling of one system")
-        if s.flag:
-            notes.append(f"{where}: {s.flag}")
+        why = describe_attribution(s.attribution)
+        if why:
+            notes.append(f"{where}: {why}")
         if s.rcp is not None:
             notes.append(f"{where}: RCP {s.rcp.describe()}")
     return notes
