@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from harness.results.analysis.compare import SUPERLINEAR, Attribution, Factor
-from harness.results.analysis.distribution import summary
+from harness.results.report.distribution import summary
 
 
 def _share(f: Factor) -> str:

@@ -22,6 +22,7 @@ from harness.results.read.summary import tally
 from harness.results.report import render
 from harness.results.report.attribution import describe_attribution
 from harness.results.report.costs import describe_cost
+from harness.results.report.seed_spread import describe_spread
 from harness.results.report.verdicts import describe, describe_chances, describe_group
 
 SCHEMA = "harness.report/4"
@@ -131,7 +132,7 @@ def group_json(report: Any) -> list[dict[str, Any]]:
             **{k: v for k, v in plain(g).items() if k != "key"},
             "repeated_seeds": {str(k): v for k, v in g.repeated_seeds.items()},
             "seed_spread": None if spread is None else {
-                **{k: v for k, v in plain(spread).items() if k != "key"}, "note": spread.describe()},
+                **{k: v for k, v in plain(spread).items() if k != "key"}, "note": describe_spread(spread)},
             "confidence": None if conf is None else plain(conf),
             "data_wait_share": None if conf is None else conf.data_wait_share,
             "input_bound": bool(conf and conf.input_bound),

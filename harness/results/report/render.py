@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from harness.results.analysis.compare import PrecisionRatio, Speedup, count_label
 from harness.results.analysis.confidence import INPUT_BOUND, INPUT_BOUND_TEXT, input_bound
-from harness.results.analysis.distribution import summary
+from harness.results.report.distribution import summary
 from harness.results.analysis.lineage import VOUCHED
 from harness.results.analysis.score import Score
 from harness.results.analysis.stats import BUSY, GroupStats, key_cells

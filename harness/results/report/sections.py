@@ -12,7 +12,7 @@ from harness.results.analysis import round as round_view
 from harness.results.report.round_render import render_round
 from harness.results.analysis.collect import Report
 from harness.results.read.summary import RunSummary, tally
-from harness.results.analysis.variance import spread_rows
+from harness.results.report.seed_spread import describe_spread, spread_rows
 
 EXAMPLES = 2  # paths shown per kind of warning
 
@@ -56,7 +56,7 @@ def render_text(report: Report, markdown: bool = False) -> str:
         out += ["", head("Seed variance: how much of the spread in time to train the epochs explain"),
                 table(*spread_rows(spreads)), ""]
         out += [f"{bullet}{s.key.benchmark} {s.key.platform} {'' if s.key.world is None else s.key.world}: "
-                f"{s.describe()}; slowest: {render.rel(s.slowest or '?')} ({s.slowest_epochs:g} {s.unit}, "
+                f"{describe_spread(s)}; slowest: {render.rel(s.slowest or '?')} ({s.slowest_epochs:g} {s.unit}, "
                 f"{s.slowest_min:.4g} min)" for s in spreads]
     if report.tput_runs:
         out += ["", head("Throughput (mode=throughput): median of each run's windows; spread over runs"),

@@ -13,7 +13,7 @@ from typing import Optional
 from harness.results.analysis.chances import Chances
 from harness.results.analysis.confidence import (INPUT_BOUND_TEXT, MAX_RUNS, ONE_RUN, GroupConfidence,
                                                  Judgement)
-from harness.results.analysis.distribution import number, summary
+from harness.results.report.distribution import number, summary
 
 
 def _x(v: Optional[float]) -> str:
