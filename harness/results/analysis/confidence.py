@@ -47,16 +47,6 @@ class Interval:
     high: Optional[float]
     method: str  # "BCa bootstrap" or "percentile bootstrap"
 
-    def ratio(self) -> str:
-        """'2.31x-2.42x'; an open bound reads 0x or unbounded."""
-        return (f"{'0' if self.low is None else format(self.low, '.2f')}x-"
-                f"{'unbounded' if self.high is None else format(self.high, '.2f') + 'x'}")
-
-    def value(self, unit: str) -> str:
-        """'18.47-19.41 min'."""
-        return (f"{'0' if self.low is None else format(self.low, '.4g')}-"
-                f"{'unbounded' if self.high is None else format(self.high, '.4g')} {unit}")
-
 
 @dataclass(frozen=True)
 class Judgement:

@@ -10,6 +10,7 @@ from typing import Callable, Optional, Sequence
 
 from harness.results.analysis.confidence import Interval
 from harness.results.analysis.cost import CostRatio, CostRow
+from harness.results.report.verdicts import ratio_range
 
 
 def _money(x: Optional[float]) -> str:
@@ -65,7 +66,7 @@ def describe_cost(c: Optional[CostRatio]) -> Optional[str]:
     text = f"A costs {c.per_hour:.2f}x B per hour and is {c.speedup:.2f}x as fast"
     span = c.per_run_interval
     if c.speedup_interval is not None and span is not None:
-        text += f" (95% interval {c.speedup_interval.ratio()})"
+        text += f" (95% interval {ratio_range(c.speedup_interval)})"
         c_lo = "0" if span[0] is None else f"{span[0]:.2f}"
         c_hi = "unbounded" if span[1] is None else f"{span[1]:.2f}x"
         return text + f": a run costs {c.per_run:.2f}x as much on A ({c_lo}x-{c_hi})"

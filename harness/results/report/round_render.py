@@ -15,6 +15,7 @@ from harness.results.analysis.accelerators import AcceleratorPair
 from harness.results.analysis.lineage import VOUCHED
 from harness.results.analysis.platforms import ALL
 from harness.results.analysis.round import Entry, RoundView
+from harness.results.report.verdicts import ratio_range
 
 SCALING = "Scaling within a system family"
 ACCELERATORS = "Accelerator against accelerator (closed division, equal counts)"
@@ -87,7 +88,7 @@ def accelerator_rows(pairs: list[AcceleratorPair]) -> tuple[list[str], list[list
               "A's speedup", "95% interval", "verdict"]
     return header, [[f"{p.a} vs {p.b}", p.benchmark, p.round, p.category, f"{p.accelerators:,}", p.a_system,
                      f"{p.a_minutes:.3f}", p.b_system, f"{p.b_minutes:.3f}", render.times(p.time_to_train),
-                     "n/a" if p.interval is None else p.interval.ratio(), p.verdict] for p in pairs]
+                     "n/a" if p.interval is None else ratio_range(p.interval), p.verdict] for p in pairs]
 
 
 def geomean_rows(view: RoundView) -> tuple[list[str], list[list[str]]]:

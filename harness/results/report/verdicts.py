@@ -12,12 +12,24 @@ from typing import Optional
 
 from harness.results.analysis.chances import Chances
 from harness.results.analysis.confidence import (INPUT_BOUND_TEXT, MAX_RUNS, ONE_RUN, GroupConfidence,
-                                                 Judgement)
+                                                 Interval, Judgement)
 from harness.results.report.distribution import number, summary
 
 
 def _x(v: Optional[float]) -> str:
     return "n/a" if v is None else f"{v:.2f}x"
+
+
+def ratio_range(iv: Interval) -> str:
+    """'2.31x-2.42x'; an open bound reads 0x or unbounded."""
+    return (f"{'0' if iv.low is None else format(iv.low, '.2f')}x-"
+            f"{'unbounded' if iv.high is None else format(iv.high, '.2f') + 'x'}")
+
+
+def value_range(iv: Interval, unit: str) -> str:
+    """'18.47-19.41 min'."""
+    return (f"{'0' if iv.low is None else format(iv.low, '.4g')}-"
+            f"{'unbounded' if iv.high is None else format(iv.high, '.4g')} {unit}")
 
 
 def describe(j: Judgement) -> str:
@@ -26,7 +38,7 @@ def describe(j: Judgement) -> str:
     if j.time_to_train is None:
         return "cannot be judged: a side has no converged run with a time to train"
     one_run = min(n_sub, n_ref) < 2
-    where = f"95% interval {j.time_interval.ratio()}" if j.time_interval else "no interval: one run on a side"
+    where = f"95% interval {ratio_range(j.time_interval)}" if j.time_interval else "no interval: one run on a side"
     p = "" if j.p_value is None else f", permutation p{_p(j.p_value)}"
     runs = f"{n_sub} and {n_ref} runs"
     if j.verdict == "faster":
@@ -46,7 +58,7 @@ def describe(j: Judgement) -> str:
         else:
             text += f"; about {j.runs_needed} runs per side would resolve a difference of this size at 95%"
     if j.throughput is not None:
-        tp = f" ({j.throughput_interval.ratio()})" if j.throughput_interval else ""
+        tp = f" ({ratio_range(j.throughput_interval)})" if j.throughput_interval else ""
         text += f"; throughput {_x(j.throughput)}{tp}"
     if j.input_bound:
         text += f"; {INPUT_BOUND_TEXT} ({', '.join(j.input_bound)})"
@@ -69,7 +81,7 @@ def describe_group(g: GroupConfidence) -> str:
         return "no time to train: no converged run"
     text = f"{g.minutes:.4g} min"
     if g.interval is not None:
-        text += f" (95% interval {g.interval.value('min')}, {g.interval.method} of {g.resampled} runs)"
+        text += f" (95% interval {value_range(g.interval, 'min')}, {g.interval.method} of {g.resampled} runs)"
     else:
         text += f" (95% interval {ONE_RUN})"
     if g.input_bound:
