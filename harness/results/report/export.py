@@ -22,6 +22,7 @@ from harness.results.read.summary import tally
 from harness.results.report import render
 from harness.results.report.attribution import describe_attribution
 from harness.results.report.costs import describe_cost
+from harness.results.report.notes import notes
 from harness.results.report.seed_spread import describe_spread
 from harness.results.report.verdicts import describe, describe_chances, describe_group
 
@@ -167,7 +168,7 @@ def to_json(report: Any) -> dict[str, Any]:
         },
         "cost": {"rank_by": report.rank_by, "prices": report.prices, "rows": _cost_json(report_cost(report))},
         "method": METHOD,
-        "warnings": report.warnings,
+        "warnings": notes(report),
         "outcome": plain(tally(report.runs)),  # runs scored, not converged, not scorable, interrupted, by reason
         "errors": [{"path": p, "message": m} for p, m in report.errors],
         "round": round_json(round_view.of(report)),  # a submission tree's systems ranked, families, chips
