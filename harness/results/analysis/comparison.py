@@ -39,7 +39,6 @@ class Matched:
     a_world: Optional[int]
     b_world: Optional[int]
     gpus: str  # "8 GPUs", or "A 1 CPU rank, B 2 CPU ranks"
-    gpus_cell: str  # the table's GPUs column: "8", or "1 vs 2" (A vs B)
     confidence: Optional[Judgement]
     chances: Optional[Chances]
     a_usd_per_hour: Optional[float] = None
@@ -128,10 +127,6 @@ def _pair(ga: GroupStats, gb: GroupStats, a: Report, b: Report) -> platforms.Pai
                           platforms.system_of(gb), ttt, tput, epochs, rest)
 
 
-def _n(world: Optional[int]) -> str:
-    return "n/a" if world is None else str(world)
-
-
 def compare(a_paths: list[str], b_paths: list[str], jobs: Optional[int] = None,
             prices: Optional[dict[str, float]] = None, rank_by: str = "time") -> Comparison:
     a, b = build(a_paths, jobs=jobs), build(b_paths, jobs=jobs)
@@ -148,8 +143,7 @@ def compare(a_paths: list[str], b_paths: list[str], jobs: Optional[int] = None,
         gpus = _gpus(ga) if ga.key.world == gb.key.world else f"A {_gpus(ga)}, B {_gpus(gb)}"
         a_usd, b_usd = cost.price_for(ga.key, ra, prices)[0], cost.price_for(gb.key, rb, prices)[0]
         pairs.append(pair)
-        cell = _n(ga.key.world) if ga.key.world == gb.key.world else f"{_n(ga.key.world)} vs {_n(gb.key.world)}"
-        matched.append(Matched(ga.key, gb.key, ga.key.world, gb.key.world, gpus, cell, j,
+        matched.append(Matched(ga.key, gb.key, ga.key.world, gb.key.world, gpus, j,
                                chances("A", ra, "B", rb, j.time_to_train), a_usd, b_usd,
                                cost.compare_cost(a_usd, b_usd, pair.time_to_train, j.time_interval)))
     tput = platforms.pair_throughput(a.tput_groups, b.tput_groups)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from harness.results.analysis.compare import count_label
-from harness.results.analysis.comparison import TTT_FIELDS, Comparison, cost_rows
+from harness.results.analysis.comparison import TTT_FIELDS, Comparison, Matched, cost_rows
 from harness.results.analysis.confidence import Judgement
 from harness.results.analysis.platforms import GeoMean, ThroughputPair
 from harness.results.report import render
@@ -41,13 +41,23 @@ def geomean_rows(means: Sequence[GeoMean]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def _n(world: Optional[int]) -> str:
+    return "n/a" if world is None else str(world)
+
+
+def _gpus_cell(m: Matched) -> str:
+    """The table's GPUs column: "8", or "1 vs 2" (A vs B)."""
+    return _n(m.a_world) if m.a_world == m.b_world else f"{_n(m.a_world)} vs {_n(m.b_world)}"
+
+
 def pair_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
-    header = ["benchmark", "category", "GPUs (A vs B)" if any(" vs " in m.gpus_cell for m in c.matched) else "GPUs",
+    header = ["benchmark", "category",
+              "GPUs (A vs B)" if any(m.a_world != m.b_world for m in c.matched) else "GPUs",
               "precision", "A", "B", "A speedup (ttt)", "ttt 95% interval",
               "= throughput", "throughput 95% interval", "x epochs", "x rest", "verdict"]
     rows = []
     for p, m in zip(c.pairs, c.matched):
-        rows.append([p.benchmark, p.category, m.gpus_cell, p.precision or "n/a", p.a, p.b, render.times(p.time_to_train),
+        rows.append([p.benchmark, p.category, _gpus_cell(m), p.precision or "n/a", p.a, p.b, render.times(p.time_to_train),
                      render.interval(m.confidence), render.times(p.throughput),
                      render.interval(m.confidence, "throughput"), render.times(p.epochs_ratio), render.times(p.rest),
                      render.verdict_word(m.confidence)])
