@@ -24,7 +24,7 @@ from harness.results.report.attribution import describe_attribution
 from harness.results.report.costs import describe_cost
 from harness.results.report.notes import notes
 from harness.results.report.seed_spread import describe_spread
-from harness.results.report.verdicts import describe, describe_chances, describe_group
+from harness.results.report.verdicts import describe, describe_chances, describe_group, input_bound_sides
 
 SCHEMA = "harness.report/4"
 COMPARE_SCHEMA = "harness.compare/2"
@@ -70,7 +70,8 @@ def plain(x: Any) -> Any:
     a verdict's (a Judgement's "text"), a score's interval (a GroupConfidence's), a chip pair's verdict,
     a speedup's chances (a Chances' "text"), a speedup's explanation (its "flag", where its attribution is)."""
     if isinstance(x, confidence.Judgement):
-        return {**_fields(x), "text": describe(x)}
+        said = {k: input_bound_sides(x) if k == "input_bound" else v for k, v in _fields(x).items()}
+        return {**said, "text": describe(x)}
     if isinstance(x, confidence.GroupConfidence):
         return {**_fields(x, skip="resampled"), "text": describe_group(x)}
     if isinstance(x, Speedup):

@@ -11,6 +11,7 @@ from harness.results.analysis import confidence
 from harness.results.analysis.collect import Report
 from harness.results.analysis.stats import BUSY, GroupKey, GroupStats, key_cells
 from harness.results.read.summary import RunSummary
+from harness.results.report.verdicts import INPUT_BOUND_TEXT
 
 
 def notes(report: Report) -> list[str]:
@@ -38,9 +39,9 @@ def input_bound_notes(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:
         share = confidence.data_wait(runs)
         over = [r for r in runs if confidence.input_bound(r.data_wait_share)]
         if confidence.input_bound(share):
-            out.append(f"{' '.join(key_cells(key))}: {confidence.INPUT_BOUND_TEXT} (data wait {share:.0%} of "
+            out.append(f"{' '.join(key_cells(key))}: {INPUT_BOUND_TEXT} (data wait {share:.0%} of "
                        f"training time, mean of {sum(r.data_wait_share is not None for r in runs)} run(s))")
         elif over:
-            out.append(f"{' '.join(key_cells(key))}: {len(over)} run(s) {confidence.INPUT_BOUND_TEXT} (data wait "
+            out.append(f"{' '.join(key_cells(key))}: {len(over)} run(s) {INPUT_BOUND_TEXT} (data wait "
                        f"over {confidence.INPUT_BOUND:.0%}: {', '.join(f'{r.data_wait_share:.0%}' for r in over[:5])})")
     return out

@@ -6,14 +6,14 @@ from pathlib import Path
 from typing import Any, Optional
 
 from harness.results.analysis.compare import PrecisionRatio, Speedup, count_label
-from harness.results.analysis.confidence import INPUT_BOUND, INPUT_BOUND_TEXT, input_bound
+from harness.results.analysis.confidence import INPUT_BOUND, input_bound
 from harness.results.report.distribution import summary
 from harness.results.analysis.lineage import VOUCHED
 from harness.results.analysis.score import Score
 from harness.results.analysis.stats import BUSY, GroupStats, RCPVerdict, key_cells
 from harness.results.read.summary import RunSummary
 from harness.results.report.attribution import describe_attribution
-from harness.results.report.verdicts import ratio_range
+from harness.results.report.verdicts import INPUT_BOUND_TEXT, ratio_range
 
 UNSCORABLE, DERIVED = "*", "(d)"
 INPUT_BOUND_MARK = "input-bound"

@@ -11,9 +11,11 @@ import re
 from typing import Optional
 
 from harness.results.analysis.chances import Chances
-from harness.results.analysis.confidence import (INPUT_BOUND_TEXT, MAX_RUNS, ONE_RUN, GroupConfidence,
-                                                 Interval, Judgement)
+from harness.results.analysis.confidence import MAX_RUNS, ONE_RUN, GroupConfidence, Interval, Judgement
 from harness.results.report.distribution import number, summary
+
+
+INPUT_BOUND_TEXT = "input-bound: the numbers measure the loader"
 
 
 def _x(v: Optional[float]) -> str:
@@ -61,8 +63,13 @@ def describe(j: Judgement) -> str:
         tp = f" ({ratio_range(j.throughput_interval)})" if j.throughput_interval else ""
         text += f"; throughput {_x(j.throughput)}{tp}"
     if j.input_bound:
-        text += f"; {INPUT_BOUND_TEXT} ({', '.join(j.input_bound)})"
+        text += f"; {INPUT_BOUND_TEXT} ({', '.join(input_bound_sides(j))})"
     return text
+
+
+def input_bound_sides(j: Judgement) -> list[str]:
+    """'B: data wait 12% of training time' for each input-bound side."""
+    return [f"{label}: data wait {share:.0%} of training time" for label, share in j.input_bound]
 
 
 def _is(label: str) -> str:

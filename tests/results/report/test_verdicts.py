@@ -3,8 +3,9 @@ report's "chances:" line sees for epoch counts and for sample counts."""
 from __future__ import annotations
 
 from harness.results.analysis.chances import chances
+from harness.results.analysis.confidence import judge
 from harness.results.read.summary import RunSummary
-from harness.results.report.verdicts import describe_chances
+from harness.results.report.verdicts import describe, describe_chances, input_bound_sides
 
 
 def _run(seed, epochs, minutes, bench="x", unit="epochs"):
@@ -33,3 +34,13 @@ def test_sample_counts_read_as_a_summary_not_a_list_of_every_figure():
     text = describe_chances(chances("64 GPUs", big, "8 GPUs", small, None))
     assert "8 GPUs: median 3.48M (3.3M-3.67M), 10 runs" in text and "64 GPUs: median 3.57M" in text
     assert "3400000" not in text and ":1 " not in text
+
+
+def test_an_input_bound_side_is_a_share_in_the_judgement_and_a_note_in_the_verdict():
+    slow = [RunSummary(path=f"s{i}", benchmark="x", status="success", seed=i, epochs_to_converge=2,
+                       time_to_train_min=10.0 + i, evals=[(2, 1.0)], data_wait_share=0.12) for i in range(3)]
+    fast = [_run(i, 2, 5.0 + i) for i in range(3)]
+    j = judge("A", slow, None, "B", fast, None)
+    assert j.input_bound == [("A", 0.12)]
+    assert input_bound_sides(j) == ["A: data wait 12% of training time"]
+    assert describe(j).endswith("; input-bound: the numbers measure the loader (A: data wait 12% of training time)")
