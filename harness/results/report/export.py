@@ -19,7 +19,7 @@ from harness.results.analysis.accelerators import AcceleratorPair
 from harness.results.analysis.chances import Chances
 from harness.results.analysis.compare import Speedup
 from harness.results.read.summary import tally
-from harness.results.report import render
+from harness.results.report import render, round_render
 from harness.results.report.attribution import describe_attribution
 from harness.results.report.costs import describe_cost
 from harness.results.report.notes import notes
@@ -115,7 +115,7 @@ def round_json(v: Optional[round_view.RoundView]) -> Optional[dict[str, Any]]:
         "benchmarks": v.benchmarks,
         "entries": [{k: val for k, val in plain(e).items() if k != "key"} for e in v.entries],
         "scaling": [speedup(s) for s in v.scaling],
-        "across_submitters": v.across,
+        "across_submitters": [round_render.across_line(a) for a in v.across],
         "accelerators": {"pairs": [plain(p) for p in v.accelerators], "geomeans": [plain(m) for m in v.means]},
     }
 

@@ -14,7 +14,7 @@ from harness.results.report import render
 from harness.results.analysis.accelerators import AcceleratorPair
 from harness.results.analysis.lineage import VOUCHED
 from harness.results.analysis.platforms import ALL
-from harness.results.analysis.round import Entry, RoundView
+from harness.results.analysis.round import Across, Entry, RoundView
 from harness.results.report.verdicts import ratio_range
 
 SCALING = "Scaling within a system family"
@@ -138,8 +138,15 @@ def scaling_section(view: RoundView, markdown: bool) -> list[str]:
                 for s in view.scaling if s.family != VOUCHED]
     else:
         out.append(f"{bullet}no submitter has one benchmark at two accelerator counts")
-    out += [bullet + line for line in view.across]
+    out += [bullet + across_line(a) for a in view.across]
     return out + [""]
+
+
+def across_line(a: Across) -> str:
+    """'gnmt, v0.7, closed, A100: 2 systems of 2 submitters at 8-16 accelerators: a ratio ... is not given; ...'."""
+    return (f"{a.benchmark}, {a.round}, {a.division}, {a.chip}: {a.systems} systems of {a.submitters} submitters at "
+            f"{a.counts[0]:,}-{a.counts[1]:,} accelerators: a ratio between two submitters' systems is not "
+            "scaling, and is not given; the scaling table pairs one submitter's systems only")
 
 
 def accelerator_section(view: RoundView, markdown: bool) -> list[str]:
