@@ -56,7 +56,7 @@ class Comparison:
     means: list[platforms.GeoMean]
     tput_pairs: list[platforms.ThroughputPair]
     tput_means: list[platforms.GeoMean]
-    unpaired: list[str] = field(default_factory=list)
+    unpaired: list[platforms.Unpaired] = field(default_factory=list)
     matched: list[Matched] = field(default_factory=list)  # one per pair, in the same order
     prices: dict[str, float] = field(default_factory=dict)
     rank_by: str = "time"
@@ -86,7 +86,8 @@ def _pick(groups: list[GroupStats]) -> dict[tuple, GroupStats]:
     return out
 
 
-def match(a: list[GroupStats], b: list[GroupStats]) -> tuple[list[tuple[GroupStats, GroupStats]], list[str]]:
+def match(a: list[GroupStats], b: list[GroupStats]
+          ) -> tuple[list[tuple[GroupStats, GroupStats]], list[platforms.Unpaired]]:
     """(pairs of A's and B's groups, what could not be paired), as the module docstring says."""
     left, right = _pick(a), _pick(b)
     pairs = [(left[k], right[k]) for k in sorted(set(left) & set(right), key=str)]
@@ -99,11 +100,8 @@ def match(a: list[GroupStats], b: list[GroupStats]) -> tuple[list[tuple[GroupSta
         else:
             for side, rest in (("A", la), ("B", rb)):
                 for g in rest:
-                    other = "B" if side == "A" else "A"
-                    unpaired.append(f"{bench} at {_gpus(g)} {g.key.precision or ''}: only {side} has it"
-                                    + (f" ({other} has {len(rb if side == 'A' else la)} other GPU counts or "
-                                       "precisions: compare one folder of each)" if la and rb else "")
-                                    + ": not compared")
+                    unpaired.append(platforms.Unpaired(bench, side, _gpus(g), g.key.precision,
+                                                       len(rb if side == "A" else la)))
     return pairs, unpaired
 
 

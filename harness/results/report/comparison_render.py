@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 from harness.results.analysis.compare import count_label
 from harness.results.analysis.comparison import TTT_FIELDS, Comparison, Matched, cost_rows
 from harness.results.analysis.confidence import Judgement
-from harness.results.analysis.platforms import GeoMean, ThroughputPair
+from harness.results.analysis.platforms import GeoMean, ThroughputPair, Unpaired
 from harness.results.report import render
 from harness.results.report.costs import cost_notes, cost_table, describe_cost
 from harness.results.report.decision import METHOD
@@ -95,7 +95,7 @@ def render_compare(c: Comparison, markdown: bool = False) -> str:
                 head("Geometric means of throughput ratios"), table(*geomean_rows(c.tput_means)), ""]
     if c.empty:
         out.append(f"{bullet}nothing to compare: no benchmark (or workload) on both sides")
-    out += [bullet + line for line in c.unpaired]
+    out += [bullet + unpaired_line(u) for u in c.unpaired]
     if c.pairs and (c.prices or any(g.energy_j.n for rep in (c.a, c.b) for g in rep.stats)):
         rows = cost_rows(c)
         out += ["", head(f"Cost and energy per run, ranked by {c.rank_by} within each benchmark"),
@@ -103,6 +103,16 @@ def render_compare(c: Comparison, markdown: bool = False) -> str:
         notes = cost_notes(rows, c.prices)
         out += ([""] + [bullet + n for n in notes]) if notes else []
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def unpaired_line(u: Unpaired) -> str:
+    """'ncf at 1 CPU rank fp32: only A has it (B has 2 other GPU counts or precisions: ...): not compared'."""
+    if u.gpus is None:
+        return f"{u.name}: only {u.side} has it (or no GPU count matches): not compared"
+    other = "B" if u.side == "A" else "A"
+    return (f"{u.name} at {u.gpus} {u.precision or ''}: only {u.side} has it"
+            + (f" ({other} has {u.others} other GPU counts or precisions: compare one folder of each)" if u.others
+               else "") + ": not compared")
 
 
 def plot(c: Comparison, out_dir: Path) -> list[Path]:

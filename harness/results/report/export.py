@@ -252,6 +252,7 @@ def to_csv(report: Any) -> str:
 
 def compare_json(c: Any) -> dict[str, Any]:
     from harness.results.analysis.comparison import cost_rows
+    from harness.results.report.comparison_render import unpaired_line
     from harness.results.report.decision import METHOD
 
     return {
@@ -267,7 +268,7 @@ def compare_json(c: Any) -> dict[str, Any]:
         "throughput_pairs": [plain(p) for p in c.tput_pairs], "throughput_geomeans": [plain(m) for m in c.tput_means],
         "cost": {"rank_by": c.rank_by, "prices": c.prices, "rows": _cost_json(cost_rows(c)) if c.pairs else []},
         "method": METHOD,
-        "unpaired": c.unpaired,
+        "unpaired": [unpaired_line(u) for u in c.unpaired],
     }
 
 
