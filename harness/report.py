@@ -32,6 +32,7 @@ from harness.results.analysis import cost
 from harness.results.report import export, render, sections
 from harness.results.analysis.collect import Report, build, label_for, target_for
 from harness.results.report.decision import render_decision
+from harness.results.report.notes import notes
 from harness.observe.disk import write_atomic
 from harness.results.report.plots import WRITE_HINT
 from harness.run.interrupts import ended_by, stop_on_sigterm
@@ -176,7 +177,7 @@ def _main(argv: Optional[list[str]]) -> int:
         if run.busy:
             print(f"{render.rel(run.path)}: warning: busy machine: {run.host_note or 'host_load.busy is true'}",
                   file=sys.stderr)
-    for warning in report.warnings:
+    for warning in notes(report):
         print(f"warning: {warning}", file=sys.stderr)
     if report.errors and not report.runs and not report.tput_runs:
         return 1  # nothing was read: the lines above say why; no empty tables, no files

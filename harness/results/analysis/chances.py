@@ -8,17 +8,17 @@ T_ref(e_r) / T_sub(e_s) with probability p_ref(e_r) p_sub(e_s); the chance of a 
 as an observed one sums the pairs that reach it. Exact over the observed values: no model, no resampling.
 
 On MLPerf GNMT, 4 T4s trained 10.4x faster than one in seed 2 (12 epochs against 4) while throughput
-scaled 3.47x: read this way it is "expected about 3x; a 10.4x result happens with probability p".
+scaled 3.47x: read this way it is "expected about 3x; a 10.4x result happens with probability p" (the words:
+harness.results.report.verdicts.describe_chances).
 
     python -m harness.report outputs/sweeps/X        # every speedup's chances, after its verdict
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from harness.results.analysis.distribution import number, summary
 from harness.results.read.summary import RunSummary
 
 TOL = 1e-9  # relative: the observed value itself counts as "at least as large"
@@ -41,7 +41,12 @@ class Chances:
     p_seed: Optional[float]
     single_range: Optional[tuple[float, float]]  # 5th and 95th percentile of one run against one
     left_out: int  # runs that did not converge: no epochs to count
-    text: str = ""
+
+    @property
+    def as_expected(self) -> bool:
+        """The observed speedup lies within NEAR of the expected one: no chance to tell."""
+        return (self.observed is not None and self.observed > 0 and self.expected is not None
+                and abs(math.log(self.observed / self.expected)) < math.log(NEAR))
 
 
 def _side(runs: Sequence[RunSummary]) -> dict[float, tuple[float, float]]:
@@ -101,57 +106,12 @@ def chances(subject: str, sub_runs: Sequence[RunSummary], reference: str, ref_ru
         seed_epochs = (e_r, e_s)
         p_seed = _chance(pairs, seed_speedup, seed_speedup >= expected)
     left_out = sum(1 for r in list(sub_runs) + list(ref_runs) if not r.converged)
-    c = Chances(subject, reference, expected, per_epoch, (e_sub, e_ref),
-                ({_label(e): _count(sub_runs, e) for e in sub}, {_label(e): _count(ref_runs, e) for e in ref}),
-                observed, p_obs, seed, seed_speedup, seed_epochs, p_seed,
-                (_quantile(pairs, 0.05), _quantile(pairs, 0.95)), left_out)
-    return replace(c, text=describe(c))
+    return Chances(subject, reference, expected, per_epoch, (e_sub, e_ref),
+                   ({_label(e): _count(sub_runs, e) for e in sub}, {_label(e): _count(ref_runs, e) for e in ref}),
+                   observed, p_obs, seed, seed_speedup, seed_epochs, p_seed,
+                   (_quantile(pairs, 0.05), _quantile(pairs, 0.95)), left_out)
 
 
 def _count(runs: Sequence[RunSummary], e: float) -> int:
     return sum(1 for r in runs if r.converged and r.epochs_to_converge is not None and float(r.epochs_to_converge) == e
                and r.time_to_train_min)
-
-
-def _about(x: float) -> str:
-    return f"{x:.1f}x" if x >= 1 else f"{x:.2f}x"
-
-
-def _pct(p: float) -> str:
-    return "<0.1%" if 0 < p < 0.001 else f"{p:.1%}" if p < 0.1 else f"{p:.0%}"
-
-
-def describe(c: Chances) -> str:
-    """'expected about 3.0x ...; a 10.4x result (seed 2: 12 -> 4 epochs) happens with probability 4.0% ...'."""
-    if c.expected is None:
-        return ""
-    sub_e, ref_e = c.epochs
-    text = (f"expected about {_about(c.expected)} from the epoch spreads ({c.reference}: {_runs(ref_e)}; "
-            f"{c.subject}: {_runs(sub_e)}, epochs:runs)")
-    if c.per_epoch is not None:
-        text += (f" = {c.per_epoch:.2f}x time per epoch x {c.expected_epochs[1] / c.expected_epochs[0]:.2f}x "
-                 f"expected epochs ({number(float(f'{c.expected_epochs[1]:.3g}'))} -> "
-                 f"{number(float(f'{c.expected_epochs[0]:.3g}'))})")
-    if len(sub_e) == 1 and len(ref_e) == 1:
-        text += "; every run of a side needed the same epochs: the speedup is time per epoch, not epoch luck"
-    if c.seed_speedup is not None and c.p_seed is not None and c.seed_epochs is not None:
-        way = "at least" if c.seed_speedup >= c.expected else "at most"
-        text += (f"; a {c.seed_speedup:.1f}x result (seed {c.seed}: {number(c.seed_epochs[0])} -> "
-                 f"{number(c.seed_epochs[1])} epochs) happens with probability {_pct(c.p_seed)} under the observed "
-                 f"epoch spreads ({way} that, one run against one)")
-    if c.observed is not None and c.p_observed is not None:
-        if abs(math.log(c.observed / c.expected)) < math.log(NEAR):
-            text += f"; the reported {c.observed:.2f}x is what the spreads lead one to expect"
-        else:
-            way = "at least" if c.observed >= c.expected else "at most"
-            text += (f"; one run against one gives {way} the reported {c.observed:.2f}x with probability "
-                     f"{_pct(c.p_observed)}")
-    if c.single_range is not None:
-        text += f"; 90% of single-run pairs fall in {c.single_range[0]:.2f}x-{c.single_range[1]:.2f}x"
-    if c.left_out:
-        text += f"; {c.left_out} run(s) that did not converge are left out"
-    return text
-
-
-def _runs(counts: dict[str, int]) -> str:
-    return summary(counts)  # epochs:runs while few; a summary for sample counts, which differ in every run

@@ -1,6 +1,6 @@
 """Everything the report says about a set of paths, computed once: runs, groups, scores with their 95%
 intervals, speedups and precision ratios with their verdicts and chances, seed spreads, throughput
-results, the prices for cost, and the warnings (input-bound runs among them), for harness.report to print.
+results, the prices for cost, and the runs counted as not converged, for harness.report to print.
 
 A result.json with a badly typed field is named among the errors and skipped (runfiles.problems)."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ from harness.results.analysis.compare import PrecisionRatio, Speedup, precision_
 from harness.results.read.find import find_logs
 from harness.results.read.parse import LogError, RunSummary, from_result_json, read_file
 from harness.results.analysis.score import Score, round_score
-from harness.results.analysis.stats import BUSY, GroupKey, GroupStats, group_key, group_runs, group_stats, key_cells
+from harness.results.analysis.stats import GroupKey, GroupStats, group_key, group_runs, group_stats
 from harness.results.analysis.variance import SeedSpread, seed_spread
 
 SKIPPED = "skipped"
@@ -41,7 +41,9 @@ class Report:
     tput_groups: list[throughput.ThroughputGroup] = field(default_factory=list)
     scalings: list[throughput.Scaling] = field(default_factory=list)
     gains: list[throughput.PrecisionGain] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # worth knowing, not a reason to fail
+    # runs whose success is counted as not converged, and why; the report's notes add the groups'
+    # (harness.results.report.notes): worth knowing, not a reason to fail
+    warnings: list[str] = field(default_factory=list)
     confidence: dict[GroupKey, confidence.GroupConfidence] = field(default_factory=dict)
     prices: dict[str, float] = field(default_factory=dict)  # --price: platform, system or accelerator -> USD/h
     rank_by: str = "time"  # the cost table's order: time, cost or energy
@@ -123,38 +125,10 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
         precisions=precision_ratios(stats, minutes, baseline_precision, groups), errors=errors,
         spreads={k: seed_spread(k, groups[k]) for k in keys}, tput_runs=tput_runs, tput_groups=tput_groups,
         scalings=throughput.scaling(tput_groups), gains=throughput.precision_gains(tput_groups, baseline_precision),
-        warnings=group_warnings(stats) + short + input_bound_warnings(groups),
+        warnings=short,
         confidence={k: confidence.group_confidence(groups[k], scores[k].minutes, k.benchmark, scores[k].rule)
                     for k in keys},
     )
-
-
-def group_warnings(stats: list[GroupStats]) -> list[str]:
-    """Things a reader should know about a group that do not stop it being scored."""
-    out = []
-    for g in stats:
-        where = " ".join(key_cells(g.key))
-        for seed, n in sorted(g.repeated_seeds.items(), key=lambda kv: str(kv[0])):
-            out.append(f"{where}: seed {seed} was used by {n} runs: they are not independent samples of the seed spread")
-        if g.busy:
-            out.append(f"{where}: {g.busy} of {g.runs} run(s) ran on a busy machine (marked {BUSY})")
-    return out
-
-
-def input_bound_warnings(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:
-    """Groups whose runs waited for data over 5% of training time, and the runs that did (result.json)."""
-    out = []
-    for key in sorted(groups, key=str):
-        runs = groups[key]
-        share = confidence.data_wait(runs)
-        over = [r for r in runs if confidence.input_bound(r.data_wait_share)]
-        if confidence.input_bound(share):
-            out.append(f"{' '.join(key_cells(key))}: {confidence.INPUT_BOUND_TEXT} (data wait {share:.0%} of "
-                       f"training time, mean of {sum(r.data_wait_share is not None for r in runs)} run(s))")
-        elif over:
-            out.append(f"{' '.join(key_cells(key))}: {len(over)} run(s) {confidence.INPUT_BOUND_TEXT} (data wait "
-                       f"over {confidence.INPUT_BOUND:.0%}: {', '.join(f'{r.data_wait_share:.0%}' for r in over[:5])})")
-    return out
 
 
 def target_for(key: GroupKey, runs: list[RunSummary]) -> Any:

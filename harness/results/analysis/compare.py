@@ -7,7 +7,7 @@ their throughput derived from their epoch intervals (harness.results.read.interv
 can be had at all, the throughput speedup is implied by the other two. A time-to-train speedup beyond
 the GPU ratio is flagged as superlinear, one far below the throughput speedup as a shortfall, and
 `attribution` names the factor behind each: throughput beyond the GPU ratio (hardware), epochs
-(convergence) or the rest, each with its share.
+(convergence) or the rest, each with its share (in words: harness.results.report.attribution).
 
 Across precisions (same benchmark, system and world size): throughput ratio against time-to-train
 ratio, amp or bf16 or tf32 against fp32.
@@ -29,7 +29,6 @@ from typing import Optional, Sequence
 from harness.results.analysis import lineage
 from harness.results.analysis.chances import Chances, chances
 from harness.results.analysis.confidence import Judgement, judge
-from harness.results.analysis.distribution import summary
 from harness.results.analysis.stats import GroupKey, GroupStats, RCPVerdict, accelerator_kind, rcp_check
 from harness.results.read.summary import RunSummary
 
@@ -50,7 +49,7 @@ class Speedup:
     rest: Optional[float]  # time-to-train speedup / (throughput x epochs): evaluation, start-up, overheads
     efficiency: Optional[float]  # throughput speedup / world ratio
     rcp: Optional[RCPVerdict]  # this group's convergence against the baseline's, as MLPerf's RCP checker
-    flag: str  # plain-language note, "" when unremarkable
+    attribution: Optional[Attribution]  # why it is superlinear or short of its throughput; None when unremarkable
     confidence: Optional[Judgement] = None  # interval, verdict, runs to resolve (given the groups' runs)
     chances: Optional[Chances] = None  # the expected speedup from the epoch spreads, and how likely this one is
     family: Optional[str] = None  # submission trees: lineage.VOUCHED, or what keeps the pair from being one family
@@ -172,55 +171,72 @@ def _speedup(bench: str, system: str, precision: Optional[str], base: GroupStats
                    rcp_check(base, g), attribution(ttt, tput, epochs, rest, gpus, base, g, implied), conf, odds)
 
 
-def _share(x: float, whole: float) -> str:
-    return f"{math.log(x) / math.log(whole):.0%}" if whole > 0 and abs(math.log(whole)) > 1e-9 and x > 0 else "n/a"
+SUPERLINEAR = "superlinear"  # time to train gained more than the GPU ratio
+SHORTFALL = "shortfall"  # time to train gained well under the throughput speedup
+NOTABLE = 0.02  # a factor within 2% of 1 takes no part in the explanation
 
 
-def attribution(ttt, tput, epochs, rest, gpus, base: GroupStats, g: GroupStats, implied: bool = False) -> str:
+@dataclass(frozen=True)
+class Factor:
+    """One factor of time to train = throughput x epochs x rest, as it bears on the gap explained."""
+
+    what: str  # "throughput" (beyond the GPU ratio: hardware), "epochs" (convergence) or "rest"
+    ratio: float  # throughput / GPU ratio, epochs ratio, or rest
+    share: Optional[float]  # its share of the gap on a log scale; None where the gap is nil
+    gain: bool  # it made the speedup larger
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """What made a speedup superlinear or fall short of its throughput speedup, as numbers and causes;
+    the sentence: harness.results.report.attribution."""
+
+    kind: str  # SUPERLINEAR or SHORTFALL
+    time_to_train: float
+    throughput: float
+    throughput_implied: bool
+    epochs_ratio: float
+    gpu_ratio: float
+    epochs: tuple[float, float]  # the baseline's (olympic) mean epochs, this group's
+    epoch_counts: dict[str, int]  # this group's {epochs: runs}
+    factors: tuple[Factor, ...]  # in the order throughput, epochs, rest
+    cause: str  # superlinear: "convergence", "hardware", "both" or "rest"; "" for a shortfall
+
+    @property
+    def gap(self) -> float:
+        """Superlinear: time to train beyond linear; shortfall: the share of the throughput speedup kept."""
+        return self.time_to_train / (self.gpu_ratio if self.kind == SUPERLINEAR else self.throughput)
+
+
+def _share(x: float, whole: float) -> Optional[float]:
+    return math.log(x) / math.log(whole) if whole > 0 and abs(math.log(whole)) > 1e-9 and x > 0 else None
+
+
+def attribution(ttt, tput, epochs, rest, gpus, base: GroupStats, g: GroupStats,
+                implied: bool = False) -> Optional[Attribution]:
     """Name what made a speedup superlinear (above the GPU ratio) or fall short of its throughput
     speedup, each factor with its share of the gap on a log scale: throughput beyond the GPU ratio
     (hardware: caches, contention, thread counts), epochs (convergence), and the rest (evaluation,
-    start-up), so that time to train = throughput x epochs x rest reads as causes."""
+    start-up), so that time to train = throughput x epochs x rest reads as causes. None when unremarkable."""
     if ttt is None or tput is None or epochs is None:
-        return ""
-    span = f"{epochs_of(base):.3g} -> {epochs_of(g):.3g}"
+        return None
+    span = (epochs_of(base) or 0.0, epochs_of(g) or 0.0)  # both known where the epochs ratio is
+    lo, hi = 1 - NOTABLE, 1 + NOTABLE
     if ttt > gpus * 1.05:
-        beyond = ttt / gpus
-        hardware, causes, costs = tput / gpus, [], []
-        tput_text = f"throughput {tput:.2f}x" + (" (implied)" if implied else "")
-        if hardware > 1.02:
-            causes.append(f"{tput_text}, {hardware:.2f}x beyond the GPU ratio (hardware: caches, contention, "
-                          f"thread counts; {_share(hardware, beyond)} of the gain)")
-        elif hardware < 0.98:
-            costs.append(f"{tput_text} is {hardware:.0%} of linear ({_share(hardware, beyond)})")
-        if epochs > 1.02:
-            causes.append(f"needing fewer epochs gave {epochs:.2f}x (epochs {span}: convergence; "
-                          f"{_share(epochs, beyond)} of the gain)")
-        elif epochs < 0.98:
-            costs.append(f"more epochs cost {1 / epochs:.2f}x (epochs {span}; {_share(epochs, beyond)})")
-        if rest is not None and abs(rest - 1) > 0.02:
-            (causes if rest > 1 else costs).append(f"the rest (evaluation, start-up) {rest:.2f}x "
-                                                   f"({_share(rest, beyond)})")
-        named = ("convergence, not hardware" if epochs > 1.02 and hardware <= 1.02 else
-                 "hardware, not convergence" if hardware > 1.02 and epochs <= 1.02 else
-                 "both hardware and convergence" if hardware > 1.02 else "the rest")
-        text = f"superlinear: {ttt:.1f}x faster on {gpus:g}x the GPUs ({beyond:.2f}x beyond linear): " + "; ".join(causes)
-        if costs:
-            text += "; against it: " + "; ".join(costs)
-        return text + f". Cause: {named}"
+        beyond, hardware = ttt / gpus, tput / gpus
+        factors = [Factor(what, x, _share(x, beyond), x > 1) for what, x, shown in (
+            ("throughput", hardware, not lo <= hardware <= hi), ("epochs", epochs, not lo <= epochs <= hi),
+            ("rest", 1.0 if rest is None else rest, rest is not None and abs(rest - 1) > NOTABLE)) if shown]
+        cause = ("convergence" if epochs > hi and hardware <= hi else "hardware" if hardware > hi and epochs <= hi
+                 else "both" if hardware > hi else "rest")
+        return Attribution(SUPERLINEAR, ttt, tput, implied, epochs, gpus, span, g.epochs.counts, tuple(factors), cause)
     if ttt < 0.95 * tput:
         # Name each factor that took its share, so that a slow evaluation is not blamed on convergence.
-        lost, costs = ttt / tput, []
-        if epochs < 0.98:
-            runs = summary(g.epochs.counts)
-            costs.append(f"more epochs cost {1 / epochs:.2f}x ({span}), {_share(epochs, lost)} of the shortfall "
-                         f"(epochs: runs {runs})")
-        if rest is not None and rest < 0.98:
-            costs.append(f"time outside the training loop (evaluation, start-up) cost {1 / rest:.2f}x, "
-                         f"{_share(rest, lost)} of the shortfall")
-        return (f"time to train gained {ttt:.2f}x of the {tput:.2f}x throughput: "
-                + "; ".join(costs or [f"epochs {span} ({epochs:.2f}x)"]))
-    return ""
+        lost = ttt / tput
+        factors = [Factor(what, x, _share(x, lost), False) for what, x, shown in (
+            ("epochs", epochs, epochs < lo), ("rest", 1.0 if rest is None else rest, rest is not None and rest < lo)) if shown]
+        return Attribution(SHORTFALL, ttt, tput, implied, epochs, gpus, span, g.epochs.counts, tuple(factors), "")
+    return None
 
 
 def precision_ratios(groups: Sequence[GroupStats], scores: dict, baseline: str = "fp32",

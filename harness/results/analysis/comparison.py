@@ -39,12 +39,11 @@ class Matched:
     a_world: Optional[int]
     b_world: Optional[int]
     gpus: str  # "8 GPUs", or "A 1 CPU rank, B 2 CPU ranks"
-    gpus_cell: str  # the table's GPUs column: "8", or "1 vs 2" (A vs B)
     confidence: Optional[Judgement]
     chances: Optional[Chances]
     a_usd_per_hour: Optional[float] = None
     b_usd_per_hour: Optional[float] = None
-    cost: Optional[str] = None  # "A costs 3.00x B per hour and is ... as fast: a run costs ..."
+    cost: Optional[cost.CostRatio] = None  # A's price per hour against B's, beside A's speedup
 
 
 @dataclass
@@ -57,7 +56,7 @@ class Comparison:
     means: list[platforms.GeoMean]
     tput_pairs: list[platforms.ThroughputPair]
     tput_means: list[platforms.GeoMean]
-    unpaired: list[str] = field(default_factory=list)
+    unpaired: list[platforms.Unpaired] = field(default_factory=list)
     matched: list[Matched] = field(default_factory=list)  # one per pair, in the same order
     prices: dict[str, float] = field(default_factory=dict)
     rank_by: str = "time"
@@ -87,7 +86,8 @@ def _pick(groups: list[GroupStats]) -> dict[tuple, GroupStats]:
     return out
 
 
-def match(a: list[GroupStats], b: list[GroupStats]) -> tuple[list[tuple[GroupStats, GroupStats]], list[str]]:
+def match(a: list[GroupStats], b: list[GroupStats]
+          ) -> tuple[list[tuple[GroupStats, GroupStats]], list[platforms.Unpaired]]:
     """(pairs of A's and B's groups, what could not be paired), as the module docstring says."""
     left, right = _pick(a), _pick(b)
     pairs = [(left[k], right[k]) for k in sorted(set(left) & set(right), key=str)]
@@ -100,11 +100,8 @@ def match(a: list[GroupStats], b: list[GroupStats]) -> tuple[list[tuple[GroupSta
         else:
             for side, rest in (("A", la), ("B", rb)):
                 for g in rest:
-                    other = "B" if side == "A" else "A"
-                    unpaired.append(f"{bench} at {_gpus(g)} {g.key.precision or ''}: only {side} has it"
-                                    + (f" ({other} has {len(rb if side == 'A' else la)} other GPU counts or "
-                                       "precisions: compare one folder of each)" if la and rb else "")
-                                    + ": not compared")
+                    unpaired.append(platforms.Unpaired(bench, side, _gpus(g), g.key.precision,
+                                                       len(rb if side == "A" else la)))
     return pairs, unpaired
 
 
@@ -128,10 +125,6 @@ def _pair(ga: GroupStats, gb: GroupStats, a: Report, b: Report) -> platforms.Pai
                           platforms.system_of(gb), ttt, tput, epochs, rest)
 
 
-def _n(world: Optional[int]) -> str:
-    return "n/a" if world is None else str(world)
-
-
 def compare(a_paths: list[str], b_paths: list[str], jobs: Optional[int] = None,
             prices: Optional[dict[str, float]] = None, rank_by: str = "time") -> Comparison:
     a, b = build(a_paths, jobs=jobs), build(b_paths, jobs=jobs)
@@ -148,8 +141,7 @@ def compare(a_paths: list[str], b_paths: list[str], jobs: Optional[int] = None,
         gpus = _gpus(ga) if ga.key.world == gb.key.world else f"A {_gpus(ga)}, B {_gpus(gb)}"
         a_usd, b_usd = cost.price_for(ga.key, ra, prices)[0], cost.price_for(gb.key, rb, prices)[0]
         pairs.append(pair)
-        cell = _n(ga.key.world) if ga.key.world == gb.key.world else f"{_n(ga.key.world)} vs {_n(gb.key.world)}"
-        matched.append(Matched(ga.key, gb.key, ga.key.world, gb.key.world, gpus, cell, j,
+        matched.append(Matched(ga.key, gb.key, ga.key.world, gb.key.world, gpus, j,
                                chances("A", ra, "B", rb, j.time_to_train), a_usd, b_usd,
                                cost.compare_cost(a_usd, b_usd, pair.time_to_train, j.time_interval)))
     tput = platforms.pair_throughput(a.tput_groups, b.tput_groups)

@@ -37,7 +37,6 @@ POWER = 0.8
 MIN_RUNS = 4  # with 3 and 3 runs the smallest two-sided permutation p is 2/20 = 0.1
 MAX_RUNS = 10_000
 INPUT_BOUND = 0.05  # data wait over this share of training time: the numbers measure the loader
-INPUT_BOUND_TEXT = "input-bound: the numbers measure the loader"
 OLYMPIC, MEAN = "olympic mean", "mean of converged runs"
 
 
@@ -46,16 +45,6 @@ class Interval:
     low: Optional[float]  # None: no bound (resamples where a side's score is void)
     high: Optional[float]
     method: str  # "BCa bootstrap" or "percentile bootstrap"
-
-    def ratio(self) -> str:
-        """'2.31x-2.42x'; an open bound reads 0x or unbounded."""
-        return (f"{'0' if self.low is None else format(self.low, '.2f')}x-"
-                f"{'unbounded' if self.high is None else format(self.high, '.2f') + 'x'}")
-
-    def value(self, unit: str) -> str:
-        """'18.47-19.41 min'."""
-        return (f"{'0' if self.low is None else format(self.low, '.4g')}-"
-                f"{'unbounded' if self.high is None else format(self.high, '.4g')} {unit}")
 
 
 @dataclass(frozen=True)
@@ -77,7 +66,7 @@ class Judgement:
     throughput_verdict: str
     epochs_ratio: Optional[float]  # the reference's epochs / the subject's (olympic means where both have 3 runs)
     epochs_interval: Optional[Interval]
-    input_bound: list[str] = field(default_factory=list)  # "B: data wait 12% of training time"
+    input_bound: list[tuple[str, float]] = field(default_factory=list)  # (side, mean data wait share) per input-bound side
 
 
 @dataclass(frozen=True)
@@ -228,11 +217,12 @@ def data_wait(runs: Sequence[RunSummary]) -> Optional[float]:
     return float(np.mean(shares)) if shares else None
 
 
-def input_bound_note(label: str, runs: Sequence[RunSummary]) -> Optional[str]:
+def input_bound_side(label: str, runs: Sequence[RunSummary]) -> Optional[tuple[str, float]]:
+    """(label, mean data wait share) where the side is input-bound, else None."""
     share = data_wait(runs)
     if share is None or not input_bound(share):
         return None
-    return f"{label}: data wait {share:.0%} of training time"
+    return label, share
 
 
 def judge(subject: str, sub_runs: Sequence[RunSummary], sub_score: Optional[float], reference: str,
@@ -266,7 +256,7 @@ def judge(subject: str, sub_runs: Sequence[RunSummary], sub_score: Optional[floa
         epochs = _finite(float(estat(er)) / float(estat(es))) if float(estat(es)) else None
         epochs_int = bootstrap((es, er), lambda x, y: estat(y) / estat(x))
     verdict = _word(point, p, faster_above=True)
-    bound = [n for n in (input_bound_note(subject, sub_runs), input_bound_note(reference, ref_runs)) if n]
+    bound = [n for n in (input_bound_side(subject, sub_runs), input_bound_side(reference, ref_runs)) if n]
     return Judgement(subject, reference, (len(sub_runs), len(ref_runs)), estimator, point, interval, p, verdict, needed,
                      tput, tput_int, tput_p, _word(tput, tput_p, faster_above=True), epochs, epochs_int, bound)
 

@@ -18,7 +18,8 @@ accelerator-hour, times the GPU count (CPU ranks count as one each).
 - energy per run = mean energy to train of the converged runs (result.json telemetry.energy_j: all
   GPUs of the run, run_start..run_stop), with its 95% interval.
 
-Rows rank within each benchmark by time, cost or energy (`--rank`), lowest first.
+Rows rank within each benchmark by time, cost or energy (`--rank`), lowest first. The table, its notes and
+a comparison's cost in words: harness.results.report.costs.
 """
 from __future__ import annotations
 
@@ -188,64 +189,30 @@ def rank(rows: Sequence[CostRow], rank_by: str) -> list[CostRow]:
     return out
 
 
-def _money(x: Optional[float]) -> str:
-    if x is None:
-        return "n/a"
-    return f"${x:,.2f}" if x >= 1 else f"${x:.4f}" if x >= 0.0001 else f"${x:.2e}"
+@dataclass(frozen=True)
+class CostRatio:
+    """A against B: what an hour costs and how fast each is; the words: harness.results.report.costs."""
 
+    per_hour: float  # A's USD per hour / B's
+    speedup: float  # A's speedup over B (time to train)
+    speedup_interval: Optional[Interval]
 
-def _big(x: Optional[float]) -> str:
-    return "n/a" if x is None else f"{x:,.0f}" if x >= 100 else f"{x:.4g}"
+    @property
+    def per_run(self) -> float:
+        return self.per_hour / self.speedup
 
-
-def _range(iv: Optional[Interval], fmt) -> str:
-    if iv is None:
-        return "n/a"
-    return f"{'0' if iv.low is None else fmt(iv.low)}-{'unbounded' if iv.high is None else fmt(iv.high)}"
-
-
-def cost_table(rows: Sequence[CostRow], rank_by: str) -> tuple[list[str], list[list[str]]]:
-    sides = any(r.side for r in rows)
-    header = [f"rank ({rank_by})", "benchmark"] + ["side"] * sides + [
-        "platform", "world", "precision", "runs", "time min", "time 95% interval", "USD/h", "priced by", "cost/run",
-        "cost 95% interval", "per $", "energy kJ/run", "energy 95% interval"]
-    out = []
-    for r in rows:
-        unit = (r.throughput_unit or "samples/s").split("/")[0]
-        out.append(["-" if r.rank is None else str(r.rank), r.key.benchmark] + [r.side] * sides + [r.key.platform,
-                    "n/a" if r.key.world is None else str(r.key.world), r.key.precision or "n/a", str(r.runs),
-                    "n/a" if r.minutes is None else f"{r.minutes:.4g}", _range(r.minutes_interval, lambda v: f"{v:.4g}"),
-                    "n/a" if r.usd_per_hour is None else f"{r.usd_per_hour:,.2f}", r.priced_by or "n/a",
-                    _money(r.cost), _range(r.cost_interval, _money),
-                    "n/a" if r.samples_per_usd is None else f"{_big(r.samples_per_usd)} {unit}",
-                    "n/a" if r.energy_kj is None else f"{r.energy_kj:.4g}",
-                    _range(r.energy_interval, lambda v: f"{v:.4g}")])
-    return header, out
-
-
-def cost_notes(rows: Sequence[CostRow], prices: dict[str, float]) -> list[str]:
-    notes = []
-    if prices and not any(r.usd_per_hour is not None for r in rows):
-        notes.append(f"no --price matched a platform, system or accelerator (given: {', '.join(sorted(prices))})")
-    if any(r.energy_kj is None for r in rows):
-        notes.append("energy is n/a where result.json has no NVML energy (CPU runs, official logs)")
-    if any(r.input_bound for r in rows):
-        notes.append("a group marked input-bound in the tables above: its time and cost measure its data loader")
-    return notes
+    @property
+    def per_run_interval(self) -> Optional[tuple[Optional[float], Optional[float]]]:
+        """(low, high) of a run's cost ratio from the speedup's interval; None stands for 0 and unbounded."""
+        if self.speedup_interval is None:
+            return None
+        lo, hi = self.speedup_interval.low, self.speedup_interval.high
+        return (None if hi is None else self.per_hour / hi, None if not lo else self.per_hour / lo)
 
 
 def compare_cost(a_usd: Optional[float], b_usd: Optional[float], speedup: Optional[float],
-                 speedup_interval: Optional[Interval]) -> Optional[str]:
-    """'A costs 3.00x B per hour and is 0.92x-1.34x as fast: a run costs 2.24x-3.26x as much on A'."""
+                 speedup_interval: Optional[Interval]) -> Optional[CostRatio]:
+    """A's price per hour against B's beside A's speedup; None without both prices and the speedup."""
     if a_usd is None or b_usd is None or not b_usd or speedup is None:
         return None
-    ratio = a_usd / b_usd
-    text = f"A costs {ratio:.2f}x B per hour and is {speedup:.2f}x as fast"
-    cost = ratio / speedup
-    if speedup_interval is not None:
-        lo, hi = speedup_interval.low, speedup_interval.high
-        text += f" (95% interval {speedup_interval.ratio()})"
-        c_lo = "0" if hi is None else f"{ratio / hi:.2f}"
-        c_hi = "unbounded" if not lo else f"{ratio / lo:.2f}x"
-        return text + f": a run costs {cost:.2f}x as much on A ({c_lo}x-{c_hi})"
-    return text + f": a run costs {cost:.2f}x as much on A"
+    return CostRatio(a_usd / b_usd, speedup, speedup_interval)

@@ -22,6 +22,18 @@ ALL = "overall"
 
 
 @dataclass(frozen=True)
+class Unpaired:
+    """What one side has and the other lacks, not compared (the words:
+    harness.results.report.comparison_render.unpaired_line)."""
+
+    name: str  # benchmark or workload
+    side: str  # "A" or "B": the side that has it
+    gpus: Optional[str] = None  # "1 CPU rank": a group's count; None for a throughput workload
+    precision: Optional[str] = None
+    others: int = 0  # the other side's groups of the benchmark left unpaired (other counts or precisions)
+
+
+@dataclass(frozen=True)
 class Pair:
     benchmark: str
     category: str
@@ -91,11 +103,11 @@ def geomeans(rows: Sequence, fields: Sequence[str]) -> list[GeoMean]:
     return out
 
 
-def unpaired(a: Sequence, b: Sequence, pairs: Sequence, name) -> list[str]:
+def unpaired(a: Sequence, b: Sequence, pairs: Sequence, name) -> list[Unpaired]:
     """What one side has and the other lacks, so that a missing benchmark is not silently dropped."""
     paired = Counter(getattr(p, "benchmark", None) or getattr(p, "workload", None) for p in pairs)
     out = []
     for side, groups in (("A", a), ("B", b)):
         for n in sorted({name(g) for g in groups} - set(paired)):
-            out.append(f"{n}: only {side} has it (or no GPU count matches): not compared")
+            out.append(Unpaired(n, side))
     return out

@@ -72,11 +72,25 @@ class Entry:
     throughput_note: Optional[str] = None  # why throughput per accelerator is not shown
 
 
+@dataclass(frozen=True)
+class Across:
+    """Systems of several submitters with one benchmark, division and chip at several counts: their ratios
+    are not scaling, and are not given (the words: harness.results.report.round_render.across_line)."""
+
+    benchmark: str
+    round: str
+    division: str
+    chip: str
+    systems: int
+    submitters: int
+    counts: tuple[int, int]  # the fewest and the most accelerators
+
+
 @dataclass
 class RoundView:
     entries: list[Entry]  # by benchmark, division, category, rank
     scaling: list[Speedup]  # tree pairs of one submitter, each marked one system family or not
-    across: list[str]  # per benchmark and chip: systems of several submitters that are not paired
+    across: list[Across]  # per benchmark and chip: systems of several submitters that are not paired
     accelerators: list[AcceleratorPair] = field(default_factory=list)
     means: list[GeoMean] = field(default_factory=list)
 
@@ -165,9 +179,9 @@ def _ranked(entries: list[Entry]) -> list[Entry]:
     return out
 
 
-def across_submitters(entries: list[Entry]) -> list[str]:
-    """Per benchmark, division and chip with systems of several submitters at several counts: a line
-    saying that their ratios are not scaling, and so not given."""
+def across_submitters(entries: list[Entry]) -> list[Across]:
+    """Per benchmark, division and chip with systems of several submitters at several counts: their
+    ratios are not scaling, and so not given."""
     by: dict[tuple[str, str, str, str], list[Entry]] = {}
     for e in entries:
         if e.accelerators:
@@ -178,9 +192,7 @@ def across_submitters(entries: list[Entry]) -> list[str]:
         counts = sorted({e.accelerators or 0 for e in members})
         if len(submitters) < 2 or len(counts) < 2:
             continue
-        out.append(f"{bench}, {round_}, {division}, {chip}: {len(members)} systems of {len(submitters)} submitters at "
-                   f"{counts[0]:,}-{counts[-1]:,} accelerators: a ratio between two submitters' systems is not "
-                   "scaling, and is not given; the scaling table pairs one submitter's systems only")
+        out.append(Across(bench, round_, division, chip, len(members), len(submitters), (counts[0], counts[-1])))
     return out
 
 

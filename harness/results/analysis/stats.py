@@ -207,15 +207,6 @@ class RCPVerdict:
     group_mean: float
     passed: bool
 
-    def describe(self) -> str:
-        if self.passed:
-            return (f"pass: olympic mean {self.group_mean:.3g} epochs >= {self.min_acceptable_mean:.3g}, "
-                    f"the fastest a group may converge next to the reference's {self.reference_mean:.3g} "
-                    f"(std {self.reference_std:.3g})")
-        return (f"fail: olympic mean {self.group_mean:.3g} epochs < {self.min_acceptable_mean:.3g}: significantly "
-                f"faster than the reference's {self.reference_mean:.3g} (std {self.reference_std:.3g}, one-sided "
-                "t-test at 0.05)")
-
 
 def min_acceptable_mean(mean: float, std: float, n_ref: int, n_sub: int, alpha: float = 0.05) -> float:
     """The RCP checker's bound, in closed form (see the module docstring)."""

@@ -4,7 +4,8 @@ Per group of converged runs: the epochs-to-converge distribution, the time to tr
 at the most epochs, and the share of the variance of time to train that epochs explain: R^2 of the
 least-squares line of time to train on epochs (the squared Pearson correlation). 1.0 means the spread
 is all convergence (seed luck in epochs); 0 means none of it is (every run needed the same epochs, or
-the time per epoch varies as much). The rest is throughput and time outside the training loop.
+the time per epoch varies as much). The rest is throughput and time outside the training loop. The table and
+the words: harness.results.report.seed_spread.
 """
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import statistics
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from harness.results.analysis.distribution import summary
 from harness.results.analysis.stats import GroupKey
 from harness.results.read.summary import RunSummary
 
@@ -32,21 +32,6 @@ class SeedSpread:
     slowest_epochs: Optional[float] = None
     slowest_min: Optional[float] = None
     unit: str = "epochs"  # what convergence is counted in (samples, steps: the RCP checker's unit)
-
-    def describe(self) -> str:
-        if self.explained is None:
-            return "too few converged runs"
-        lo, hi = min(self.epochs, key=float), max(self.epochs, key=float)
-        u = self.unit
-        text = f"{'epochs' if u == 'epochs' else u + ' to converge'} explain {self.explained:.0%} of the variance of time to train"
-        if lo != hi:
-            text += (f"; {lo} {u} took {self.ttt_at_fewest:.4g} min on average, {hi} {u} "
-                     f"{self.ttt_at_most:.4g} min")
-        else:
-            text += f"; every converged run needed {lo} {u}: the spread is throughput and the rest"
-        if self.converged < self.runs:
-            text += f"; {self.runs - self.converged} of {self.runs} runs did not converge"
-        return text
 
 
 def seed_spread(key: GroupKey, runs: Sequence[RunSummary]) -> SeedSpread:
@@ -75,16 +60,3 @@ def seed_spread(key: GroupKey, runs: Sequence[RunSummary]) -> SeedSpread:
 
 def _label(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-def spread_rows(spreads: Sequence[SeedSpread]) -> tuple[list[str], list[list[str]]]:
-    header = ["benchmark", "platform", "world", "runs", "conv", "epochs: runs", "ttt_min std (cv)",
-              "explained by epochs", "ttt_min at fewest / most epochs"]
-    rows = []
-    for s in spreads:
-        rows.append([s.key.benchmark, s.key.platform, "n/a" if s.key.world is None else str(s.key.world),
-                     str(s.runs), str(s.converged), summary(s.epochs),
-                     "n/a" if s.ttt_std is None else f"{s.ttt_std:.3g} ({s.ttt_cv:.1%})",
-                     "n/a" if s.explained is None else f"{s.explained:.0%}",
-                     "n/a" if s.ttt_at_fewest is None else f"{s.ttt_at_fewest:.4g} / {s.ttt_at_most:.4g}"])
-    return header, rows

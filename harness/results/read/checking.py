@@ -2,7 +2,8 @@
 says): the harness's sanity pass (harness.results.read.sanity), and on an official log (anything but a
 harness run's own mlperf.log, which `harness.check` judges) MLPerf's own tools as they judge it
 (harness.results.read.official): the compliance checker with the ruleset of its round
-(harness.results.read.log_round), and the RCP checker's convergence reading in its unit.
+(harness.results.read.log_round), and the RCP checker's convergence reading in its unit. A v0.5 log, which
+no official checker reads, is held to the eval_target it states, as the summarizer held it.
 
 `join` puts what the checkers say beside what the log says, as the report's run: a run is voided only
 where the official checker rejects a log that claims success; what it passes is scored, the parser's
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness.results.read import log_round, official, sanity
+from harness.results.read import formats, log_round, official, sanity
 from harness.results.read.official import Verdict
 from harness.results.read.parse import NO_EPOCH, LogError, ReadLog, read_file, round_in_path
 from harness.results.read.rules import Ruleset
@@ -75,6 +76,8 @@ def check(log: ReadLog, ruleset: Optional[str] = None) -> LogCheck:
 def join(facts: RunSummary, checked: LogCheck) -> RunSummary:
     """The run as the report scores it: the log's facts with the checkers' verdicts, a new RunSummary."""
     run = replace(facts, warnings=[*checked.sanity, *facts.warnings], problems=list(facts.problems))
+    if run.log_format == formats.NAME_OF[formats.V05] and run.status == SUCCESS:
+        _v05_target(run)
     chosen, verdict = checked.ruleset, checked.verdict
     if chosen is None or verdict is None:
         return run
@@ -97,6 +100,19 @@ def join(facts: RunSummary, checked: LogCheck) -> RunSummary:
     if checked.rcp is not None:
         _rcp_reading(run, checked.rcp)
     return run
+
+
+def _number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _v05_target(run: RunSummary) -> None:
+    """v0.5 has no official checker: a success whose last evaluation is below the eval_target the log
+    states is dropped, as the summarizer drops a success the checker's target test rejects."""
+    quality = run.final_quality
+    if _number(run.target) and _number(quality) and quality < run.target:
+        run.problems.append(f"success, but its last evaluation ({quality:g}) is below the eval_target it logs "
+                            f"({run.target:g}): not a converged run")
 
 
 def _rcp_reading(run: RunSummary, rcp: RcpReading) -> None:

@@ -236,17 +236,6 @@ def _timing(run: RunSummary, v05: bool) -> None:
             run.epochs_to_converge = epochs[-1] + 1 if v05 else epochs[-1]
         else:
             run.warnings.append(NO_EPOCH)
-        if v05:
-            _v05_target(run)
-
-
-def _v05_target(run: RunSummary) -> None:
-    """v0.5 has no official checker: a success whose last evaluation is below the eval_target the log
-    states is dropped, as the summarizer drops a success the checker's target test rejects."""
-    quality = run.final_quality
-    if _number(run.target) and _number(quality) and quality < run.target:
-        run.problems.append(f"success, but its last evaluation ({quality:g}) is below the eval_target it logs "
-                            f"({run.target:g}): not a converged run")
 
 
 def _v05_status(value: Any) -> str:

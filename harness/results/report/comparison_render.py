@@ -9,15 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness.results.analysis import cost
 from harness.results.analysis.compare import count_label
-from harness.results.analysis.comparison import TTT_FIELDS, Comparison, cost_rows
+from harness.results.analysis.comparison import TTT_FIELDS, Comparison, Matched, cost_rows
 from harness.results.analysis.confidence import Judgement
-from harness.results.analysis.platforms import GeoMean, ThroughputPair
+from harness.results.analysis.platforms import GeoMean, ThroughputPair, Unpaired
 from harness.results.report import render
+from harness.results.report.costs import cost_notes, cost_table, describe_cost
 from harness.results.report.decision import METHOD
 from harness.results.report.plots import plot_compare
-from harness.results.report.verdicts import describe
+from harness.results.report.verdicts import describe, describe_chances
 
 
 def _x(v: Optional[float]) -> str:
@@ -41,13 +41,23 @@ def geomean_rows(means: Sequence[GeoMean]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def _n(world: Optional[int]) -> str:
+    return "n/a" if world is None else str(world)
+
+
+def _gpus_cell(m: Matched) -> str:
+    """The table's GPUs column: "8", or "1 vs 2" (A vs B)."""
+    return _n(m.a_world) if m.a_world == m.b_world else f"{_n(m.a_world)} vs {_n(m.b_world)}"
+
+
 def pair_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
-    header = ["benchmark", "category", "GPUs (A vs B)" if any(" vs " in m.gpus_cell for m in c.matched) else "GPUs",
+    header = ["benchmark", "category",
+              "GPUs (A vs B)" if any(m.a_world != m.b_world for m in c.matched) else "GPUs",
               "precision", "A", "B", "A speedup (ttt)", "ttt 95% interval",
               "= throughput", "throughput 95% interval", "x epochs", "x rest", "verdict"]
     rows = []
     for p, m in zip(c.pairs, c.matched):
-        rows.append([p.benchmark, p.category, m.gpus_cell, p.precision or "n/a", p.a, p.b, render.times(p.time_to_train),
+        rows.append([p.benchmark, p.category, _gpus_cell(m), p.precision or "n/a", p.a, p.b, render.times(p.time_to_train),
                      render.interval(m.confidence), render.times(p.throughput),
                      render.interval(m.confidence, "throughput"), render.times(p.epochs_ratio), render.times(p.rest),
                      render.verdict_word(m.confidence)])
@@ -60,10 +70,12 @@ def verdict_lines(c: Comparison) -> list[str]:
         where = f"{p.benchmark} {m.gpus} {p.precision or ''}".strip()
         if m.confidence is not None:
             out.append(f"{where}: {describe(m.confidence)}")
-        if m.chances is not None and m.chances.text:
-            out.append(f"{where}: chances: {m.chances.text}")
-        if m.cost:
-            out.append(f"{where}: cost: {m.cost}")
+        said = "" if m.chances is None else describe_chances(m.chances)
+        if said:
+            out.append(f"{where}: chances: {said}")
+        cost = describe_cost(m.cost)
+        if cost:
+            out.append(f"{where}: cost: {cost}")
     return out
 
 
@@ -83,14 +95,24 @@ def render_compare(c: Comparison, markdown: bool = False) -> str:
                 head("Geometric means of throughput ratios"), table(*geomean_rows(c.tput_means)), ""]
     if c.empty:
         out.append(f"{bullet}nothing to compare: no benchmark (or workload) on both sides")
-    out += [bullet + line for line in c.unpaired]
+    out += [bullet + unpaired_line(u) for u in c.unpaired]
     if c.pairs and (c.prices or any(g.energy_j.n for rep in (c.a, c.b) for g in rep.stats)):
         rows = cost_rows(c)
         out += ["", head(f"Cost and energy per run, ranked by {c.rank_by} within each benchmark"),
-                table(*cost.cost_table(rows, c.rank_by))]
-        notes = cost.cost_notes(rows, c.prices)
+                table(*cost_table(rows, c.rank_by))]
+        notes = cost_notes(rows, c.prices)
         out += ([""] + [bullet + n for n in notes]) if notes else []
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def unpaired_line(u: Unpaired) -> str:
+    """'ncf at 1 CPU rank fp32: only A has it (B has 2 other GPU counts or precisions: ...): not compared'."""
+    if u.gpus is None:
+        return f"{u.name}: only {u.side} has it (or no GPU count matches): not compared"
+    other = "B" if u.side == "A" else "A"
+    return (f"{u.name} at {u.gpus} {u.precision or ''}: only {u.side} has it"
+            + (f" ({other} has {u.others} other GPU counts or precisions: compare one folder of each)" if u.others
+               else "") + ": not compared")
 
 
 def plot(c: Comparison, out_dir: Path) -> list[Path]:

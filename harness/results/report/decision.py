@@ -12,9 +12,10 @@ from typing import Any, Callable, Optional
 
 from harness.results.analysis import confidence, cost
 from harness.results.report import render
+from harness.results.report.costs import cost_notes, cost_table
 from harness.results.analysis.confidence import GroupConfidence, Interval
 from harness.results.analysis.stats import key_cells
-from harness.results.report.verdicts import describe, describe_group
+from harness.results.report.verdicts import describe, describe_chances, describe_group
 
 METHOD = (f"95% intervals: bootstrap over runs (scipy.stats.bootstrap, BCa, or percentile where BCa is undefined), "
           f"{confidence.RESAMPLES:,} resamples of each side, seed {confidence.SEED}; verdicts: two-sided permutation "
@@ -68,8 +69,9 @@ def _lines(where: str, conf: Any, odds: Any) -> list[str]:
     out = []
     if conf is not None:
         out.append(f"{' '.join(where.split())}: {describe(conf)}")
-    if odds is not None and odds.text:
-        out.append(f"{' '.join(where.split())}: chances: {odds.text}")
+    said = "" if odds is None else describe_chances(odds)
+    if said:
+        out.append(f"{' '.join(where.split())}: chances: {said}")
     return out
 
 
@@ -99,6 +101,6 @@ def cost_section(report: Any, markdown: bool = False) -> list[str]:
     table, head, bullet = _helpers(markdown)
     rows = cost.cost_rows(report.stats, report.groups, report.confidence, report.prices, report.rank_by)
     out = ["", head(f"Cost and energy per run, ranked by {report.rank_by} within each benchmark"),
-           table(*cost.cost_table(rows, report.rank_by))]
-    notes = cost.cost_notes(rows, report.prices)
+           table(*cost_table(rows, report.rank_by))]
+    notes = cost_notes(rows, report.prices)
     return out + ([""] + [bullet + n for n in notes] if notes else [])

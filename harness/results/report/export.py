@@ -16,10 +16,15 @@ from typing import Any, Optional, Sequence
 from harness.results.analysis import confidence, cost, lineage
 from harness.results.analysis import round as round_view
 from harness.results.analysis.accelerators import AcceleratorPair
+from harness.results.analysis.chances import Chances
 from harness.results.analysis.compare import Speedup
 from harness.results.read.summary import tally
-from harness.results.report import render
-from harness.results.report.verdicts import describe, describe_group
+from harness.results.report import render, round_render
+from harness.results.report.attribution import describe_attribution
+from harness.results.report.costs import describe_cost
+from harness.results.report.notes import notes
+from harness.results.report.seed_spread import describe_spread
+from harness.results.report.verdicts import describe, describe_chances, describe_group, input_bound_sides
 
 SCHEMA = "harness.report/4"
 COMPARE_SCHEMA = "harness.compare/2"
@@ -62,11 +67,18 @@ def _bound(run: Any) -> bool:
 
 def plain(x: Any) -> Any:
     """dataclasses.asdict, with the sentences the JSON has always carried written where the words are made:
-    a verdict's (a Judgement's "text"), a score's interval (a GroupConfidence's), a chip pair's verdict."""
+    a verdict's (a Judgement's "text"), a score's interval (a GroupConfidence's), a chip pair's verdict,
+    a speedup's chances (a Chances' "text"), a speedup's explanation (its "flag", where its attribution is)."""
     if isinstance(x, confidence.Judgement):
-        return {**_fields(x), "text": describe(x)}
+        said = {k: input_bound_sides(x) if k == "input_bound" else v for k, v in _fields(x).items()}
+        return {**said, "text": describe(x)}
     if isinstance(x, confidence.GroupConfidence):
         return {**_fields(x, skip="resampled"), "text": describe_group(x)}
+    if isinstance(x, Speedup):
+        return {("flag" if k == "attribution" else k): describe_attribution(x.attribution) if k == "attribution"
+                else v for k, v in _fields(x).items()}
+    if isinstance(x, Chances):
+        return {**_fields(x), "text": describe_chances(x)}
     if isinstance(x, AcceleratorPair):
         return {**_fields(x, skip="judgement"), "text": "" if x.judgement is None else describe(x.judgement)}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
@@ -103,7 +115,7 @@ def round_json(v: Optional[round_view.RoundView]) -> Optional[dict[str, Any]]:
         "benchmarks": v.benchmarks,
         "entries": [{k: val for k, val in plain(e).items() if k != "key"} for e in v.entries],
         "scaling": [speedup(s) for s in v.scaling],
-        "across_submitters": v.across,
+        "across_submitters": [round_render.across_line(a) for a in v.across],
         "accelerators": {"pairs": [plain(p) for p in v.accelerators], "geomeans": [plain(m) for m in v.means]},
     }
 
@@ -122,7 +134,7 @@ def group_json(report: Any) -> list[dict[str, Any]]:
             **{k: v for k, v in plain(g).items() if k != "key"},
             "repeated_seeds": {str(k): v for k, v in g.repeated_seeds.items()},
             "seed_spread": None if spread is None else {
-                **{k: v for k, v in plain(spread).items() if k != "key"}, "note": spread.describe()},
+                **{k: v for k, v in plain(spread).items() if k != "key"}, "note": describe_spread(spread)},
             "confidence": None if conf is None else plain(conf),
             "data_wait_share": None if conf is None else conf.data_wait_share,
             "input_bound": bool(conf and conf.input_bound),
@@ -157,7 +169,7 @@ def to_json(report: Any) -> dict[str, Any]:
         },
         "cost": {"rank_by": report.rank_by, "prices": report.prices, "rows": _cost_json(report_cost(report))},
         "method": METHOD,
-        "warnings": report.warnings,
+        "warnings": notes(report),
         "outcome": plain(tally(report.runs)),  # runs scored, not converged, not scorable, interrupted, by reason
         "errors": [{"path": p, "message": m} for p, m in report.errors],
         "round": round_json(round_view.of(report)),  # a submission tree's systems ranked, families, chips
@@ -183,7 +195,7 @@ def judged_row(j: Optional[confidence.Judgement], odds: Any) -> dict[str, Any]:
     row["epochs_low"], row["epochs_high"] = _iv(j.epochs_interval)
     if odds is not None:
         row.update({"expected_speedup": odds.expected, "p_observed": odds.p_observed, "shared_seed": odds.seed,
-                    "seed_speedup": odds.seed_speedup, "p_seed": odds.p_seed, "chances": odds.text})
+                    "seed_speedup": odds.seed_speedup, "p_seed": odds.p_seed, "chances": describe_chances(odds)})
     return row
 
 
@@ -240,6 +252,7 @@ def to_csv(report: Any) -> str:
 
 def compare_json(c: Any) -> dict[str, Any]:
     from harness.results.analysis.comparison import cost_rows
+    from harness.results.report.comparison_render import unpaired_line
     from harness.results.report.decision import METHOD
 
     return {
@@ -247,14 +260,15 @@ def compare_json(c: Any) -> dict[str, Any]:
         "pairs": [{**plain(p), "a_world": m.a_world, "b_world": m.b_world, "gpus": m.gpus,
                    "confidence": None if m.confidence is None else plain(m.confidence),
                    "chances": None if m.chances is None else plain(m.chances),
-                   "a_usd_per_hour": m.a_usd_per_hour, "b_usd_per_hour": m.b_usd_per_hour, "cost": m.cost,
+                   "a_usd_per_hour": m.a_usd_per_hour, "b_usd_per_hour": m.b_usd_per_hour,
+                   "cost": describe_cost(m.cost),
                    "input_bound": bool(m.confidence and m.confidence.input_bound)}
                   for p, m in zip(c.pairs, c.matched)],
         "geomeans": [plain(m) for m in c.means],
         "throughput_pairs": [plain(p) for p in c.tput_pairs], "throughput_geomeans": [plain(m) for m in c.tput_means],
         "cost": {"rank_by": c.rank_by, "prices": c.prices, "rows": _cost_json(cost_rows(c)) if c.pairs else []},
         "method": METHOD,
-        "unpaired": c.unpaired,
+        "unpaired": [unpaired_line(u) for u in c.unpaired],
     }
 
 
@@ -273,7 +287,8 @@ def compare_csv(c: Any) -> str:
         writer.writerow(strict({**judged, "kind": "time_to_train", "name": p.benchmark, "category": p.category,
                                 "gpus": m.gpus, "a_gpus": m.a_world, "b_gpus": m.b_world, "precision": p.precision,
                                 "a": p.a, "b": p.b, "time_to_train": p.time_to_train, "throughput": p.throughput,
-                                "epochs_ratio": p.epochs_ratio, "rest": p.rest, "cost": m.cost or ""}))
+                                "epochs_ratio": p.epochs_ratio, "rest": p.rest,
+                                "cost": describe_cost(m.cost) or ""}))
     for t in c.tput_pairs:
         writer.writerow({"kind": "throughput", "name": t.workload, "category": t.category, "gpus": t.world,
                          "a_gpus": t.world, "b_gpus": t.world, "precision": t.precision, "a": t.a, "b": t.b,

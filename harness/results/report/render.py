@@ -6,12 +6,14 @@ from pathlib import Path
 from typing import Any, Optional
 
 from harness.results.analysis.compare import PrecisionRatio, Speedup, count_label
-from harness.results.analysis.confidence import INPUT_BOUND, INPUT_BOUND_TEXT, input_bound
-from harness.results.analysis.distribution import summary
+from harness.results.analysis.confidence import INPUT_BOUND, input_bound
+from harness.results.report.distribution import summary
 from harness.results.analysis.lineage import VOUCHED
 from harness.results.analysis.score import Score
-from harness.results.analysis.stats import BUSY, GroupStats, key_cells
+from harness.results.analysis.stats import BUSY, GroupStats, RCPVerdict, key_cells
 from harness.results.read.summary import RunSummary
+from harness.results.report.attribution import describe_attribution
+from harness.results.report.verdicts import INPUT_BOUND_TEXT, ratio_range
 
 UNSCORABLE, DERIVED = "*", "(d)"
 INPUT_BOUND_MARK = "input-bound"
@@ -143,7 +145,7 @@ def times(value: Optional[float]) -> str:
 def interval(conf: Any, what: str = "time") -> str:
     """A judgement's 95% interval as '2.31x-2.42x', or n/a."""
     iv = None if conf is None else getattr(conf, "time_interval" if what == "time" else f"{what}_interval")
-    return "n/a" if iv is None else iv.ratio()
+    return "n/a" if iv is None else ratio_range(iv)
 
 
 def verdict_word(conf: Any) -> str:
@@ -183,11 +185,23 @@ def speedup_notes(speedups: list[Speedup]) -> list[str]:
         where = f"{s.benchmark} {s.system} {s.precision or ''} {s.world} vs {count_label(s.baseline_world, s.system)}"
         if s.family is not None and s.family != VOUCHED:
             notes.append(f"{where}: {s.family}: a ratio between them is not scaling of one system")
-        if s.flag:
-            notes.append(f"{where}: {s.flag}")
+        why = describe_attribution(s.attribution)
+        if why:
+            notes.append(f"{where}: {why}")
         if s.rcp is not None:
-            notes.append(f"{where}: RCP {s.rcp.describe()}")
+            notes.append(f"{where}: RCP {describe_rcp(s.rcp)}")
     return notes
+
+
+def describe_rcp(v: RCPVerdict) -> str:
+    """'pass: olympic mean 6.12 epochs >= 3.9, ...' or 'fail: ...': the RCP checker's verdict on a group's epochs."""
+    if v.passed:
+        return (f"pass: olympic mean {v.group_mean:.3g} epochs >= {v.min_acceptable_mean:.3g}, "
+                f"the fastest a group may converge next to the reference's {v.reference_mean:.3g} "
+                f"(std {v.reference_std:.3g})")
+    return (f"fail: olympic mean {v.group_mean:.3g} epochs < {v.min_acceptable_mean:.3g}: significantly "
+            f"faster than the reference's {v.reference_mean:.3g} (std {v.reference_std:.3g}, one-sided "
+            "t-test at 0.05)")
 
 
 def precision_rows(ratios: list[PrecisionRatio]) -> tuple[list[str], list[list[str]]]:

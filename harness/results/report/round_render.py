@@ -14,7 +14,8 @@ from harness.results.report import render
 from harness.results.analysis.accelerators import AcceleratorPair
 from harness.results.analysis.lineage import VOUCHED
 from harness.results.analysis.platforms import ALL
-from harness.results.analysis.round import Entry, RoundView
+from harness.results.analysis.round import Across, Entry, RoundView
+from harness.results.report.verdicts import ratio_range
 
 SCALING = "Scaling within a system family"
 ACCELERATORS = "Accelerator against accelerator (closed division, equal counts)"
@@ -87,7 +88,7 @@ def accelerator_rows(pairs: list[AcceleratorPair]) -> tuple[list[str], list[list
               "A's speedup", "95% interval", "verdict"]
     return header, [[f"{p.a} vs {p.b}", p.benchmark, p.round, p.category, f"{p.accelerators:,}", p.a_system,
                      f"{p.a_minutes:.3f}", p.b_system, f"{p.b_minutes:.3f}", render.times(p.time_to_train),
-                     "n/a" if p.interval is None else p.interval.ratio(), p.verdict] for p in pairs]
+                     "n/a" if p.interval is None else ratio_range(p.interval), p.verdict] for p in pairs]
 
 
 def geomean_rows(view: RoundView) -> tuple[list[str], list[list[str]]]:
@@ -137,8 +138,15 @@ def scaling_section(view: RoundView, markdown: bool) -> list[str]:
                 for s in view.scaling if s.family != VOUCHED]
     else:
         out.append(f"{bullet}no submitter has one benchmark at two accelerator counts")
-    out += [bullet + line for line in view.across]
+    out += [bullet + across_line(a) for a in view.across]
     return out + [""]
+
+
+def across_line(a: Across) -> str:
+    """'gnmt, v0.7, closed, A100: 2 systems of 2 submitters at 8-16 accelerators: a ratio ... is not given; ...'."""
+    return (f"{a.benchmark}, {a.round}, {a.division}, {a.chip}: {a.systems} systems of {a.submitters} submitters at "
+            f"{a.counts[0]:,}-{a.counts[1]:,} accelerators: a ratio between two submitters' systems is not "
+            "scaling, and is not given; the scaling table pairs one submitter's systems only")
 
 
 def accelerator_section(view: RoundView, markdown: bool) -> list[str]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 from harness.results.report import render
 from harness.results.report import throughput_tables as throughput
 from harness.results.analysis import round as round_view
+from harness.results.report.notes import notes as report_notes
 from harness.results.report.round_render import render_round
 from harness.results.analysis.collect import Report
 from harness.results.read.summary import RunSummary, tally
-from harness.results.analysis.variance import spread_rows
+from harness.results.report.seed_spread import describe_spread, spread_rows
 
 EXAMPLES = 2  # paths shown per kind of warning
 
@@ -43,8 +44,9 @@ def render_text(report: Report, markdown: bool = False) -> str:
         out += [bullet + n for n in render.score_notes(report.stats, report.scores)]
         out += [f"{bullet}{g.key.benchmark} {g.key.platform}: convergence in {unit}, as the RCP checker reads it"
                 for g, unit in _units(report)]
-    if report.warnings:
-        out += ["", head("Notes")] + [bullet + w for w in report.warnings]
+    said = report_notes(report)
+    if said:
+        out += ["", head("Notes")] + [bullet + w for w in said]
     if report.speedups:
         out += ["", head("Speedup over the smallest world size (time to train = throughput x epochs x rest)"),
                 table(*render.speedup_rows(report.speedups)), ""]
@@ -56,7 +58,7 @@ def render_text(report: Report, markdown: bool = False) -> str:
         out += ["", head("Seed variance: how much of the spread in time to train the epochs explain"),
                 table(*spread_rows(spreads)), ""]
         out += [f"{bullet}{s.key.benchmark} {s.key.platform} {'' if s.key.world is None else s.key.world}: "
-                f"{s.describe()}; slowest: {render.rel(s.slowest or '?')} ({s.slowest_epochs:g} {s.unit}, "
+                f"{describe_spread(s)}; slowest: {render.rel(s.slowest or '?')} ({s.slowest_epochs:g} {s.unit}, "
                 f"{s.slowest_min:.4g} min)" for s in spreads]
     if report.tput_runs:
         out += ["", head("Throughput (mode=throughput): median of each run's windows; spread over runs"),

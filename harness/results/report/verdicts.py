@@ -1,6 +1,7 @@
 """How sure a figure is, in words (harness.results.analysis.confidence computes it): a comparison's
-verdict with its interval, permutation p and the runs that would resolve it, and a group's score with its
-interval. Definitions are in docs/report.md ("How sure a comparison is").
+verdict with its interval, permutation p and the runs that would resolve it, a group's score with its
+interval, and where a speedup comes from as chances (harness.results.analysis.chances). Definitions are in
+docs/report.md ("How sure a comparison is").
 
     python -m harness.report A B --compare         # every pair's verdict, as these sentences
 """
@@ -9,12 +10,28 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from harness.results.analysis.confidence import (INPUT_BOUND_TEXT, MAX_RUNS, ONE_RUN, GroupConfidence,
-                                                 Judgement)
+from harness.results.analysis.chances import Chances
+from harness.results.analysis.confidence import MAX_RUNS, ONE_RUN, GroupConfidence, Interval, Judgement
+from harness.results.report.distribution import number, summary
+
+
+INPUT_BOUND_TEXT = "input-bound: the numbers measure the loader"
 
 
 def _x(v: Optional[float]) -> str:
     return "n/a" if v is None else f"{v:.2f}x"
+
+
+def ratio_range(iv: Interval) -> str:
+    """'2.31x-2.42x'; an open bound reads 0x or unbounded."""
+    return (f"{'0' if iv.low is None else format(iv.low, '.2f')}x-"
+            f"{'unbounded' if iv.high is None else format(iv.high, '.2f') + 'x'}")
+
+
+def value_range(iv: Interval, unit: str) -> str:
+    """'18.47-19.41 min'."""
+    return (f"{'0' if iv.low is None else format(iv.low, '.4g')}-"
+            f"{'unbounded' if iv.high is None else format(iv.high, '.4g')} {unit}")
 
 
 def describe(j: Judgement) -> str:
@@ -23,7 +40,7 @@ def describe(j: Judgement) -> str:
     if j.time_to_train is None:
         return "cannot be judged: a side has no converged run with a time to train"
     one_run = min(n_sub, n_ref) < 2
-    where = f"95% interval {j.time_interval.ratio()}" if j.time_interval else "no interval: one run on a side"
+    where = f"95% interval {ratio_range(j.time_interval)}" if j.time_interval else "no interval: one run on a side"
     p = "" if j.p_value is None else f", permutation p{_p(j.p_value)}"
     runs = f"{n_sub} and {n_ref} runs"
     if j.verdict == "faster":
@@ -43,11 +60,16 @@ def describe(j: Judgement) -> str:
         else:
             text += f"; about {j.runs_needed} runs per side would resolve a difference of this size at 95%"
     if j.throughput is not None:
-        tp = f" ({j.throughput_interval.ratio()})" if j.throughput_interval else ""
+        tp = f" ({ratio_range(j.throughput_interval)})" if j.throughput_interval else ""
         text += f"; throughput {_x(j.throughput)}{tp}"
     if j.input_bound:
-        text += f"; {INPUT_BOUND_TEXT} ({', '.join(j.input_bound)})"
+        text += f"; {INPUT_BOUND_TEXT} ({', '.join(input_bound_sides(j))})"
     return text
+
+
+def input_bound_sides(j: Judgement) -> list[str]:
+    """'B: data wait 12% of training time' for each input-bound side."""
+    return [f"{label}: data wait {share:.0%} of training time" for label, share in j.input_bound]
 
 
 def _is(label: str) -> str:
@@ -66,9 +88,53 @@ def describe_group(g: GroupConfidence) -> str:
         return "no time to train: no converged run"
     text = f"{g.minutes:.4g} min"
     if g.interval is not None:
-        text += f" (95% interval {g.interval.value('min')}, {g.interval.method} of {g.resampled} runs)"
+        text += f" (95% interval {value_range(g.interval, 'min')}, {g.interval.method} of {g.resampled} runs)"
     else:
         text += f" (95% interval {ONE_RUN})"
     if g.input_bound:
         text += f"; {INPUT_BOUND_TEXT} (data wait {g.data_wait_share:.0%} of training time)"
+    return text
+
+
+def _about(x: float) -> str:
+    return f"{x:.1f}x" if x >= 1 else f"{x:.2f}x"
+
+
+def _pct(p: float) -> str:
+    return "<0.1%" if 0 < p < 0.001 else f"{p:.1%}" if p < 0.1 else f"{p:.0%}"
+
+
+def _runs(counts: dict[str, int]) -> str:
+    return summary(counts)  # epochs:runs while few; a summary for sample counts, which differ in every run
+
+
+def describe_chances(c: Chances) -> str:
+    """'expected about 3.0x ...; a 10.4x result (seed 2: 12 -> 4 epochs) happens with probability 4.0% ...'."""
+    if c.expected is None:
+        return ""
+    sub_e, ref_e = c.epochs
+    text = (f"expected about {_about(c.expected)} from the epoch spreads ({c.reference}: {_runs(ref_e)}; "
+            f"{c.subject}: {_runs(sub_e)}, epochs:runs)")
+    if c.per_epoch is not None:
+        text += (f" = {c.per_epoch:.2f}x time per epoch x {c.expected_epochs[1] / c.expected_epochs[0]:.2f}x "
+                 f"expected epochs ({number(float(f'{c.expected_epochs[1]:.3g}'))} -> "
+                 f"{number(float(f'{c.expected_epochs[0]:.3g}'))})")
+    if len(sub_e) == 1 and len(ref_e) == 1:
+        text += "; every run of a side needed the same epochs: the speedup is time per epoch, not epoch luck"
+    if c.seed_speedup is not None and c.p_seed is not None and c.seed_epochs is not None:
+        way = "at least" if c.seed_speedup >= c.expected else "at most"
+        text += (f"; a {c.seed_speedup:.1f}x result (seed {c.seed}: {number(c.seed_epochs[0])} -> "
+                 f"{number(c.seed_epochs[1])} epochs) happens with probability {_pct(c.p_seed)} under the observed "
+                 f"epoch spreads ({way} that, one run against one)")
+    if c.observed is not None and c.p_observed is not None:
+        if c.as_expected:
+            text += f"; the reported {c.observed:.2f}x is what the spreads lead one to expect"
+        else:
+            way = "at least" if c.observed >= c.expected else "at most"
+            text += (f"; one run against one gives {way} the reported {c.observed:.2f}x with probability "
+                     f"{_pct(c.p_observed)}")
+    if c.single_range is not None:
+        text += f"; 90% of single-run pairs fall in {c.single_range[0]:.2f}x-{c.single_range[1]:.2f}x"
+    if c.left_out:
+        text += f"; {c.left_out} run(s) that did not converge are left out"
     return text

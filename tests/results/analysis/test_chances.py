@@ -42,16 +42,15 @@ def test_the_t4_case_reads_as_expected_3x_and_a_10x_result_with_its_probability(
     assert c.seed == 2 and c.seed_epochs == (12, 4)
     assert c.seed_speedup == pytest.approx(10.41, rel=1e-3)
     assert c.p_seed == pytest.approx(0.04)
-    assert "expected about 3.0x" in c.text
-    assert "a 10.4x result (seed 2: 12 -> 4 epochs) happens with probability 4.0% under the observed epoch " \
-           "spreads" in c.text
-    # the same words in every output
+    # in words (harness.results.report.verdicts), the same in every output
     main([str(t4_seeds), "--json", str(t4_seeds / "r.json")])
     out = capsys.readouterr().out
     assert "4 vs 1: chances: expected about 3.0x" in out and "probability 4.0%" in out
     data = json.loads((t4_seeds / "r.json").read_text())
     (j4,) = [s for s in data["speedups"] if s["world"] == 4]
     assert j4["chances"]["p_seed"] == pytest.approx(0.04) and j4["chances"]["seed"] == 2
+    assert "a 10.4x result (seed 2: 12 -> 4 epochs) happens with probability 4.0% under the observed epoch " \
+           "spreads" in j4["chances"]["text"]
 
 
 def test_one_run_against_one_sums_the_pairs_of_epoch_counts_that_reach_the_speedup():
@@ -69,17 +68,5 @@ def test_one_run_against_one_sums_the_pairs_of_epoch_counts_that_reach_the_speed
     assert c.seed == 2 and c.seed_speedup == pytest.approx(4.0)
     assert c.p_seed == pytest.approx(2 / 12)
     assert c.p_observed == pytest.approx(3 / 4)  # at most 2.0x, below the expected 2.14x: 1/2 + 1/4
-    assert "a 4.0x result (seed 2: 4 -> 2 epochs) happens with probability 17%" in c.text
+    assert not c.as_expected  # 2.0x against 2.14x: 7% off, beyond the 5% that cannot be told apart
     assert chances("B", [failed], "A", ref, 2.0) is None
-
-
-def test_sample_counts_read_as_a_summary_not_a_list_of_every_figure():
-    def run(seed, samples, minutes):
-        return RunSummary(path=f"r{seed}", benchmark="bert", status="success", seed=seed, epochs_to_converge=samples,
-                          time_to_train_min=minutes, epoch_unit="samples")
-
-    big = [run(s, 3_400_000 + 37_000 * s, 5.0 + 0.05 * s) for s in range(10)]
-    small = [run(s, 3_300_000 + 41_000 * s, 40.0 + 0.4 * s) for s in range(10)]
-    text = chances("64 GPUs", big, "8 GPUs", small, None).text
-    assert "8 GPUs: median 3.48M (3.3M-3.67M), 10 runs" in text and "64 GPUs: median 3.57M" in text
-    assert "3400000" not in text and ":1 " not in text

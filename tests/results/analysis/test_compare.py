@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.report import build, main
-from harness.results.analysis.compare import precision_ratios
+from harness.results.analysis.compare import SHORTFALL, SUPERLINEAR, precision_ratios
 
 EPOCHS = {1: 12, 2: 7, 3: 5, 4: 4}
 THROUGHPUT = {1: 100_000.0, 2: 195_000.0, 3: 285_000.0, 4: 347_000.0}  # 3.47x at 4 GPUs
@@ -59,8 +59,10 @@ def test_gnmt_on_t4_speedup_is_throughput_times_epochs_and_flagged(t4_runs):
     assert s4.epochs_ratio == pytest.approx(3.0)
     assert s4.time_to_train == pytest.approx(s4.throughput * s4.epochs_ratio * s4.rest)
     assert s4.efficiency == pytest.approx(3.47 / 4, rel=0.01)
-    assert s4.flag.startswith("superlinear: 10.4x faster on 4x the GPUs")
-    assert "fewer epochs gave 3.00x" in s4.flag and "convergence" in s4.flag
+    a = s4.attribution
+    assert a is not None and a.kind == SUPERLINEAR and a.gap == pytest.approx(10.41 / 4, rel=0.01)
+    assert a.cause == "convergence" and a.epochs == (12, 4)
+    assert [(f.what, f.gain) for f in a.factors] == [("throughput", False), ("epochs", True)]
     assert s4.rcp is not None and not s4.rcp.passed  # 4 epochs is significantly fewer than 12
     s2 = next(s for s in report.speedups if s.world == 2)
     assert s2.epochs_ratio == pytest.approx(12 / 7)
@@ -118,8 +120,10 @@ def test_a_time_to_train_far_below_throughput_names_each_cost(tmp_path):
         write_run(tmp_path / "g2" / f"s{seed}" / "mlperf.log", 2, seed, 6, 2000.0)
     (s2,) = build([str(tmp_path)]).speedups
     assert s2.throughput == pytest.approx(2.0) and s2.epochs_ratio == pytest.approx(4 / 6)
-    assert s2.flag.startswith("time to train gained")
-    assert "more epochs cost 1.50x (4 -> 6)" in s2.flag
+    a = s2.attribution
+    assert a is not None and a.kind == SHORTFALL and a.epochs == (4, 6) and a.epoch_counts == {"6": 5}
+    ((what, ratio, share, gain),) = [(f.what, f.ratio, f.share, f.gain) for f in a.factors]
+    assert (what, gain) == ("epochs", False) and ratio == pytest.approx(4 / 6) and share == pytest.approx(1.0)
 
 
 def test_superlinear_from_throughput_names_hardware_not_convergence(tmp_path):
@@ -130,11 +134,10 @@ def test_superlinear_from_throughput_names_hardware_not_convergence(tmp_path):
         write_run(tmp_path / "g2" / f"s{seed}" / "mlperf.log", 2, seed, 3, 7100.0)
     (s2,) = build([str(tmp_path)]).speedups
     assert s2.time_to_train == pytest.approx(7.1 * 2 / 3, rel=1e-3)
-    assert s2.flag.startswith("superlinear: 4.7x faster on 2x the GPUs")
-    assert "throughput 7.10x, 3.55x beyond the GPU ratio (hardware" in s2.flag
-    assert "more epochs cost 1.50x" in s2.flag
-    assert s2.flag.endswith("Cause: hardware, not convergence")
-    assert "convergence, not hardware" not in s2.flag and "fewer epochs" not in s2.flag
+    a = s2.attribution
+    assert a is not None and a.kind == SUPERLINEAR and a.cause == "hardware"
+    assert [(f.what, f.gain) for f in a.factors] == [("throughput", True), ("epochs", False)]
+    assert a.factors[0].ratio == pytest.approx(3.55, rel=1e-3) and a.factors[1].ratio == pytest.approx(2 / 3)
 
 
 def test_superlinear_from_both_gives_each_its_share(tmp_path):
@@ -143,6 +146,7 @@ def test_superlinear_from_both_gives_each_its_share(tmp_path):
         write_run(tmp_path / "g2" / f"s{seed}" / "mlperf.log", 2, seed, 2, 3000.0)
     (s2,) = build([str(tmp_path)]).speedups
     # 6x on 2x: 3x beyond linear = 1.5x throughput beyond the GPU ratio x 2x fewer epochs
-    assert "1.50x beyond the GPU ratio (hardware: caches, contention, thread counts; 37% of the gain)" in s2.flag
-    assert "needing fewer epochs gave 2.00x (epochs 4 -> 2: convergence; 63% of the gain)" in s2.flag
-    assert s2.flag.endswith("Cause: both hardware and convergence")
+    a = s2.attribution
+    assert a is not None and a.cause == "both" and a.gap == pytest.approx(3.0, rel=1e-3)
+    shares = {f.what: f.share for f in a.factors}
+    assert shares == {"throughput": pytest.approx(0.369, abs=1e-3), "epochs": pytest.approx(0.631, abs=1e-3)}

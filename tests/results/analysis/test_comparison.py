@@ -2,9 +2,13 @@
 group left (a 1-rank sweep against a 2-rank one compares the GPU counts); the rest is named."""
 from __future__ import annotations
 
-from harness.results.analysis import comparison
+from types import SimpleNamespace
+
+from harness.results.analysis import comparison, platforms
+from harness.results.analysis.platforms import Unpaired
 from harness.results.analysis.stats import GroupKey, group_stats
 from harness.results.read.summary import RunSummary
+from harness.results.report.comparison_render import unpaired_line
 
 
 def _group(world, precision="fp32", runs=3, bench="ncf"):
@@ -31,15 +35,23 @@ def test_equal_gpu_counts_pair_first_and_a_single_leftover_pairs_across_counts()
 def test_what_cannot_be_paired_is_named_with_what_the_other_side_has():
     pairs, unpaired = comparison.match([_group(1), _group(2)], [_group(4), _group(8)])
     assert pairs == []
-    assert unpaired[0] == ("ncf at 1 CPU rank fp32: only A has it (B has 2 other GPU counts or precisions: compare "
-                           "one folder of each): not compared")
+    assert unpaired[0] == Unpaired("ncf", "A", "1 CPU rank", "fp32", others=2)
+    assert unpaired_line(unpaired[0]) == ("ncf at 1 CPU rank fp32: only A has it (B has 2 other GPU counts or "
+                                          "precisions: compare one folder of each): not compared")
     assert len(unpaired) == 4
     pairs, unpaired = comparison.match([_group(1)], [_group(1, bench="gnmt")])
-    assert pairs == [] and unpaired == ["gnmt at 1 CPU rank fp32: only B has it: not compared",
-                                        "ncf at 1 CPU rank fp32: only A has it: not compared"]
+    assert pairs == [] and [unpaired_line(u) for u in unpaired] == [
+        "gnmt at 1 CPU rank fp32: only B has it: not compared", "ncf at 1 CPU rank fp32: only A has it: not compared"]
 
 
 def test_the_side_with_most_runs_stands_for_its_count():
     few, many = _group(2, runs=3), _group(2, runs=5)
     pairs, _ = comparison.match([few, many], [_group(2)])
     assert pairs[0][0] is many
+
+
+def test_a_throughput_workload_one_side_lacks_is_named_not_dropped():
+    a, b = [SimpleNamespace(workload="resnet"), SimpleNamespace(workload="bert")], [SimpleNamespace(workload="bert")]
+    (only,) = platforms.unpaired(a, b, [SimpleNamespace(workload="bert")], lambda g: g.workload)
+    assert only == Unpaired("resnet", "A")
+    assert unpaired_line(only) == "resnet: only A has it (or no GPU count matches): not compared"

@@ -12,6 +12,7 @@ from mlperf_logging.compliance_checker import mlp_compliance
 
 from harness.results.read import checking, official
 from harness.results.read.parse import parse_file, read_file
+from tests.results.read.test_formats import _v05
 
 
 def _as_shipped() -> None:
@@ -48,3 +49,15 @@ def test_importing_the_reader_patches_nothing_and_a_check_leaves_mlperf_logging_
     with official.fast_checker():
         assert mlp_compliance.eval is not None and mlp_compliance.yaml is not yaml
     _as_shipped()
+
+
+def test_a_v05_success_below_the_target_it_logs_is_dropped_by_the_checking_step(tmp_path):
+    log = tmp_path / "result_0.txt"
+    log.write_text("".join([_v05(1000.0, "run_start"), _v05(1000.1, "eval_target", 21.8),
+                            _v05(1000.2, "train_epoch", 0), _v05(1610.0, "eval_accuracy", {"epoch": 0, "value": 20.1}),
+                            _v05(1620.0, "run_stop", {"success": True}), _v05(1620.1, "run_final")]))
+    assert parse_file(log).problems == []  # the log says success and 20.1: what it says, unjudged
+    run = checking.checked_file(log)
+    assert run.problems[0] == ("success, but its last evaluation (20.1) is below the eval_target it logs (21.8): "
+                               "not a converged run")
+    assert not run.scorable

@@ -11,7 +11,7 @@ every run: a list of ten seven-digit sample counts reads as noise, so it is summ
 The histogram has eight bins from the least to the most, one block character per bin, its height the
 bin's share of the runs relative to the fullest bin.
 
-    python -c "from harness.results.analysis.distribution import summary; print(summary({'3200000': 1, '3450000': 2}))"
+    python -c "from harness.results.report.distribution import summary; print(summary({'3200000': 1, '3450000': 2}))"
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 the median, the range, the runs and an eight-bin histogram; never a list of ten seven-digit sample counts."""
 from __future__ import annotations
 
-from harness.results.analysis.distribution import histogram, summary
+from harness.results.report.distribution import histogram, summary
 
 
 def test_a_few_epoch_counts_are_listed_with_their_runs():

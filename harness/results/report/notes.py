@@ -1,0 +1,47 @@
+"""The report's notes: what a reader should know that does not stop a group being scored: a seed used by
+several runs, runs on a busy machine, the runs counted as not converged (harness.results.analysis.collect
+finds them), and groups whose runs waited for data over 5% of training time (result.json). harness.report
+prints them as warnings, under "Notes" and in the JSON's `warnings`.
+
+    python -m harness.report outputs/sweeps/X
+"""
+from __future__ import annotations
+
+from harness.results.analysis import confidence
+from harness.results.analysis.collect import Report
+from harness.results.analysis.stats import BUSY, GroupKey, GroupStats, key_cells
+from harness.results.read.summary import RunSummary
+from harness.results.report.verdicts import INPUT_BOUND_TEXT
+
+
+def notes(report: Report) -> list[str]:
+    """Every note, in the order the report gives them: groups, runs counted as not converged, input-bound."""
+    return group_notes(report.stats) + report.warnings + input_bound_notes(report.groups)
+
+
+def group_notes(stats: list[GroupStats]) -> list[str]:
+    """Things a reader should know about a group that do not stop it being scored."""
+    out = []
+    for g in stats:
+        where = " ".join(key_cells(g.key))
+        for seed, n in sorted(g.repeated_seeds.items(), key=lambda kv: str(kv[0])):
+            out.append(f"{where}: seed {seed} was used by {n} runs: they are not independent samples of the seed spread")
+        if g.busy:
+            out.append(f"{where}: {g.busy} of {g.runs} run(s) ran on a busy machine (marked {BUSY})")
+    return out
+
+
+def input_bound_notes(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:
+    """Groups whose runs waited for data over 5% of training time, and the runs that did (result.json)."""
+    out = []
+    for key in sorted(groups, key=str):
+        runs = groups[key]
+        share = confidence.data_wait(runs)
+        over = [r for r in runs if confidence.input_bound(r.data_wait_share)]
+        if confidence.input_bound(share):
+            out.append(f"{' '.join(key_cells(key))}: {INPUT_BOUND_TEXT} (data wait {share:.0%} of "
+                       f"training time, mean of {sum(r.data_wait_share is not None for r in runs)} run(s))")
+        elif over:
+            out.append(f"{' '.join(key_cells(key))}: {len(over)} run(s) {INPUT_BOUND_TEXT} (data wait "
+                       f"over {confidence.INPUT_BOUND:.0%}: {', '.join(f'{r.data_wait_share:.0%}' for r in over[:5])})")
+    return out

@@ -1,0 +1,33 @@
+"""The seed-variance view in words (harness.results.report.seed_spread): the note under the table says how
+much of the spread the epochs explain, or that every run needed the same epochs."""
+from __future__ import annotations
+
+from harness.results.analysis.stats import GroupKey
+from harness.results.analysis.variance import seed_spread
+from harness.results.read.summary import RunSummary
+from harness.results.report.seed_spread import describe_spread, spread_rows
+
+KEY = GroupKey("gnmt", "1xT4", 1, "amp", 256)
+
+
+def _run(i, epochs, minutes):
+    return RunSummary(path=f"r{i}", benchmark="gnmt", status="success", epochs_to_converge=epochs,
+                      time_to_train_min=minutes, evals=[(epochs, 0.25)])
+
+
+def test_the_note_and_row_say_what_the_epochs_explain():
+    s = seed_spread(KEY, [_run(i, e, 10.0 * e) for i, e in enumerate([4, 4, 4, 5, 7])])
+    assert describe_spread(s) == ("epochs explain 100% of the variance of time to train; 4 epochs took 40 min on "
+                                  "average, 7 epochs 70 min")
+    header, (row,) = spread_rows([s])
+    assert dict(zip(header, row))["epochs: runs"] == "4:3 5:1 7:1"
+    assert dict(zip(header, row))["ttt_min at fewest / most epochs"] == "40 / 70"
+
+
+def test_equal_epochs_and_failures_are_said_and_too_few_runs_too():
+    runs = [_run(i, 4, m) for i, m in enumerate([10.0, 11.0, 12.5])]
+    runs.append(RunSummary(path="f", benchmark="gnmt", status="aborted"))
+    assert describe_spread(seed_spread(KEY, runs)) == (
+        "epochs explain 0% of the variance of time to train; every converged run needed 4 epochs: the spread is "
+        "throughput and the rest; 1 of 4 runs did not converge")
+    assert describe_spread(seed_spread(KEY, runs[:1])) == "too few converged runs"

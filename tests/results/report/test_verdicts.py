@@ -1,0 +1,46 @@
+"""A speedup's chances in words (harness.results.report.verdicts.describe_chances): what a reader of the
+report's "chances:" line sees for epoch counts and for sample counts."""
+from __future__ import annotations
+
+from harness.results.analysis.chances import chances
+from harness.results.analysis.confidence import judge
+from harness.results.read.summary import RunSummary
+from harness.results.report.verdicts import describe, describe_chances, input_bound_sides
+
+
+def _run(seed, epochs, minutes, bench="x", unit="epochs"):
+    return RunSummary(path=f"r{seed}", benchmark=bench, status="success", seed=seed, epochs_to_converge=epochs,
+                      time_to_train_min=minutes, evals=[(epochs, 1.0)], epoch_unit=unit)
+
+
+def test_the_chances_line_names_the_spreads_the_farthest_seed_and_the_reported_speedup():
+    ref = [_run(1, 2, 20.0), _run(2, 4, 40.0), _run(3, 2, 20.0), _run(4, 2, 20.0)]
+    sub = [_run(1, 2, 10.0), _run(2, 2, 10.0), _run(3, 3, 15.0)]
+    failed = RunSummary(path="f", benchmark="x", status="aborted", seed=9)
+    text = describe_chances(chances("B", sub + [failed], "A", ref, observed=2.0))
+    assert text.startswith("expected about 2.1x from the epoch spreads (A: 2:3 4:1; B: 2:2 3:1, epochs:runs)")
+    assert "a 4.0x result (seed 2: 4 -> 2 epochs) happens with probability 17% under the observed epoch spreads " \
+           "(at least that, one run against one)" in text
+    assert "one run against one gives at most the reported 2.00x with probability 75%" in text
+    assert text.endswith("; 1 run(s) that did not converge are left out")
+    # within 5% of the expected speedup, the reported one reads as expected, with no probability
+    near = describe_chances(chances("B", sub, "A", ref, observed=2.1))
+    assert "the reported 2.10x is what the spreads lead one to expect" in near
+
+
+def test_sample_counts_read_as_a_summary_not_a_list_of_every_figure():
+    big = [_run(s, 3_400_000 + 37_000 * s, 5.0 + 0.05 * s, "bert", "samples") for s in range(10)]
+    small = [_run(s, 3_300_000 + 41_000 * s, 40.0 + 0.4 * s, "bert", "samples") for s in range(10)]
+    text = describe_chances(chances("64 GPUs", big, "8 GPUs", small, None))
+    assert "8 GPUs: median 3.48M (3.3M-3.67M), 10 runs" in text and "64 GPUs: median 3.57M" in text
+    assert "3400000" not in text and ":1 " not in text
+
+
+def test_an_input_bound_side_is_a_share_in_the_judgement_and_a_note_in_the_verdict():
+    slow = [RunSummary(path=f"s{i}", benchmark="x", status="success", seed=i, epochs_to_converge=2,
+                       time_to_train_min=10.0 + i, evals=[(2, 1.0)], data_wait_share=0.12) for i in range(3)]
+    fast = [_run(i, 2, 5.0 + i) for i in range(3)]
+    j = judge("A", slow, None, "B", fast, None)
+    assert j.input_bound == [("A", 0.12)]
+    assert input_bound_sides(j) == ["A: data wait 12% of training time"]
+    assert describe(j).endswith("; input-bound: the numbers measure the loader (A: data wait 12% of training time)")
