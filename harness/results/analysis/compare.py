@@ -52,7 +52,7 @@ class Speedup:
     attribution: Optional[Attribution]  # why it is superlinear or short of its throughput; None when unremarkable
     confidence: Optional[Judgement] = None  # interval, verdict, runs to resolve (given the groups' runs)
     chances: Optional[Chances] = None  # the expected speedup from the epoch spreads, and how likely this one is
-    family: Optional[str] = None  # submission trees: lineage.VOUCHED, or what keeps the pair from being one family
+    family: Optional[lineage.Kinship] = None  # submission trees: whether the pair is one system family
     platforms: Optional[tuple[str, str]] = None  # submission trees: the baseline's and this group's platform
 
     @property

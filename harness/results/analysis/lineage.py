@@ -17,14 +17,13 @@ another's 8-GPU server can make BERT look slower on twice the GPUs. The rule, in
 
 Pairs of one family are vouched for. Pairs of one submitter and one chip that the rule cannot vouch
 for (another line, accelerator model or framework) are kept, marked with what differs; pairs of two
-submitters are never made.
+submitters are never made. harness.results.report.families says it in words.
 
-    python -m harness.results.analysis.lineage SYSTEM_NAME...     # the system line of each name
+    python -m harness.results.report.families SYSTEM_NAME...     # the system line of each name
 """
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -32,7 +31,6 @@ from typing import Optional
 from harness.results.read.availability import listing
 from harness.results.analysis.stats import GroupKey, accelerator_kind
 
-VOUCHED = "one system family"
 _SCALE = [
     (re.compile(r"^\d+\s*[xX](?=[A-Za-z])"), ""),  # a leading node multiplier: 2xXE9680x8H100, 16xR750
     (re.compile(r"(?<![A-Za-z0-9])[nN]\d+(?![A-Za-z0-9.])"), "nN"),  # eos_n8_, HLS-Gaudi2-N32-PT
@@ -92,23 +90,26 @@ def submitter_key(key: GroupKey) -> tuple:
     return () if family is None else (family.submitter, family.division)
 
 
-def vouch(base: GroupKey, other: GroupKey) -> Optional[str]:
-    """VOUCHED where the two groups are one family, else what differs; None outside a tree."""
+@dataclass(frozen=True)
+class Kinship:
+    """Two tree groups' families, and their frameworks as the descriptions write them (Family holds them
+    normalised): one family when the two families are equal."""
+    base: Family
+    other: Family
+    base_framework: Optional[str]
+    other_framework: Optional[str]
+
+    @property
+    def vouched(self) -> bool:
+        return self.base == self.other
+
+
+def vouch(base: GroupKey, other: GroupKey) -> Optional[Kinship]:
+    """The two groups' kinship (`vouched` where they are one family); None outside a tree."""
     a, b = family_of(base), family_of(other)
     if a is None or b is None:
         return None
-    if a == b:
-        return VOUCHED
-    differs = []
-    if (a.submitter, a.division) != (b.submitter, b.division):
-        differs.append(f"submitter {a.submitter} ({a.division}) vs {b.submitter} ({b.division})")
-    if a.line != b.line:
-        differs.append(f"system line {a.line} vs {b.line}")
-    if a.accelerator != b.accelerator:
-        differs.append(f"accelerator {a.accelerator} vs {b.accelerator}")
-    if a.framework != b.framework:
-        differs.append(f"framework {base.framework or 'n/a'} vs {other.framework or 'n/a'}")
-    return "not one system family: " + "; ".join(differs)
+    return Kinship(a, b, base.framework, other.framework)
 
 
 def pair_label(base: GroupKey, other: GroupKey) -> str:
@@ -120,12 +121,3 @@ def pair_label(base: GroupKey, other: GroupKey) -> str:
         return kind
     return b.label(kind) if a == b else f"{b.submitter} {kind}"
 
-
-def main(argv: list[str]) -> int:
-    for name in argv:
-        print(f"{name}: {system_line(name)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

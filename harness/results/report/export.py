@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any, Optional, Sequence
 
-from harness.results.analysis import confidence, cost, lineage
+from harness.results.analysis import confidence, cost
 from harness.results.analysis import round as round_view
 from harness.results.analysis.accelerators import AcceleratorPair
 from harness.results.analysis.chances import Chances
@@ -22,6 +22,7 @@ from harness.results.read.summary import tally
 from harness.results.report import render, round_render
 from harness.results.report.attribution import describe_attribution
 from harness.results.report.costs import describe_cost
+from harness.results.report.families import family_text
 from harness.results.report.notes import notes
 from harness.results.report.seed_spread import describe_spread
 from harness.results.report.verdicts import describe, describe_chances, describe_group, input_bound_sides
@@ -68,15 +69,18 @@ def _bound(run: Any) -> bool:
 def plain(x: Any) -> Any:
     """dataclasses.asdict, with the sentences the JSON has always carried written where the words are made:
     a verdict's (a Judgement's "text"), a score's interval (a GroupConfidence's), a chip pair's verdict,
-    a speedup's chances (a Chances' "text"), a speedup's explanation (its "flag", where its attribution is)."""
+    a speedup's chances (a Chances' "text"), a speedup's explanation (its "flag", where its attribution is) and
+    its system family (its "family")."""
     if isinstance(x, confidence.Judgement):
         said = {k: input_bound_sides(x) if k == "input_bound" else v for k, v in _fields(x).items()}
         return {**said, "text": describe(x)}
     if isinstance(x, confidence.GroupConfidence):
         return {**_fields(x, skip="resampled"), "text": describe_group(x)}
     if isinstance(x, Speedup):
-        return {("flag" if k == "attribution" else k): describe_attribution(x.attribution) if k == "attribution"
-                else v for k, v in _fields(x).items()}
+        said = {"attribution": describe_attribution(x.attribution),
+                "family": None if x.family is None else family_text(x.family)}
+        return {("flag" if k == "attribution" else k): said[k] if k in said else v
+                for k, v in _fields(x).items()}
     if isinstance(x, Chances):
         return {**_fields(x), "text": describe_chances(x)}
     if isinstance(x, AcceleratorPair):
@@ -107,7 +111,8 @@ def round_json(v: Optional[round_view.RoundView]) -> Optional[dict[str, Any]]:
                 "baseline_accelerators": s.baseline_world, "speedup": s.time_to_train,
                 "interval": None if iv is None else {"low": iv.low, "high": iv.high, "method": iv.method},
                 "speedup_per_count_ratio": None if s.time_to_train is None else s.time_to_train / s.gpu_ratio,
-                "family": s.family, "one_family": s.family == lineage.VOUCHED,
+                "family": None if s.family is None else family_text(s.family),
+                "one_family": s.family is not None and s.family.vouched,
                 "platforms": None if s.platforms is None else list(s.platforms),
                 "verdict": None if s.confidence is None else s.confidence.verdict}
 

@@ -8,11 +8,12 @@ from typing import Any, Optional
 from harness.results.analysis.compare import PrecisionRatio, Speedup, count_label
 from harness.results.analysis.confidence import INPUT_BOUND, input_bound
 from harness.results.report.distribution import summary
-from harness.results.analysis.lineage import VOUCHED
+from harness.results.analysis.lineage import Kinship
 from harness.results.analysis.score import Score
 from harness.results.analysis.stats import BUSY, GroupStats, RCPVerdict, key_cells
 from harness.results.read.summary import RunSummary
 from harness.results.report.attribution import describe_attribution
+from harness.results.report.families import family_text
 from harness.results.report.verdicts import INPUT_BOUND_TEXT, ratio_range
 
 UNSCORABLE, DERIVED = "*", "(d)"
@@ -172,19 +173,19 @@ def speedup_rows(speedups: list[Speedup]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def family_cell(family: Optional[str]) -> str:
+def family_cell(family: Optional[Kinship]) -> str:
     """'yes', or 'NO (see notes)' for a pair the family rule cannot vouch for (harness.results.analysis.lineage)."""
     if family is None:
         return "n/a"
-    return "yes" if family == VOUCHED else "NO (see notes)"
+    return "yes" if family.vouched else "NO (see notes)"
 
 
 def speedup_notes(speedups: list[Speedup]) -> list[str]:
     notes = []
     for s in speedups:
         where = f"{s.benchmark} {s.system} {s.precision or ''} {s.world} vs {count_label(s.baseline_world, s.system)}"
-        if s.family is not None and s.family != VOUCHED:
-            notes.append(f"{where}: {s.family}: a ratio between them is not scaling of one system")
+        if s.family is not None and not s.family.vouched:
+            notes.append(f"{where}: {family_text(s.family)}: a ratio between them is not scaling of one system")
         why = describe_attribution(s.attribution)
         if why:
             notes.append(f"{where}: {why}")

@@ -12,9 +12,9 @@ from typing import Callable, Optional
 from harness.results.read import availability
 from harness.results.report import render
 from harness.results.analysis.accelerators import AcceleratorPair
-from harness.results.analysis.lineage import VOUCHED
 from harness.results.analysis.platforms import ALL
 from harness.results.analysis.round import Across, Entry, RoundView
+from harness.results.report.families import family_text
 from harness.results.report.verdicts import ratio_range
 
 SCALING = "Scaling within a system family"
@@ -134,8 +134,8 @@ def scaling_section(view: RoundView, markdown: bool) -> list[str]:
            "what differs; two submitters' systems are never paired", ""]
     if view.scaling:
         out += [table(*scaling_rows(view)), ""]
-        out += [f"{bullet}{s.benchmark} {s.system} {s.world:,} vs {s.baseline_world:,}: {s.family}"
-                for s in view.scaling if s.family != VOUCHED]
+        out += [f"{bullet}{s.benchmark} {s.system} {s.world:,} vs {s.baseline_world:,}: {family_text(s.family)}"
+                for s in view.scaling if s.family is not None and not s.family.vouched]
     else:
         out.append(f"{bullet}no submitter has one benchmark at two accelerator counts")
     out += [bullet + across_line(a) for a in view.across]
