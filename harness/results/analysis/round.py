@@ -69,7 +69,9 @@ class Entry:
     round: str  # the MLPerf round its logs come from: results of two rounds are never ranked together
     folder: str
     key: GroupKey = field(compare=False, repr=False)
-    throughput_note: Optional[str] = None  # why throughput per accelerator is not shown
+    # throughput per accelerator not shown: the samples it implies with the score, as a multiple of the benchmark's
+    # median system's (harness.results.report.round_render.throughput_note says it)
+    implied_samples: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -151,9 +153,7 @@ def _plausible(entries: list[Entry]) -> list[Entry]:
         if e.throughput_per_accelerator and e.accelerator_minutes and len(done) >= 3:
             ratio = e.throughput_per_accelerator * e.accelerator_minutes / statistics.median(done)
             if not 1 / OFF_BY <= ratio <= OFF_BY:
-                e = replace(e, throughput_per_accelerator=None,
-                            throughput_note=f"throughput per accelerator not shown: with its score it implies "
-                                            f"{ratio:.3g}x the samples the benchmark's median system trains on")
+                e = replace(e, throughput_per_accelerator=None, implied_samples=ratio)
         out.append(e)
     return out
 

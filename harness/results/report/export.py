@@ -118,7 +118,9 @@ def round_json(v: Optional[round_view.RoundView]) -> Optional[dict[str, Any]]:
 
     return {
         "benchmarks": v.benchmarks,
-        "entries": [{k: val for k, val in plain(e).items() if k != "key"} for e in v.entries],
+        "entries": [{("throughput_note" if k == "implied_samples" else k):
+                     round_render.throughput_note(e) if k == "implied_samples" else val
+                     for k, val in plain(e).items() if k != "key"} for e in v.entries],
         "scaling": [speedup(s) for s in v.scaling],
         "across_submitters": [round_render.across_line(a) for a in v.across],
         "accelerators": {"pairs": [plain(p) for p in v.accelerators], "geomeans": [plain(m) for m in v.means]},

@@ -116,8 +116,8 @@ def render_round(view: RoundView, markdown: bool = False) -> str:
                     "",
                     table(*entry_rows(rows)), ""]
         notes = [f"{e.submitter}/{e.system}: {e.note}" for e in view.entries if e.benchmark == bench and e.minutes is None]
-        notes += [f"{e.submitter}/{e.system}: {e.throughput_note}" for e in view.entries
-                  if e.benchmark == bench and e.throughput_note]
+        notes += [f"{e.submitter}/{e.system}: {throughput_note(e)}" for e in view.entries
+                  if e.benchmark == bench and e.implied_samples is not None]
         notes += [f"{e.submitter}/{e.system}: energy: {e.energy_note}" for e in view.entries
                   if e.benchmark == bench and e.energy_note]
         out += [bullet + n for n in notes] + ([""] if notes else [])
@@ -147,6 +147,15 @@ def across_line(a: Across) -> str:
     return (f"{a.benchmark}, {a.round}, {a.division}, {a.chip}: {a.systems} systems of {a.submitters} submitters at "
             f"{a.counts[0]:,}-{a.counts[1]:,} accelerators: a ratio between two submitters' systems is not "
             "scaling, and is not given; the scaling table pairs one submitter's systems only")
+
+
+def throughput_note(e: Entry) -> Optional[str]:
+    """Why an entry's throughput per accelerator is not shown (harness.results.analysis.round._plausible); None
+    where it is."""
+    if e.implied_samples is None:
+        return None
+    return (f"throughput per accelerator not shown: with its score it implies {e.implied_samples:.3g}x the samples "
+            "the benchmark's median system trains on")
 
 
 def accelerator_section(view: RoundView, markdown: bool) -> list[str]:
