@@ -17,6 +17,7 @@ from harness.results.read import checking, rules, runfiles
 from harness.results.analysis.compare import PrecisionRatio, Speedup, precision_ratios, world_speedups
 from harness.results.read.find import find_logs
 from harness.results.read.parse import LogError, RunSummary, from_result_json, read_file
+from harness.results.read.summary import Shortfall
 from harness.results.analysis.score import Score, round_score
 from harness.results.analysis.stats import GroupKey, GroupStats, group_key, group_runs, group_stats
 from harness.results.analysis.variance import SeedSpread, seed_spread
@@ -41,9 +42,9 @@ class Report:
     tput_groups: list[throughput.ThroughputGroup] = field(default_factory=list)
     scalings: list[throughput.Scaling] = field(default_factory=list)
     gains: list[throughput.PrecisionGain] = field(default_factory=list)
-    # runs whose success is counted as not converged, and why; the report's notes add the groups'
-    # (harness.results.report.notes): worth knowing, not a reason to fail
-    warnings: list[str] = field(default_factory=list)
+    # runs whose success is counted as not converged (each one's short_of_target says why); the report's notes
+    # say so, with the groups' notes (harness.results.report.notes): worth knowing, not a reason to fail
+    short: list[RunSummary] = field(default_factory=list)
     confidence: dict[GroupKey, confidence.GroupConfidence] = field(default_factory=dict)
     prices: dict[str, float] = field(default_factory=dict)  # --price: platform, system or accelerator -> USD/h
     rank_by: str = "time"  # the cost table's order: time, cost or energy
@@ -112,7 +113,7 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
         if orphan is not None:
             runs.append(orphan)
     groups = group_runs(runs)  # a tree's runs by their folder; interrupted runs in none
-    short = quality_warnings(groups)  # before any count: such a run is not converged
+    short = short_of_target(groups)  # before any count: such a run is not converged
     keys = sorted(groups, key=str)
     stats = [group_stats(k, groups[k]) for k in keys]
     scores = {k: round_score(k.benchmark, groups[k]) for k in keys}
@@ -125,7 +126,7 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
         precisions=precision_ratios(stats, minutes, baseline_precision, groups), errors=errors,
         spreads={k: seed_spread(k, groups[k]) for k in keys}, tput_runs=tput_runs, tput_groups=tput_groups,
         scalings=throughput.scaling(tput_groups), gains=throughput.precision_gains(tput_groups, baseline_precision),
-        warnings=short,
+        short=short,
         confidence={k: confidence.group_confidence(groups[k], scores[k].minutes, k.benchmark, scores[k].rule)
                     for k in keys},
     )
@@ -154,11 +155,11 @@ def _direction(key: GroupKey, runs: list[RunSummary]) -> bool:
     return True if found is None else found.higher_is_better
 
 
-def quality_warnings(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:
+def short_of_target(groups: dict[GroupKey, list[RunSummary]]) -> list[RunSummary]:
     """A run whose status says success but whose last evaluation does not reach the target (compared in
     the metric's direction: at or above it, or at or below it for a lower-is-better metric), or that
     cannot be compared with it (NaN, not a number, other parts than the target's): MLPerf scores no
-    such run as a success, so it is marked not converged (short_of_target), with the warning why."""
+    such run as a success, so it is marked not converged (its short_of_target says why); those runs, in order."""
     out = []
     for key, runs in groups.items():
         target = target_for(key, runs)
@@ -172,12 +173,11 @@ def quality_warnings(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:
                 continue
             try:
                 if not spec.reached(r.final_quality, target):
-                    r.short_of_target = (f"status success, but its last evaluation ({spec.describe(r.final_quality)}) "
-                                         f"does not reach the target ({spec.describe_target(target)})")
+                    r.short_of_target = Shortfall(spec, r.final_quality, target)
             except QualityError as err:
-                r.short_of_target = f"status success, but its quality cannot be compared with the target {target!r}: {err}"
+                r.short_of_target = Shortfall(spec, r.final_quality, target, str(err))
             if r.short_of_target is not None:
-                out.append(f"{r.path}: {r.short_of_target}: counted as not converged")
+                out.append(r)
     return out
 
 

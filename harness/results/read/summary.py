@@ -17,6 +17,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
+from harness.interface.quality import QualitySpec
+
 SUCCESS = "success"
 INCOMPLETE = "incomplete"  # no run_stop: crashed, killed or still running
 # the official compliance checker's verdict on a log (harness.results.read.official)
@@ -35,6 +37,18 @@ def interrupted_by(reason: Any) -> Optional[str]:
         return None
     m = _SIGNAL.search(text)
     return m.group(1) if m else "SIGINT"  # a bare KeyboardInterrupt is Ctrl-C
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """Why a run whose log says success is not converged (harness.results.analysis.collect finds it;
+    harness.results.report.notes.shortfall_text says it): its last evaluation against the target, in the terms
+    of the metric's spec, or the one-line error where the two cannot be compared (NaN, not a number)."""
+
+    spec: QualitySpec
+    quality: Any
+    target: Any
+    error: Optional[str] = None
 
 
 class LogError(ValueError):
@@ -91,7 +105,7 @@ class RunSummary:
     submitter_scored: Optional[bool] = None  # listed in the tree's first_50_success_file (v0.5 NCF); None: no list
     data_wait_s: Optional[float] = None  # result.json: rank 0's wait for batches over the counted steps
     data_wait_share: Optional[float] = None  # data_wait_s / training seconds of those steps (0..1)
-    short_of_target: Optional[str] = None  # its log says success, but its quality does not reach the target: why
+    short_of_target: Optional[Shortfall] = None  # its log says success, but its quality does not reach the target
 
     @property
     def scorable(self) -> bool:

@@ -23,7 +23,7 @@ from harness.results.report import render, round_render
 from harness.results.report.attribution import describe_attribution
 from harness.results.report.costs import describe_cost
 from harness.results.report.families import family_text
-from harness.results.report.notes import notes
+from harness.results.report.notes import notes, shortfall_text
 from harness.results.report.seed_spread import describe_spread
 from harness.results.report.verdicts import describe, describe_chances, describe_group, input_bound_sides
 
@@ -164,7 +164,9 @@ def to_json(report: Any) -> dict[str, Any]:
 
     return {
         "schema": SCHEMA,
-        "runs": [r.to_dict() | {"final_quality": r.final_quality, "input_bound": _bound(r)} for r in report.runs],
+        "runs": [r.to_dict() | {"final_quality": r.final_quality, "input_bound": _bound(r),
+                                "short_of_target": r.short_of_target and shortfall_text(r.short_of_target)}
+                 for r in report.runs],
         "groups": group_json(report),
         "speedups": [{**plain(s), "gpu_ratio": s.gpu_ratio} for s in report.speedups],
         "precision_ratios": [plain(p) for p in report.precisions],

@@ -10,13 +10,27 @@ from __future__ import annotations
 from harness.results.analysis import confidence
 from harness.results.analysis.collect import Report
 from harness.results.analysis.stats import BUSY, GroupKey, GroupStats, key_cells
-from harness.results.read.summary import RunSummary
+from harness.results.read.summary import RunSummary, Shortfall
 from harness.results.report.verdicts import INPUT_BOUND_TEXT
 
 
 def notes(report: Report) -> list[str]:
     """Every note, in the order the report gives them: groups, runs counted as not converged, input-bound."""
-    return group_notes(report.stats) + report.warnings + input_bound_notes(report.groups)
+    return group_notes(report.stats) + short_notes(report.short) + input_bound_notes(report.groups)
+
+
+def shortfall_text(short: Shortfall) -> str:
+    """'status success, but its last evaluation (BLEU 0.2000) does not reach the target (>= 0.24)'."""
+    if short.error is not None:
+        return f"status success, but its quality cannot be compared with the target {short.target!r}: {short.error}"
+    return (f"status success, but its last evaluation ({short.spec.describe(short.quality)}) "
+            f"does not reach the target ({short.spec.describe_target(short.target)})")
+
+
+def short_notes(runs: list[RunSummary]) -> list[str]:
+    """The runs whose log says success that are counted as not converged, and why."""
+    return [f"{r.path}: {shortfall_text(r.short_of_target)}: counted as not converged"
+            for r in runs if r.short_of_target is not None]
 
 
 def group_notes(stats: list[GroupStats]) -> list[str]:

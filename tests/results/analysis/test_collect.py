@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.results.analysis.collect import build
+from harness.results.report.export import to_json
+from harness.results.report.notes import notes, shortfall_text
 
 BEST = '"value": 0.24350000000000002'  # result_0's last BLEU, the one at run_stop
 
@@ -25,8 +27,11 @@ def test_a_success_short_of_its_target_is_not_converged(fixtures_dir, tmp_path, 
     report = build([str(tmp_path)])
     bad = next(r for r in report.runs if r.path.endswith("result_0.txt"))
     assert bad.status == "success" and not bad.converged and not bad.counted
-    assert bad.short_of_target == f"status success, but {why}"
-    assert f"{tmp_path / 'result_0.txt'}: status success, but {why}: counted as not converged" in report.warnings
+    assert bad.short_of_target is not None and report.short == [bad]
+    assert shortfall_text(bad.short_of_target) == f"status success, but {why}"
+    assert f"{tmp_path / 'result_0.txt'}: status success, but {why}: counted as not converged" in notes(report)
+    runs = {r["path"]: r["short_of_target"] for r in to_json(report)["runs"]}
+    assert runs == {r.path: f"status success, but {why}" if r is bad else None for r in report.runs}
     (stats,) = report.stats
     (score,) = report.scores.values()
     assert sum(r.converged for r in report.runs) == 4 and score.converged == 4
