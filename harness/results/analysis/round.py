@@ -32,6 +32,7 @@ from harness.results.read import availability, power
 from harness.results.analysis import lineage
 from harness.results.analysis.accelerators import AcceleratorPair, GeoMean, compare_accelerators
 from harness.results.analysis.compare import Speedup
+from harness.results.analysis.score import Score
 from harness.results.analysis.stats import GroupKey, accelerator_kind
 
 OFF_BY = 5.0  # throughput per accelerator this many times off its score's samples is not shown (_plausible)
@@ -57,7 +58,7 @@ class Entry:
     runs: int
     counted: int
     required: Optional[int]
-    note: str
+    score: Score  # what the score stands on (harness.results.report.scores.score_note says it)
     rank: Optional[int]
     accelerator_minutes: Optional[float]
     throughput_per_accelerator: Optional[float]
@@ -128,7 +129,7 @@ def _entry(report: Any, key: GroupKey) -> Entry:
         key.benchmark, _division(key), found.availability, found.status, parts[-4] if len(parts) >= 4 else "?",
         found.submitter, parts[-2] if len(parts) >= 2 else "?", found.system_name, key.accelerator,
         accelerator_kind(key.accelerator, key.platform), key.world, key.framework, score.minutes, score.unscaled,
-        score.scaling, score.runs, sum(1 for r in runs if r.counted), score.required, score.note, None,
+        score.scaling, score.runs, sum(1 for r in runs if r.counted), score.required, score, None,
         world * score.minutes if world and score.minutes is not None else None,
         tput / world if tput is not None and world else None, g.throughput_unit, g.throughput_derived,
         energy, energy_note, tuple(g.rounds), "+".join(g.rounds) or "n/a", folder, key)

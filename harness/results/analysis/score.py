@@ -12,13 +12,14 @@ summarizer does (from v2.0 on: harness.results.read.tree.scaling_factor).
 v0.5 (its training rules): 5 runs for the vision benchmarks, 10 for translation and minigo, olympic
 mean; NCF ran 100 times and scored the first 50 that converged (the submitter's first_50_success_file
 where the tree has one, else the first 50 by result number), olympic mean of those 50.
-Each score says which rule it applied.
+Each score says which rule it applied, and records what its note stands on (harness.results.report.scores
+writes the note).
 """
 from __future__ import annotations
 
 import re
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
 from mlperf_logging.benchmark_meta import get_result_file_counts
@@ -28,6 +29,24 @@ from harness.results.read.summary import RunSummary
 
 V05_RUNS = {"resnet": 5, "ssd": 5, "maskrcnn": 5, "gnmt": 10, "transformer": 10, "minigo": 10, "ncf": 100}
 V05_NCF_SCORED = 50
+# the scoring rules, as labels
+OLYMPIC, OLYMPIC_V05 = "olympic mean (MLPerf v0.6 on)", "olympic mean (MLPerf v0.5)"
+NCF_V05 = f"MLPerf v0.5 NCF: the first {V05_NCF_SCORED} runs that converged, olympic mean"
+# why a run of the group does not count
+REJECTED, UNSCORABLE, NOT_CONVERGED = "rejected", "unscorable", "not converged"
+# why a score is void
+NO_RUNS, TOO_MANY_DROPPED, TOO_FEW_LEFT, TOO_FEW_CONVERGED = "no runs", "too many dropped", "too few left", "too few converged"
+
+
+@dataclass(frozen=True)
+class NcfChoice:
+    """v0.5 NCF: which converged runs were scored: the submitter's first_50_success_file where it agrees with the
+    logs, else the first by result number; a list that disagrees is not used (how many runs it names, and how
+    many of those did not converge in these logs)."""
+
+    used_list: bool
+    listed: Optional[int] = None
+    failed: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -37,10 +56,16 @@ class Score:
     converged: int
     required: Optional[int]  # MLPerf's run count for this benchmark; None if MLPerf names none
     minutes: Optional[float]  # olympic mean of time to train; None when void
-    note: str  # why the score is void, or what it stands on
-    rule: str = "olympic mean (MLPerf v0.6 on)"  # the scoring rule applied
+    void: Optional[str] = None  # why there is no score (NO_RUNS, TOO_MANY_DROPPED, ...); None when scored
+    kept: Optional[int] = None  # the runs the olympic mean averages
+    dropped: tuple[tuple[str, int], ...] = ()  # the runs that do not count, by kind (REJECTED, ...), as first met
+    max_dropped: int = 1  # the runs that may not count before the score is void
+    ncf: Optional[NcfChoice] = None  # v0.5 NCF: which runs were scored
+    rule: str = OLYMPIC  # the scoring rule applied
     scaling: float = 1.0  # the folder's scaling.json factor, already in `minutes`
     unscaled: Optional[float] = None  # the olympic mean before that factor
+    scaling_problem: Optional[str] = None  # scaling.json cannot be applied: read.tree.scaling_factor's line
+    scaling_early: Optional[str] = None  # scaling.json not applied: the round of logs that predate it
 
     @property
     def count_ok(self) -> bool:
@@ -59,9 +84,7 @@ def round_score(benchmark: str, runs: Sequence[RunSummary]) -> Score:
     if rounds != {"v0.5"}:
         return scaled(olympic_score(benchmark, runs), runs)
     if benchmark != "ncf":
-        score = olympic_score(benchmark, runs, V05_RUNS.get(benchmark))
-        return Score(score.benchmark, score.runs, score.converged, score.required, score.minutes, score.note,
-                     "olympic mean (MLPerf v0.5)")
+        return replace(olympic_score(benchmark, runs, V05_RUNS.get(benchmark)), rule=OLYMPIC_V05)
     return _v05_ncf(runs)
 
 
@@ -71,29 +94,22 @@ def _result_number(run: RunSummary) -> tuple:
 
 
 def _v05_ncf(runs: Sequence[RunSummary]) -> Score:
-    rule = f"MLPerf v0.5 NCF: the first {V05_NCF_SCORED} runs that converged, olympic mean"
     converged = sorted((r for r in runs if r.converged), key=_result_number)
-    chosen, source = converged[:V05_NCF_SCORED], "by result number"
+    chosen, choice = converged[:V05_NCF_SCORED], NcfChoice(False)
     if any(r.submitter_scored is not None for r in runs):
         listed = sorted((r for r in runs if r.submitter_scored), key=_result_number)
         failed = [r for r in listed if not r.converged]
         if len(listed) == V05_NCF_SCORED and not failed:
-            chosen, source = listed, "the submitter's first_50_success_file"
+            chosen, choice = listed, NcfChoice(True)
         else:  # a list that disagrees with the logs it names cannot be what was scored
-            source += (f"; the submitter's first_50_success_file lists {len(listed)} runs, {len(failed)} of which "
-                       "did not converge in these logs: not used")
+            choice = NcfChoice(False, len(listed), len(failed))
     required = V05_RUNS["ncf"]
     if len(chosen) < V05_NCF_SCORED:
-        return Score("ncf", len(runs), len(converged), required, None,
-                     f"void: {len(converged)} of {len(runs)} runs converged; the rule needs {V05_NCF_SCORED} "
-                     f"({source})", rule)
+        return Score("ncf", len(runs), len(converged), required, None, TOO_FEW_CONVERGED, ncf=choice, rule=NCF_V05)
     from mlperf_logging.result_summarizer.result_summarizer import _compute_olympic_average
 
     value = _compute_olympic_average(sorted(r.time_to_train_min or 0.0 for r in chosen), 0, 1)  # converged: timed
-    note = f"olympic mean of {V05_NCF_SCORED - 2} of the first {V05_NCF_SCORED} converged runs ({source})"
-    if len(runs) < required:
-        note += f"; the rule wants {required} runs, found {len(runs)}"
-    return Score("ncf", len(runs), len(converged), required, value, note, rule)
+    return Score("ncf", len(runs), len(converged), required, value, kept=V05_NCF_SCORED - 2, ncf=choice, rule=NCF_V05)
 
 
 def scaled(score: Score, runs: Sequence[RunSummary]) -> Score:
@@ -106,40 +122,31 @@ def scaled(score: Score, runs: Sequence[RunSummary]) -> Score:
     factor, problem = tree.scaling_factor(str(folder))
     early = [r.round for r in runs if rules.round_at_least(r.round, 2, 0) is False]
     if problem:
-        return _with(score, note=f"{score.note}; {problem}")
+        return replace(score, scaling_problem=problem)
     if factor == 1.0:
         return score
     if early:
-        return _with(score, note=f"{score.note}; scaling.json not applied: the summarizer reads it from v2.0 on, "
-                                 f"these logs are {early[0]}'s")
+        return replace(score, scaling_early=early[0])
     if score.minutes is None:
-        return _with(score, note=f"{score.note}; scaling.json gives {factor:.6g}", scaling=factor)
+        return replace(score, scaling=factor)
     # the summarizer's order: the olympic mean, then `score *= scaling_factor`
-    return _with(score, minutes=score.minutes * factor, unscaled=score.minutes, scaling=factor,
-                 note=f"{score.note}, x {factor:.6g} (scaling.json)")
+    return replace(score, minutes=score.minutes * factor, unscaled=score.minutes, scaling=factor)
 
 
-def _with(score: Score, **changes) -> Score:
-    from dataclasses import replace
-
-    return replace(score, **changes)
-
-
-def dropped_reasons(runs: Sequence[RunSummary]) -> str:
-    """Why the runs that do not count were dropped, by kind: '2 did not converge, 1 rejected by the official
-    checker'."""
+def dropped_kinds(runs: Sequence[RunSummary]) -> tuple[tuple[str, int], ...]:
+    """Why the runs that do not count were dropped, by kind, as first met: ((NOT_CONVERGED, 2), (REJECTED, 1))."""
     kinds: dict[str, int] = {}
     for r in runs:
         if r.counted:
             continue
         if r.problems and r.problems[0].startswith("the official checker"):
-            kind = "rejected by the official checker (see problems)"
+            kind = REJECTED
         elif r.problems:
-            kind = "cannot be scored (see problems)"
+            kind = UNSCORABLE
         else:
-            kind = "did not converge"
+            kind = NOT_CONVERGED
         kinds[kind] = kinds.get(kind, 0) + 1
-    return ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    return tuple(kinds.items())
 
 
 def olympic_score(benchmark: str, runs: Sequence[RunSummary], required: Optional[int] = None) -> Score:
@@ -154,18 +161,14 @@ def olympic_score(benchmark: str, runs: Sequence[RunSummary], required: Optional
     required = required if required is not None else required_runs(benchmark)
     max_dropped = 4 if benchmark == "unet3d" else 1  # as MLPerf's summarizer
     if not runs:
-        return Score(benchmark, 0, 0, required, None, "no runs")
+        return Score(benchmark, 0, 0, required, None, NO_RUNS)
+    kinds = dropped_kinds(runs) if dropped else ()
     if dropped > max_dropped:
-        return Score(benchmark, len(runs), len(minutes), required, None,
-                     f"void: {dropped_reasons(runs)}; MLPerf allows {max_dropped} such run(s)")
+        return Score(benchmark, len(runs), len(minutes), required, None, TOO_MANY_DROPPED, dropped=kinds,
+                     max_dropped=max_dropped)
     value = _compute_olympic_average(sorted(minutes), dropped, max_dropped)
     if value is None:
-        return Score(benchmark, len(runs), len(minutes), required, None,
-                     "void: too few runs left once the fastest and slowest are dropped")
-    kept = len(runs) - 2 * max_dropped
-    note = f"olympic mean of {kept} runs"
-    if dropped:
-        note += f" ({dropped_reasons(runs)}: counted as the slowest)"
-    if required is not None and len(runs) < required:
-        note += f"; MLPerf requires {required} runs, found {len(runs)}"
-    return Score(benchmark, len(runs), len(minutes), required, value, note)
+        return Score(benchmark, len(runs), len(minutes), required, None, TOO_FEW_LEFT, dropped=kinds,
+                     max_dropped=max_dropped)
+    return Score(benchmark, len(runs), len(minutes), required, value, kept=len(runs) - 2 * max_dropped,
+                 dropped=kinds, max_dropped=max_dropped)

@@ -24,6 +24,7 @@ from harness.results.report.attribution import describe_attribution
 from harness.results.report.costs import describe_cost
 from harness.results.report.families import family_text
 from harness.results.report.notes import notes, shortfall_text
+from harness.results.report.scores import score_json, score_note
 from harness.results.report.seed_spread import describe_spread
 from harness.results.report.verdicts import describe, describe_chances, describe_group, input_bound_sides
 
@@ -118,13 +119,19 @@ def round_json(v: Optional[round_view.RoundView]) -> Optional[dict[str, Any]]:
 
     return {
         "benchmarks": v.benchmarks,
-        "entries": [{("throughput_note" if k == "implied_samples" else k):
-                     round_render.throughput_note(e) if k == "implied_samples" else val
+        "entries": [{_ENTRY_KEYS.get(k, k): _entry_text(e, k) if k in _ENTRY_KEYS else val
                      for k, val in plain(e).items() if k != "key"} for e in v.entries],
         "scaling": [speedup(s) for s in v.scaling],
         "across_submitters": [round_render.across_line(a) for a in v.across],
         "accelerators": {"pairs": [plain(p) for p in v.accelerators], "geomeans": [plain(m) for m in v.means]},
     }
+
+
+_ENTRY_KEYS = {"score": "note", "implied_samples": "throughput_note"}  # a round entry's record -> the JSON's words
+
+
+def _entry_text(e: round_view.Entry, field: str) -> Optional[str]:
+    return score_note(e.score) if field == "score" else round_render.throughput_note(e)
 
 
 def group_json(report: Any) -> list[dict[str, Any]]:
@@ -137,7 +144,7 @@ def group_json(report: Any) -> list[dict[str, Any]]:
             "benchmark": g.key.benchmark, "platform": g.key.platform, "world_size": g.key.world,
             "precision": g.key.precision, "global_batch_size": g.key.batch, "accelerator": g.key.accelerator,
             "framework": g.key.framework, "folder": g.key.folder,
-            "score": {**plain(score), "count_ok": score.count_ok},
+            "score": score_json(score),
             **{k: v for k, v in plain(g).items() if k != "key"},
             "repeated_seeds": {str(k): v for k, v in g.repeated_seeds.items()},
             "seed_spread": None if spread is None else {

@@ -14,6 +14,7 @@ from harness.results.analysis.stats import BUSY, GroupStats, RCPVerdict, key_cel
 from harness.results.read.summary import RunSummary
 from harness.results.report.attribution import describe_attribution
 from harness.results.report.families import family_text
+from harness.results.report.scores import score_note
 from harness.results.report.verdicts import INPUT_BOUND_TEXT, ratio_range
 
 UNSCORABLE, DERIVED = "*", "(d)"
@@ -135,7 +136,7 @@ def group_rows(stats: list[GroupStats], scores: dict[Any, Score]) -> tuple[list[
 
 
 def score_notes(stats: list[GroupStats], scores: dict[Any, Score]) -> list[str]:
-    return [f"{' '.join(key_cells(g.key))}: {scores[g.key].note} [{scores[g.key].rule}]" for g in stats]
+    return [f"{' '.join(key_cells(g.key))}: {score_note(scores[g.key])} [{scores[g.key].rule}]" for g in stats]
 
 
 def times(value: Optional[float]) -> str:

@@ -15,6 +15,7 @@ from harness.results.analysis.accelerators import AcceleratorPair
 from harness.results.analysis.platforms import ALL
 from harness.results.analysis.round import Across, Entry, RoundView
 from harness.results.report.families import family_text
+from harness.results.report.scores import score_note
 from harness.results.report.verdicts import ratio_range
 
 SCALING = "Scaling within a system family"
@@ -115,7 +116,7 @@ def render_round(view: RoundView, markdown: bool = False) -> str:
             out += [f"{round_}, {division} division, {short}: {sum(1 for e in rows if e.rank)} ranked of {len(rows)}",
                     "",
                     table(*entry_rows(rows)), ""]
-        notes = [f"{e.submitter}/{e.system}: {e.note}" for e in view.entries if e.benchmark == bench and e.minutes is None]
+        notes = [f"{e.submitter}/{e.system}: {score_note(e.score)}" for e in view.entries if e.benchmark == bench and e.minutes is None]
         notes += [f"{e.submitter}/{e.system}: {throughput_note(e)}" for e in view.entries
                   if e.benchmark == bench and e.implied_samples is not None]
         notes += [f"{e.submitter}/{e.system}: energy: {e.energy_note}" for e in view.entries

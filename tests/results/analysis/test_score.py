@@ -5,7 +5,8 @@ import pytest
 
 from harness.results.read.parse import RunSummary
 from harness.results.read.checking import checked_file
-from harness.results.analysis.score import olympic_score, required_runs
+from harness.results.analysis.score import NOT_CONVERGED, TOO_MANY_DROPPED, olympic_score, required_runs
+from harness.results.report.scores import score_note
 
 OFFICIAL_SCORES = {"gnmt": 18.501885416666664, "transformer": 18.811895833333335}
 
@@ -37,7 +38,8 @@ def test_one_failed_run_counts_as_the_slowest():
 
 def test_two_failed_runs_void_the_score():
     score = olympic_score("gnmt", _runs([1, 2, 3, 4], failed=2))
-    assert score.minutes is None and "void" in score.note
+    assert score.minutes is None and score.void == TOO_MANY_DROPPED and score.dropped == ((NOT_CONVERGED, 2),)
+    assert score_note(score) == "void: 2 did not converge; MLPerf allows 1 such run(s)"
 
 
 def test_required_counts_are_mlperfs():
@@ -62,7 +64,8 @@ def test_v05_ncf_scores_the_first_50_converged_runs_by_result_number():
     score = round_score("ncf", _v05_ncf(converged))
     # the first 50 converged are 0..98 even: olympic mean drops 100 and 198
     assert score.minutes == pytest.approx(sum(100 + i for i in range(2, 98, 2)) / 48)
-    assert score.required == 100 and score.count_ok and "first 50" in score.rule and "by result number" in score.note
+    assert score.required == 100 and score.count_ok and "first 50" in score.rule
+    assert score_note(score) == "olympic mean of 48 of the first 50 converged runs (by result number)"
     assert round_score("ncf", _v05_ncf(set(range(0, 98, 2)))).minutes is None  # 49 converged: void
 
 
@@ -72,8 +75,9 @@ def test_v05_ncf_uses_the_submitter_s_list_only_when_the_logs_agree_with_it():
     converged = set(range(60))
     listed = set(range(10, 60))
     score = round_score("ncf", _v05_ncf(converged, listed=listed))
-    assert "the submitter's first_50_success_file" in score.note
+    assert score.ncf is not None and score.ncf.used_list and "the submitter's first_50_success_file" in score_note(score)
     assert score.minutes == pytest.approx(sum(100 + i for i in range(11, 59)) / 48)
     wrong = round_score("ncf", _v05_ncf(converged, listed=set(range(50, 100))))
-    assert "40 of which did not converge" in wrong.note and "not used" in wrong.note
+    assert wrong.ncf is not None and (wrong.ncf.used_list, wrong.ncf.listed, wrong.ncf.failed) == (False, 50, 40)
+    assert score_note(wrong).endswith("lists 50 runs, 40 of which did not converge in these logs: not used)")
     assert wrong.minutes == pytest.approx(sum(100 + i for i in range(1, 49)) / 48)
