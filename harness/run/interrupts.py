@@ -34,9 +34,39 @@ def _raise_stopped(signum: int, frame) -> None:
 
 
 def stop_on_sigterm() -> None:
-    """SIGTERM raises Stopped in the main thread, as Ctrl-C raises KeyboardInterrupt."""
+    """SIGTERM raises Stopped in the main thread, as Ctrl-C raises KeyboardInterrupt; either one that
+    Python swallows is delivered again (`_deliver_swallowed`)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise_stopped)
+        if sys.unraisablehook is not _deliver_swallowed:
+            global _previous_hook
+            _previous_hook = sys.unraisablehook
+            sys.unraisablehook = _deliver_swallowed
+
+
+_previous_hook = sys.unraisablehook
+
+
+def _deliver_swallowed(unraisable) -> None:
+    """A signal's exception raised inside a callback Python cannot raise from (a weakref's, such as
+    importlib's module-lock callback while a module is imported, or a __del__) is printed as "Exception
+    ignored" and dropped: the run would go on as if Ctrl-C had not been pressed (seen in the suite on a
+    loaded machine: a Ctrl-C during initialisation, and the run trained to the end). Deliver the same
+    signal again from a helper thread, a moment later, so that it lands once the callback has returned."""
+    err = unraisable.exc_value
+    if isinstance(err, KeyboardInterrupt):
+        threading.Thread(target=_redeliver, args=(signal.Signals(signal_number(err)),), daemon=True,
+                         name="redeliver-signal").start()
+        return
+    _previous_hook(unraisable)
+
+
+def _redeliver(signum: signal.Signals) -> None:
+    import _thread
+    import time
+
+    time.sleep(0.02)  # the main thread leaves the callback first
+    _thread.interrupt_main(signum)
 
 
 def signal_name(err: BaseException) -> Optional[str]:

@@ -74,7 +74,9 @@ def _eval_rank(rank: int, world: int, init_file: str, state_path: str, data_dir:
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
     cfg = compose(["model=ncf", f"data_root={Path(data_dir).parent}"])
     OmegaConf.resolve(cfg)
-    from reference_models.ncf import build
+    from reference_models.ncf import SPEC
+
+    build = SPEC.build
 
     bench = build(RunContext(cfg=cfg, data_dir=Path(data_dir), device=torch.device("cpu"),
                              rank=rank, world_size=world, seed=1, shared_seed=2))
@@ -91,7 +93,9 @@ def test_distributed_evaluation_equals_a_single_ranks(two_ranks, tmp_path):
     data_dir = work / "out" / "datasets" / "ncf_embedded"
     cfg = compose(["model=ncf", f"data_root={data_dir.parent}"])
     OmegaConf.resolve(cfg)
-    from reference_models.ncf import build
+    from reference_models.ncf import SPEC
+
+    build = SPEC.build
 
     torch.manual_seed(0)
     single = build(RunContext(cfg=cfg, data_dir=data_dir, device=torch.device("cpu"),

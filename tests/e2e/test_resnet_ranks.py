@@ -27,9 +27,10 @@ pytestmark = pytest.mark.e2e
 def _bench(data_root: Path, rank: int, world: int):
     cfg = compose(["model=resnet", "+debug=resnet", "seed=1", f"data_root={data_root}", "model.eval_batch_size=3"])
     OmegaConf.resolve(cfg)
-    from reference_models.resnet import build, prepare
+    from reference_models.resnet import SPEC
 
-    return build(RunContext(cfg=cfg, data_dir=prepare(cfg), device=torch.device("cpu"), rank=rank,
+    assert SPEC.task is not None
+    return SPEC.build(RunContext(cfg=cfg, data_dir=SPEC.task.prepare(cfg), device=torch.device("cpu"), rank=rank,
                             world_size=world, seed=1, shared_seed=2))
 
 

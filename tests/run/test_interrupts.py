@@ -1,4 +1,6 @@
 import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -24,7 +26,7 @@ def test_a_signal_during_unwinding_does_not_replace_the_error_on_its_way_out():
 
 
 def test_sigterm_stops_a_run_as_ctrl_c_does_and_says_which_it_was():
-    saved = signal.getsignal(signal.SIGTERM)
+    saved, hook = signal.getsignal(signal.SIGTERM), sys.unraisablehook
     try:
         stop_on_sigterm()
         with pytest.raises(KeyboardInterrupt) as caught:  # every Ctrl-C path handles it
@@ -33,5 +35,33 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_says_which_it_was():
         assert signal_name(caught.value) == "SIGTERM" and signal_number(caught.value) == signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, saved)
+        sys.unraisablehook = hook
     assert signal_name(KeyboardInterrupt()) == "SIGINT" and signal_number(KeyboardInterrupt()) == 2
     assert signal_name(ValueError()) is None
+
+
+# A signal's exception that Python cannot raise where it lands (inside a weakref callback, as importlib's
+# module-lock callback is while a module is imported) is printed as "Exception ignored" and dropped.
+SWALLOWED = """
+import sys, time, weakref
+from harness.run.interrupts import Stopped, stop_on_sigterm
+stop_on_sigterm()
+class Obj: pass
+def callback(_):
+    raise {error}
+obj = Obj(); ref = weakref.ref(obj, callback)
+try:
+    del obj
+    time.sleep(5)
+    print("went on")
+except KeyboardInterrupt as err:
+    print("stopped by", getattr(err, "signal_name", "SIGINT"))
+"""
+
+
+@pytest.mark.parametrize("error, name", [("KeyboardInterrupt", "SIGINT"), ("Stopped('SIGTERM')", "SIGTERM")])
+def test_ctrl_c_or_sigterm_swallowed_by_a_callback_still_stops_the_run(error, name):
+    out = subprocess.run([sys.executable, "-c", SWALLOWED.format(error=error)], capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.strip() == f"stopped by {name}", out.stderr
+    assert "Exception ignored" not in out.stderr
