@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness import config, registry
+from harness import config, presets, registry
 from harness.errors import ConfigError
 from harness.interface import SuiteEntry
 
@@ -69,7 +69,7 @@ class Cell:
         if self.eager:
             out.append("eager=true")
         if smoke:  # the debug preset (a model without one: its own defaults), one warm-up and one counted step
-            debug = [f"+debug={self.model}"] if self.model in config.choices("debug") else []
+            debug = [f"+debug={self.model}"] if self.model in presets.choices("debug") else []
             return out + debug + ["warmup_steps=1", "throughput_steps=1", "throughput_repeats=1", "telemetry=false"]
         if spec.task is not None:
             out.append(f"dataset={spec.task.real_dataset}")

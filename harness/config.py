@@ -29,7 +29,7 @@ from harness.interface import options as model_options
 from harness.interface.options import OptionError, UnknownOption
 from harness.interface.schedule import EvalSchedule
 from harness.precisions import check_device
-from harness.presets import choices, compose_unchecked, datasets_for
+from harness.presets import compose_unchecked, dataset_choice, datasets_for
 
 
 def compose(overrides: list[str]) -> DictConfig:
@@ -58,13 +58,13 @@ def _check_dataset_choice(overrides: list[str]) -> None:
     name = next((o.partition("=")[2] for o in overrides if o.startswith("dataset=")), None)
     if name is None:
         return
-    if name not in choices("dataset"):
-        raise ConfigError(f"unknown dataset '{name}'; choose one of: {', '.join(choices('dataset'))}")
+    datasets, models, owner = dataset_choice(name)
+    if name not in datasets:
+        raise ConfigError(f"unknown dataset '{name}'; choose one of: {', '.join(datasets)}")
     model = next((o.partition("=")[2] for o in overrides if o.startswith("model=")), None)
-    if model is None or model not in choices("model"):
+    if model is None or model not in models:
         return  # the default model, or an unknown one that the composition names
-    owner = next((m for m in choices("model") if name in datasets_for(m)), None)
-    if owner is not None and owner != model:
+    if owner in models and owner != model:
         raise ConfigError(f"dataset={name} is a {owner} dataset, not for model={model}; "
                           f"choose one of: {', '.join(datasets_for(model))}")
 

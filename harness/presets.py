@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
@@ -52,6 +52,15 @@ def choices(group: str) -> list[str]:
     registered in code."""
     with _loader() as loader:
         return sorted(loader.get_group_options(group))
+
+
+def dataset_choice(name: str) -> tuple[list[str], list[str], Optional[str]]:
+    """The dataset and model names, and the model dataset `name` names (dataset.model) if it exists:
+    from one config loader and one file read, as every composition with dataset=<name> asks them."""
+    with _loader() as loader:
+        datasets, models = sorted(loader.get_group_options("dataset")), sorted(loader.get_group_options("model"))
+        owner = OmegaConf.select(_load(loader, f"dataset/{name}").config, "dataset.model") if name in datasets else None
+        return datasets, models, owner
 
 
 def datasets_for(model: str) -> list[str]:
