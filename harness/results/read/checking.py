@@ -14,7 +14,6 @@ own findings then warnings; the sanity findings are warnings.
 """
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Optional, Sequence
 
 from harness.results.read import formats, log_round, official, sanity
 from harness.results.read.official import Verdict
-from harness.results.read.parse import NO_EPOCH, LogError, ReadLog, read_file, round_in_path
+from harness.results.read.parse import NO_EPOCH, ReadLog, print_runs, read_file, round_in_path
 from harness.results.read.rules import Ruleset
 from harness.results.read.summary import CRASH, FAIL, PASS, REFUSED, SUCCESS, RunSummary
 
@@ -134,14 +133,7 @@ def checked_file(path: str | Path, ruleset: Optional[str] = None) -> RunSummary:
 
 
 def main(argv: list[str]) -> int:
-    code = 0
-    for name in argv:
-        try:
-            print(json.dumps(checked_file(name).to_dict()))
-        except LogError as err:
-            print(f"{name}: {err}", file=sys.stderr)
-            code = 1
-    return code
+    return print_runs(argv, checked_file)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from harness.results.read import formats, tree
 from harness.results.read.formats import Record
@@ -248,15 +248,21 @@ def _number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def main(argv: list[str]) -> int:
+def print_runs(argv: list[str], read: Callable[[str], RunSummary] = parse_file) -> int:
+    """Each named log read by `read` as one JSON line; a log that cannot be read is one line on stderr
+    and exit status 1. The command of this module (facts) and of read/checking.py (checked) alike."""
     code = 0
     for name in argv:
         try:
-            print(json.dumps(parse_file(name).to_dict()))
+            print(json.dumps(read(name).to_dict()))
         except LogError as err:
             print(f"{name}: {err}", file=sys.stderr)
             code = 1
     return code
+
+
+def main(argv: list[str]) -> int:
+    return print_runs(argv)
 
 
 if __name__ == "__main__":
