@@ -89,21 +89,23 @@ class HarnessConfig:
     """The epoch cap; default: the model's max_epochs."""
     eval_every: int = option("${model.eval_every}", ge=1)
     """Epochs between evaluations; default: the model's eval_every (its schedule: model.eval_*)."""
-    warmup_steps: int = option(20, ge=0)
-    """Training steps left out of the throughput figure."""
-    throughput_steps: int = option(200, ge=1)
-    """mode=throughput: counted steps per window, after warm-up."""
+    warmup_steps: Optional[int] = option(None, ge=0)
+    """Training steps left out of the throughput figure; null: 20 in mode=train, 1 in mode=throughput
+    (whose timed warm-up, warmup_s, follows it)."""
+    throughput_steps: Optional[int] = option(None, ge=1)
+    """mode=throughput: a fixed count of counted steps per window; null: each window sized to
+    throughput_window_s from the warm-up's measured step time."""
     throughput_repeats: int = option(5, ge=1)
     """mode=throughput: windows measured; result.json has each and their median."""
     warmup_s: Optional[float] = option(None, gt=0)
     """mode=throughput: warm up for at least this many seconds (after warmup_steps, one timed step at
     a time), and until the last three timed steps agree within 1.5x (at most 4x this plus 10 s); null:
-    warmup_steps alone."""
-    throughput_window_s: Optional[float] = option(None, gt=0)
-    """mode=throughput: size each window to this many seconds from the warm-up's measured step time
-    (throughput_steps is then not used); null: throughput_steps steps a window. `python -m
-    harness.bench` sets both, so a cell and a direct call given the same seconds measure windows of the
-    same length."""
+    3 s where the windows are timed (throughput_steps null), none where throughput_steps counts them."""
+    throughput_window_s: float = option(2.0, gt=0)
+    """mode=throughput: each window's aimed length, its step count taken from the warm-up's measured
+    step time, so a measurement ends in seconds at any batch (not used when throughput_steps is set).
+    `python -m harness.bench` sets it and warmup_s, so a cell and a direct call given the same seconds
+    measure windows of the same length."""
     eager: bool = False
     """CUDA: the plain eager step, as DeepLearningExamples' and Lambda's tables measure it: none of the
     model's fast path (torch.compile, CUDA-graph capture; its ModelSpec's `fast`), which is otherwise the

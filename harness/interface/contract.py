@@ -64,6 +64,9 @@ class Logged:
 O = TypeVar("O", bound=ModelOptions)
 
 
+THROUGHPUT_EPOCH_STEPS = 200
+
+
 @dataclass(frozen=True)
 class RunContext(Generic[O]):
     """What a model needs to know about the run it is built for; `RunContext[NCFOptions]` in a model's
@@ -76,6 +79,13 @@ class RunContext(Generic[O]):
     world_size: int
     seed: int  # this rank's seed; data order shared by all ranks uses `shared_seed`
     shared_seed: int  # the same on every rank
+
+    @property
+    def throughput_epoch_steps(self) -> int:
+        """mode=throughput: the steps one epoch of the model's schedule counts, which its learning-rate
+        schedule steps through: throughput_steps where it is set, else THROUGHPUT_EPOCH_STEPS (the
+        windows are then timed, and the schedule stays the one a 200-step window had)."""
+        return int(self.cfg.get("throughput_steps") or THROUGHPUT_EPOCH_STEPS)
 
     @cached_property
     def options(self) -> O:

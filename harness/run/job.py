@@ -24,7 +24,7 @@ from harness.interface import DataError, ModelSpec
 from harness.observe import console, disk, host_load
 from harness.run import record_file as rec
 from harness.record import ABORTED, FAILED, Failure, RunEnd, RunRecord
-from harness.run import distributed, seeding, threads
+from harness.run import distributed, seeding, threads, windows
 from harness.run.distributed import World
 from harness.run.interrupts import shielded, signal_name
 from harness.run.launch import RankFailed, launch, uses_cuda
@@ -48,7 +48,7 @@ def run_job(cfg: DictConfig) -> RunRecord:
     disk.watch_logging()  # a full disk stops the run instead of a traceback per log line
     reserve = disk.Reserve(run_dir / ".reserve") if main_rank else None  # room for the run's own end
     start = RunRecord(run_dir=str(run_dir), started_at=_now(), command=tuple(HydraConfig.get().overrides.task),
-                      versions=rec.versions(), mode=str(cfg.mode), warmup_steps=int(cfg.warmup_steps),
+                      versions=rec.versions(), mode=str(cfg.mode), warmup_steps=windows.warmup_steps(cfg),
                       world_size=cfg.gpus * cfg.nodes if world is None else world.world_size,
                       threads=threads.current().record())
     monitor, load = _watch_host(world) if main_rank else (None, None)

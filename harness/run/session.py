@@ -38,7 +38,8 @@ from harness.run.build import BuiltRun, build_run, clear_page_cache, context_for
 from harness.run.distributed import SINGLE, World
 from harness.run.interrupts import shielded, signal_name
 from harness.run.loop import Judge, LoopResult, train_to_target
-from harness.run.throughput import measure_throughput
+from harness.run import throughput
+from harness.run import windows as timing
 from harness.run.mlperf_log import C, MLPerfLog
 from harness.run.precision import precision_name
 
@@ -184,7 +185,7 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
     if world.world_size > 1:
         dist.barrier()  # sync point: every rank starts the clock together
     # throughput mode: the warm-up is a window of its own, so every window counts from its first step
-    warmup = int(cfg.warmup_steps) if training else 0
+    warmup = timing.warmup_steps(cfg) if training else 0
     meter = ThroughputMeter(warmup, device_sync(device), distributed.sum_over_ranks(device), world.world_size)
     progress = Progress(enabled=cfg.progress and world.is_main, unit=spec.sample_unit, world_size=world.world_size,
                         max_epochs=cfg.max_epochs if training else cfg.throughput_repeats)
@@ -196,9 +197,10 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
                    accelerator=watch.accelerator, hyperparameters=hyper, init_time_s=init_s,
                    threads=threads.current().record(torch.get_num_threads()))
     if not training:
-        loop = measure_throughput(built, warmup_steps=cfg.warmup_steps, steps=cfg.throughput_steps,
-                                  repeats=cfg.throughput_repeats, hooks=hooks, warmup_s=cfg.get("warmup_s"),
-                                  window_s=cfg.get("throughput_window_s"))
+        w = timing.Windows.of(cfg)
+        loop = throughput.measure_throughput(built, warmup_steps=w.warmup_steps, steps=w.steps, repeats=w.repeats,
+                                             hooks=hooks, warmup_s=w.warmup_s, window_s=w.window_s,
+                                             unit=spec.sample_unit)
         windows = [e.throughput for e in loop.epochs if e.throughput]
         median = statistics.median(windows) if windows and loop.status == SUCCESS else None
         base = replace(base, warmup_steps=loop.warmup_steps if loop.warmup_steps is not None else base.warmup_steps,

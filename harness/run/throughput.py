@@ -1,8 +1,11 @@
 """mode=throughput: the loop's training step on the model's synthetic batch, timed in windows after a
-warm-up, with no data, evaluation or MLPerf events (harness/run/loop.py trains to the target).
+warm-up, with no data, evaluation or MLPerf events (harness/run/loop.py trains to the target). By
+default the windows are sized in seconds (3 s of timed warm-up, then 5 windows of 2 s), so a
+measurement ends in seconds at any batch; throughput_steps=N counts N steps a window instead.
 
     python -m harness.train model=ncf mode=throughput device=cpu
-    python -m harness.train model=ncf mode=throughput device=cpu warmup_s=2 throughput_window_s=2
+    python -m harness.train model=ncf mode=throughput device=cpu warmup_s=2 throughput_window_s=1
+    python -m harness.train model=ncf mode=throughput device=cpu throughput_steps=200 warmup_steps=20
 """
 from __future__ import annotations
 
@@ -25,12 +28,12 @@ from harness.run.step import Step, train_step
 
 log = logging.getLogger("harness.loop")  # the loop's lines, whichever of its two modes writes them
 
-
 def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats: int, hooks: Hook,
-                       warmup_s: Optional[float] = None, window_s: Optional[float] = None) -> LoopResult:
+                       warmup_s: Optional[float] = None, window_s: Optional[float] = None,
+                       unit: str = "samples") -> LoopResult:
     """mode=throughput: `warmup_steps` steps whose figures are dropped, then `repeats` windows of
     `steps` steps on the model's synthetic batch, moved to the device once; each window is one epoch
-    record, so the spread is visible.
+    record, so the spread is visible, and a line per window says its figure in `unit`.
 
     With `warmup_s` or `window_s` (seconds) the warm-up goes on, one timed step at a time, until it
     has lasted `warmup_s` and its last three timed steps agree (see `_timed`), and each window is sized
@@ -85,6 +88,9 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
             training = EpochTraining(run, window, repeat_batch(batch, steps), hooks, steps, ran + steps_so_far(kept), step)
             training.train()
             record, stats = training.close()
+            log.info("window %d/%d: %d steps in %.2f s, %s %s/s", window, repeats, record.steps or 0,
+                     record.train_seconds or 0.0, "n/a" if record.throughput is None else f"{record.throughput:,.0f}",
+                     unit)
             windows.append(record)
             kept.append(stats)
             hooks.after_epoch(record)

@@ -1,6 +1,6 @@
 """What SSD and Mask R-CNN share around their training split: the state a build starts from, and the
 Benchmark methods that read it (counts, findings, this rank's batches). mode=throughput reads no
-dataset: no split, and the run's throughput_steps stand for an epoch's steps.
+dataset: no split, and the run's throughput_epoch_steps stand for an epoch's steps.
 
     class SSDBenchmark(CocoTraining): ...        # reference_models/ssd/benchmark.py
 """
@@ -22,8 +22,8 @@ class CocoTraining:
     loader: Any
 
     def start_training(self, ctx: RunContext, decode: str) -> None:
-        """No training split read yet: the run's throughput_steps, and where JPEGs would be decoded."""
-        self._steps, self.n_train = ctx.cfg.throughput_steps, 0
+        """No training split read yet: the run's throughput_epoch_steps, and where JPEGs would be decoded."""
+        self._steps, self.n_train = ctx.throughput_epoch_steps, 0
         self.train: Optional[CocoSplit] = None  # mode=throughput reads no dataset
         self.decode = backend.resolve(decode, ctx.device)
         self._device_batches: Any = None

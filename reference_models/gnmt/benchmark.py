@@ -48,7 +48,7 @@ class GNMTBenchmark:
         # without a dataset (mode=throughput): the configured vocabulary, and the schedule's length
         # in measured steps
         self.data = None if ctx.data_dir is None else wmt.load(ctx.data_dir, hp.min_length, hp.max_length)
-        vocab_size, self._steps = hp.vocab_size, ctx.cfg.throughput_steps
+        vocab_size, self._steps = hp.vocab_size, ctx.throughput_epoch_steps
         if self.data is not None:
             vocab_size = len(self.data.vocab)
             self.buckets = wmt.bucket_of(self.data.train_src.lengths, self.data.train_tgt.lengths, hp.max_length)

@@ -58,7 +58,7 @@ class ResNetBenchmark:
         # without a dataset (mode=throughput): ImageNet's classes unless set, and the schedule's
         # length in measured steps
         self.folder = None if ctx.data_dir is None else imagenet.load(ctx.data_dir)
-        num_classes, self._steps = hp.num_classes or IMAGENET_CLASSES, ctx.cfg.throughput_steps
+        num_classes, self._steps = hp.num_classes or IMAGENET_CLASSES, ctx.throughput_epoch_steps
         if self.folder is not None:
             num_classes = hp.num_classes or len(self.folder.classes)
             if num_classes < len(self.folder.classes):

@@ -5,13 +5,16 @@ learning rate, beam search, and the reference's BLEU.
 """
 from __future__ import annotations
 
+import contextlib
 import math
+from functools import partial
 from pathlib import Path
-from typing import Any, Iterator, Optional, cast
+from typing import Any, Callable, ContextManager, Iterator, Optional, cast
 
 import torch
 import torch.nn.functional as F
 from omegaconf import DictConfig, OmegaConf
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.data import DataLoader
 
 from harness.interface import Logged, RunContext, scaled_learning_rate
@@ -20,7 +23,7 @@ from reference_models.transformer import data as wmt
 from reference_models.transformer import metric
 from reference_models.transformer.beam import beam_search
 from reference_models.transformer.model import Transformer
-from reference_models.transformer.options import TransformerOptions
+from reference_models.transformer.options import Attention, TransformerOptions
 from reference_models.transformer.schedule import InverseSqrt
 from reference_models.transformer.tokenizer import EOS_ID, PAD_ID
 
@@ -68,7 +71,7 @@ class TransformerBenchmark:
         # without a dataset (mode=throughput): the configured vocabulary, and the schedule's length
         # in measured steps
         self.data = None if ctx.data_dir is None else wmt.load(ctx.data_dir, hp.max_length)
-        vocab, self._steps = hp.vocab_size, ctx.cfg.throughput_steps
+        vocab, self._steps = hp.vocab_size, ctx.throughput_epoch_steps
         if self.data is not None:
             vocab = len(self.data.vocab)
             self.buckets = wmt.bucket_of(self.data.train_src.lengths, self.data.train_tgt.lengths, hp.max_length)
@@ -82,6 +85,11 @@ class TransformerBenchmark:
             self.model = Transformer(rows, hp.hidden_size, hp.num_layers, hp.num_heads, hp.filter_size, hp.dropout,
                                      hp.attention_dropout, hp.relu_dropout)
         self._loss = smoothed_cross_entropy
+        self._attention: Callable[[], ContextManager[Any]] = contextlib.nullcontext
+        if hp.attention == Attention.efficient and ctx.device.type == "cuda":
+            # every new (batch, length) shape costs cuDNN's attention a plan built on the host, and real
+            # batches of sentences have many such shapes (docs/transformer.md)
+            self._attention = partial(sdpa_kernel, [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION])
         if hp.compile and ctx.device.type == "cuda":
             # fuses each layer norm, dropout and residual add into the kernels around it, and the
             # log-softmax of the loss; DDP, applied later, calls the compiled forward
@@ -167,7 +175,8 @@ class TransformerBenchmark:
         return wmt.Batch(sentences(syn.src_len), sentences(syn.tgt_len), None, count * (syn.src_len + syn.tgt_len))
 
     def loss(self, model: torch.nn.Module, batch: wmt.Batch) -> tuple[torch.Tensor, int]:
-        logits = model(batch.src, batch.tgt, batch.src_pad)
+        with self._attention():  # the backward runs the kernels its forward chose
+            logits = model(batch.src, batch.tgt, batch.src_pad)
         return self._loss(logits, batch.tgt, self.hp.label_smoothing), batch.tokens
 
     def evaluate(self, model: torch.nn.Module, epoch: int) -> float:

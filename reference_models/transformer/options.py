@@ -10,7 +10,14 @@ from typing import Iterator
 
 from omegaconf import MISSING
 
-from harness.interface import Broken, LrScaling, ModelOptions, option
+from harness.interface import Broken, Choice, LrScaling, ModelOptions, option
+
+
+class Attention(Choice):
+    """Which of scaled_dot_product_attention's CUDA kernels may run."""
+
+    auto = "auto"  # PyTorch's order: cuDNN's fused attention first on Hopper
+    efficient = "efficient"  # flash, or memory-efficient where a padding mask is given: no cuDNN
 
 
 @dataclass
@@ -78,6 +85,10 @@ class TransformerOptions(ModelOptions):
     """Decoding stops at the padded source length plus this many tokens."""
     compile: bool = False
     """CUDA: torch.compile the model's forward pass and the loss (docs/transformer.md)."""
+    attention: Attention = Attention.auto
+    """CUDA: auto lets PyTorch choose the attention kernel (cuDNN's on an H100 or H200, which builds a
+    plan for every new batch shape); efficient keeps to flash and memory-efficient attention, which
+    need none. A CPU runs its own kernels either way."""
     synthetic: Synthetic = field(default_factory=Synthetic)
     """mode=throughput: the shapes of the random batches."""
 

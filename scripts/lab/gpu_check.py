@@ -1,0 +1,304 @@
+"""The GPU check: what a change to a model, a step, a data path, precision or the fast path must pass on
+one GPU before it lands (CI has none). One run, under 9 minutes on one H200, one table against the
+recorded baseline (scripts/lab/gpu_check_table.py):
+
+    source scripts/lab/device_env.sh && python3 scripts/lab/gpu_check.py "$OUT"        # on the GPU machine
+    python3 scripts/lab/gpu_check.py /tmp/check --cpu-smoke --only throughput embedded   # here: every command runs, tiny
+
+Phases, each row its own process under a limit, and a row that would start past the phase's deadline
+written as not run:
+  A, at once: (tests) every test file with a CUDA-only test, pytest-xdist over 4 workers, a per-test
+     limit; (embedded) each time-to-train model's embedded preset trained to its target at the default
+     precision and path, then `python -m harness.check` on its log; (datasets) the real-data rows' files
+     written on the CPU cores. The GPU is shared here: the times to train are shown, not compared.
+  B, alone on the GPU: (throughput) `python -m harness.train mode=throughput` of every model at the
+     MLPerf batch per GPU, default path and precision, windows sized in seconds.
+  C, alone on the GPU: (real data) scripts/lab/pipeline_h200.sh's rows: each model trained on its
+     files beside the same batches held on the device (real / held), and the data wait.
+OUT gets check.json (every row), check.md (the table against the baseline) and logs.tgz (each row's
+console). The exit status is 1 when a row failed, did not run or is more than 5% slower.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Optional
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_check_table  # noqa: E402
+
+PY = sys.executable
+# model -> the overrides of its throughput row: its real dataset's config at the per-GPU batch of the
+# MLPerf round it was last in (NVIDIA's submissions; the throughput-only models at their preset's batch)
+THROUGHPUT: dict[str, list[str]] = {
+    "ncf": ["dataset=ml20m", "model.batch_size=1048576"],
+    "resnet": ["dataset=imagenet", "model.batch_size=256"],
+    "gnmt": ["dataset=wmt16", "model.batch_size=2048"],
+    "transformer": ["dataset=wmt17", "model.batch_size=8192"],
+    "ssd": ["dataset=ssd_coco2017", "model.batch_size=128"],
+    "maskrcnn": ["dataset=maskrcnn_coco2017", "model.batch_size=8"],
+    "bert_large": [], "bert_base": [], "txl_base": [], "txl_large": [], "tacotron2": [], "waveglow": [],
+}
+EMBEDDED = ["ncf", "gnmt", "transformer", "ssd", "maskrcnn", "resnet"]
+# pipeline_h200.sh's measurements: the held-batch step beside training on files
+REAL_DATA = ["resnet:nvimgcodec", "ssd:cpu", "ssd:cpu8", "maskrcnn:nvimgcodec", "transformer", "gnmt", "ncf"]
+CPU_SMOKE = ["device=cpu", "precision=fp32"]  # --cpu-smoke: each command once, tiny, on this machine's CPU
+
+
+class Check:
+    def __init__(self, out: Path, work: Path, budget_s: float, smoke: bool):
+        self.out, self.work, self.logs, self.smoke = out, work, work / "logs", smoke
+        self.logs.mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
+        self.t0, self.budget_s = time.monotonic(), budget_s
+        self.rows: list[dict[str, Any]] = []
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.t0
+
+    def row(self, key: str, group: str, label: str, status: str, value: Any = None, unit: str = "",
+            compare: str = "none", note: str = "") -> None:
+        self.rows.append({"key": key, "group": group, "label": label, "status": status, "value": value, "unit": unit,
+                          "compare": compare, "note": note})
+        print(f"[{self.elapsed():5.0f} s] {group} {label}: {status} {'' if value is None else value} {unit} {note}",
+              flush=True)
+
+    def run(self, name: str, argv: list[str], limit: float, env: Optional[dict[str, str]] = None) -> tuple[int, str]:
+        """(exit status, console) of one command under `limit` seconds (124: killed at the limit)."""
+        log = self.logs / f"{name}.txt"
+        with log.open("w") as f:
+            try:
+                rc = subprocess.run(argv, cwd=REPO, stdout=f, stderr=subprocess.STDOUT, timeout=max(limit, 1),
+                                    env={**os.environ, **(env or {})}).returncode
+            except subprocess.TimeoutExpired:
+                rc = 124
+        return rc, log.read_text(errors="replace")
+
+
+def last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return (lines[-1] if lines else "no output")[:160].replace("|", "/")
+
+
+def run_dir_of(console: str) -> Optional[Path]:
+    for line in console.splitlines():
+        if line.startswith("run dir: "):
+            return REPO / line[len("run dir: "):].strip()
+    return None
+
+
+def tests(check: Check, deadline: float) -> None:
+    files = sorted(str(p.relative_to(REPO)) for p in (REPO / "tests").rglob("test_*.py")
+                   if "cuda.is_available()" in p.read_text())
+    xml = check.work / "tests.xml"
+    argv = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=-ra", "-n", "4", "--dist", "loadfile",
+            "-o", "timeout=150", f"--junitxml={xml}", *files]
+    rc, console = check.run("tests", argv, deadline - check.elapsed())
+    if not xml.is_file():
+        check.row("tests", "tests", f"{len(files)} files with CUDA tests", "not run" if rc == 124 else "failed",
+                  note=f"exit {rc}: {last_line(console)}")
+        return
+    cases = ET.parse(xml).getroot().iter("testcase")
+    passed = failed = skipped = 0
+    for case in cases:
+        kinds = {child.tag for child in case}
+        name = f"{case.get('classname', '')}::{case.get('name', '')}"
+        if kinds & {"failure", "error"}:
+            failed += 1
+            check.row(f"test:{name}", "tests", name, "failed", note="see logs/tests.txt")
+        elif "skipped" in kinds:
+            skipped += 1
+        else:
+            passed += 1
+    status = "ok" if rc == 0 else "failed" if failed else "not run"
+    check.row("tests", "tests", f"{len(files)} files with CUDA tests", status, passed, "passed", "none",
+              f"{failed} failed, {skipped} skipped" + ("" if rc in (0, 1) else f"; exit {rc}: cut at the limit"))
+
+
+def embedded(check: Check, deadline: float) -> None:
+    for model in EMBEDDED:
+        label = f"{model} embedded preset"
+        if check.elapsed() > deadline:
+            check.row(f"embedded:{model}", "embedded", label, "not run", note="past the phase's deadline")
+            continue
+        argv = [PY, "-m", "harness.train", f"model={model}", "seed=1", "progress=false",
+                f"output_root={check.work / 'emb'}"] + (CPU_SMOKE + [f"+debug={model}"] if check.smoke else [])
+        rc, console = check.run(f"embedded_{model}", argv, min(150.0, deadline - check.elapsed() + 60))
+        run_dir = run_dir_of(console)
+        result = _result(run_dir)
+        if rc != 0 or result is None:
+            check.row(f"embedded:{model}", "embedded", label, "failed", note=f"exit {rc}: {last_line(console)}")
+            continue
+        crc, cconsole = check.run(f"check_{model}", [PY, "-m", "harness.check", str(run_dir)], 120)
+        reached = result.get("status") == "success"
+        status = "ok" if (reached and crc == 0) or check.smoke else "failed"  # a debug preset need not converge
+        note = (f"{result.get('status')}, {result.get('quality_metric')} {result.get('final_quality')}, "
+                f"{result.get('precision')}; harness.check exit {crc}" + ("" if crc == 0 else f": {last_line(cconsole)}"))
+        check.row(f"embedded:{model}", "embedded", label, status, result.get("time_to_train_s"), "s to train", "none", note)
+
+
+def _result(run_dir: Optional[Path]) -> Optional[dict[str, Any]]:
+    try:
+        return json.loads((run_dir / "result.json").read_text()) if run_dir else None
+    except (OSError, ValueError):
+        return None
+
+
+def datasets(check: Check, data: Path) -> None:
+    sizes = ("400", "200") if check.smoke else ("4000", "1200")
+    for kind, folder, n in (("imagenet", "inet500", sizes[0]), ("coco", "coco640", sizes[1])):
+        rc, console = check.run(f"dataset_{kind}", [PY, "scripts/tools/pipeline_datasets.py", kind, str(data / folder),
+                                                    "--images", n], 240)
+        if rc != 0:
+            check.row(f"dataset:{kind}", "real data", f"{kind} files", "failed", note=f"exit {rc}: {last_line(console)}")
+
+
+def throughput(check: Check, deadline: float) -> None:
+    for model, overrides in THROUGHPUT.items():
+        label = f"{model} {' '.join(o for o in overrides if o.startswith('model.')) or 'preset batch'}"
+        if check.elapsed() > deadline:
+            check.row(f"throughput:{model}", "throughput", label, "not run", note="past the phase's deadline")
+            continue
+        windows = ["warmup_s=1", "throughput_window_s=0.5", "throughput_repeats=1"] if check.smoke else \
+            ["warmup_s=1.5", "throughput_window_s=0.75", "throughput_repeats=3"]
+        argv = [PY, "-m", "harness.train", f"model={model}", "mode=throughput", "progress=false", "tensorboard=false",
+                "seed=1", f"output_root={check.work / 'tput'}", *overrides, *windows]
+        if check.smoke:
+            argv = [a for a in argv if not a.startswith(("dataset=", "model.batch_size="))] + CPU_SMOKE + [f"+debug={model}"]
+        rc, console = check.run(f"throughput_{model}", argv, min(120.0, max(deadline - check.elapsed() + 60, 30)))
+        result = _result(run_dir_of(console))
+        if rc != 0 or result is None or result.get("status") != "success":
+            check.row(f"throughput:{model}", "throughput", label, "failed", note=f"exit {rc}: {last_line(console)}")
+            continue
+        note = f"{result.get('precision')}" + (f"; fell back: {result['fallback']}" if result.get("fallback") else "")
+        check.row(f"throughput:{model}", "throughput", label, "ok", result.get("throughput"),
+                  str(result.get("throughput_unit") or ""), "higher", note)
+
+
+def real_data(check: Check, data: Path, deadline: float) -> None:
+    out = check.work / "pipe"
+    env = {"PIPELINE_DATA": str(data), "PIPELINE_WORK": str(check.work / "pipe_work"), "STEPS": "30", "WARMUP": "8",
+           "LIMIT": "90", "DEADLINE": str(max(int(deadline - check.elapsed()) - 45, 1))}
+    if check.smoke:
+        env.update(DEVICE="cpu", PRECISION="fp32", RESNET_COMPILE="false", RESNET_BATCH="4", SSD_BATCH="4", STEPS="3",
+                   WARMUP="1", RESNET_EXTRA="+debug=resnet", SSD_EXTRA="+debug=ssd")
+    rc, console = check.run("real_data", ["bash", "scripts/lab/pipeline_h200.sh", str(out), *REAL_DATA],
+                            max(deadline - check.elapsed() + 30, 30), env)
+    lines = (out / "pipeline.jsonl").read_text().splitlines() if (out / "pipeline.jsonl").is_file() else []
+    done = {}
+    for line in lines:
+        rec = json.loads(line)
+        done[rec["label"]] = rec
+    table = (out / "pipeline.md").read_text() if (out / "pipeline.md").is_file() else ""
+    for name in REAL_DATA:
+        label = _pipeline_label(name)
+        rec = done.get(label)
+        if rec is None:
+            said = next((ln for ln in table.splitlines() if ln.startswith(f"| {label} |")), "")
+            status = "not run" if "not run" in said or rc == 124 else "failed"
+            check.row(f"real:{name}:ratio", "real data", f"{label}: real / held", status,
+                      note=said.split("|")[2].strip() if said else f"no row (exit {rc})")
+            continue
+        unit = rec.get("unit", "")
+        check.row(f"real:{name}:ratio", "real data", f"{label}: real / held", "ok", round(rec["real_over_synthetic"], 3),
+                  "", "higher", f"data wait {rec['data_wait_share']:.1%}; {rec.get('verdict', '')}"[:150])
+        check.row(f"real:{name}:real", "real data", f"{label}: on files", "ok", rec["real"], f"{unit}/s", "higher",
+                  f"loader alone {rec['loader']:,.0f}")
+        check.row(f"real:{name}:held", "real data", f"{label}: held batches", "ok", rec["synthetic"], f"{unit}/s",
+                  "higher")
+
+
+def _pipeline_label(name: str) -> str:
+    """The label pipeline_h200.sh gives a measurement's row."""
+    fixed = {"resnet:nvimgcodec": "resnet nvimgcodec", "ssd:cpu": "ssd cpu", "maskrcnn:nvimgcodec":
+             "maskrcnn nvimgcodec grouped", "maskrcnn:cpu": "maskrcnn cpu grouped"}
+    if name in fixed:
+        return fixed[name]
+    if name.startswith("ssd:cpu"):
+        return f"ssd cpu {name[len('ssd:cpu'):]} workers"
+    return name
+
+
+def machine() -> dict[str, Any]:
+    info: dict[str, Any] = {"host": platform.node(), "cpus": os.cpu_count()}
+    try:
+        import torch
+        info.update(torch=torch.__version__, cuda=torch.version.cuda)
+        if torch.cuda.is_available():
+            info["gpu"] = torch.cuda.get_device_name(0)
+    except ImportError:
+        pass
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        out = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True)
+        info["driver"] = out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
+    info.setdefault("gpu", "CPU")
+    return info
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/gpu_check"), help="runs, datasets and logs (OUT "
+                        "gets check.json, check.md and logs.tgz alone)")
+    parser.add_argument("--budget-s", type=float, default=520.0, help="the whole check's seconds")
+    parser.add_argument("--only", nargs="+", choices=["tests", "embedded", "throughput", "real"],
+                        help="these phases' rows alone (default: all)")
+    parser.add_argument("--models", nargs="+", help="these models' rows alone (default: every model)")
+    parser.add_argument("--cpu-smoke", action="store_true", help="each command at a debug size on the CPU: a check of "
+                        "the check, not of the GPU")
+    args = parser.parse_args(argv)
+    out = args.out.resolve()
+    check = Check(out, args.work.resolve(), args.budget_s, args.cpu_smoke)
+    only = set(args.only or ["tests", "embedded", "throughput", "real"])
+    data = Path(os.environ.get("PIPELINE_DATA", str(check.work / "data")))
+    if args.models:
+        unknown = set(args.models) - set(THROUGHPUT)
+        if unknown:
+            parser.error(f"unknown model(s) {sorted(unknown)}: choose from {sorted(THROUGHPUT)}")
+        for name in [m for m in THROUGHPUT if m not in args.models]:
+            del THROUGHPUT[name]
+        EMBEDDED[:] = [m for m in EMBEDDED if m in args.models]
+        REAL_DATA[:] = [r for r in REAL_DATA if r.split(":")[0] in args.models]
+    info = machine()
+    print(json.dumps(info), flush=True)
+    # phase A: the GPU shared by the tests and the embedded presets; the files written on the cores
+    a_deadline, b_deadline = 0.38 * args.budget_s, 0.68 * args.budget_s
+    with ThreadPoolExecutor(3) as pool:
+        jobs = [pool.submit(tests, check, a_deadline)] if "tests" in only else []
+        jobs += [pool.submit(embedded, check, a_deadline)] if "embedded" in only else []
+        jobs += [pool.submit(datasets, check, data)] if "real" in only and not args.cpu_smoke else []
+        for job in jobs:
+            job.result()
+    if "throughput" in only:  # phase B: alone on the GPU
+        throughput(check, b_deadline)
+    if "real" in only and not args.cpu_smoke:  # phase C: alone on the GPU (its CPU check: pipeline_h200.sh's own)
+        real_data(check, data, args.budget_s)
+    commit = os.environ.get("CHECK_COMMIT") or subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
+                                                              capture_output=True, text=True).stdout.strip()
+    record = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+              "commit": commit or None, "command": " ".join(["scripts/lab/gpu_check.py", *sys.argv[1:]]),
+              "machine": info, "wall_s": check.elapsed(), "rows": check.rows}
+    (out / "check.json").write_text(json.dumps(record, indent=1) + "\n")
+    with tarfile.open(out / "logs.tgz", "w:gz") as tar:
+        tar.add(check.logs, arcname="logs")
+        for extra in ("pipe", "pipe_work"):
+            if (check.work / extra).is_dir():
+                tar.add(check.work / extra, arcname=extra, filter=lambda t: None if t.name.endswith(".pt") else t)
+    return gpu_check_table.main([str(out / "check.json")])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""The GPU check's table: each row of a check (scripts/lab/gpu_check.py's check.json) beside the recorded
+baseline (scripts/lab/gpu_check_baseline.json), marked when it is more than 5% slower, failed or did
+not run. The baseline changes only on purpose, from a check's own file, with its machine and date:
+
+    python3 scripts/lab/gpu_check_table.py OUT/check.json                  # OUT/check.md, and the table printed
+    python3 scripts/lab/gpu_check_table.py OUT/check.json --record         # this check becomes the baseline
+
+A row is {"key", "group", "label", "status": "ok" | "failed" | "not run", "value", "unit", "compare",
+"note"}: `compare` says how its value is held to the baseline: "higher" (a rate: more than 5% under the
+baseline is slower), "lower" (seconds), or "none" (a figure shown for reading only, such as a time to
+train measured beside the tests on a shared GPU).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+HERE = Path(__file__).resolve().parent
+BASELINE = HERE / "gpu_check_baseline.json"
+TOLERANCE = 0.05  # a figure more than this much worse than its baseline is marked slower
+
+OK, SLOWER, FAILED, NOT_RUN, NEW, FASTER = "ok", "SLOWER", "FAILED", "NOT RUN", "new", "faster"
+
+
+def verdict(row: dict[str, Any], base: Optional[dict[str, Any]]) -> tuple[str, Optional[float]]:
+    """(the row's mark, its value over the baseline's) for one row and its baseline row (None: none recorded)."""
+    if row.get("status") == "failed":
+        return FAILED, None
+    if row.get("status") != "ok":
+        return NOT_RUN, None
+    value, compare = row.get("value"), row.get("compare", "none")
+    if base is None or base.get("value") in (None, 0) or value is None:
+        return (NEW if base is None else OK), None
+    ratio = float(value) / float(base["value"])
+    if compare == "higher":
+        return (SLOWER if ratio < 1 - TOLERANCE else FASTER if ratio > 1 + TOLERANCE else OK), ratio
+    if compare == "lower":
+        return (SLOWER if ratio > 1 + TOLERANCE else FASTER if ratio < 1 - TOLERANCE else OK), ratio
+    return OK, ratio
+
+
+def _figure(value: Any, unit: str) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float) and abs(value) < 10:
+        text = f"{value:.3f}"
+    else:
+        text = f"{value:,.0f}"
+    return f"{text} {unit}".strip()
+
+
+def table(check: dict[str, Any], baseline: Optional[dict[str, Any]]) -> tuple[str, dict[str, int]]:
+    """The Markdown page and the count of rows by mark."""
+    rows_base = {r["key"]: r for r in (baseline or {}).get("rows", [])}
+    seen = {r["key"] for r in check["rows"]}
+    meta = check.get("machine", {})
+    recorded = (baseline or {}).get("machine", {})
+    lines = [f"# GPU check {check.get('date', '?')}", "",
+             f"Machine: {meta.get('gpu', '?')}, driver {meta.get('driver', '?')}, torch {meta.get('torch', '?')}, "
+             f"CUDA {meta.get('cuda', '?')}, {meta.get('cpus', '?')} CPUs; tree {check.get('commit', '?')}; "
+             f"{check.get('wall_s', 0):.0f} s.",
+             f"Baseline: {recorded.get('gpu', 'none recorded')} on {(baseline or {}).get('date', '-')} "
+             f"(tree {(baseline or {}).get('commit', '-')}). A figure more than {TOLERANCE:.0%} worse than "
+             "its baseline is SLOWER; times to train of the embedded presets ran beside the GPU tests and are "
+             "shown, not compared.", "",
+             "| group | row | figure | baseline | / baseline | mark | note |", "|---|---|---|---|---|---|---|"]
+    counts: dict[str, int] = {}
+    for row in check["rows"]:
+        base = rows_base.get(row["key"])
+        mark, ratio = verdict(row, base)
+        counts[mark] = counts.get(mark, 0) + 1
+        shown = f"**{mark}**" if mark in (SLOWER, FAILED, NOT_RUN) else mark
+        lines.append(f"| {row['group']} | {row['label']} | {_figure(row.get('value'), row.get('unit', ''))} | "
+                     f"{_figure(base.get('value'), base.get('unit', '')) if base else '-'} | "
+                     f"{'-' if ratio is None else f'{ratio:.3f}'} | {shown} | {row.get('note', '')} |")
+    for key, base in rows_base.items():  # a row the baseline has and this check lost is a row not run
+        if key not in seen:
+            counts[NOT_RUN] = counts.get(NOT_RUN, 0) + 1
+            lines.append(f"| {base['group']} | {base['label']} | - | {_figure(base.get('value'), base.get('unit', ''))} "
+                         f"| - | **{NOT_RUN}** | in the baseline, absent from this check |")
+    lines += ["", "Rows: " + ", ".join(f"{n} {mark}" for mark, n in sorted(counts.items())) + "."]
+    return "\n".join(lines) + "\n", counts
+
+
+def record(check: dict[str, Any], path: Path = BASELINE) -> None:
+    """Make `check` the baseline: its rows that ran, with its machine, date and tree."""
+    kept = [r for r in check["rows"] if r.get("status") == "ok"]
+    path.write_text(json.dumps({"date": check.get("date"), "commit": check.get("commit"),
+                                "command": check.get("command"), "machine": check.get("machine", {}),
+                                "rows": kept}, indent=1) + "\n")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("check", type=Path, help="a check's check.json")
+    parser.add_argument("--baseline", type=Path, default=BASELINE)
+    parser.add_argument("--record", action="store_true", help="write this check as the baseline")
+    args = parser.parse_args(argv)
+    try:
+        check = json.loads(args.check.read_text())
+        baseline = json.loads(args.baseline.read_text()) if args.baseline.is_file() else None
+    except (OSError, ValueError) as err:
+        print(f"error: {err}: give a check.json written by scripts/lab/gpu_check.py", file=sys.stderr)
+        return 2
+    page, counts = table(check, baseline)
+    (args.check.parent / "check.md").write_text(page)
+    print(page)
+    if args.record:
+        record(check, args.baseline)
+        print(f"recorded {args.baseline}")
+    return 1 if counts.get(FAILED) or counts.get(SLOWER) or counts.get(NOT_RUN) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
