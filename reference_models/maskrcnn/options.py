@@ -33,7 +33,7 @@ class Synthetic:
     """Width of those images."""
     objects: int = option(5, ge=1)
     """Objects (boxes with rectangular masks) per synthetic image."""
-    calibrate_norms: bool = False
+    calibrate_norms: bool = True
     """An untrained frozen body (mode=throughput without backbone_weights): its batch norm frozen at
     the statistics of images like the synthetic ones, as pretrained weights' are ImageNet's; false:
     at identity statistics, which let amp's heads overflow within a few steps (docs/maskrcnn.md)."""

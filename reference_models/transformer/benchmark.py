@@ -59,6 +59,9 @@ def smoothed_cross_entropy(logits: torch.Tensor, target: torch.Tensor, smoothing
     return loss - floor
 
 
+PAD_MULTIPLE_CUDA = 8
+
+
 class TransformerBenchmark:
     def __init__(self, ctx: RunContext[TransformerOptions]):
         hp = self.hp = ctx.options
@@ -66,6 +69,10 @@ class TransformerBenchmark:
         self.global_batch = hp.batch_size * ctx.world_size  # tokens
         self.shared_seed = ctx.shared_seed
         self.collate_workers = COLLATE_WORKERS if ctx.device.type == "cuda" else 0
+        # each side's length rounded up on CUDA: a new (batch, length) shape costs its first step host
+        # work (kernel plans, allocations), and sentences make hundreds of shapes; 1 on a CPU, as the
+        # golden losses were recorded
+        self.pad_multiple = hp.pad_multiple or (PAD_MULTIPLE_CUDA if ctx.device.type == "cuda" else 1)
         self._order, self._feeding = wmt.EpochOrder(), object()
         self._loader: Optional[DataLoader[wmt.Batch]] = None  # built at the first epoch that uses workers
         # without a dataset (mode=throughput): the configured vocabulary, and the schedule's length
@@ -135,7 +142,7 @@ class TransformerBenchmark:
         mine = order[self.rank: self._steps * world: world]
         if not self.collate_workers:  # a CPU's cores train: collated here, as the embedded default was timed
             for idx in mine:
-                yield wmt.collate(self.data.train_src, self.data.train_tgt, idx)
+                yield wmt.collate(self.data.train_src, self.data.train_tgt, idx, self.pad_multiple)
             return
         # on a GPU the padding, the padding mask, the token count and the pinning run in worker
         # processes (and the pin thread) ahead of the step, not in the training thread, which is
@@ -143,7 +150,8 @@ class TransformerBenchmark:
         # data wait collating inline on an H200, docs/benchmarks/pipeline_2026-12-01.md). The same
         # batches in the same order.
         if self._loader is None:
-            self._loader = DataLoader(wmt.Collated(self.data.train_src, self.data.train_tgt), batch_size=None,
+            self._loader = DataLoader(wmt.Collated(self.data.train_src, self.data.train_tgt, self.pad_multiple),
+                                      batch_size=None,
                                       sampler=self._order, num_workers=self.collate_workers,
                                       pin_memory=self.device.type == "cuda", prefetch_factor=4,
                                       persistent_workers=True)

@@ -39,6 +39,8 @@
 # A check on a CPU at tiny sizes (so a device call cannot fail for a typo): DEVICE=cpu PRECISION=fp32
 # RESNET_COMPILE=false RESNET_BATCH=4 SSD_BATCH=4 and RESNET_EXTRA / SSD_EXTRA (a small model's overrides);
 # the nvimgcodec rows then fail with their one line (no CUDA), every other row runs.
+#   transformer:auto  the Transformer row with PyTorch's own attention choice (cuDNN's on Hopper) and batches
+#              padded to their longest sentence: the path before model.attention and model.pad_multiple
 #   text       GNMT (batch 512, amp) and Transformer-big (8,192 tokens, amp) on their generated token files,
 #              NCF (batch 2^20, amp, master weights) on a generated ml-20m-format ratings.csv; target 0.97
 # Datasets are generated in the call (scripts/tools/pipeline_datasets.py, the models' generators), on
@@ -115,6 +117,9 @@ run() {  # one measurement by name
       model.batch_size=512 precision=amp ;;
     transformer) bench "transformer" 0.97 "$steps" model=transformer dataset=transformer_embedded data_root=$data \
       model.hidden_size=1024 model.num_layers=6 model.num_heads=16 model.filter_size=4096 model.batch_size=8192 precision=amp ;;
+    transformer:auto) bench "transformer auto unpadded" 0.97 "$steps" model=transformer dataset=transformer_embedded \
+      data_root=$data model.hidden_size=1024 model.num_layers=6 model.num_heads=16 model.filter_size=4096 \
+      model.batch_size=8192 precision=amp model.attention=auto model.pad_multiple=1 ;;
     ncf) bench "ncf" 0.97 "$steps" model=ncf dataset=ml20m_generated dataset.path=$data/ncf dataset.generator.users=$users \
       precision=amp master_weights=true --skip 2 ;;
     decoders) imagenet; [ $((SECONDS - t0)) -gt "$deadline" ] && { stamp "decoders: skipped, past the deadline"; return; }; stamp decoders
