@@ -23,6 +23,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from harness.observe import disk
+from harness.run import threads
 
 log = logging.getLogger("harness.sweep")
 
@@ -134,6 +135,9 @@ def _split_runs(args: list[str]) -> tuple[Optional[int], list[str]]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    # before anything below imports torch (harness.run.seeding does): OpenMP reads its thread count and
+    # wait policy once, when torch loads it, and harness.train's own call would come too late
+    threads.apply_at_start()
     from harness import registry, train
     from harness.config import check_cli, compose
     from harness.errors import ConfigError
