@@ -73,6 +73,12 @@ class Comparison:
     def b_name(self) -> str:
         return _name(self.b_paths)
 
+    @property
+    def busy(self) -> list[tuple[str, int, int]]:
+        """(side, its runs made on a busy machine, its runs) for each side that has such runs."""
+        sides = (("A", self.a), ("B", self.b))
+        return [(side, n, len(rep.runs)) for side, rep in sides if (n := sum(1 for r in rep.runs if r.busy))]
+
 
 def _name(paths: list[str]) -> str:
     return ", ".join(Path(p).name or p for p in paths)
@@ -137,7 +143,7 @@ def compare(a_paths: list[str], b_paths: list[str], jobs: Optional[int] = None,
         pair = _pair(ga, gb, a, b)
         ra, rb = a.groups[ga.key], b.groups[gb.key]
         j = judge("A", ra, a.scores[ga.key].minutes, "B", rb, b.scores[gb.key].minutes, ga.key.benchmark,
-                  ga.throughput_unit == gb.throughput_unit)
+                  ga.throughput_unit == gb.throughput_unit, (a.scores[ga.key].scaling, b.scores[gb.key].scaling))
         gpus = _gpus(ga) if ga.key.world == gb.key.world else f"A {_gpus(ga)}, B {_gpus(gb)}"
         a_usd, b_usd = cost.price_for(ga.key, ra, prices)[0], cost.price_for(gb.key, rb, prices)[0]
         pairs.append(pair)
