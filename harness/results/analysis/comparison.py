@@ -15,6 +15,7 @@ comparison: harness.results.report.comparison_render.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -67,11 +68,19 @@ class Comparison:
 
     @property
     def a_name(self) -> str:
-        return _name(self.a_paths)
+        return _name(self.a_paths) + _what(self.a_paths, self.a)
 
     @property
     def b_name(self) -> str:
-        return _name(self.b_paths)
+        return _name(self.b_paths) + _what(self.b_paths, self.b)
+
+    @property
+    def a_what(self) -> str:
+        return _what(self.a_paths, self.a)
+
+    @property
+    def b_what(self) -> str:
+        return _what(self.b_paths, self.b)
 
     @property
     def busy(self) -> list[tuple[str, int, int]]:
@@ -80,8 +89,21 @@ class Comparison:
         return [(side, n, len(rep.runs)) for side, rep in sides if (n := sum(1 for r in rep.runs if r.busy))]
 
 
+_STAMPED = re.compile(r"\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d")  # a harness run or sweep folder: its time first
+
+
 def _name(paths: list[str]) -> str:
     return ", ".join(Path(p).name or p for p in paths)
+
+
+def _what(paths: list[str], side: Report) -> str:
+    """' (ncf, 1 CPU rank, fp32)': what the side's runs are, where its folders are named by their time (a
+    harness run or sweep folder from before sweep folders named what they run); '' otherwise."""
+    if not all(_STAMPED.match(Path(p).name) for p in paths) or not side.stats:
+        return ""
+    what = [sorted({str(g.key.benchmark) for g in side.stats}),
+            sorted({_gpus(g) for g in side.stats}), sorted({g.key.precision or "n/a" for g in side.stats})]
+    return f" ({', '.join(' + '.join(values) for values in what)})"
 
 
 def _pick(groups: list[GroupStats]) -> dict[tuple, GroupStats]:

@@ -93,7 +93,7 @@ def render_compare(c: Comparison, markdown: bool = False) -> str:
     table = render.markdown_table if markdown else render.text_table
     head = (lambda t: f"## {t}\n") if markdown else (lambda t: f"{t}\n{'=' * len(t)}")
     bullet = "- " if markdown else "  "
-    out = [f"{bullet}A: {', '.join(c.a_paths)}", f"{bullet}B: {', '.join(c.b_paths)}"]
+    out = [f"{bullet}A: {', '.join(c.a_paths)}{c.a_what}", f"{bullet}B: {', '.join(c.b_paths)}{c.b_what}"]
     busy = busy_line(c)
     out += [f"{bullet}{BUSY} {busy}"] * bool(busy) + [""]
     if c.pairs:

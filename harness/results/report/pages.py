@@ -34,5 +34,5 @@ def compare_page(c: Any, markdown: str, figures: Figures) -> str:
     """The comparison's page; a loaded machine heads its verdicts, as it heads the text."""
     busy = busy_line(c)
     return page(f"harness.report --compare: A ({c.a_name}) against B ({c.b_name})",
-                [f"A: {', '.join(c.a_paths)}", f"B: {', '.join(c.b_paths)}"], figures,
+                [f"A: {', '.join(c.a_paths)}{c.a_what}", f"B: {', '.join(c.b_paths)}{c.b_what}"], figures,
                 [f"Figures {busy}"] * bool(busy) + verdict_lines(c), markdown)

@@ -77,3 +77,14 @@ def test_a_loaded_machine_on_either_side_heads_the_comparison_text_and_page():
     assert '<span class="flag">taken on a loaded machine</span> (A: 2 of 2' in first
     quiet = comparison.Comparison(["a"], ["b"], side([False]), side([False]), [], [], [], [])
     assert quiet.busy == [] and "loaded" not in render_compare(quiet) and "loaded" not in compare_page(quiet, "", [])
+
+
+def test_sides_in_folders_named_by_their_time_say_what_their_runs_are():
+    a = SimpleNamespace(runs=[], stats=[_group(1)])
+    b = SimpleNamespace(runs=[], stats=[_group(2), _group(2, "bf16")])
+    c = comparison.Comparison(["out/sweeps/2026-12-02_10-32-35_ncf_5seeds"], ["out/sweeps/2026-12-02_10-40-01_ncf"],
+                              a, b, [], [], [], [])
+    assert c.a_name == "2026-12-02_10-32-35_ncf_5seeds (ncf, 1 CPU rank, fp32)"
+    assert c.b_name == "2026-12-02_10-40-01_ncf (ncf, 2 CPU ranks, bf16 + fp32)"
+    named = comparison.Comparison(["results/dgxa100_ngc20.06_pytorch"], ["results/dgx1"], a, b, [], [], [], [])
+    assert (named.a_name, named.b_what) == ("dgxa100_ngc20.06_pytorch", "")  # a folder that says what it is
