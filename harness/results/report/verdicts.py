@@ -157,8 +157,9 @@ def describe_chances(c: Chances) -> str:
         text += (f" = {c.per_epoch:.2f}x time per epoch x {c.expected_epochs[1] / c.expected_epochs[0]:.2f}x "
                  f"expected epochs ({number(float(f'{c.expected_epochs[1]:.3g}'))} -> "
                  f"{number(float(f'{c.expected_epochs[0]:.3g}'))})")
-    if len(sub_e) == 1 and len(ref_e) == 1:
+    if len(sub_e) == 1 and len(ref_e) == 1:  # no epoch luck to put a chance on: no seed, range or probability
         text += "; every run of a side needed the same epochs: the speedup is time per epoch, not epoch luck"
+        return text + (f"; {c.left_out} run(s) that did not converge are left out" if c.left_out else "")
     if c.seed_speedup is not None and c.p_seed is not None and c.seed_epochs is not None:
         way = "at least" if c.seed_speedup >= c.expected else "at most"
         text += (f"; a {c.seed_speedup:.1f}x result (seed {c.seed}: {number(c.seed_epochs[0])} -> "
