@@ -210,7 +210,9 @@ def judge(subject: str, sub_runs: Sequence[RunSummary], sub_score: Optional[floa
         # the speedup as the tables give it (harness.results.analysis.compare.time_of: each side's score, else
         # its converged runs' mean), which can differ from the resampled estimator's (a counted run that did
         # not converge): the interval must hold the figure printed beside it, or there is none
-        shown = _reported(ref_score, tr) / _reported(sub_score, ts)
+        reported = (_reported(ref_score, tr), _reported(sub_score, ts))
+        same = all(math.isclose(r, float(stat(t)), rel_tol=1e-9) for r, t in zip(reported, (tr, ts)))
+        shown = math.exp(log_point) if same else reported[0] / reported[1]
         point = _finite(shown) if math.isfinite(log_point) else None
         interval = bootstrap((ts, tr), lambda x, y: stat(y) / stat(x), point, kept)
         p = permutation_p(ts, tr, stat)
