@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -144,10 +145,30 @@ def check_room(cfg: DictConfig) -> None:
                           f"{START_ROOM >> 20} MiB to start); free space or choose another output_root")
 
 
-def claim_sweep_dir(output_root: str, model: str, suffix: str = "") -> Path:
-    """<output_root>/sweeps/<time>_<model><suffix>[-n], created here (harness.sweep's, and a -m run's)."""
+def sweep_name(cfg: DictConfig, overrides: list[str], device: str) -> str:
+    """What a sweep runs, for its folder's name: 'ncf_1xcpu_fp32', or 'gnmt_1+2xcuda_fp32+amp' where the
+    sweep takes several values of an axis. `cfg` is its first job's config; a precision left to the
+    model reads as the one it runs in on `device` (harness.fastpath)."""
+    from harness import registry
+
+    given = dict(o.split("=", 1) for o in overrides if "=" in o and not o.startswith(("hydra", "+", "~")))
+
+    def axis(key: str, value: object) -> str:
+        swept = given.get(key, "")
+        if "," not in swept:
+            return str(value)
+        # a sweep's values, joined by +; an expression such as range(1,3) keeps its letters and digits only
+        return re.sub(r"[^\w.+-]", "", "+".join(v.strip() for v in swept.split(",")))
+
+    precision = cfg.precision or (registry.get(str(cfg.model.name)).gpu_precision if device == "cuda" else "fp32")
+    return f"{axis('model', cfg.model.name)}_{axis('gpus', cfg.gpus)}x{device}_{axis('precision', precision)}"
+
+
+def claim_sweep_dir(output_root: str, name: str, suffix: str = "") -> Path:
+    """<output_root>/sweeps/<time>_<name><suffix>[-n], created here (harness.sweep's, and a -m run's);
+    `name`: sweep_name's."""
     now = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-    return claim_dir(lambda n: Path(output_root) / "sweeps" / (f"{now}_{model}{suffix}" + (f"-{n + 1}" if n else "")))
+    return claim_dir(lambda n: Path(output_root) / "sweeps" / (f"{now}_{name}{suffix}" + (f"-{n + 1}" if n else "")))
 
 
 def claim_run_dir(cfg: DictConfig) -> None:

@@ -1,15 +1,29 @@
-"""Seed sweeps: the summary a sweep writes when it ends, and a shortcut that runs drawn seeds.
+"""Seed sweeps: runs of one config with seeds drawn from the OS, and the summary a sweep writes when it ends.
 
-    python -m harness.sweep model=ncf                     # MLPerf's required count of drawn seeds (10 for NCF)
-    python -m harness.sweep model=gnmt runs=5 gpus=1,2    # 5 drawn seeds, each at 1 and 2 GPUs
+    python -m harness.sweep model=ncf                          # MLPerf's required count of drawn seeds (10 for NCF)
+    python -m harness.sweep model=gnmt runs=5 gpus=1,2         # 5 drawn seeds, each at 1 and at 2 GPUs
+    python -m harness.sweep model=ncf runs=5 device=cpu precision=fp32,bf16
+    python -m harness.report outputs/sweeps/<sweep>            # the sweep's table, scores and intervals again
+    python -m harness.report SWEEP_A SWEEP_B --compare         # one sweep against another
 
-MLPerf's closed division wants seeds drawn, not hand-picked: the shortcut draws them from the OS,
-writes them to seeds.txt in the sweep directory before anything runs, and starts the Hydra multirun
-`python -m harness.train -m seed=S1,S2,... <your overrides>`. Any multirun (this one or one typed by
-hand) ends with SweepSummary writing summary.md, summary.json, summary.csv and plots/ into its sweep
-directory; `python -m harness.report SWEEP_DIR --md ... --plots ...` rebuilds the same at any time.
-summary.json's `unfinished` counts the runs and SLURM tasks that did not finish: harness.train's
-exit status reads it (under SLURM the runs end in other processes).
+Options: runs=N, the seeds to draw (default: MLPerf's required count for the model's benchmark, 5 where MLPerf
+names none); every other key=value is harness.train's (python -m harness.train --help model=<name> lists
+them with their values), and a comma list (gpus=1,2) runs each drawn seed at each value. The sweep draws
+the seeds: seed= and -m are refused.
+
+MLPerf's closed division wants seeds drawn, not hand-picked: the sweep draws them from the OS, writes them
+to seeds.txt in its directory before anything runs, and starts the Hydra multirun `python -m harness.train
+-m seed=S1,S2,... <your overrides>`. Its directory, outputs/sweeps/<date>_<time>_<what>_<n>seeds/, is named
+for what it runs (model, ranks x device, precision: ncf_1xcpu_fp32_5seeds), and holds one directory per
+run. Any multirun (this one or one typed by hand) ends with SweepSummary writing summary.md, summary.json,
+summary.csv and plots/ into its sweep directory; `python -m harness.report SWEEP_DIR --md ... --plots ...`
+rebuilds the same at any time. Each run is measured as `python -m harness.train` measures it: the same
+CPU thread policy (harness/run/threads.py) and the same step.
+
+Exit status: as harness.train's: 0 when every run finished (reached its target or not), 1 when a run failed
+or did not finish, 2 for a bad option or a missing dataset (nothing is run), 130 on Ctrl-C, 143 on SIGTERM.
+summary.json's `unfinished` counts the runs and SLURM tasks that did not finish: harness.train's exit
+status reads it (under SLURM the runs end in other processes).
 """
 from __future__ import annotations
 
@@ -23,6 +37,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from harness.observe import disk
+from harness.run import threads
 
 log = logging.getLogger("harness.sweep")
 
@@ -134,16 +149,19 @@ def _split_runs(args: list[str]) -> tuple[Optional[int], list[str]]:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    # before anything below imports torch (harness.run.seeding does): OpenMP reads its thread count and
+    # wait policy once, when torch loads it, and harness.train's own call would come too late
+    threads.apply_at_start()
     from harness import registry, train
     from harness.config import check_cli, compose
     from harness.errors import ConfigError
-    from harness.outputs import claim_sweep_dir
+    from harness.outputs import claim_sweep_dir, sweep_name
     from harness.results.analysis.score import required_runs
     from harness.run import seeding
 
     args = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in args):
-        print(__doc__.split("\n\n")[1].strip("\n"))  # the usage lines of the module docstring
+        print(__doc__.rstrip())
         return 0
     try:
         runs, overrides = _split_runs(args)
@@ -165,7 +183,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         if s not in seeds:
             seeds.append(s)
     # claimed: two sweeps started in the same second get directories of their own
-    sweep_dir = claim_sweep_dir(str(first.output_root), spec.name, f"_{n}seeds")
+    remote = any(a.startswith("hydra/launcher=") and a != "hydra/launcher=basic" for a in overrides)
+    name = sweep_name(first, overrides, train.device_of(first, remote))
+    sweep_dir = claim_sweep_dir(str(first.output_root), name, f"_{n}seeds")
     try:
         disk.write_atomic(sweep_dir / "seeds.txt", f"# {n} seeds drawn from the OS for {spec.benchmark} (MLPerf "
                           f"requires {required_runs(spec.benchmark)})\n" + "".join(f"{s}\n" for s in seeds))

@@ -29,7 +29,7 @@ from harness.config import HarnessConfig, check_cli, compose
 from harness.presets import CONF_DIR, datasets_for
 from harness.errors import ConfigError
 from harness.interface import DataError
-from harness.outputs import check_paths, check_room, check_run_dirs, claim_run_dir, claim_sweep_dir
+from harness.outputs import check_paths, check_room, check_run_dirs, claim_run_dir, claim_sweep_dir, sweep_name
 from harness import record as rec
 from harness.run import threads
 from harness.run.interrupts import signal_name, signal_number, stop_on_sigterm
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, DataError) as err:
         print(f"harness.train: error: {err}", file=sys.stderr)
         return EXIT_USAGE
-    sweep_dir = _sweep_dir(args, first[0]) if multirun and not shows_only and first else None
+    sweep_dir = _sweep_dir(args, first[0], remote) if multirun and not shows_only and first else None
     if sweep_dir is not None and not any(a.startswith("hydra.sweep.dir=") for a in args):
         args.append(f"hydra.sweep.dir={sweep_dir}")
     records = _run_hydra(args)
@@ -186,11 +186,24 @@ def _run_hydra(args: list[str]) -> list[rec.RunRecord] | KeyboardInterrupt:
     return records
 
 
-def _sweep_dir(args: list[str], cfg: DictConfig) -> Path:
-    """The sweep's directory: hydra.sweep.dir when given, else one claimed now, whose summary the
-    sweep's end writes (harness/sweep.py's SweepSummary) and this command then reads."""
+def _sweep_dir(args: list[str], cfg: DictConfig, remote: bool) -> Path:
+    """The sweep's directory: hydra.sweep.dir when given, else one claimed now and named for what its
+    jobs run (outputs.sweep_name), whose summary the sweep's end writes (harness/sweep.py's
+    SweepSummary) and this command then reads."""
     given = next((a.split("=", 1)[1] for a in args if a.startswith("hydra.sweep.dir=")), None)
-    return Path(given) if given else claim_sweep_dir(str(cfg.output_root), str(cfg.model.name))
+    if given:
+        return Path(given)
+    return claim_sweep_dir(str(cfg.output_root), sweep_name(cfg, overrides_of(args), device_of(cfg, remote)))
+
+
+def device_of(cfg: DictConfig, remote: bool) -> str:
+    """cpu or cuda, as the jobs' ranks train (device=auto on this host), or the option as given where they
+    run on other hosts (SLURM)."""
+    if remote:
+        return str(cfg.device)
+    from harness.run.launch import uses_cuda
+
+    return "cuda" if uses_cuda(cfg) else "cpu"
 
 
 def _unfinished(sweep_dir: Path) -> int:

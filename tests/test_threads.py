@@ -34,19 +34,6 @@ def test_the_users_openmp_settings_win_and_the_harness_own_do_not_count_as_the_u
     assert threads.decide(2, env=env).chosen_by == "user"
 
 
-def _probe(env: dict[str, str], code: str) -> dict:
-    """A fresh interpreter that starts harness.train as a command does (its main(), here with --help),
-    then imports torch and reports."""
-    full = {k: v for k, v in os.environ.items() if not k.startswith("OMP_") and k != threads.ENV}
-    script = ("import contextlib, io, json, os, harness.train\n"
-              "with contextlib.redirect_stdout(io.StringIO()):\n    harness.train.main(['--help'])\n"
-              f"import torch; from harness.run import threads; print(json.dumps({code}))")
-    out = subprocess.run([sys.executable, "-c", script], env=child_env(full, **env),
-                         capture_output=True, text=True, timeout=300, cwd=REPO)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
-
-
 def test_importing_the_command_chooses_nothing_and_imports_no_torch():
     full = {k: v for k, v in os.environ.items() if not k.startswith("OMP_") and k != threads.ENV}
     out = subprocess.run([sys.executable, "-c", "import json, os, sys, harness.train; "
@@ -56,13 +43,66 @@ def test_importing_the_command_chooses_nothing_and_imports_no_torch():
     assert json.loads(out.stdout) == [False, None]
 
 
-def test_the_policy_is_in_place_before_torch_starts_openmp():
-    seen = _probe({}, "[torch.get_num_threads(), os.environ['OMP_WAIT_POLICY'], threads.current().record()]")
-    torch_threads, wait, record = seen
-    assert wait == "PASSIVE" and record["chosen_by"] == "harness"
-    assert torch_threads == record["omp_num_threads"] <= len(os.sched_getaffinity(0))
-    user = _probe({"OMP_NUM_THREADS": "1"}, "[torch.get_num_threads(), threads.current().record()]")
-    assert user[0] == 1 and user[1]["chosen_by"] == "user" and "OMP_NUM_THREADS=1" in user[1]["reason"]
+# Each launch path's first steps in a fresh interpreter. The two commands go as far as a run goes before
+# its config check (a bad option ends them there), which loads torch; the other paths differ from
+# harness.train only in their environment, so --help (no torch: cheap) takes them through the same main().
+_BAD = "'model=ncf', 'no_such_option=1'"
+_HELP = "import harness.train; harness.train.main(['--help'])"
+_LAUNCH_PATHS = {  # name: (code, environment, local ranks the policy is for, torch loaded by the code)
+    "harness.train": (f"import harness.train; harness.train.main([{_BAD}])", {}, 1, True),
+    "harness.sweep": (f"import harness.sweep; harness.sweep.main(['runs=2', {_BAD}])", {}, 1, True),
+    "multirun": ("import harness.train; harness.train.main(['-m', 'seed=1,2', '--help'])", {}, 1, False),
+    "torchrun rank": (_HELP, {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2"}, 2, False),
+    "srun rank": (_HELP, {"SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_STEP_ID": "0", "SLURM_NNODES": "1"}, 2,
+                  False),
+    # a submitit task unpickles the launcher first: the plugin's module, then the rest of the job
+    "submitit task": ("import hydra_plugins.harness_slurm_launcher", {"SUBMITIT_EXECUTOR": "slurm"}, 1, False),
+    "a user's OMP_NUM_THREADS": (_HELP, {"OMP_NUM_THREADS": "1"}, None, False),
+}
+# The environment torch's OpenMP starts with: as it was when torch was first imported, or, where the
+# code did not import it, as the run's torch would find it
+_WATCH = """import contextlib, dataclasses, io, json, os, sys
+OMP = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")
+seen = {}
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" and not seen:
+            seen.update({k: os.environ.get(k) for k in OMP})
+sys.meta_path.insert(0, Watch())
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    %s
+torch = sys.modules.get("torch")
+from harness.run import threads
+print(json.dumps([seen or {k: os.environ.get(k) for k in OMP}, torch and torch.get_num_threads(),
+                  dataclasses.asdict(threads.current())]))
+"""
+
+
+def test_every_launch_path_sets_the_same_policy_before_torch_starts_openmp():
+    """train, a multirun, harness.sweep, a torchrun or srun rank and a submitit task: OpenMP starts
+    with the harness's choice for the ranks on the host, and torch runs that many threads."""
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(("OMP_", "SLURM_", "SUBMITIT_")) and k != threads.ENV
+             and k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")}
+    procs = {name: subprocess.Popen([sys.executable, "-c", _WATCH % code], env=child_env(clean, **env),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+             for name, (code, env, _, _) in _LAUNCH_PATHS.items()}
+    for name, proc in procs.items():
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, f"{name}: {err}"
+        at_start, torch_threads, policy = json.loads(out)
+        _, _, ranks, loads_torch = _LAUNCH_PATHS[name]
+        if ranks is None:
+            assert policy["chosen_by"] == "user" and "OMP_NUM_THREADS=1" in policy["reason"], name
+        else:
+            assert (policy["chosen_by"], policy["local_ranks"]) == ("harness", ranks), name
+            cpus = len(os.sched_getaffinity(0))
+            assert policy["omp_num_threads"] == threads.choose(cpus, policy["other_cpu_pct"], ranks).omp_num_threads
+            assert at_start["OMP_WAIT_POLICY"] == "PASSIVE", name
+        assert at_start["OMP_NUM_THREADS"] == str(policy["omp_num_threads"]), name
+        assert (torch_threads is not None) == loads_torch, name
+        if loads_torch:
+            assert torch_threads == policy["omp_num_threads"], name
 
 
 def test_a_spawned_rank_keeps_what_its_launcher_chose():

@@ -14,7 +14,9 @@ that would choose the rules file the checker runs next (a crafted submission_div
 exec another file's code). After it, the harness's own sanity pass (harness.results.read.sanity:
 timestamps and epochs that go backwards, run_stop before run_start) adds warnings, which do not
 change the verdict. A harness run stopped by Ctrl-C or SIGTERM is not a completed run: it is listed
-as such and not checked. Checks run in forked workers, one log at a time each, and a worker whose log
+as such and not checked; nor is a harness run still in progress (no run_stop yet, no result.json, and a heartbeat
+written within the last LIVE_S seconds): it is listed as in progress, to be checked when it ends. A log
+without run_stop whose run no longer beats (a killed run) is judged. Checks run in forked workers, one log at a time each, and a worker whose log
 takes longer than the time limit is stopped and replaced; no compliance_checker.log is left behind.
 """
 from __future__ import annotations
@@ -32,12 +34,14 @@ from harness.results.read import formats, official, rules, sanity, screen
 from harness.results.read.checking import official_check
 from harness.results.read.parse import LogError, parse_lines
 from harness.results.read.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
-from harness.results.read.summary import CRASH, FAIL, PASS, REFUSED, UNCHECKED, interrupted_by
+from harness.results.read.summary import CRASH, FAIL, INCOMPLETE, PASS, REFUSED, UNCHECKED, interrupted_by
 from harness.run.interrupts import forking_workers, leave_signals_to_parent
 
 __all__ = ["CheckResult", "check_log", "check_logs", "pick_rules", "quality_target", "training_rulesets", "DEFAULT_RULESET",
-           "INTERRUPTED", "PASS", "FAIL", "CRASH", "REFUSED", "UNCHECKED"]
+           "INTERRUPTED", "IN_PROGRESS", "PASS", "FAIL", "CRASH", "REFUSED", "UNCHECKED"]
 INTERRUPTED = "interrupted"
+IN_PROGRESS = "in progress"
+LIVE_S = 60.0  # a heartbeat (written every second) or a log write this recent: the run is still going
 
 
 @dataclass
@@ -189,6 +193,22 @@ def _stopped_by(result_json: Path) -> Optional[str]:
     return interrupted_by(data.get("reason")) if isinstance(data, dict) and data.get("status") == "aborted" else None
 
 
+def _still_written(path: Path, status: str) -> Optional[str]:
+    """What shows that a harness run's log without run_stop is still being written ('its heartbeat 0.8 s
+    ago'), or None: it has run_stop, its run left a result.json, or no rank of it beat within LIVE_S (a
+    killed run leaves its last beat behind). A log no harness run writes has no heartbeat to show."""
+    beats = path.parent / ".heartbeat"  # harness/observe/heartbeat.py: rewritten every second while a rank lives
+    if status != INCOMPLETE or path.name != "mlperf.log" or (path.parent / "result.json").exists():
+        return None
+    ages = []
+    for beat in sorted(beats.glob("rank_*.json")) if beats.is_dir() else []:
+        try:
+            ages.append(time.time() - beat.stat().st_mtime)
+        except OSError:  # removed as its rank ended
+            continue
+    return f"its heartbeat {max(min(ages), 0.0):.1f} s ago" if ages and min(ages) <= LIVE_S else None
+
+
 def _child(send, path: Path, ruleset: Optional[str]) -> None:
     leave_signals_to_parent()
     try:
@@ -216,6 +236,10 @@ def _check(path: Path, ruleset: Optional[str]) -> CheckResult:
         return CheckResult(str(path), True, summary.benchmark, None, None, checked=False, status=INTERRUPTED,
                            messages=[f"stopped by {summary.interrupted}: not a completed run (MLPerf checks and "
                                      "scores completed runs only)"])
+    going = _still_written(path, summary.status)
+    if going is not None:
+        return CheckResult(str(path), True, summary.benchmark, None, None, checked=False, status=IN_PROGRESS,
+                           messages=[f"in progress: no run_stop yet and {going}; check it when the run ends"])
     if summary.benchmark is None and summary.log_format != "MLPv0.5.0":
         return CheckResult(str(path), False, messages=["no submission_benchmark: cannot tell which rules apply"])
     chosen, verdict = official_check(summary, lines, path, ruleset, harness_run=path.name == "mlperf.log")

@@ -7,10 +7,13 @@
 
 Prints one short line per log (PASS, FAIL with its first reasons, CRASH where the official checker
 itself fails on the log, SKIP where no official checker reads it, STOP for a run stopped by Ctrl-C
-or SIGTERM), then a summary with the rulesets used and why. Exits 1 if any log fails, or if the
+or SIGTERM, RUN for a harness run still in progress: no run_stop yet and its heartbeat written within
+the last minute), then a summary with the rulesets used and why. Exits 1 if any log fails, or if the
 official checker crashed on a log or no official checker reads it (CRASH, SKIP: nothing vouches for
 those logs) unless --allow-skipped; 2 if no log was found or for a bad option; 130 on Ctrl-C (143 on
-SIGTERM), with one line.
+SIGTERM), with one line. A stopped run and a run in progress are neither passes nor failures: they
+leave the exit status to the other logs (check a run in progress again when it ends; a log without
+run_stop that nothing writes any more, a killed run's, fails).
 """
 from __future__ import annotations
 
@@ -19,11 +22,11 @@ import sys
 from collections import Counter
 from typing import Optional
 
-from harness.check import CRASH, INTERRUPTED, PASS, REFUSED, CheckResult, check_logs, training_rulesets
+from harness.check import CRASH, IN_PROGRESS, INTERRUPTED, PASS, REFUSED, CheckResult, check_logs, training_rulesets
 from harness.results.read.find import find_logs
 from harness.run.interrupts import ended_by, stop_on_sigterm
 
-WORD = {PASS: "PASS", CRASH: "CRASH", INTERRUPTED: "STOP"}
+WORD = {PASS: "PASS", CRASH: "CRASH", INTERRUPTED: "STOP", IN_PROGRESS: "RUN"}
 WIDTH = 240  # characters: one line a terminal shows whole, whatever the checker wrote
 REASON = 110  # characters of the reasons that every line keeps, however long its path
 
@@ -78,8 +81,8 @@ def _check(args: argparse.Namespace, checked: list[int]) -> int:
     counts: Counter = Counter()
     sources: Counter = Counter()
     for path, result in zip(files, check_logs(files, args.ruleset, timeout=args.timeout, jobs=args.jobs)):
-        kind = result.status if result.status in (PASS, CRASH, INTERRUPTED) else ("skip" if not result.checked
-                                                                                   else "fail")
+        kind = result.status if result.status in (PASS, CRASH, INTERRUPTED, IN_PROGRESS) else \
+            ("skip" if not result.checked else "fail")
         counts[kind] += 1
         checked[0] += 1
         if result.source and result.checked:
@@ -92,6 +95,7 @@ def _check(args: argparse.Namespace, checked: list[int]) -> int:
     parts += [f"{counts[CRASH]} not judged (the official checker crashed on them)"] * bool(counts[CRASH])
     parts += [f"{counts['skip']} not checked (no official checker for them)"] * bool(counts["skip"])
     parts += [f"{counts[INTERRUPTED]} interrupted (not completed runs: not checked)"] * bool(counts[INTERRUPTED])
+    parts += [f"{counts[IN_PROGRESS]} in progress (not finished yet: not checked)"] * bool(counts[IN_PROGRESS])
     print(f"{len(files)} log(s): " + ", ".join(parts))
     for (label, source), n in sorted(sources.items(), key=lambda kv: -kv[1]):
         print(f"  ruleset {label}: {n} log(s), {source}")

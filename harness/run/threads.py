@@ -13,8 +13,9 @@ NCF run went from 4 s to 142 s (docs/benchmarks/cpu_policy_*.md). So each rank g
 The choice goes into OMP_NUM_THREADS / OMP_WAIT_POLICY (OpenMP reads them once, when torch
 starts it) and HARNESS_THREAD_POLICY (what was chosen and why, for result.json and for processes
 started later). A user's own OMP_NUM_THREADS or OMP_WAIT_POLICY wins: the harness then sets
-neither. Where it is applied: first thing in harness.train's main(), before anything imports
-torch, for the command's own process and for a torchrun or srun rank; in harness/run/launch.py for
+neither. Where it is applied: first thing in harness.train's and harness.sweep's main(), before
+anything imports torch, for the command's own process (a run, a multirun's jobs) and for a torchrun
+or srun rank; in harness/run/slurm.py for a submitit task; in harness/run/launch.py for
 the ranks it spawns (which inherit it through the environment); in tests/conftest.py for the test
 suite. Importing a harness module applies nothing.
 
@@ -23,7 +24,9 @@ suite. Importing a harness module applies nothing.
 from __future__ import annotations
 
 import json
+import logging
 import os
+import sys
 from dataclasses import asdict, dataclass
 from typing import Optional
 
@@ -33,6 +36,7 @@ from harness.run.world import from_environment
 
 ENV = "HARNESS_THREAD_POLICY"
 _OMP = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")
+log = logging.getLogger("harness.threads")
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,13 @@ def apply_at_start(main_name: str = "__main__") -> ThreadPolicy:
         local_ranks = slurm_binding.ranks_sharing(local_ranks)
     _current = decide(local_ranks, root=host_load.run_root("single" if world is None else world.source))
     export(_current)
+    torch = sys.modules.get("torch")
+    if torch is not None and _current.omp_num_threads:
+        # a command imported torch before choosing: its OpenMP already read the environment. The count
+        # can still be set; the wait policy cannot (tests/test_threads.py keeps every command from this)
+        torch.set_num_threads(_current.omp_num_threads)
+        log.warning("threads: torch was loaded before the thread policy; OMP_WAIT_POLICY=%s did not reach "
+                    "OpenMP", _current.omp_wait_policy)
     return _current
 
 

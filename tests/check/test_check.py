@@ -164,3 +164,28 @@ def test_logs_no_official_checker_judged_fail_the_check_unless_allowed(trees_dir
     out = run_cli("harness.check", str(v05), "--jobs", "0", cwd=tmp_path)
     assert out.returncode == 2 and out.stderr.splitlines()[-1].endswith("error: --jobs must be at least 1")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_still_in_progress_is_listed_as_such_and_leaves_the_exit_status_to_the_others(tmp_path, capsys):
+    """A harness run's log before its run_stop, while its heartbeat beats: RUN, neither a pass nor a failure;
+    once the heartbeat is a minute old (a killed run) the checker judges it: FAIL."""
+    import os
+
+    from harness.check.__main__ import main
+    from tests.results.analysis.test_compare import write_run
+
+    run = tmp_path / "run"
+    write_run(run / "mlperf.log", 1, 1, 3, 1000.0)
+    log = run / "mlperf.log"
+    log.write_text("".join(l + "\n" for l in log.read_text().splitlines() if '"run_stop"' not in l))
+    (run / ".heartbeat").mkdir()
+    beat = run / ".heartbeat" / "rank_0.json"
+    beat.write_text('{"rank": 0}')
+    assert main([str(run)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"RUN   {log}  (gnmt, no ruleset): in progress: no run_stop yet and its heartbeat ")
+    assert out[0].endswith(" s ago; check it when the run ends")
+    assert out[1] == "1 log(s): 0 passed, 0 failed, 1 in progress (not finished yet: not checked)"
+    old = time.time() - 120
+    os.utime(beat, (old, old))
+    assert main([str(run)]) == 1 and capsys.readouterr().out.startswith("FAIL")

@@ -42,6 +42,8 @@ def test_two_cpu_ranks_reach_the_target_in_one_run_directory(two_ranks):
     assert out.returncode == 0, out.stderr
     run_dir, result = _result(work / "out")
     assert result["status"] == "success" and result["world_size"] == 2
+    assert result["threads"]["torch_threads"] == result["threads"]["omp_num_threads"]  # chosen for 2 ranks
+    assert result["threads"]["chosen_by"] == "user" or "2 local rank(s)" in result["threads"]["reason"]
     assert result["global_batch_size"] == 2 * 2048
     assert result["hyperparameters"]["opt_base_learning_rate"] == pytest.approx(0.003 * 2 ** 0.5)  # sqrt rule
     names = {p.name for p in run_dir.iterdir()}

@@ -6,7 +6,10 @@ import json
 
 import pytest
 
-from harness.sweep import planned_runs
+from omegaconf import OmegaConf
+
+from harness.outputs import sweep_name
+from harness.sweep import main, planned_runs
 from tests.helpers import run_cli
 
 pytestmark = pytest.mark.e2e
@@ -17,10 +20,14 @@ def test_drawn_seed_sweep_records_its_seeds_and_writes_its_summary(tmp_path):
                   cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     (sweep,) = (tmp_path / "out" / "sweeps").iterdir()
+    assert sweep.name.endswith("_ncf_1xcpu_fp32_2seeds")  # which runs these are, beside when
     seeds = [int(l) for l in (sweep / "seeds.txt").read_text().splitlines() if not l.startswith("#")]
     assert len(seeds) == 2 and len(set(seeds)) == 2
-    ran = sorted(json.loads(p.read_text())["seed"] for p in sweep.rglob("result.json"))
-    assert ran == sorted(seeds)
+    results = [json.loads(p.read_text()) for p in sweep.rglob("result.json")]
+    assert sorted(r["seed"] for r in results) == sorted(seeds)
+    for r in results:  # each run under the thread policy harness.train applies (tests/test_threads.py)
+        assert r["threads"]["torch_threads"] == r["threads"]["omp_num_threads"]
+        assert r["threads"]["chosen_by"] == "user" or "1 local rank(s)" in r["threads"]["reason"]
     assert {p.name for p in sweep.iterdir()} >= {"seeds.txt", "summary.md", "summary.json", "summary.csv", "plots"}
     assert sorted(p.name for p in (sweep / "plots").iterdir()) == ["epochs.png", "quality.png", "time_to_train.png"]
     summary = json.loads((sweep / "summary.json").read_text())
@@ -51,3 +58,19 @@ def test_a_sweep_with_a_missing_dataset_starts_no_job(tmp_path):
 def test_seed_count_defaults_to_mlperfs_requirement():
     assert planned_runs("gnmt", None) == 10 and planned_runs("ncf", None) == 10
     assert planned_runs("resnet", None) == 5 and planned_runs("gnmt", 3) == 3
+
+
+def test_a_sweeps_folder_names_the_model_ranks_device_and_precision_it_runs():
+    cfg = OmegaConf.create({"model": {"name": "gnmt"}, "gpus": 1, "precision": None})
+    assert sweep_name(cfg, ["model=gnmt"], "cpu") == "gnmt_1xcpu_fp32"
+    assert sweep_name(cfg, ["gpus=1,2", "hydra.job.chdir=false"], "cuda") == "gnmt_1+2xcuda_amp"  # the model's GPU default
+    cfg.precision = "fp32"
+    assert sweep_name(cfg, ["precision=fp32, bf16"], "cpu") == "gnmt_1xcpu_fp32+bf16"
+
+
+def test_sweep_help_says_what_it_runs_its_options_folder_and_exit_status(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for said in ("runs=N", "python -m harness.train --help model=<name>", "seeds.txt", "ncf_1xcpu_fp32_5seeds",
+                 "--compare", "Exit status", "thread policy"):
+        assert said in out, said

@@ -118,16 +118,18 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
     stats = [group_stats(k, groups[k]) for k in keys]
     scores = {k: round_score(k.benchmark, groups[k]) for k in keys}
     minutes = {k: s.minutes for k, s in scores.items()}
+    factors = {k: s.scaling for k, s in scores.items()}  # scaling.json, in each score
     tput_runs = throughput.read_runs(readable)
     tput_groups = throughput.groups(tput_runs)
     return Report(
         runs=sorted(runs, key=lambda r: (str(group_key(r)), r.path)), groups=groups, stats=stats, scores=scores,
-        speedups=world_speedups(stats, minutes, baseline_world, groups),
-        precisions=precision_ratios(stats, minutes, baseline_precision, groups), errors=errors,
+        speedups=world_speedups(stats, minutes, baseline_world, groups, factors),
+        precisions=precision_ratios(stats, minutes, baseline_precision, groups, factors), errors=errors,
         spreads={k: seed_spread(k, groups[k]) for k in keys}, tput_runs=tput_runs, tput_groups=tput_groups,
         scalings=throughput.scaling(tput_groups), gains=throughput.precision_gains(tput_groups, baseline_precision),
         short=short,
-        confidence={k: confidence.group_confidence(groups[k], scores[k].minutes, k.benchmark, scores[k].rule)
+        confidence={k: confidence.group_confidence(groups[k], scores[k].minutes, k.benchmark, scores[k].rule,
+                                                         scores[k].scaling)
                     for k in keys},
     )
 

@@ -82,14 +82,16 @@ def count_label(world: Optional[int], system: str) -> str:
     return f"{world} {what}{'' if world == 1 else 's'}"
 
 
-def judged(subject: str, g: GroupStats, reference: str, base: GroupStats, scores: dict, runs: Runs
-           ) -> tuple[Optional[Judgement], Optional[Chances]]:
-    """g against base, how sure and as chances; (None, None) without the groups' runs."""
+def judged(subject: str, g: GroupStats, reference: str, base: GroupStats, scores: dict, runs: Runs,
+           scalings: Optional[dict] = None) -> tuple[Optional[Judgement], Optional[Chances]]:
+    """g against base, how sure and as chances; (None, None) without the groups' runs. `scalings`: each
+    group's scaling.json factor, which its score holds (1 where absent)."""
     if runs is None or g.key not in runs or base.key not in runs:
         return None, None
     same = g.throughput_unit == base.throughput_unit
+    scale = scalings or {}
     j = judge(subject, runs[g.key], scores.get(g.key), reference, runs[base.key], scores.get(base.key),
-              g.key.benchmark, same)
+              g.key.benchmark, same, (scale.get(g.key, 1.0), scale.get(base.key, 1.0)))
     return j, chances(subject, runs[g.key], reference, runs[base.key], j.time_to_train)
 
 
@@ -108,7 +110,7 @@ def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
 
 
 def world_speedups(groups: Sequence[GroupStats], scores: dict, baseline_world: Optional[int] = None,
-                   runs: Runs = None) -> list[Speedup]:
+                   runs: Runs = None, scalings: Optional[dict] = None) -> list[Speedup]:
     """Every group against the baseline world size of its family: the same benchmark, accelerator
     (its chip: V100, A100, H200, CPU; the platform without its count when no accelerator is named) and
     precision. Where a family holds two groups at one world size, it is split by MLPerf round, then
@@ -131,7 +133,7 @@ def world_speedups(groups: Sequence[GroupStats], scores: dict, baseline_world: O
                 if g is not base:
                     mark = lineage.vouch(base.key, g.key)
                     name = system if mark is None else lineage.pair_label(base.key, g.key)
-                    out.append(replace(_speedup(bench, name, precision, base, g, scores, runs), family=mark,
+                    out.append(replace(_speedup(bench, name, precision, base, g, scores, runs, scalings), family=mark,
                                        platforms=None if mark is None else (base.key.platform, g.key.platform)))
     return out
 
@@ -154,7 +156,7 @@ def _split(members: list[GroupStats], splits) -> list[list[GroupStats]]:
 
 
 def _speedup(bench: str, system: str, precision: Optional[str], base: GroupStats, g: GroupStats,
-             scores: dict, runs: Runs = None) -> Speedup:
+             scores: dict, runs: Runs = None, scalings: Optional[dict] = None) -> Speedup:
     ttt = ratio(time_of(base, scores.get(base.key)), time_of(g, scores.get(g.key)))
     epochs = ratio(epochs_of(base), epochs_of(g))
     same_unit = g.throughput_unit == base.throughput_unit
@@ -166,7 +168,8 @@ def _speedup(bench: str, system: str, precision: Optional[str], base: GroupStats
     world, base_world = g.key.world or 0, base.key.world or 1  # families hold known world sizes only
     gpus = world / base_world
     efficiency = tput / gpus if tput is not None else None
-    conf, odds = judged(count_label(g.key.world, system), g, count_label(base.key.world, system), base, scores, runs)
+    conf, odds = judged(count_label(g.key.world, system), g, count_label(base.key.world, system), base, scores, runs,
+                       scalings)
     return Speedup(bench, system, precision, base_world, world, ttt, tput, implied, epochs, rest, efficiency,
                    rcp_check(base, g), attribution(ttt, tput, epochs, rest, gpus, base, g, implied), conf, odds)
 
@@ -240,7 +243,7 @@ def attribution(ttt, tput, epochs, rest, gpus, base: GroupStats, g: GroupStats,
 
 
 def precision_ratios(groups: Sequence[GroupStats], scores: dict, baseline: str = "fp32",
-                     runs: Runs = None) -> list[PrecisionRatio]:
+                     runs: Runs = None, scalings: Optional[dict] = None) -> list[PrecisionRatio]:
     """Each non-baseline precision against the baseline at the same benchmark, system and world size."""
     by_key: dict[tuple, dict[str, GroupStats]] = {}
     for g in groups:
@@ -259,6 +262,6 @@ def precision_ratios(groups: Sequence[GroupStats], scores: dict, baseline: str =
                 bench, system, world, precision, baseline,
                 ratio(g.throughput.mean, base.throughput.mean) if g.throughput_unit == base.throughput_unit else None,
                 ratio(time_of(base, scores.get(base.key)), time_of(g, scores.get(g.key))),
-                ratio(epochs_of(base), epochs_of(g)), *judged(precision, g, baseline, base, scores, runs),
+                ratio(epochs_of(base), epochs_of(g)), *judged(precision, g, baseline, base, scores, runs, scalings),
             ))
     return out

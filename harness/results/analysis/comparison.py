@@ -15,6 +15,7 @@ comparison: harness.results.report.comparison_render.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -67,15 +68,42 @@ class Comparison:
 
     @property
     def a_name(self) -> str:
-        return _name(self.a_paths)
+        return _name(self.a_paths) + _what(self.a_paths, self.a)
 
     @property
     def b_name(self) -> str:
-        return _name(self.b_paths)
+        return _name(self.b_paths) + _what(self.b_paths, self.b)
+
+    @property
+    def a_what(self) -> str:
+        return _what(self.a_paths, self.a)
+
+    @property
+    def b_what(self) -> str:
+        return _what(self.b_paths, self.b)
+
+    @property
+    def busy(self) -> list[tuple[str, int, int]]:
+        """(side, its runs made on a busy machine, its runs) for each side that has such runs."""
+        sides = (("A", self.a), ("B", self.b))
+        return [(side, n, len(rep.runs)) for side, rep in sides if (n := sum(1 for r in rep.runs if r.busy))]
+
+
+_STAMPED = re.compile(r"\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d")  # a harness run or sweep folder: its time first
 
 
 def _name(paths: list[str]) -> str:
     return ", ".join(Path(p).name or p for p in paths)
+
+
+def _what(paths: list[str], side: Report) -> str:
+    """' (ncf, 1 CPU rank, fp32)': what the side's runs are, where its folders are named by their time (a
+    harness run or sweep folder from before sweep folders named what they run); '' otherwise."""
+    if not all(_STAMPED.match(Path(p).name) for p in paths) or not side.stats:
+        return ""
+    what = [sorted({str(g.key.benchmark) for g in side.stats}),
+            sorted({_gpus(g) for g in side.stats}), sorted({g.key.precision or "n/a" for g in side.stats})]
+    return f" ({', '.join(' + '.join(values) for values in what)})"
 
 
 def _pick(groups: list[GroupStats]) -> dict[tuple, GroupStats]:
@@ -137,7 +165,7 @@ def compare(a_paths: list[str], b_paths: list[str], jobs: Optional[int] = None,
         pair = _pair(ga, gb, a, b)
         ra, rb = a.groups[ga.key], b.groups[gb.key]
         j = judge("A", ra, a.scores[ga.key].minutes, "B", rb, b.scores[gb.key].minutes, ga.key.benchmark,
-                  ga.throughput_unit == gb.throughput_unit)
+                  ga.throughput_unit == gb.throughput_unit, (a.scores[ga.key].scaling, b.scores[gb.key].scaling))
         gpus = _gpus(ga) if ga.key.world == gb.key.world else f"A {_gpus(ga)}, B {_gpus(gb)}"
         a_usd, b_usd = cost.price_for(ga.key, ra, prices)[0], cost.price_for(gb.key, rb, prices)[0]
         pairs.append(pair)

@@ -4,9 +4,8 @@ runs would settle it. Definitions are in docs/report.md ("How sure a comparison 
 - A side's time to train is the estimator its speedup uses: MLPerf's olympic mean where both sides have
   a score (a run that did not converge counts as infinitely slow, so one is dropped as the slowest and
   two void the score, exactly as mlperf_logging's summarizer scores), else the mean of converged runs.
-- Interval: scipy.stats.bootstrap, 9,999 resamples of each side's runs drawn independently, from a fixed
-  seed (SEED) so that a report is reproducible; bias-corrected and accelerated (BCa), or the percentile
-  interval where BCa is undefined (every resample equal, or runs that did not converge in a side).
+- Interval: a bootstrap of each side's runs (harness.results.analysis.resampling): BCa, or percentile; it
+  always holds its estimate, and needs 4 runs a side for a mean, 5 for an olympic mean.
 - Verdict: scipy.stats.permutation_test of |log speedup| over relabellings of the two sides' pooled runs,
   two-sided: exact when there are at most 9,999 relabellings (5 and 5 runs have 252), else 9,999 drawn
   from SEED. p < 0.05 says which side is faster; otherwise "not distinguishable with m and n runs".
@@ -27,24 +26,16 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from harness.results.analysis.resampling import RESAMPLES, SEED, Interval, bootstrap, interval_runs
+from harness.results.analysis.resampling import finite as _finite
 from harness.results.read.summary import RunSummary
 
-SEED = 20_261_201  # the resampling seed: the same runs give the same intervals and verdicts
-RESAMPLES = 9_999
-LEVEL = 0.95
 ALPHA = 0.05
 POWER = 0.8
 MIN_RUNS = 4  # with 3 and 3 runs the smallest two-sided permutation p is 2/20 = 0.1
 MAX_RUNS = 10_000
 INPUT_BOUND = 0.05  # data wait over this share of training time: the numbers measure the loader
 OLYMPIC, MEAN = "olympic mean", "mean of converged runs"
-
-
-@dataclass(frozen=True)
-class Interval:
-    low: Optional[float]  # None: no bound (resamples where a side's score is void)
-    high: Optional[float]
-    method: str  # "BCa bootstrap" or "percentile bootstrap"
 
 
 @dataclass(frozen=True)
@@ -67,6 +58,8 @@ class Judgement:
     epochs_ratio: Optional[float]  # the reference's epochs / the subject's (olympic means where both have 3 runs)
     epochs_interval: Optional[Interval]
     input_bound: list[tuple[str, float]] = field(default_factory=list)  # (side, mean data wait share) per input-bound side
+    resampled: tuple[int, int] = (0, 0)  # the runs the time interval resamples, subject and reference
+    interval_needs: int = 4  # runs a side needs for the time interval (interval_runs)
 
 
 @dataclass(frozen=True)
@@ -83,12 +76,7 @@ class GroupConfidence:
     data_wait_share: Optional[float]  # mean over the runs that report it
     input_bound: bool
     resampled: int  # the runs its interval resamples
-
-
-def _finite(x: object) -> Optional[float]:
-    if isinstance(x, (int, float, np.floating)) and not isinstance(x, bool) and math.isfinite(float(x)):
-        return float(x)
-    return None
+    interval_needs: int = 4  # runs it needs for an interval (interval_runs)
 
 
 def dropped_per_end(benchmark: Optional[str]) -> int:
@@ -127,31 +115,6 @@ def _stat(estimator: str, drop: int) -> Callable[[np.ndarray], np.ndarray]:
     if estimator == OLYMPIC:
         return lambda x: olympic(x, drop)
     return _mean
-
-
-def bootstrap(samples: Sequence[np.ndarray], statistic: Callable[..., np.ndarray]) -> Optional[Interval]:
-    """A 95% interval of statistic(*samples) by resampling each sample independently; None with fewer
-    than two values in a sample."""
-    from scipy import stats
-
-    if any(len(s) < 2 for s in samples):
-        return None
-    infinite = any(not np.all(np.isfinite(s)) for s in samples)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")  # a degenerate BCa interval falls back below; the warning says no more
-        res = stats.bootstrap(tuple(samples), lambda *xs, axis=-1: statistic(*xs), n_resamples=RESAMPLES,
-                              vectorized=True, method="percentile" if infinite else "BCa", batch=1000,
-                              confidence_level=LEVEL, rng=np.random.default_rng(SEED))
-    low, high = res.confidence_interval
-    if not infinite and not (math.isnan(low) or math.isnan(high)):
-        return Interval(_finite(low), _finite(high), "BCa bootstrap")
-    dist = np.asarray(res.bootstrap_distribution, dtype=float)
-    dist = dist[~np.isnan(dist)]
-    if not dist.size:
-        return None
-    # inverted_cdf: no interpolation, so an infinite resample makes an open bound rather than a NaN
-    low, high = np.quantile(dist, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], method="inverted_cdf")
-    return Interval(_finite(low), _finite(high), "percentile bootstrap")
 
 
 def _log_ratio(t_ref: np.ndarray, t_sub: np.ndarray) -> np.ndarray:
@@ -225,20 +188,33 @@ def input_bound_side(label: str, runs: Sequence[RunSummary]) -> Optional[tuple[s
     return label, share
 
 
+def _reported(score: Optional[float], t: np.ndarray) -> float:
+    return score if score is not None else float(np.mean(t[np.isfinite(t)]))
+
+
 def judge(subject: str, sub_runs: Sequence[RunSummary], sub_score: Optional[float], reference: str,
           ref_runs: Sequence[RunSummary], ref_score: Optional[float], benchmark: Optional[str] = None,
-          same_unit: bool = True) -> Judgement:
-    """The subject against the reference: intervals, the permutation verdict and the runs to resolve it."""
+          same_unit: bool = True, scaling: tuple[float, float] = (1.0, 1.0)) -> Judgement:
+    """The subject against the reference: intervals, the permutation verdict and the runs to resolve it.
+    `scaling`: each side's scaling.json factor, already in its score: the runs' times take it too."""
     drop = dropped_per_end(benchmark)
     estimator = estimator_for([(sub_runs, sub_score), (ref_runs, ref_score)], drop)
     stat = _stat(estimator, drop)
-    ts, tr = times(sub_runs, estimator), times(ref_runs, estimator)
+    scale = scaling if estimator == OLYMPIC else (1.0, 1.0)
+    ts, tr = times(sub_runs, estimator) * scale[0], times(ref_runs, estimator) * scale[1]
+    kept = drop if estimator == OLYMPIC else 0
     point: Optional[float] = None
     interval = p = needed = None
     if np.isfinite(ts).any() and np.isfinite(tr).any():
         log_point = float(_log_ratio(stat(tr), stat(ts)))
-        point = _finite(math.exp(log_point)) if math.isfinite(log_point) else None
-        interval = bootstrap((ts, tr), lambda x, y: stat(y) / stat(x))
+        # the speedup as the tables give it (harness.results.analysis.compare.time_of: each side's score, else
+        # its converged runs' mean), which can differ from the resampled estimator's (a counted run that did
+        # not converge): the interval must hold the figure printed beside it, or there is none
+        reported = (_reported(ref_score, tr), _reported(sub_score, ts))
+        same = all(math.isclose(r, float(stat(t)), rel_tol=1e-9) for r, t in zip(reported, (tr, ts)))
+        shown = math.exp(log_point) if same else reported[0] / reported[1]
+        point = _finite(shown) if math.isfinite(log_point) else None
+        interval = bootstrap((ts, tr), lambda x, y: stat(y) / stat(x), point, kept)
         p = permutation_p(ts, tr, stat)
         needed = runs_needed(ts, tr, log_point)
     tput = tput_int = tput_p = None
@@ -246,19 +222,21 @@ def judge(subject: str, sub_runs: Sequence[RunSummary], sub_score: Optional[floa
     xr = np.array([r.throughput for r in ref_runs if r.throughput], dtype=float)
     if same_unit and xs.size and xr.size:
         tput = float(xs.mean() / xr.mean())
-        tput_int = bootstrap((xs, xr), lambda x, y: _mean(x) / _mean(y))
+        tput_int = bootstrap((xs, xr), lambda x, y: _mean(x) / _mean(y), tput)
         tput_p = permutation_p(xs, xr, _mean)
     es = np.array([r.epochs_to_converge for r in sub_runs if r.converged and r.epochs_to_converge is not None], float)
     er = np.array([r.epochs_to_converge for r in ref_runs if r.converged and r.epochs_to_converge is not None], float)
     epochs = epochs_int = None
     if es.size and er.size:
-        estat = (lambda x: olympic(x, drop)) if min(es.size, er.size) >= 2 * drop + 1 else _mean
+        both = min(es.size, er.size) >= 2 * drop + 1
+        estat = (lambda x: olympic(x, drop)) if both else _mean
         epochs = _finite(float(estat(er)) / float(estat(es))) if float(estat(es)) else None
-        epochs_int = bootstrap((es, er), lambda x, y: estat(y) / estat(x))
+        epochs_int = bootstrap((es, er), lambda x, y: estat(y) / estat(x), epochs, drop if both else 0)
     verdict = _word(point, p, faster_above=True)
     bound = [n for n in (input_bound_side(subject, sub_runs), input_bound_side(reference, ref_runs)) if n]
     return Judgement(subject, reference, (len(sub_runs), len(ref_runs)), estimator, point, interval, p, verdict, needed,
-                     tput, tput_int, tput_p, _word(tput, tput_p, faster_above=True), epochs, epochs_int, bound)
+                     tput, tput_int, tput_p, _word(tput, tput_p, faster_above=True), epochs, epochs_int, bound,
+                     (len(ts), len(tr)), interval_runs(kept))
 
 
 ONE_RUN = "n/a (one run)"  # a side with one run: no spread to test or resample, never a verdict
@@ -275,21 +253,26 @@ def _word(point: Optional[float], p: Optional[float], faster_above: bool) -> str
 
 
 def group_confidence(runs: Sequence[RunSummary], score: Optional[float], benchmark: Optional[str] = None,
-                     scored_rule: str = "") -> GroupConfidence:
-    """A group's score (its olympic mean, else the mean of converged runs) and throughput with 95% intervals.
-    Under v0.5's NCF rule (the first 50 converged runs) the converged runs are resampled."""
+                     scored_rule: str = "", scaling: float = 1.0) -> GroupConfidence:
+    """A group's score (its olympic mean, times its scaling.json factor, else the mean of converged runs) and
+    throughput with 95% intervals. Under v0.5's NCF rule (the first 50 converged runs) the converged runs are
+    resampled."""
     drop = dropped_per_end(benchmark)
     estimator = estimator_for([(runs, score)], drop)
     v05_ncf = scored_rule.startswith("MLPerf v0.5 NCF")
-    t = times(runs, MEAN if v05_ncf else estimator)
-    stat = _stat(OLYMPIC if v05_ncf and len(t) >= 2 * drop + 1 else estimator, drop)
+    t = times(runs, MEAN if v05_ncf else estimator) * (scaling if score is not None else 1.0)
+    olympic_stat = (OLYMPIC if v05_ncf and len(t) >= 2 * drop + 1 else estimator) == OLYMPIC
+    stat = _stat(OLYMPIC if olympic_stat else MEAN, drop)
     minutes = score if score is not None else (_finite(float(t.mean())) if t.size else None)
-    interval = bootstrap((t,), stat) if np.isfinite(t).any() else None
+    kept = drop if olympic_stat else 0
+    interval = bootstrap((t,), stat, minutes, kept) if np.isfinite(t).any() else None
     tp = np.array([r.throughput for r in runs if r.throughput], dtype=float)
     en = np.array([r.energy_j for r in runs if r.converged and r.energy_j is not None], dtype=float)
+    tput = float(tp.mean()) if tp.size else None
+    energy = float(en.mean()) if en.size else None
     share = data_wait(runs)
     bound = input_bound(share)
     return GroupConfidence(minutes, OLYMPIC if score is not None else MEAN, interval,
-                           float(tp.mean()) if tp.size else None, bootstrap((tp,), _mean) if tp.size else None,
-                           float(en.mean()) if en.size else None, bootstrap((en,), _mean) if en.size else None,
-                           share, bound, len(t))
+                           tput, bootstrap((tp,), _mean, tput) if tp.size else None,
+                           energy, bootstrap((en,), _mean, energy) if en.size else None,
+                           share, bound, len(t), interval_runs(kept))

@@ -13,6 +13,7 @@ from harness.results.analysis.compare import count_label
 from harness.results.analysis.comparison import TTT_FIELDS, Comparison, Matched, cost_rows
 from harness.results.analysis.confidence import Judgement
 from harness.results.analysis.platforms import GeoMean, ThroughputPair, Unpaired
+from harness.results.analysis.stats import BUSY
 from harness.results.report import render
 from harness.results.report.costs import cost_notes, cost_table, describe_cost
 from harness.results.report.decision import METHOD
@@ -21,7 +22,7 @@ from harness.results.report.verdicts import describe, describe_chances
 
 
 def _x(v: Optional[float]) -> str:
-    return "n/a" if v is None else f"{v:.2f}x"
+    return render.times(v)
 
 
 def throughput_pair_rows(pairs: Sequence[ThroughputPair]) -> tuple[list[str], list[list[str]]]:
@@ -79,11 +80,22 @@ def verdict_lines(c: Comparison) -> list[str]:
     return out
 
 
+def busy_line(c: Comparison) -> str:
+    """What the report's busy mark says of each side's runs, for the comparison of the two; '' when none."""
+    if not c.busy:
+        return ""
+    sides = ", ".join(f"{side}: {n} of {runs} run(s)" for side, n, runs in c.busy)
+    return (f"taken on a loaded machine ({sides}): other processes used at least half a core during those runs "
+            "(result.json host_load), so their times and throughputs, and the ratios here, measure the neighbours too")
+
+
 def render_compare(c: Comparison, markdown: bool = False) -> str:
     table = render.markdown_table if markdown else render.text_table
     head = (lambda t: f"## {t}\n") if markdown else (lambda t: f"{t}\n{'=' * len(t)}")
     bullet = "- " if markdown else "  "
-    out = [f"{bullet}A: {', '.join(c.a_paths)}", f"{bullet}B: {', '.join(c.b_paths)}", ""]
+    out = [f"{bullet}A: {', '.join(c.a_paths)}{c.a_what}", f"{bullet}B: {', '.join(c.b_paths)}{c.b_what}"]
+    busy = busy_line(c)
+    out += [f"{bullet}{BUSY} {busy}"] * bool(busy) + [""]
     if c.pairs:
         out += [head("A against B: time to train = throughput x epochs x rest"), table(*pair_rows(c)), "",
                 head("Geometric means (A's speedup over B)"), table(*geomean_rows(c.means)), "",

@@ -73,10 +73,12 @@ def plain(x: Any) -> Any:
     a speedup's chances (a Chances' "text"), a speedup's explanation (its "flag", where its attribution is) and
     its system family (its "family")."""
     if isinstance(x, confidence.Judgement):
-        said = {k: input_bound_sides(x) if k == "input_bound" else v for k, v in _fields(x).items()}
+        # what the interval needs is in its words ("text"); the schema's fields stay as they were
+        said = {k: input_bound_sides(x) if k == "input_bound" else v
+                for k, v in _fields(x, skip=("resampled", "interval_needs")).items()}
         return {**said, "text": describe(x)}
     if isinstance(x, confidence.GroupConfidence):
-        return {**_fields(x, skip="resampled"), "text": describe_group(x)}
+        return {**_fields(x, skip=("resampled", "interval_needs")), "text": describe_group(x)}
     if isinstance(x, Speedup):
         said = {"attribution": describe_attribution(x.attribution),
                 "family": None if x.family is None else family_text(x.family)}
@@ -97,8 +99,9 @@ def plain(x: Any) -> Any:
     return x
 
 
-def _fields(x: Any, skip: str = "") -> dict[str, Any]:
-    return {f.name: plain(getattr(x, f.name)) for f in dataclasses.fields(x) if f.name != skip}
+def _fields(x: Any, skip: str | tuple[str, ...] = "") -> dict[str, Any]:
+    skipped = (skip,) if isinstance(skip, str) else skip
+    return {f.name: plain(getattr(x, f.name)) for f in dataclasses.fields(x) if f.name not in skipped}
 
 
 def round_json(v: Optional[round_view.RoundView]) -> Optional[dict[str, Any]]:

@@ -127,9 +127,13 @@ def markdown_to_html(text: str, images: Optional[Mapping[str, str]] = None) -> s
     return "\n".join(out)
 
 
+FLAGGED = ("input-bound: the numbers measure the loader", "taken on a loaded machine")  # drawn in red
+
+
 def _flag(escaped: str) -> str:
-    return escaped.replace("input-bound: the numbers measure the loader",
-                           '<span class="flag">input-bound: the numbers measure the loader</span>')
+    for words in FLAGGED:
+        escaped = escaped.replace(words, f'<span class="flag">{words}</span>')
+    return escaped
 
 
 def _slug(title: str) -> str:

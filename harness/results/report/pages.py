@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from harness.results.analysis import round as round_view
-from harness.results.report.comparison_render import verdict_lines
+from harness.results.report.comparison_render import busy_line, verdict_lines
 from harness.results.report.decision import comparison_lines
 from harness.results.report.html import Figures, page
 from harness.results.analysis.stats import key_cells
@@ -31,6 +31,8 @@ def report_page(report: Any, markdown: str, figures: Figures, paths: Sequence[st
 
 
 def compare_page(c: Any, markdown: str, figures: Figures) -> str:
+    """The comparison's page; a loaded machine heads its verdicts, as it heads the text."""
+    busy = busy_line(c)
     return page(f"harness.report --compare: A ({c.a_name}) against B ({c.b_name})",
-                [f"A: {', '.join(c.a_paths)}", f"B: {', '.join(c.b_paths)}"], figures,
-                verdict_lines(c), markdown)
+                [f"A: {', '.join(c.a_paths)}{c.a_what}", f"B: {', '.join(c.b_paths)}{c.b_what}"], figures,
+                [f"Figures {busy}"] * bool(busy) + verdict_lines(c), markdown)

@@ -15,7 +15,7 @@ from harness.results.read.summary import RunSummary
 from harness.results.report.attribution import describe_attribution
 from harness.results.report.families import family_text
 from harness.results.report.scores import score_note
-from harness.results.report.verdicts import INPUT_BOUND_TEXT, ratio_range
+from harness.results.report.verdicts import INPUT_BOUND_TEXT, ratio_number, ratio_range
 
 UNSCORABLE, DERIVED = "*", "(d)"
 INPUT_BOUND_MARK = "input-bound"
@@ -141,7 +141,7 @@ def score_notes(stats: list[GroupStats], scores: dict[Any, Score]) -> list[str]:
 
 def times(value: Optional[float]) -> str:
     """'2.37x', or n/a (never 'n/ax')."""
-    return "n/a" if value is None else f"{value:.2f}x"
+    return "n/a" if value is None else f"{ratio_number(value)}x"
 
 
 def interval(conf: Any, what: str = "time") -> str:

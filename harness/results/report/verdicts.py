@@ -10,22 +10,58 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+import numpy as np
+
 from harness.results.analysis.chances import Chances
-from harness.results.analysis.confidence import MAX_RUNS, ONE_RUN, GroupConfidence, Interval, Judgement
+from harness.results.analysis.confidence import MAX_RUNS, ONE_RUN, OLYMPIC, GroupConfidence, Interval, Judgement
 from harness.results.report.distribution import number, summary
 
 
 INPUT_BOUND_TEXT = "input-bound: the numbers measure the loader"
 
 
+def ratio_number(v: float) -> str:
+    """'2.37', '0.34'; under 0.1, two significant digits ('0.0034', never '0.00'). The same rule for a
+    ratio and its interval's bounds keeps a bound that holds its estimate printed on its side of it."""
+    if v == 0 or abs(v) >= 0.1:
+        return f"{v:.2f}"
+    return str(np.format_float_positional(v, precision=2, fractional=False, trim="-"))
+
+
 def _x(v: Optional[float]) -> str:
-    return "n/a" if v is None else f"{v:.2f}x"
+    return "n/a" if v is None else f"{ratio_number(v)}x"
 
 
 def ratio_range(iv: Interval) -> str:
     """'2.31x-2.42x'; an open bound reads 0x or unbounded."""
-    return (f"{'0' if iv.low is None else format(iv.low, '.2f')}x-"
-            f"{'unbounded' if iv.high is None else format(iv.high, '.2f') + 'x'}")
+    return (f"{'0' if iv.low is None else ratio_number(iv.low)}x-"
+            f"{'unbounded' if iv.high is None else ratio_number(iv.high) + 'x'}")
+
+
+def no_interval(resampled: tuple[int, ...], needs: int, estimator: str, sides: tuple[str, ...] = ()) -> str:
+    """Why a figure has no 95% interval: too few runs for one, or none of the bootstrap's holds it."""
+    if min(resampled, default=0) >= needs:
+        return "no 95% interval: the bootstrap's intervals leave out the estimate itself (too few distinct resamples)"
+    what = "an olympic mean" if estimator == OLYMPIC else "a mean"
+    has = " and ".join(f"{side} {n}" for side, n in zip(sides, resampled)) if sides else str(resampled[0])
+    return f"no 95% interval: a bootstrap interval of {what} needs {needs} runs a side, {has} here"
+
+
+def _both_true(j: Judgement) -> str:
+    """Why an interval that leaves out 1x can stand beside 'not distinguishable', or one that holds 1x
+    beside a verdict."""
+    iv = j.time_interval
+    if iv is None or j.p_value is None or j.verdict not in ("faster", "slower", "not distinguishable"):
+        return ""
+    holds_one = (iv.low is None or iv.low <= 1) and (iv.high is None or iv.high >= 1)
+    if j.verdict == "not distinguishable" and not holds_one:
+        return ("; the interval leaves out 1x, yet equal speed is not ruled out: the interval resamples the runs "
+                "there are and runs narrow with few of them, while the permutation test's p counts every "
+                "relabelling of the runs, so the verdict goes by p")
+    if j.verdict != "not distinguishable" and holds_one:
+        return ("; the interval holds 1x, yet the permutation test rules equal speed out: the two methods part at "
+                "the margin, and the verdict goes by p")
+    return ""
 
 
 def value_range(iv: Interval, unit: str) -> str:
@@ -40,7 +76,8 @@ def describe(j: Judgement) -> str:
     if j.time_to_train is None:
         return "cannot be judged: a side has no converged run with a time to train"
     one_run = min(n_sub, n_ref) < 2
-    where = f"95% interval {ratio_range(j.time_interval)}" if j.time_interval else "no interval: one run on a side"
+    where = (f"95% interval {ratio_range(j.time_interval)}" if j.time_interval else
+             no_interval(j.resampled, j.interval_needs, j.estimator, (j.subject, j.reference)))
     p = "" if j.p_value is None else f", permutation p{_p(j.p_value)}"
     runs = f"{n_sub} and {n_ref} runs"
     if j.verdict == "faster":
@@ -59,6 +96,7 @@ def describe(j: Judgement) -> str:
             text += f"; more than {MAX_RUNS:,} runs per side would be needed to resolve a difference of this size"
         else:
             text += f"; about {j.runs_needed} runs per side would resolve a difference of this size at 95%"
+    text += _both_true(j)
     if j.throughput is not None:
         tp = f" ({ratio_range(j.throughput_interval)})" if j.throughput_interval else ""
         text += f"; throughput {_x(j.throughput)}{tp}"
@@ -90,7 +128,7 @@ def describe_group(g: GroupConfidence) -> str:
     if g.interval is not None:
         text += f" (95% interval {value_range(g.interval, 'min')}, {g.interval.method} of {g.resampled} runs)"
     else:
-        text += f" (95% interval {ONE_RUN})"
+        text += f" ({no_interval((g.resampled,), g.interval_needs, g.estimator)})"
     if g.input_bound:
         text += f"; {INPUT_BOUND_TEXT} (data wait {g.data_wait_share:.0%} of training time)"
     return text
@@ -119,8 +157,9 @@ def describe_chances(c: Chances) -> str:
         text += (f" = {c.per_epoch:.2f}x time per epoch x {c.expected_epochs[1] / c.expected_epochs[0]:.2f}x "
                  f"expected epochs ({number(float(f'{c.expected_epochs[1]:.3g}'))} -> "
                  f"{number(float(f'{c.expected_epochs[0]:.3g}'))})")
-    if len(sub_e) == 1 and len(ref_e) == 1:
+    if len(sub_e) == 1 and len(ref_e) == 1:  # no epoch luck to put a chance on: no seed, range or probability
         text += "; every run of a side needed the same epochs: the speedup is time per epoch, not epoch luck"
+        return text + (f"; {c.left_out} run(s) that did not converge are left out" if c.left_out else "")
     if c.seed_speedup is not None and c.p_seed is not None and c.seed_epochs is not None:
         way = "at least" if c.seed_speedup >= c.expected else "at most"
         text += (f"; a {c.seed_speedup:.1f}x result (seed {c.seed}: {number(c.seed_epochs[0])} -> "
@@ -129,12 +168,20 @@ def describe_chances(c: Chances) -> str:
     if c.observed is not None and c.p_observed is not None:
         if c.as_expected:
             text += f"; the reported {c.observed:.2f}x is what the spreads lead one to expect"
-        else:
+        elif c.p_observed > 0:
             way = "at least" if c.observed >= c.expected else "at most"
             text += (f"; one run against one gives {way} the reported {c.observed:.2f}x with probability "
                      f"{_pct(c.p_observed)}")
+        else:  # the reported figure averages runs: no one pair of epoch counts need reach it
+            text += (f"; no pair of epoch counts reaches the reported {c.observed:.2f}x with the mean times of its "
+                     f"runs: the scores average the runs, and what sets them apart lies in those times, not in "
+                     f"epoch luck")
     if c.single_range is not None:
-        text += f"; 90% of single-run pairs fall in {c.single_range[0]:.2f}x-{c.single_range[1]:.2f}x"
+        low, high = (_x(v) for v in c.single_range)
+        if low == high:  # one pair of epoch counts holds 90% of the chance: every run of a side needed the same
+            text += f"; at least 90% of single-run pairs give {low}"
+        else:
+            text += f"; 90% of single-run pairs fall in {low}-{high}"
     if c.left_out:
         text += f"; {c.left_out} run(s) that did not converge are left out"
     return text

@@ -55,3 +55,36 @@ def test_a_throughput_workload_one_side_lacks_is_named_not_dropped():
     (only,) = platforms.unpaired(a, b, [SimpleNamespace(workload="bert")], lambda g: g.workload)
     assert only == Unpaired("resnet", "A")
     assert unpaired_line(only) == "resnet: only A has it (or no GPU count matches): not compared"
+
+
+def test_a_loaded_machine_on_either_side_heads_the_comparison_text_and_page():
+    from harness.results.report.comparison_render import render_compare
+    from harness.results.report.pages import compare_page
+
+    def side(busy):
+        return SimpleNamespace(runs=[RunSummary(path=f"r{i}", busy=b) for i, b in enumerate(busy)])
+
+    c = comparison.Comparison(["out/sweeps/a"], ["out/sweeps/b"], side([True, True]), side([False, True, False]),
+                              [], [], [], [])
+    assert c.busy == [("A", 2, 2), ("B", 1, 3)]
+    line = ("! taken on a loaded machine (A: 2 of 2 run(s), B: 1 of 3 run(s)): other processes used at least half a "
+            "core during those runs (result.json host_load), so their times and throughputs, and the ratios here, "
+            "measure the neighbours too")
+    assert render_compare(c).splitlines()[2] == f"  {line}"
+    assert f"- {line}" in render_compare(c, markdown=True)
+    page = compare_page(c, render_compare(c, markdown=True), [])
+    first = page.split('<section class="verdicts">', 1)[1].split("</li>", 1)[0]
+    assert '<span class="flag">taken on a loaded machine</span> (A: 2 of 2' in first
+    quiet = comparison.Comparison(["a"], ["b"], side([False]), side([False]), [], [], [], [])
+    assert quiet.busy == [] and "loaded" not in render_compare(quiet) and "loaded" not in compare_page(quiet, "", [])
+
+
+def test_sides_in_folders_named_by_their_time_say_what_their_runs_are():
+    a = SimpleNamespace(runs=[], stats=[_group(1)])
+    b = SimpleNamespace(runs=[], stats=[_group(2), _group(2, "bf16")])
+    c = comparison.Comparison(["out/sweeps/2026-12-02_10-32-35_ncf_5seeds"], ["out/sweeps/2026-12-02_10-40-01_ncf"],
+                              a, b, [], [], [], [])
+    assert c.a_name == "2026-12-02_10-32-35_ncf_5seeds (ncf, 1 CPU rank, fp32)"
+    assert c.b_name == "2026-12-02_10-40-01_ncf (ncf, 2 CPU ranks, bf16 + fp32)"
+    named = comparison.Comparison(["results/dgxa100_ngc20.06_pytorch"], ["results/dgx1"], a, b, [], [], [], [])
+    assert (named.a_name, named.b_what) == ("dgxa100_ngc20.06_pytorch", "")  # a folder that says what it is

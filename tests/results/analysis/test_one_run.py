@@ -4,7 +4,6 @@ published v0.7 log against two, which crashed the report before."""
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict
 
 import pytest
@@ -36,9 +35,11 @@ def test_every_comparison_statistic_with_0_1_and_2_runs_a_side(n_sub, n_ref):
         assert j.p_value is None and j.throughput_p is None and j.time_interval is None
         assert j.verdict == ONE_RUN and j.throughput_verdict == ONE_RUN and j.runs_needed is None
         assert describe(j).startswith(f"n/a (one run): {j.time_to_train:.2f}x with {n_sub} and {n_ref} runs")
-    else:  # 2 and 2: 6 relabellings, the smallest p 2/6: never a verdict, but a p and an interval
+    else:  # 2 and 2: 6 relabellings, the smallest p 2/6: never a verdict, but a p; too few runs for an interval
         assert j.p_value == pytest.approx(1 / 3) and j.verdict == "not distinguishable"
-        assert j.time_interval is not None and j.throughput_p is not None
+        assert j.time_interval is None and j.throughput_interval is None and j.throughput_p is not None
+        assert ("no 95% interval: a bootstrap interval of a mean needs 4 runs a side, A 2 and B 2 here"
+                in describe(j))
     assert json.loads(json.dumps(export.strict(asdict(j)), allow_nan=False))["verdict"] == j.verdict
 
 
@@ -53,9 +54,10 @@ def test_every_group_statistic_with_0_1_and_2_runs(n):
     assert g.throughput == pytest.approx(100.0 + (n - 1) / 2) and g.energy_j is not None
     if n == 1:
         assert g.interval is None and g.throughput_interval is None and g.energy_interval is None
-        assert describe_group(g) == f"{g.minutes:.4g} min (95% interval {ONE_RUN})"
-    else:
-        assert g.interval is not None and math.isfinite(g.interval.low) and g.throughput_interval is not None
+        assert describe_group(g) == (f"{g.minutes:.4g} min (no 95% interval: a bootstrap interval of a mean "
+                                     "needs 4 runs a side, 1 here)")
+    else:  # two runs resample to their own range: not a 95% interval
+        assert g.interval is None and g.throughput_interval is None and "needs 4 runs a side, 2 here" in describe_group(g)
 
 
 def test_one_published_log_against_two_is_reported_not_a_crash(fixtures_dir, tmp_path):

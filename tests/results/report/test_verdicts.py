@@ -2,6 +2,8 @@
 report's "chances:" line sees for epoch counts and for sample counts."""
 from __future__ import annotations
 
+import pytest
+
 from harness.results.analysis.chances import chances
 from harness.results.analysis.confidence import judge
 from harness.results.read.summary import RunSummary
@@ -44,3 +46,51 @@ def test_an_input_bound_side_is_a_share_in_the_judgement_and_a_note_in_the_verdi
     assert j.input_bound == [("A", 0.12)]
     assert input_bound_sides(j) == ["A: data wait 12% of training time"]
     assert describe(j).endswith("; input-bound: the numbers measure the loader (A: data wait 12% of training time)")
+
+
+def test_ratios_under_0_1_keep_two_significant_digits_never_0_00x():
+    from harness.results.analysis.resampling import Interval
+    from harness.results.report.verdicts import ratio_number, ratio_range
+
+    assert [ratio_number(v) for v in (2.371, 0.34, 0.0034123, 0.0999, 0.0)] == ["2.37", "0.34", "0.0034", "0.1", "0.00"]
+    assert ratio_range(Interval(0.00123, 0.5, "BCa bootstrap")) == "0.0012x-0.50x"
+
+
+def test_an_interval_beside_a_verdict_it_seems_to_contradict_says_why_both_hold():
+    from dataclasses import replace
+
+    from harness.results.analysis.resampling import Interval
+
+    base = judge("A", [_run(i, 2, 10.0 + i) for i in range(4)], None, "B", [_run(i, 2, 30.0 + i) for i in range(4)],
+                 None)
+    apart = replace(base, verdict="not distinguishable", p_value=0.11, time_interval=Interval(1.2, 4.24, "BCa bootstrap"))
+    assert "1.20x-4.24x" in describe(apart)
+    assert "the interval leaves out 1x, yet equal speed is not ruled out" in describe(apart)
+    across = replace(base, verdict="faster", p_value=0.03, time_interval=Interval(0.9, 2.0, "BCa bootstrap"))
+    assert "the interval holds 1x, yet the permutation test rules equal speed out" in describe(across)
+    plain = replace(base, verdict="faster", p_value=0.03, time_interval=Interval(1.1, 2.0, "BCa bootstrap"))
+    assert "yet" not in describe(plain)
+
+
+def test_an_observed_speedup_never_gets_a_zero_chance():
+    """Seed 2's 1.0x lies below every pair of epoch counts' mean times; its own pair (2 -> 2 epochs) still
+    produced it, so its chance counts that pair."""
+    ref = [_run(1, 2, 30.0), _run(2, 2, 10.0), _run(3, 4, 40.0)]
+    sub = [_run(1, 2, 5.0), _run(2, 2, 10.0), _run(3, 3, 12.0)]
+    c = chances("B", sub, "A", ref, observed=None)
+    assert c.seed == 2 and c.p_seed == pytest.approx(4 / 9)
+    assert "a 1.0x result (seed 2: 2 -> 2 epochs) happens with probability 44%" in describe_chances(c)
+
+
+def test_sides_whose_runs_all_needed_the_same_epochs_get_no_chances_over_epochs():
+    ref = [_run(1, 12, 100.0), _run(2, 12, 60.0)]
+    sub = [_run(1, 4, 10.0), _run(2, 4, 20.0)]
+    text = describe_chances(chances("B", sub, "A", ref, observed=5.3))
+    assert text.endswith("every run of a side needed the same epochs: the speedup is time per epoch, not epoch luck")
+    assert "probability" not in text and "single-run pairs" not in text
+
+
+def test_ninety_percent_of_pairs_on_one_value_reads_as_one_value():
+    ref = [_run(i, 2, 20.0) for i in range(19)] + [_run(19, 3, 30.0)]
+    sub = [_run(i, 2, 10.0) for i in range(20)]
+    assert "at least 90% of single-run pairs give 2.00x" in describe_chances(chances("B", sub, "A", ref, None))
