@@ -60,17 +60,21 @@ def _accelerator(e: Entry) -> str:
     return name if e.chip in name or e.chip in ("?", "CPU") else f"{name} ({e.chip})"
 
 
-def entry_rows(entries: list[Entry]) -> tuple[list[str], list[list[str]]]:
+def entry_rows(entries: list[Entry], compact: bool = False) -> tuple[list[str], list[list[str]]]:
+    """The ranked table of one block; `compact` (the page) leaves out the framework and a scaling.json column
+    that no row of the block fills."""
     energy = any(e.energy_j is not None or e.energy_note for e in entries)
+    scaled = not compact or any(e.scaling != 1.0 for e in entries)
     header = ["rank", "score (min)", "accelerator", "count", "accelerator-minutes", "throughput / accelerator"]
-    header += ["energy (kWh)"] * energy + ["submitter", "system", "framework", "runs counted", "scaling.json"]
+    header += ["energy (kWh)"] * energy + ["submitter", "system"] + ["framework"] * (not compact) + ["runs counted"]
+    header += ["scaling.json"] * scaled
     rows = []
     for e in entries:
         rows.append([
             "-" if e.rank is None else str(e.rank), _n(e.minutes, ".3f") if e.minutes is not None else "void",
             _accelerator(e), _count(e), _n(e.accelerator_minutes, ",.0f"), _throughput(e)]
-            + [_energy(e)] * energy + [e.submitter, e.system, e.framework or "n/a", f"{e.counted}/{e.runs}",
-                                       "" if e.scaling == 1.0 else f"x{e.scaling:.4g}"])
+            + [_energy(e)] * energy + [e.submitter, e.system] + [e.framework or "n/a"] * (not compact)
+            + [f"{e.counted}/{e.runs}"] + ["" if e.scaling == 1.0 else f"x{e.scaling:.4g}"] * scaled)
     return header, rows
 
 
@@ -112,8 +116,8 @@ def geomean_rows(view: RoundView) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def render_round(view: RoundView, markdown: bool = False) -> str:
-    """Every section of the round view."""
+def render_round(view: RoundView, markdown: bool = False, compact: bool = False) -> str:
+    """Every section of the round view (`compact`: the page's tables, entry_rows)."""
     table, head, bullet = _helpers(markdown)
     out = [head("Round: systems ranked per benchmark"), f"{bullet}{HOW}",
            f"{bullet}benchmarks: {', '.join(view.benchmarks)}", ""]
@@ -125,7 +129,7 @@ def render_round(view: RoundView, markdown: bool = False) -> str:
             short = availability.SHORT.get(category, category)
             out += [f"{round_}, {division} division, {short}: {sum(1 for e in rows if e.rank)} ranked of {len(rows)}",
                     "",
-                    table(*entry_rows(rows)), ""]
+                    table(*entry_rows(rows, compact)), ""]
         notes = [f"{e.submitter}/{e.system}: {score_note(e.score)}" for e in view.entries if e.benchmark == bench and e.minutes is None]
         notes += [f"{e.submitter}/{e.system}: {throughput_note(e)}" for e in view.entries
                   if e.benchmark == bench and e.implied_samples is not None]
