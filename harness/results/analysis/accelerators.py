@@ -95,6 +95,14 @@ def compare_accelerators(entries: Sequence[Any], groups: dict, judge: bool = Tru
     return pairs, means
 
 
+def shape(e: Any) -> str:
+    """'H100 SXM, 2 nodes x 8': what a chip-against-chip row pairs (accelerators.unlike compares two)."""
+    chip = f"{e.chip} {e.form}" if e.form else e.chip
+    if e.nodes and e.accelerators and e.accelerators % e.nodes == 0:
+        return f"{chip}, {e.nodes:,} node{'s' * (e.nodes != 1)} x {e.accelerators // e.nodes}"
+    return chip
+
+
 def unlike(ea: Any, eb: Any) -> str:
     """'' where two entries differ in their chip alone; else both shapes ('H100 SXM, 2 nodes x 8 vs A100 PCIe,
     8 nodes x 2'): a different form factor (power, memory, interconnect) or node shape (more nodes: more
@@ -104,8 +112,6 @@ def unlike(ea: Any, eb: Any) -> str:
     known = lambda pair: None not in pair and pair[0] != pair[1]  # noqa: E731 (a chip without a form factor: TPU)
     if not known(forms) and not known(nodes):
         return ""
-    from harness.results.analysis.round import shape  # round imports this module
-
     return f"{shape(ea)} vs {shape(eb)}"
 
 

@@ -31,7 +31,7 @@ from typing import Any, Optional
 
 from harness.results.read import availability, power
 from harness.results.analysis import lineage
-from harness.results.analysis.accelerators import AcceleratorPair, GeoMean, compare_accelerators
+from harness.results.analysis.accelerators import AcceleratorPair, GeoMean, compare_accelerators, shape
 from harness.results.analysis.compare import Speedup
 from harness.results.analysis.score import Score
 from harness.results.analysis.stats import GroupKey, accelerator_kind
@@ -82,15 +82,7 @@ class Entry:
 
     @property
     def shape(self) -> str:
-        return shape(self)
-
-
-def shape(e: Any) -> str:
-    """'H100 SXM, 2 nodes x 8': what a chip-against-chip row pairs (accelerators.unlike compares two)."""
-    chip = f"{e.chip} {e.form}" if e.form else e.chip
-    if e.nodes and e.accelerators and e.accelerators % e.nodes == 0:
-        return f"{chip}, {e.nodes:,} node{'s' * (e.nodes != 1)} x {e.accelerators // e.nodes}"
-    return chip
+        return shape(self)  # harness.results.analysis.accelerators.shape
 
 
 @dataclass(frozen=True)
