@@ -214,6 +214,8 @@ def _main(argv: Optional[list[str]]) -> int:
     if not args.tables_only:
         meta["command"] = "python -m harness.bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     device = "cpu" if args.smoke else args.device or ("cuda" if meta.get("gpu_count") else "cpu")
+    if not args.tables_only:  # what the tables say ran the cells: a smoke run's banner, no GPU facts for a CPU
+        meta.update(device=meta.get("accelerator") if device == "cuda" else "CPU", smoke=args.smoke)
     args.jobs = args.jobs or (min(2, os.cpu_count() or 1) if args.smoke else 1)
     try:
         cells = [] if args.tables_only else plan(args, meta["gpu_count"], device)

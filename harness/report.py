@@ -187,10 +187,20 @@ def _main(argv: Optional[list[str]]) -> int:
     except OSError as err:
         return _cannot_write(err, [])
     if "-" not in (args.md, args.json, args.csv, args.html):
-        print(render_text(report), end="")
+        print(_terminal_text(report, bool(args.html)), end="")
         for path in written:
             print(f"wrote {path}")
     return 1 if report.failed else 0
+
+
+def _terminal_text(report: Report, paged: bool) -> str:
+    """The full tables, or, where a round's tables went to a page, its summary (a round's tables run to a
+    megabyte, which no terminal is read for)."""
+    from harness.results.analysis import round as round_view
+    from harness.results.report.round_summary import short_text
+
+    short = short_text(round_view.of(report)) if paged else None
+    return short if short is not None else render_text(report)
 
 
 if __name__ == "__main__":

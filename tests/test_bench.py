@@ -91,7 +91,10 @@ def test_smoke_runs_every_suite_model_at_its_debug_preset_on_the_cpu(tmp_path):
     cells = [json.loads(line) for line in (tmp_path / "smoke" / "bench.jsonl").read_text().splitlines()]
     assert sorted(c["model"] for c in cells) == sorted(suite_models())
     assert all(c["status"] == "success" and c["throughput"] > 0 and "+debug=" in c["command"] for c in cells)
-    assert (tmp_path / "smoke" / "results.md").is_file()
+    md = (tmp_path / "smoke" / "results.md").read_text()
+    head = md.split("\n## ", 1)[0]  # the heading names the CPU that ran the cells, and no GPU, driver or CUDA
+    assert head.startswith("# GPU benchmark suite smoke run: debug presets, not a benchmark") and "CUDA" not in head
+    assert "\n## Smoke run: debug presets, not a benchmark\n" in md and "not the real sizes" in md
 
 
 def test_cells_side_by_side_hold_gpus_of_their_own_and_the_budget_stops_new_ones(tmp_path, monkeypatch):

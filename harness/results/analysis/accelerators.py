@@ -9,7 +9,9 @@ accelerator counts, with the geometric means per category and overall, as the se
   harness.results.analysis.confidence over the two folders' runs (both sides have runs: every official score
   stands on five or more);
 - the chips of a pair are ordered so that A is the faster one overall (its geometric mean above 1);
-- geometric means per category (harness.results.analysis.categories) and overall, over the pair's rows.
+- geometric means per category (harness.results.analysis.categories) and overall, over the pair's rows;
+- a row whose systems differ beyond the chip (form factor: SXM against PCIe; node shape: 2 nodes of 8 against
+  8 nodes of 2) says so (`unlike`), and the geometric means count such rows apart.
 
 Two chips that share no benchmark of one round at one count are not compared.
 
@@ -42,6 +44,7 @@ class AcceleratorPair:
     interval: Optional[Interval] = None
     verdict: str = "n/a"
     judgement: Optional[Judgement] = None  # the permutation test's, where both groups' runs were read
+    unlike: str = ""  # what differs beyond the chip: form factor or node shape ("" when like for like)
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class GeoMean:
     category: str  # a benchmark category, or "overall"
     n: int
     value: Optional[float]
+    unlike: int = 0  # of the n rows, those whose systems differ beyond the chip (AcceleratorPair.unlike)
 
 
 def _best(entries: Sequence[Any]) -> dict[tuple[tuple[str, str], int, str], Any]:
@@ -85,14 +89,35 @@ def compare_accelerators(entries: Sequence[Any], groups: dict, judge: bool = Tru
         rows = [_row(a, b, best[(bench, n, a)], best[(bench, n, b)], groups, judge) for bench, n in shared]
         pairs += rows
         for cat in list(dict.fromkeys(r.category for r in rows)) + [ALL]:
-            members = [r.time_to_train for r in rows if cat == ALL or r.category == cat]
-            means.append(GeoMean(a, b, cat, *geomean(members)))
+            members = [r for r in rows if cat == ALL or r.category == cat]
+            means.append(GeoMean(a, b, cat, *geomean([r.time_to_train for r in members]),
+                                 unlike=sum(1 for r in members if r.unlike)))
     return pairs, means
+
+
+def shape(e: Any) -> str:
+    """'H100 SXM, 2 nodes x 8': what a chip-against-chip row pairs (accelerators.unlike compares two)."""
+    chip = f"{e.chip} {e.form}" if e.form else e.chip
+    if e.nodes and e.accelerators and e.accelerators % e.nodes == 0:
+        return f"{chip}, {e.nodes:,} node{'s' * (e.nodes != 1)} x {e.accelerators // e.nodes}"
+    return chip
+
+
+def unlike(ea: Any, eb: Any) -> str:
+    """'' where two entries differ in their chip alone; else both shapes ('H100 SXM, 2 nodes x 8 vs A100 PCIe,
+    8 nodes x 2'): a different form factor (power, memory, interconnect) or node shape (more nodes: more
+    network) is part of what such a ratio measures."""
+    forms = (getattr(ea, "form", None), getattr(eb, "form", None))
+    nodes = (getattr(ea, "nodes", None), getattr(eb, "nodes", None))
+    known = lambda pair: None not in pair and pair[0] != pair[1]  # noqa: E731 (a chip without a form factor: TPU)
+    if not known(forms) and not known(nodes):
+        return ""
+    return f"{shape(ea)} vs {shape(eb)}"
 
 
 def _row(a: str, b: str, ea: Any, eb: Any, groups: dict, judge: bool) -> AcceleratorPair:
     row = AcceleratorPair(a, b, ea.benchmark, ea.round, category(ea.benchmark), ea.accelerators, _name(ea),
-                          _name(eb), ea.minutes, eb.minutes, eb.minutes / ea.minutes)
+                          _name(eb), ea.minutes, eb.minutes, eb.minutes / ea.minutes, unlike=unlike(ea, eb))
     if not judge or ea.key not in groups or eb.key not in groups:
         return row
     # time to train only: the throughput figures of two submitters' logs are not read the same way

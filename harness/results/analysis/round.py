@@ -23,6 +23,7 @@ folder, or a few system folders): every submission folder's group is one entry.
 """
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,11 +31,14 @@ from typing import Any, Optional
 
 from harness.results.read import availability, power
 from harness.results.analysis import lineage
-from harness.results.analysis.accelerators import AcceleratorPair, GeoMean, compare_accelerators
+from harness.results.analysis.accelerators import AcceleratorPair, GeoMean, compare_accelerators, shape
 from harness.results.analysis.compare import Speedup
 from harness.results.analysis.score import Score
 from harness.results.analysis.stats import GroupKey, accelerator_kind
 
+# reinforcement learning: an epoch is a generation of self-play whose games grow with the system, so epochs a second
+# over accelerators measures no chip (v0.7 minigo: 8x apart between 8 and 1,792 A100s); not given
+NO_EPOCH_WORK = ("minigo",)
 OFF_BY = 5.0  # throughput per accelerator this many times off its score's samples is not shown (_plausible)
 
 
@@ -70,9 +74,15 @@ class Entry:
     round: str  # the MLPerf round its logs come from: results of two rounds are never ranked together
     folder: str
     key: GroupKey = field(compare=False, repr=False)
+    nodes: Optional[int] = None  # the description's number_of_nodes
+    form: Optional[str] = None  # the accelerator's form factor as its name writes it: SXM, PCIe, OAM, NVL
     # throughput per accelerator not shown: the samples it implies with the score, as a multiple of the benchmark's
     # median system's (harness.results.report.round_render.throughput_note says it)
     implied_samples: Optional[float] = None
+
+    @property
+    def shape(self) -> str:
+        return shape(self)  # harness.results.analysis.accelerators.shape
 
 
 @dataclass(frozen=True)
@@ -124,7 +134,7 @@ def _entry(report: Any, key: GroupKey) -> Entry:
     energy, energy_note = None, None
     if power.has_power(folder):
         energy, energy_note = power.folder_energy(folder, runs, key.benchmark, score.scaling)
-    tput = g.throughput.mean
+    tput = g.throughput.mean if key.benchmark not in NO_EPOCH_WORK else None
     return Entry(
         key.benchmark, _division(key), found.availability, found.status, parts[-4] if len(parts) >= 4 else "?",
         found.submitter, parts[-2] if len(parts) >= 2 else "?", found.system_name, key.accelerator,
@@ -132,7 +142,15 @@ def _entry(report: Any, key: GroupKey) -> Entry:
         score.scaling, score.runs, sum(1 for r in runs if r.counted), score.required, score, None,
         world * score.minutes if world and score.minutes is not None else None,
         tput / world if tput is not None and world else None, g.throughput_unit, g.throughput_derived,
-        energy, energy_note, tuple(g.rounds), "+".join(g.rounds) or "n/a", folder, key)
+        energy, energy_note, tuple(g.rounds), "+".join(g.rounds) or "n/a", folder, key,
+        nodes=found.nodes if found.nodes else (1 if world and found.per_node == world else None),
+        form=form_factor(key.accelerator))
+
+
+def form_factor(accelerator: Optional[str]) -> Optional[str]:
+    """'SXM', 'PCIe', 'OAM' or 'NVL' where the accelerator's name writes one ('NVIDIA A100-PCIe-40GB'), else None."""
+    m = re.search(r"(SXM|PCIE|OAM|NVL)", (accelerator or "").upper())
+    return None if m is None else {"PCIE": "PCIe"}.get(m.group(1), m.group(1))
 
 
 def _plausible(entries: list[Entry]) -> list[Entry]:

@@ -34,6 +34,8 @@ class Listing:
     status: Optional[str]  # as the system description writes it
     availability: str  # one of ORDER, the status as written, or n/a
     system_name: Optional[str]
+    nodes: Optional[int] = None  # number_of_nodes (v0.7 on; some write "number of nodes"), else None
+    per_node: Optional[int] = None  # accelerators_per_node
 
 
 def category(status: Any) -> str:
@@ -74,7 +76,17 @@ def listing(folder: str) -> Listing:
     name = data.get("system_name")
     return Listing(submitter.strip() if isinstance(submitter, str) and submitter.strip() else org,
                    status.strip() if isinstance(status, str) else None, category(status),
-                   name.strip() if isinstance(name, str) and name.strip() else None)
+                   name.strip() if isinstance(name, str) and name.strip() else None,
+                   _int(data.get("number_of_nodes", data.get("number of nodes"))), _int(data.get("accelerators_per_node")))
+
+
+def _int(x: Any) -> Optional[int]:
+    """A count as descriptions write it (4, "4", " 4 "), else None."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, int):
+        return x
+    return int(x) if isinstance(x, str) and x.strip().isdigit() else None
 
 
 def _read(path: Path) -> Optional[dict]:

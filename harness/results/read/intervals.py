@@ -8,6 +8,15 @@ Samples per second of training: the samples of an epoch (v0.7's `train_samples`,
   counting `epoch_count` epochs per block;
 - v0.5: `train_epoch: N` .. the next `eval_start`, `train_epoch` or `run_stop`.
 
+Blocks that time less than half of the run (evaluations excluded) do not time training: some v0.7 logs
+(Google's TPU logs) open a block around each evaluation and train between blocks. Their training time is
+then the whole timed run less its evaluations.
+
+BERT has no epochs: its v0.7 logs write `train_samples` as the run's total (the samples trained, logged
+once at the end, in a log of one epoch that spans the run; or the samples that the step budget allows, in a
+log whose "epochs" are optimizer steps). A one-epoch BERT log trained `train_samples` samples; a log of
+many steps trained steps x `global_batch_size`.
+
 Where the log counts no samples (v0.6 GNMT, v0.5 NCF) the figure is epochs per second: proportional to
 samples per second between two systems that train the same dataset, so its ratios are the same.
 Only the timed region counts (run_start .. run_stop).
@@ -32,13 +41,47 @@ def derived_throughput(records: Sequence[Record], v05: bool) -> tuple[Optional[f
         epochs, seconds = _epochs(timed)
         if not epochs:
             epochs, seconds = _blocks(timed)
-        per_epoch = next((r.value for r in records if r.key == "train_samples"), None)
-        samples = float(per_epoch) * epochs if per_epoch is not None and _positive(per_epoch) else None
+            seconds = max(seconds, _training_span(timed, start, stop, seconds))
+        samples = _samples(records, epochs)
     if not epochs or seconds <= 0:
         return None, None
     if samples:
         return samples / seconds, SAMPLES_UNIT
     return epochs / seconds, EPOCHS_UNIT
+
+
+def _value(records: Sequence[Record], key: str):
+    return next((r.value for r in records if r.key == key), None)
+
+
+def _samples(records: Sequence[Record], epochs: int) -> Optional[float]:
+    """The samples that `epochs` timed epochs trained on, or None where the log counts none."""
+    per_epoch = _value(records, "train_samples")
+    if not _positive(per_epoch):
+        return None
+    if _value(records, "submission_benchmark") != "bert" or epochs == 1:
+        return float(per_epoch) * epochs
+    batch = _value(records, "global_batch_size")
+    if _positive(batch) and epochs * batch <= 2 * per_epoch:  # steps: a budget of steps x batch
+        return float(epochs) * batch
+    return float(epochs) if epochs >= per_epoch / 2 else None  # epochs counted in samples (v1.0 on)
+
+
+def _training_span(records: Sequence[Record], start: Optional[float], stop: Optional[float], blocks: float
+                   ) -> float:
+    """The timed run less its evaluations, in seconds, where the blocks time less than half of it (blocks
+    around evaluations, training between them); else 0."""
+    if start is None or stop is None:
+        return 0.0
+    evals, opened = 0.0, None
+    for r in records:
+        if r.key == "eval_start":
+            opened = r.t
+        elif r.key == "eval_stop" and opened is not None:
+            evals += (r.t - opened) / 1000.0
+            opened = None
+    span = (stop - start) / 1000.0 - evals
+    return span if blocks < span / 2 else 0.0
 
 
 def _positive(x) -> bool:

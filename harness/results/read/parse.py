@@ -196,7 +196,7 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
     entry = first.pop("submission_entry", None)
     run.benchmark = first.get("submission_benchmark", run.benchmark)
     run.org = first.get("submission_org")
-    run.division = first.get("submission_division")
+    run.division = tree.division(first.get("submission_division"))
     run.platform = first.get("submission_platform")
     run.seed = first.get("seed")
     run.precision = first.get("precision")

@@ -159,6 +159,12 @@ def from_entry(entry: Any, source: str, name: Optional[str] = None) -> Optional[
                   hardware=hardware)
 
 
+def division(x: Any) -> Optional[str]:
+    """'closed' or 'open' as the rules name them, whatever the case a submitter wrote ("Closed")."""
+    text = _text(x)
+    return text.lower() if text else None
+
+
 def _text(x: Any) -> Optional[str]:
     return x.strip() if isinstance(x, str) and x.strip() else None
 
@@ -179,9 +185,10 @@ def read_system(path: str) -> Optional[System]:
         return None
     if "number_of_nodes" in data or "accelerators_per_node" in data:
         per = _count(data.get("accelerators_per_node"))
-        return System(_text(data.get("system_name")) or name, world(data.get("number_of_nodes"), per),
+        nodes = data.get("number_of_nodes", data.get("number of nodes"))  # v0.7 Dell EMC writes the spaces
+        return System(_text(data.get("system_name")) or name, world(nodes, per),
                       _accel_name(data.get("accelerator_model_name"), per), _text(data.get("framework")), path,
-                      division=_text(data.get("division")))
+                      division=division(data.get("division")))
     if "entry" in data:
         return from_entry(data["entry"], path, name)
     if "nodes" in data:

@@ -18,6 +18,7 @@ from typing import Any, Optional, Sequence, Union
 
 from harness.observe.disk import write_atomic
 from harness.results.report import bench_page
+from harness.results.report.bench_page import SMOKE, ran_on, title as page_title
 from harness.results.analysis import throughput as tp
 from harness.results.report import throughput_tables as tp_tables
 from harness.results.report.plots import WRITE_HINT
@@ -26,6 +27,15 @@ from harness.results.report.render import markdown_table
 # The baseline of the precision gain, in order of preference: the studies the suite reproduces call
 # TF32 "FP32" (docs/gpu_suite.md), so amp is set against tf32 where a model ran it, IEEE fp32 otherwise
 BASELINES = ("tf32", "fp32")
+def smoke_banner(meta: dict[str, Any]) -> list[str]:
+    """The Markdown lines that open the tables of a --smoke run, nothing for a real one."""
+    if not meta.get("smoke"):
+        return []
+    return [f"## {SMOKE}", "",
+            f"`--smoke` checks that each model runs: every model at its debug preset (a few narrow layers and "
+            f"short sequences, not the real sizes), one warm-up and one counted step on {ran_on(meta)}, fp32. "
+            "These figures measure no model and compare nothing: a debug bert_large can outrun a debug bert_base. "
+            "Run `python -m harness.bench` (no --smoke) on the GPUs for the benchmark.", ""]
 
 
 def _name(view) -> str:
@@ -79,10 +89,13 @@ def summarise(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], out_dir: P
 
 
 def _heading(meta: dict[str, Any]) -> list[str]:
-    return [f"# GPU benchmark suite: {meta.get('machine', '?')}", "",
-            f"Date {meta.get('date', '?')}; host {meta.get('host', '?')} ({meta.get('cpu', '?')}); driver "
-            f"{meta.get('driver') or 'n/a'}; torch {meta.get('torch', '?')}, CUDA {meta.get('cuda') or 'n/a'}, "
-            f"cuDNN {meta.get('cudnn') or 'n/a'}; Python {meta.get('python', '?')}.", "",
+    device = ran_on(meta)
+    stack = (f"ran on the CPU; torch {meta.get('torch', '?')}" if device == "CPU" else
+             f"driver {meta.get('driver') or 'n/a'}; torch {meta.get('torch', '?')}, CUDA {meta.get('cuda') or 'n/a'}, "
+             f"cuDNN {meta.get('cudnn') or 'n/a'}")
+    return [f"# {page_title(meta)}", "",
+            f"Date {meta.get('date', '?')}; host {meta.get('host', '?')} ({meta.get('cpu', '?')}); {stack}; "
+            f"Python {meta.get('python', '?')}.", "",
             f"Command: `{meta.get('command', '?')}`", ""]
 
 
@@ -90,10 +103,11 @@ def _sections(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], tables: di
               scalings: Sequence[tp.Scaling], gains: Sequence[tp.PrecisionGain], fast: Sequence[tp.FastGain],
               charts: dict[str, bytes]) -> str:
     """The Markdown both results.md and results.html hold: the cells, then one section per view."""
-    lines = [f"{meta.get('cells_run', 0)} cells, {meta.get('cells_failed', 0)} failed, {meta.get('minutes', 0):.1f} min "
+    lines = smoke_banner(meta) + [f"{meta.get('cells_run', 0)} cells, {meta.get('cells_failed', 0)} failed, {meta.get('minutes', 0):.1f} min "
              f"of cell time; each cell a `python -m harness.train ... mode=throughput` run: warm-up steps left out, "
              f"then repeated windows; the median window is the cell's throughput.", "",
-             "## Throughput", "", markdown_table(*tables["throughput.csv"]), ""]
+             "## Throughput" + (" (smoke run: debug presets, not a benchmark)" if meta.get("smoke") else ""), "",
+             markdown_table(*tables["throughput.csv"]), ""]
     s_head, s_rows = tables["scaling.csv"]
     lines += ["## Scaling efficiency (speed-up / GPUs)", "",
               markdown_table(s_head, s_rows) if s_rows else "(no model ran on two GPU counts)", ""]

@@ -54,17 +54,27 @@ def _throughput(e: Entry) -> str:
     return f"{text} {e.throughput_unit or ''}".rstrip() + (f" {render.DERIVED}" if e.throughput_derived else "")
 
 
-def entry_rows(entries: list[Entry]) -> tuple[list[str], list[list[str]]]:
+def _accelerator(e: Entry) -> str:
+    """The accelerator as the description writes it, with its chip where the name does not say it ('TPU (TPU v4)')."""
+    name = e.accelerator or "n/a"
+    return name if e.chip in name or e.chip in ("?", "CPU") else f"{name} ({e.chip})"
+
+
+def entry_rows(entries: list[Entry], compact: bool = False) -> tuple[list[str], list[list[str]]]:
+    """The ranked table of one block; `compact` (the page) leaves out the framework and a scaling.json column
+    that no row of the block fills."""
     energy = any(e.energy_j is not None or e.energy_note for e in entries)
+    scaled = not compact or any(e.scaling != 1.0 for e in entries)
     header = ["rank", "score (min)", "accelerator", "count", "accelerator-minutes", "throughput / accelerator"]
-    header += ["energy (kWh)"] * energy + ["submitter", "system", "framework", "runs counted", "scaling.json"]
+    header += ["energy (kWh)"] * energy + ["submitter", "system"] + ["framework"] * (not compact) + ["runs counted"]
+    header += ["scaling.json"] * scaled
     rows = []
     for e in entries:
         rows.append([
             "-" if e.rank is None else str(e.rank), _n(e.minutes, ".3f") if e.minutes is not None else "void",
-            e.accelerator or "n/a", _count(e), _n(e.accelerator_minutes, ",.0f"), _throughput(e)]
-            + [_energy(e)] * energy + [e.submitter, e.system, e.framework or "n/a", f"{e.counted}/{e.runs}",
-                                       "" if e.scaling == 1.0 else f"x{e.scaling:.4g}"])
+            _accelerator(e), _count(e), _n(e.accelerator_minutes, ",.0f"), _throughput(e)]
+            + [_energy(e)] * energy + [e.submitter, e.system] + [e.framework or "n/a"] * (not compact)
+            + [f"{e.counted}/{e.runs}"] + ["" if e.scaling == 1.0 else f"x{e.scaling:.4g}"] * scaled)
     return header, rows
 
 
@@ -87,9 +97,12 @@ def _cost(speedup: Optional[float], gpus: float) -> str:
 def accelerator_rows(pairs: list[AcceleratorPair]) -> tuple[list[str], list[list[str]]]:
     header = ["A vs B", "benchmark", "round", "category", "count", "A's system", "A (min)", "B's system", "B (min)",
               "A's speedup", "95% interval", "verdict"]
+    unlike = any(p.unlike for p in pairs)
+    header += ["like for like"] * unlike
     return header, [[f"{p.a} vs {p.b}", p.benchmark, p.round, p.category, f"{p.accelerators:,}", p.a_system,
                      f"{p.a_minutes:.3f}", p.b_system, f"{p.b_minutes:.3f}", render.times(p.time_to_train),
-                     "n/a" if p.interval is None else ratio_range(p.interval), p.verdict] for p in pairs]
+                     "n/a" if p.interval is None else ratio_range(p.interval), p.verdict]
+                    + [f"no: {p.unlike}" if p.unlike else "yes"] * unlike for p in pairs]
 
 
 def geomean_rows(view: RoundView) -> tuple[list[str], list[list[str]]]:
@@ -98,12 +111,13 @@ def geomean_rows(view: RoundView) -> tuple[list[str], list[list[str]]]:
     rows = []
     for a, b in dict.fromkeys((m.a, m.b) for m in view.means):
         ms = {m.category: m for m in view.means if (m.a, m.b) == (a, b)}
-        rows.append([f"{a} vs {b}", str(ms[ALL].n)] + [render.times(ms[c].value) if c in ms else "" for c in cats])
+        n = f"{ms[ALL].n} ({ms[ALL].unlike} unlike)" if ms[ALL].unlike else str(ms[ALL].n)
+        rows.append([f"{a} vs {b}", n] + [render.times(ms[c].value) if c in ms else "" for c in cats])
     return header, rows
 
 
-def render_round(view: RoundView, markdown: bool = False) -> str:
-    """Every section of the round view."""
+def render_round(view: RoundView, markdown: bool = False, compact: bool = False) -> str:
+    """Every section of the round view (`compact`: the page's tables, entry_rows)."""
     table, head, bullet = _helpers(markdown)
     out = [head("Round: systems ranked per benchmark"), f"{bullet}{HOW}",
            f"{bullet}benchmarks: {', '.join(view.benchmarks)}", ""]
@@ -115,7 +129,7 @@ def render_round(view: RoundView, markdown: bool = False) -> str:
             short = availability.SHORT.get(category, category)
             out += [f"{round_}, {division} division, {short}: {sum(1 for e in rows if e.rank)} ranked of {len(rows)}",
                     "",
-                    table(*entry_rows(rows)), ""]
+                    table(*entry_rows(rows, compact)), ""]
         notes = [f"{e.submitter}/{e.system}: {score_note(e.score)}" for e in view.entries if e.benchmark == bench and e.minutes is None]
         notes += [f"{e.submitter}/{e.system}: {throughput_note(e)}" for e in view.entries
                   if e.benchmark == bench and e.implied_samples is not None]
@@ -165,5 +179,7 @@ def accelerator_section(view: RoundView, markdown: bool) -> list[str]:
         return []
     return [head(ACCELERATORS),
             f"{bullet}per benchmark and accelerator count, each chip's fastest closed-division result; A's speedup = "
-            "B's score / A's score, with the 95% interval over both systems' runs; A is the chip faster overall",
+            "B's score / A's score, with the 95% interval over both systems' runs; A is the chip faster overall; a row "
+            "whose systems differ beyond the chip (form factor, nodes x accelerators per node) says so and is counted "
+            "as unlike",
             "", table(*geomean_rows(view)), "", table(*accelerator_rows(view.accelerators)), ""]

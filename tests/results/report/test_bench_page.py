@@ -71,12 +71,20 @@ def test_the_page_is_one_small_file_that_loads_nothing(bench_out):
 
 
 def test_every_machine_fact_the_bench_records_is_on_the_page(facts):
-    meta = {**facts, "cells_run": 3, "minutes": 1.5, "nvlink": "NV18"}
+    gpu = {"accelerator": "NVIDIA H200", "gpu_count": 2, "driver": "580.95.05", "cuda": "13.0", "device": "NVIDIA H200"}
+    meta = {**facts, **gpu, "cells_run": 3, "minutes": 1.5, "nvlink": "NV18"}
     rows = dict(map(tuple, bench_page.machine_rows(meta)))
-    assert list(rows)[:3] == ["machine", "GPU", "GPUs"] and rows["nvlink"] == "NV18"
+    assert list(rows)[:4] == ["machine", "cells ran on", "GPU", "GPUs"] and rows["nvlink"] == "NV18"
     assert "cells_run" not in rows and "minutes" not in rows  # the counts are said in the text
-    assert len(rows) == len(facts) + 1
-    assert rows["torch"] == meta["torch"] and rows["date"] == meta["date"]
+    assert len(rows) == len({**facts, **gpu}) + 1
+    assert rows["torch"] == meta["torch"] and rows["date"] == meta["date"] and rows["CUDA"] == "13.0"
+
+
+def test_a_run_on_the_cpu_names_the_cpu_and_no_gpu_driver_or_cuda(facts):
+    # torch built with CUDA reports its CUDA on a host without a GPU: the page must not show it
+    meta = {**facts, "cuda": "13.0", "device": "CPU", "smoke": True}
+    rows = dict(map(tuple, bench_page.machine_rows(meta)))
+    assert rows["cells ran on"] == "CPU" and not {"GPU", "GPUs", "driver", "CUDA", "cuDNN", "smoke"} & set(rows)
 
 
 @needs_chromium

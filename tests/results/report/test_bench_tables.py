@@ -149,3 +149,19 @@ def test_a_record_naming_its_base_precision_alone_takes_its_path_key_and_a_fallb
     bench_tables.summarise(runs, {"machine": "1x NVIDIA H200"}, tmp_path / "s")
     md = (tmp_path / "s" / "results.md").read_text()
     assert f"## Fell back to the eager step\n\n- gnmt amp 1 GPU(s): {reason} (" in md
+
+
+def test_a_smoke_run_s_tables_say_they_are_debug_presets_and_not_a_benchmark(suite, tmp_path):
+    meta = {"machine": "CPU", "gpu_count": 0, "device": "CPU", "cuda": "13.0", "torch": "2.14", "smoke": True,
+            "command": "python -m harness.bench --smoke"}
+    bench_tables.summarise(read_runs([suite]), meta, tmp_path / "smoke", order=["bert_large", "bert_base"])
+    md = (tmp_path / "smoke" / "results.md").read_text()
+    head, banner = md.split("\n## ", 2)[:2]
+    assert head.startswith("# GPU benchmark suite smoke run: debug presets, not a benchmark: CPU")
+    assert "ran on the CPU" in head and "CUDA" not in head  # torch's build says 13.0; no GPU ran anything
+    assert banner.startswith("Smoke run: debug presets, not a benchmark") and "not the real sizes" in banner
+    assert "bert_large can outrun a debug bert_base" in banner
+    assert "## Throughput (smoke run: debug presets, not a benchmark)" in md
+    page = (tmp_path / "smoke" / "results.html").read_text()
+    assert "<h1>GPU benchmark suite smoke run: debug presets, not a benchmark: CPU</h1>" in page
+    assert 'id="smoke-run-debug-presets-not-a-benchmark"' in page and "CUDA" not in page.split("Throughput")[0]

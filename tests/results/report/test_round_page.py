@@ -1,12 +1,15 @@
 """`--html` on submission trees: the round's page, checked in headless Chromium. It loads nothing and says
-nothing on the console; the first screen holds the ranking, not a chart; every benchmark has its anchor and
-the bar of links reaches it; the charts (small SVGs, one per benchmark and one for the chips) are drawn;
-the ranking's cells are the JSON's numbers; the runs table is folded away; the page prints."""
+nothing on the console; the first screen holds the summary (per benchmark the fastest system and the fastest
+per accelerator, the JSON's winners) and its legend; every benchmark has its anchor and the bar of links
+reaches it; the charts (small SVGs, one per benchmark beside its tables and one for the chips) are drawn;
+the ranking's cells are the JSON's numbers; the runs table is folded away; the page prints. The terminal
+gets the summary and the "wrote" lines, not the tables."""
 from __future__ import annotations
 
 import json
 
 from harness.results.report.html import _slug
+from harness.results.report.round_summary import SUMMARY
 from tests.helpers import run_cli
 from tests.results import chromium
 from tests.results.report.test_html import _drawn, _rows, needs_chromium
@@ -17,6 +20,8 @@ def test_the_round_page_in_a_browser(trees_dir, tmp_path):
     trees = [str(trees_dir / r) for r in ("v0.7", "v0.6", "v4.0")]
     out = run_cli("harness.report", *trees, "--html", str(tmp_path / "r.html"), "--json", str(tmp_path / "r.json"))
     assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(SUMMARY) and out.stdout.rstrip().endswith(f"wrote {tmp_path / 'r.html'}")
+    assert "Runs" not in out.stdout and len(out.stdout) < 5_000
     data = json.loads((tmp_path / "r.json").read_text())["round"]
     page = tmp_path / "r.html"
     assert page.stat().st_size < 3_000_000
@@ -26,12 +31,20 @@ def test_the_round_page_in_a_browser(trees_dir, tmp_path):
         browser.open(page)
         assert browser.problems() == []
         first = browser.evaluate("""(() => {
-            const t = document.querySelector('table'), f = document.querySelector('figure');
-            return {table: t.getBoundingClientRect().top, section: t.dataset.section,
-                    figure: f.getBoundingClientRect().top, innerHeight};
+            const t = document.querySelector('table'), legend = document.querySelector('.summary ul');
+            return {bottom: t.getBoundingClientRect().bottom, section: t.dataset.section, innerHeight,
+                    legend: legend.getBoundingClientRect().bottom, text: legend.textContent,
+                    rows: [...t.querySelectorAll('tbody tr')].map(r => [...r.cells].map(c => c.textContent))};
         })()""")
-        assert first["table"] < first["innerHeight"] < first["figure"]  # tables first, charts after
-        assert first["section"] == data["benchmarks"][0]
+        assert first["section"] == SUMMARY and first["legend"] < first["innerHeight"]  # the answer on the first screen
+        assert "(d) = throughput derived" in first["text"] and "per accelerator = accelerator-minutes" in first["text"]
+        closed = [e for e in data["entries"] if e["division"] == "closed" and e["minutes"]]
+        for bench, round_, _, fastest, cheapest in first["rows"]:
+            scored = [e for e in closed if (e["benchmark"], e["round"]) == (bench, round_)]
+            best = min(scored, key=lambda e: e["minutes"])
+            least = min(scored, key=lambda e: e["accelerator_minutes"])
+            assert fastest.startswith(f"{best['minutes']:.3f}: {best['submitter']}/{best['system']} (")
+            assert cheapest.startswith(f"{least['accelerator_minutes']:,.0f}: {least['submitter']}/{least['system']} (")
         shot = browser.screenshot()
         (tmp_path / "round.png").write_bytes(shot)
         for bench in data["benchmarks"]:  # the bar of links jumps to each benchmark

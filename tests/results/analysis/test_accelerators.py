@@ -1,0 +1,52 @@
+"""Chip against chip (harness.results.analysis.accelerators): chips named alike whatever the description writes,
+divisions whatever their case, and a pair whose systems differ beyond the chip labelled with both shapes."""
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from harness.results.analysis.accelerators import unlike
+from harness.results.analysis.round import form_factor
+from harness.results.analysis.stats import accelerator_kind
+from harness.results.read import availability, tree
+
+
+@pytest.mark.parametrize("name, platform, chip", [
+    ("NVIDIA L4", "?", "L4"), ("NVIDIA L40S", "?", "L40S"), ("NVIDIA L40", "?", "L40"),
+    ("NVIDIA H100-SXM5-80GB", "?", "H100"), ("Nvidia Tesla V100S-PCIe-32GB", "?", "V100S"),
+    ("TPU", "closed/Google/tpu-v4-128-TF", "TPU v4"), ("TPU v3", "closed/Google/tpu-v3-32-TF2.0", "TPU v3"),
+    ("tpuv3-8", "?", "TPU v3"), ("CPU", "?", "CPU"),
+])
+def test_a_chip_is_named_the_same_whatever_the_description_writes(name, platform, chip):
+    assert accelerator_kind(name, platform) == chip
+
+
+def test_a_description_s_division_and_node_count_are_read_whatever_their_spelling(tmp_path):
+    systems = tmp_path / "Org" / "systems"
+    folder = tmp_path / "Org" / "results" / "sys" / "gnmt"
+    systems.mkdir(parents=True)
+    folder.mkdir(parents=True)
+    # Fujitsu's v0.7 "Closed" and Dell EMC's "number of nodes"
+    (systems / "sys.json").write_text(json.dumps({"submitter": "Org", "division": "Closed", "status": "onprem",
+                                                  "number of nodes": "4", "accelerators_per_node": "4",
+                                                  "accelerator_model_name": "Nvidia Tesla V100-SXM2-32GB"}))
+    found = tree.read_system(str(systems / "sys.json"))
+    assert found is not None and (found.division, found.world_size) == ("closed", 16)
+    listing = availability.listing(str(folder))
+    assert (listing.nodes, listing.per_node) == (4, 4)
+
+
+def _entry(chip: str, accelerator: str, count: int, nodes) -> SimpleNamespace:
+    return SimpleNamespace(chip=chip, accelerators=count, nodes=nodes, form=form_factor(accelerator))
+
+
+def test_a_pair_of_unlike_form_factors_or_node_shapes_says_both_shapes():
+    h100 = _entry("H100", "NVIDIA H100-SXM5-80GB", 16, 2)
+    a100_pcie = _entry("A100", "NVIDIA A100-PCIe-80GB", 16, 8)
+    assert unlike(h100, a100_pcie) == "H100 SXM, 2 nodes x 8 vs A100 PCIe, 8 nodes x 2"
+    assert unlike(h100, _entry("A100", "NVIDIA A100-SXM4-80GB", 16, 2)) == ""
+    # a chip without a form factor (a TPU) is not unlike for that; an unknown node count is not guessed
+    assert unlike(_entry("TPU v4", "TPU", 8, 1), _entry("A100", "NVIDIA A100-SXM4-40GB", 8, 1)) == ""
+    assert unlike(_entry("TPU v4", "TPU", 8, None), _entry("A100", "NVIDIA A100-SXM4-40GB", 8, 1)) == ""
