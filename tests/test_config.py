@@ -298,3 +298,11 @@ def test_an_option_out_of_range_exits_2_with_one_line_before_anything_is_written
         assert out.returncode == 2 and len(said(out.stderr)) == 1, out.stderr
         assert said(out.stderr)[0].startswith(f"harness.train: error: {shown}"), out.stderr
         assert not (tmp_path / "out").exists() and not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("override", ["model.target=${nowhere}", "output_root=${oc.env:HOME}/${nope}", "model.layers=[8"])
+def test_an_interpolation_that_names_nothing_or_an_override_hydra_cannot_parse_is_one_line(override):
+    with pytest.raises(ConfigError) as err:
+        compose(["model=ncf", override])
+    assert "\n" not in str(err.value) and ("nowhere" in str(err.value) or "nope" in str(err.value)
+                                           or "model.layers" in str(err.value))
