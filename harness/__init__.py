@@ -5,3 +5,10 @@
     python -m harness.check outputs/             the official MLPerf compliance checker
 """
 __version__ = "0.1.0"
+
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"]:  # python -m harness.<command>, while Python finds the command's module
+    from harness.run.interrupts import command_start
+
+    command_start()  # a Ctrl-C or SIGTERM before the command handles its own: one line, no traceback

@@ -163,12 +163,16 @@ def check_cli(args: list[str], check_run: Optional[Callable[[DictConfig], None]]
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except Exception as err:  # Hydra's grammar errors carry a multi-line caret diagram
-        raise ConfigError(f"cannot parse the command line: {str(err).splitlines()[0]}") from None
+        raise ConfigError(f"cannot parse {_unparsable(overrides)}: {str(err).splitlines()[0]}; quote a list or "
+                          "a value with commas ('key=[a,b]')") from None
     base = [_first_value(o) for o in parsed]
+    seeds = {i for i, o in enumerate(parsed) if o.get_key_element() == "seed"}
     trials = [base]
     for i, override in enumerate(parsed):
         if override.is_sweep_override():
             for value in override.sweep_string_iterator():
+                if i in seeds and value.isascii() and value.isdigit():
+                    continue  # a seed changes no other option: a whole number >= 0 is all its bound asks
                 trial = list(base)
                 trial[i] = f"{override.get_key_element()}={value}"
                 trials.append(trial)
@@ -196,6 +200,15 @@ def _check_generator_types(cfg: DictConfig, overrides: list[str]) -> None:
         message = kind_message(override, old, new)
         if message:
             raise ConfigError(message)
+
+
+def first_values(args: list[str]) -> list[str]:
+    """The overrides with each swept one at its first value ('gpus=1,2' -> 'gpus=1'; a list stays whole)."""
+    try:
+        return [_first_value(o) for o in OverridesParser.create().parse_overrides(args)]
+    except OverrideParseException:
+        raise ConfigError(f"cannot parse {_unparsable(args)}; quote a list or a value with commas "
+                          "('key=[a,b]')") from None
 
 
 def _first_value(override: Any) -> str:

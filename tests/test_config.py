@@ -80,10 +80,15 @@ def test_scalar_options_compose(override):
     assert got == value.replace("1e-3", "0.001")
 
 
-def test_sweeps_are_checked_value_by_value():
+def test_sweeps_are_checked_value_by_value_and_seeds_by_their_bound_alone():
     checked = []
-    check_cli(["seed=range(1,4)", "model=ncf"], check_run=lambda cfg: checked.append(cfg.seed))
-    assert sorted(checked) == [1, 1, 2, 3]  # the base composition, then each swept value
+    check_cli(["model.batch_size=64,128", "model=ncf"], check_run=lambda cfg: checked.append(cfg.model.batch_size))
+    assert sorted(checked) == [64, 64, 128]  # the base composition, then each swept value
+    checked.clear()
+    check_cli(["seed=range(1,1000)", "model=ncf"], check_run=lambda cfg: checked.append(cfg.seed))
+    assert checked == [1]  # a seed changes no other option: 999 compositions would take minutes
+    with pytest.raises(ConfigError, match="seed"):
+        check_cli(["seed=1,-2", "model=ncf"])
 
 
 def test_output_and_data_roots_that_cannot_hold_a_run_are_refused_in_one_line(tmp_path):

@@ -11,6 +11,7 @@ nothing else is already unwinding the stack, delivered once the block is done.
 """
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -136,3 +137,33 @@ def ended_by(prog: str, err: KeyboardInterrupt, what: str = "") -> int:
     word = "interrupted" if name == "SIGINT" else f"stopped by {name}"
     print(f"{prog}: {word}{'; ' + what if what else ''}", file=sys.stderr)
     return 128 + signal_number(err)
+
+
+def command_start() -> None:
+    """`python -m harness.<command>`, called by the package as Python first imports it: Ctrl-C or SIGTERM
+    that no handler of the command catches (while Python imports it, while it checks its command line)
+    ends it with one line, as the signal would have ended it, instead of a traceback."""
+    stop_on_sigterm()
+    if sys.excepthook is not _one_line:
+        global _previous_excepthook
+        _previous_excepthook, sys.excepthook = sys.excepthook, _one_line
+
+
+_previous_excepthook = sys.excepthook
+
+
+def _one_line(kind, err, tb) -> None:
+    if not isinstance(err, KeyboardInterrupt):
+        _previous_excepthook(kind, err, tb)
+        return
+    argv = getattr(sys, "orig_argv", [])
+    prog = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else "harness"
+    ended_by(prog, err)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed pipe: nothing more can reach it
+    signum = signal_number(err)
+    signal.signal(signum, signal.SIG_DFL)  # ends as the signal ends a process: the shell sees 128 + its number
+    os.kill(os.getpid(), signum)
