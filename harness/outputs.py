@@ -45,12 +45,17 @@ def claim_dir(make_path: Callable[[int], Path]) -> Path:
     the same name in the same instant get make_path(0) and make_path(1) (then 2, ...)."""
     for attempt in range(10_000):
         path = make_path(attempt)
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.mkdir()
             return path
         except FileExistsError:
+            if not path.parent.is_dir():
+                raise ConfigError(f"cannot make {path}: {path.parent} is not a folder; choose another "
+                                  "output_root") from None
             continue
+        except OSError as err:  # a folder this user cannot write, a link to one that is not there
+            raise ConfigError(f"cannot make {path}: {err.strerror or err}; choose another output_root") from None
     raise ConfigError(f"no free directory name beside {make_path(0)}")
 
 
@@ -122,6 +127,15 @@ def check_paths(cfg: DictConfig) -> None:
             raise ConfigError(f"{key}={path} lies under {existing}, which is a file; choose a folder")
         if writable and not os.access(existing, os.W_OK | os.X_OK):
             raise ConfigError(f"{key}={path}: {existing} is not writable by this user; choose another {key}")
+    root = Path(str(cfg.output_root))
+    for folder in (root / "runs", root / "sweeps"):  # where every run and sweep directory is made
+        if folder.is_symlink() or folder.exists():
+            if not folder.is_dir():
+                raise ConfigError(f"output_root={root}: {folder} is not a folder (or a link to none); move it "
+                                  "or choose another output_root")
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise ConfigError(f"output_root={root}: {folder} is not writable by this user; choose another "
+                                  "output_root")
 
 
 ROOTS = ("output_root", "data_root", "dataset.path")

@@ -184,8 +184,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         s = seeding.draw_seed()
         if s not in seeds:
             seeds.append(s)
-    # claimed: two sweeps started in the same second get directories of their own
-    sweep_dir = claim_sweep_dir(str(first.output_root), spec.name, f"_{n}seeds")
+    try:  # claimed: two sweeps started in the same second get directories of their own
+        sweep_dir = claim_sweep_dir(str(first.output_root), spec.name, f"_{n}seeds")
+    except ConfigError as err:
+        print(f"harness.sweep: error: {err}", file=sys.stderr)
+        return 2
     try:
         disk.write_atomic(sweep_dir / "seeds.txt", f"# {n} seeds drawn from the OS for {spec.benchmark} (MLPerf "
                           f"requires {required_runs(spec.benchmark)})\n" + "".join(f"{s}\n" for s in seeds))

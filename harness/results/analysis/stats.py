@@ -125,7 +125,11 @@ class Spread:
         v = [float(x) for x in values if x is not None]
         if not v:
             return cls(0, None, None, None, None, None)
-        return cls(len(v), statistics.fmean(v), statistics.median(v), statistics.pstdev(v), min(v), max(v))
+        try:
+            mean, std = statistics.fmean(v), statistics.pstdev(v)
+        except OverflowError:  # figures near a float's limit (a damaged file): their sum has no value
+            mean = std = math.inf
+        return cls(len(v), mean, statistics.median(v), std, min(v), max(v))
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,8 @@ def find_logs(paths: Iterable[str]) -> tuple[list[Path], list[Path], list[tuple[
             orphans |= results
         elif p.exists():
             missing.append((name, NOT_A_FILE))
+        elif p.is_symlink():
+            missing.append((name, "a link that leads to no file (it loops, or what it names is gone): not read"))
         else:
             missing.append((name, "no such file or folder"))
     return sorted(logs), sorted(orphans), missing
