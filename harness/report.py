@@ -96,8 +96,8 @@ def refused_output(args: argparse.Namespace) -> Optional[str]:
     read = files_read(args.paths)
     seen: dict[Path, str] = {}
     for flag, dest in named:
-        why = not_a_file(dest)
-        where = Path(dest).resolve()
+        why = not_a_file(dest)  # a link that loops is named here, before it is followed
+        where = Path(dest).resolve() if why is None else Path(dest)
         if why is None and where in read:
             why = "it is one of the files this report reads; write the report elsewhere"
         if why is None and where in seen:
