@@ -120,7 +120,7 @@ def check(cfg: DictConfig) -> None:
     check_roots(cfg)
     if spec.task is not None and cfg.mode == "train":
         try:
-            spec.task.quality.value(_plain(cfg.model.target), "model.target")
+            spec.task.quality.target(_plain(cfg.model.target), "model.target")
         except ValueError as err:
             raise ConfigError(str(err)) from None
     if str(cfg.device) == "cpu" and cfg.precision is not None:

@@ -268,3 +268,17 @@ def test_an_output_that_is_no_file_or_one_the_report_reads_is_refused_before_any
     link.symlink_to(tmp_path / "report.json")  # a link to a file not there yet: written through
     assert run_cli("harness.report", str(tmp_path / "runs"), "--json", str(link)).returncode == 0
     assert link.is_symlink() and json.loads((tmp_path / "report.json").read_text())["runs"]
+
+
+def test_runs_that_state_different_targets_are_scored_apart_with_a_note(tmp_path, capsys):
+    for seed in (1, 2, 3):
+        _harness_run(tmp_path / f"low{seed}", seed, [0.5, 0.8], 0.75)
+        _harness_run(tmp_path / f"high{seed}", seed + 3, [0.5, 0.8, 0.95], 0.9)
+    from harness.report import main
+
+    assert main([str(tmp_path), "--json", "-"]) == 0
+    out = capsys.readouterr()
+    groups = json.loads(out.out)["groups"]
+    assert sorted((g["target_group"], g["runs"], g["epochs"]["mean"]) for g in groups) == [("0.75", 3, 2.0),
+                                                                                        ("0.9", 3, 3.0)]
+    assert sum("scored as a group of their own" in line for line in out.err.splitlines()) == 2
