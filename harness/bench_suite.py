@@ -145,7 +145,7 @@ def usage_error(args: argparse.Namespace, out: Path) -> Optional[str]:
                                      ("--jobs", args.jobs, 1, False), ("--window-s", args.window_s, 0, True),
                                      ("--warmup-s", args.warmup_s, 0, False),
                                      ("--budget-min", args.budget_min, 0, True)):
-        if value is not None and (math.isnan(value) or value < low or (strict and value == low)):
+        if value is not None and (not math.isfinite(value) or value < low or (strict and value == low)):
             return f"{flag} {value:g} must be {'above' if strict else 'at least'} {low}"
     if args.tables_only and not any((out / "runs").glob("*/result.json")):
         return (f"--tables-only: {out} holds no bench runs (runs/<cell>/result.json); give --out of a folder "

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.errors import ConfigCompositionException, MissingConfigException
+from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
@@ -28,6 +28,7 @@ from harness.interface import ScheduleError
 from harness.interface import options as model_options
 from harness.interface.options import OptionError, UnknownOption
 from harness.interface.schedule import EvalSchedule
+from harness.outputs import check_roots
 from harness.precisions import check_device
 from harness.presets import compose_unchecked, dataset_choice, datasets_for
 
@@ -40,15 +41,33 @@ def compose(overrides: list[str]) -> DictConfig:
         cfg = compose_unchecked(overrides)
     except MissingConfigException as err:
         raise ConfigError(missing_group_message(err)) from None
+    except OverrideParseException as err:  # its message carries a caret diagram
+        raise ConfigError(f"cannot parse {_unparsable(overrides)}: {str(err).splitlines()[0]}; quote a list or "
+                          "a value with commas ('key=[a,b]')") from None
     except ConfigCompositionException as err:
         raise ConfigError(composition_message(err, overrides)) from None
     except OmegaConfBaseException as err:
         raise ConfigError(omegaconf_message(err)) from None
     except ValueError as err:  # OmegaConf indexing a list by a name (model.layers.x=1)
         raise ConfigError(value_message(overrides, err)) from None
+    try:  # an interpolation that names nothing (model.target=${x}) fails here, not deep in a run
+        OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as err:
+        raise ConfigError(omegaconf_message(err)) from None
     _check_generator_types(cfg, overrides)
     check(cfg)
     return cfg
+
+
+def _unparsable(overrides: list[str]) -> str:
+    """The first override Hydra's grammar cannot read, or the whole command line."""
+    parser = OverridesParser.create()
+    for override in overrides:
+        try:
+            parser.parse_overrides([override])
+        except OverrideParseException:
+            return override
+    return "the command line"
 
 
 def _check_dataset_choice(overrides: list[str]) -> None:
@@ -98,9 +117,10 @@ def check(cfg: DictConfig) -> None:
         EvalSchedule.of(cfg.eval_every, cfg.model.eval_offset, cfg.model.eval_epochs, cfg.model.eval_every_samples)
     except ScheduleError as err:
         raise ConfigError(str(err)) from None
+    check_roots(cfg)
     if spec.task is not None and cfg.mode == "train":
         try:
-            spec.task.quality.value(_plain(cfg.model.target), "model.target")
+            spec.task.quality.target(_plain(cfg.model.target), "model.target")
         except ValueError as err:
             raise ConfigError(str(err)) from None
     if str(cfg.device) == "cpu" and cfg.precision is not None:
@@ -143,12 +163,16 @@ def check_cli(args: list[str], check_run: Optional[Callable[[DictConfig], None]]
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except Exception as err:  # Hydra's grammar errors carry a multi-line caret diagram
-        raise ConfigError(f"cannot parse the command line: {str(err).splitlines()[0]}") from None
+        raise ConfigError(f"cannot parse {_unparsable(overrides)}: {str(err).splitlines()[0]}; quote a list or "
+                          "a value with commas ('key=[a,b]')") from None
     base = [_first_value(o) for o in parsed]
+    seeds = {i for i, o in enumerate(parsed) if o.get_key_element() == "seed"}
     trials = [base]
     for i, override in enumerate(parsed):
         if override.is_sweep_override():
             for value in override.sweep_string_iterator():
+                if i in seeds and value.isascii() and value.isdigit():
+                    continue  # a seed changes no other option: a whole number >= 0 is all its bound asks
                 trial = list(base)
                 trial[i] = f"{override.get_key_element()}={value}"
                 trials.append(trial)
@@ -176,6 +200,15 @@ def _check_generator_types(cfg: DictConfig, overrides: list[str]) -> None:
         message = kind_message(override, old, new)
         if message:
             raise ConfigError(message)
+
+
+def first_values(args: list[str]) -> list[str]:
+    """The overrides with each swept one at its first value ('gpus=1,2' -> 'gpus=1'; a list stays whole)."""
+    try:
+        return [_first_value(o) for o in OverridesParser.create().parse_overrides(args)]
+    except OverrideParseException:
+        raise ConfigError(f"cannot parse {_unparsable(args)}; quote a list or a value with commas "
+                          "('key=[a,b]')") from None
 
 
 def _first_value(override: Any) -> str:

@@ -45,12 +45,17 @@ def claim_dir(make_path: Callable[[int], Path]) -> Path:
     the same name in the same instant get make_path(0) and make_path(1) (then 2, ...)."""
     for attempt in range(10_000):
         path = make_path(attempt)
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.mkdir()
             return path
         except FileExistsError:
+            if not path.parent.is_dir():
+                raise ConfigError(f"cannot make {path}: {path.parent} is not a folder; choose another "
+                                  "output_root") from None
             continue
+        except OSError as err:  # a folder this user cannot write, a link to one that is not there
+            raise ConfigError(f"cannot make {path}: {err.strerror or err}; choose another output_root") from None
     raise ConfigError(f"no free directory name beside {make_path(0)}")
 
 
@@ -122,6 +127,55 @@ def check_paths(cfg: DictConfig) -> None:
             raise ConfigError(f"{key}={path} lies under {existing}, which is a file; choose a folder")
         if writable and not os.access(existing, os.W_OK | os.X_OK):
             raise ConfigError(f"{key}={path}: {existing} is not writable by this user; choose another {key}")
+    root = Path(str(cfg.output_root))
+    for folder in (root / "runs", root / "sweeps"):  # where every run and sweep directory is made
+        if folder.is_symlink() or folder.exists():
+            if not folder.is_dir():
+                raise ConfigError(f"output_root={root}: {folder} is not a folder (or a link to none); move it "
+                                  "or choose another output_root")
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise ConfigError(f"output_root={root}: {folder} is not writable by this user; choose another "
+                                  "output_root")
+
+
+ROOTS = ("output_root", "data_root", "dataset.path")
+_INTERPOLATION = re.compile(r"\$\{([^{}]*)\}")
+
+
+def check_roots(cfg: DictConfig) -> None:
+    """A folder option that is empty, or that an interpolation inside it leaves empty (`output_root=`
+    makes data_root's default /datasets), would put the runs or the data at the file system's root:
+    refused, naming the option that is empty."""
+    for key in ROOTS:
+        if key == "dataset.path" and cfg.get("dataset") is None:
+            continue  # no dataset (a throughput-only model)
+        node = OmegaConf.select(cfg, key, throw_on_missing=False)
+        if node is None or not str(node).strip():
+            raise ConfigError(f"{key} is empty, which would put {'runs' if key == 'output_root' else 'data'} "
+                              f"at the file system's root; give it a folder ({key}=<folder>)")
+        raw = _unresolved(cfg, key)
+        for inner in _INTERPOLATION.findall(raw):
+            if not _resolved(cfg, inner).strip():
+                raise ConfigError(f"{key}={raw}: ${{{inner}}} is empty, which would put it at the file system's "
+                                  f"root; give {inner.rpartition(':')[2].split(',')[0] or inner} a folder")
+
+
+def _unresolved(cfg: DictConfig, key: str) -> str:
+    node = OmegaConf.to_container(cfg, resolve=False)
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return "" if node is None else str(node)
+
+
+def _resolved(cfg: DictConfig, inner: str) -> str:
+    """What one interpolation of a folder option gives: a key of the config, or a resolver's value
+    (oc.env:NAME,default)."""
+    if ":" not in inner:
+        return str(OmegaConf.select(cfg, inner, default=""))
+    try:
+        return str(OmegaConf.create({"value": "${" + inner + "}"}).value)
+    except Exception:  # a resolver that needs the whole config: the composition resolved it already
+        return "?"
 
 
 START_ROOM = 4 << 20  # bytes: Hydra's records, the run's reserve (harness.observe.disk) and its first lines

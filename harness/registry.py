@@ -113,10 +113,49 @@ def _load_plugins(names: str) -> None:
     for module_name in filter(None, (n.strip() for n in names.split(","))):
         try:
             module = importlib.import_module(module_name)
-        except ImportError as err:
-            raise ConfigError(f"HARNESS_MODELS names {module_name}, which cannot be imported: {err}") from None
+        except Exception as err:  # not found, or the module's own error as it runs (a SyntaxError, a bug)
+            why = (str(err).strip().splitlines() or [""])[0]
+            raise ConfigError(f"HARNESS_MODELS names {module_name}, which cannot be imported: "
+                              f"{type(err).__name__}: {why}") from None
         spec = getattr(module, "SPEC", None)
         if not isinstance(spec, ModelSpec):
             raise ConfigError(f"HARNESS_MODELS names {module_name}, which has no ModelSpec called SPEC")
-        if all(s.name != spec.name for s in MODELS):
-            register(spec, getattr(module, "DATASETS", None), module)
+        clash = next((s for s in MODELS if s.name == spec.name), None)
+        if clash is spec:
+            continue  # the same module named twice
+        if clash is not None:
+            raise ConfigError(f"HARNESS_MODELS names {module_name}, whose model '{spec.name}' has the name of "
+                              f"{_owner(clash)}'s; give its SPEC another name")
+        _check_presets(module_name, module)
+        register(spec, getattr(module, "DATASETS", None), module)
+
+
+def _owner(spec: ModelSpec) -> str:
+    return next((p.__name__ for p in PACKAGES if getattr(p, "SPEC", None) is spec), "a model registered before it")
+
+
+def _check_presets(module_name: str, module: ModuleType) -> None:
+    """A model from outside brings presets that no registered model's, nor the harness's, file has the name
+    of (Hydra would take the first on its search path and ignore the other, silently), and each one is
+    YAML that can be read."""
+    import yaml
+
+    harness_conf = Path(__file__).resolve().parent.parent / "conf"  # harness.presets.CONF_DIR, which imports this
+    folders = [harness_conf, *filter(None, map(_conf_folder, PACKAGES))]
+    taken = {f"{p.parent.name}/{p.stem}": p for folder in folders for p in sorted(folder.glob("*/*.yaml"))}
+    own = _conf_folder(module)
+    mine = {f"{p.parent.name}/{p.stem}": p for p in sorted(own.glob("*/*.yaml"))} if own is not None else {}
+    mine |= {f"dataset/{name}": Path(f"{module_name}.DATASETS['{name}']")
+             for name in getattr(module, "DATASETS", None) or {}}
+    for key, path in mine.items():
+        if key in taken:
+            raise ConfigError(f"HARNESS_MODELS names {module_name}, whose preset {key} ({path}) has the name of "
+                              f"{taken[key]}; rename one")
+        if path.suffix == ".yaml":
+            try:
+                yaml.safe_load(path.read_text())
+            except (OSError, yaml.YAMLError) as err:
+                where = getattr(err, "problem_mark", None)
+                at = f" line {where.line + 1}" if where is not None else ""
+                raise ConfigError(f"HARNESS_MODELS names {module_name}, whose preset {path}{at} cannot be read: "
+                                  f"{getattr(err, 'problem', None) or err}") from None

@@ -33,7 +33,8 @@ from harness.results.report import export, render, sections
 from harness.results.analysis.collect import Report, build, label_for, target_for
 from harness.results.report.decision import render_decision
 from harness.results.report.notes import notes
-from harness.observe.disk import write_atomic
+from harness.observe.disk import not_a_file, write_atomic
+from harness.results.read.find import files_read
 from harness.results.report.plots import WRITE_HINT
 from harness.run.interrupts import ended_by, stop_on_sigterm
 
@@ -79,6 +80,32 @@ def write_outputs(report: Report, *, md: Optional[str] = None, json_out: Optiona
 
         _write(html, text, written)
     return written
+
+
+OUTPUTS = ("md", "json", "csv", "html")
+
+
+def refused_output(args: argparse.Namespace) -> Optional[str]:
+    """Why an output file named on the command line cannot be written, checked before anything is read:
+    a path that is there but is not a regular file (/dev/null, a pipe, a folder: the write would replace
+    the node), one of the files the report reads (a run's mlperf.log or result.json: the next report
+    would lack the run), or a file two options name. A link is written through to its file."""
+    named = [(f"--{flag}", getattr(args, flag)) for flag in OUTPUTS if getattr(args, flag) not in (None, "-")]
+    if not named:
+        return None
+    read = files_read(args.paths)
+    seen: dict[Path, str] = {}
+    for flag, dest in named:
+        why = not_a_file(dest)  # a link that loops is named here, before it is followed
+        where = Path(dest).resolve() if why is None else Path(dest)
+        if why is None and where in read:
+            why = "it is one of the files this report reads; write the report elsewhere"
+        if why is None and where in seen:
+            why = f"{seen[where]} names the same file; give each output its own file"
+        if why is not None:
+            return f"{flag} {dest}: {why}"
+        seen[where] = flag
+    return None
 
 
 def _plots(report: Report, out_dir: Path) -> list[Path]:
@@ -162,6 +189,10 @@ def _main(argv: Optional[list[str]]) -> int:
         args.prices = cost.parse_prices(args.price)
     except cost.PriceError as err:
         parser.error(str(err))
+    refused = refused_output(args)
+    if refused is not None:
+        print(f"harness.report: error: {refused}", file=sys.stderr)
+        return 2
     if args.compare:
         if len(args.paths) != 2:
             parser.error(f"--compare takes two paths, platform A and platform B; got {len(args.paths)}")

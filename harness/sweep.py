@@ -36,6 +36,7 @@ from typing import Any, Optional
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from harness.errors import ConfigError
 from harness.observe import disk
 from harness.run import threads
 
@@ -131,20 +132,40 @@ def _check_host(cfg: DictConfig) -> None:
     check_room(cfg)
 
 
+MAX_RUNS = 100  # a sweep of more is most likely a typo; max_runs=N raises the bound
+
+
 def planned_runs(benchmark: str, runs: Optional[int]) -> int:
     """runs= when given, else MLPerf's required count for the benchmark (5 when MLPerf names none)."""
     from harness.results.analysis.score import required_runs
 
-    return runs or required_runs(benchmark) or 5
+    return runs if runs is not None else required_runs(benchmark) or 5
+
+
+def _count(arg: str) -> int:
+    key, _, text = arg.partition("=")
+    try:
+        value = int(text)
+    except ValueError:
+        raise ConfigError(f"{arg}: {key} is a whole number of runs") from None
+    if value < 1:
+        raise ConfigError(f"{arg}: {key} must be at least 1 (leave runs out for MLPerf's required count)")
+    return value
 
 
 def _split_runs(args: list[str]) -> tuple[Optional[int], list[str]]:
-    runs, rest = None, []
+    """runs= (checked against max_runs=, default MAX_RUNS) and the other arguments."""
+    runs, most, rest = None, MAX_RUNS, []
     for a in args:
         if a.startswith("runs="):
-            runs = int(a.split("=", 1)[1])
+            runs = _count(a)
+        elif a.startswith("max_runs="):
+            most = _count(a)
         else:
             rest.append(a)
+    if runs is not None and runs > most:
+        raise ConfigError(f"runs={runs} is more than {most} runs (MLPerf asks for at most 10 a benchmark); "
+                          f"add max_runs={runs} to launch that many")
     return runs, rest
 
 
@@ -153,8 +174,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     # wait policy once, when torch loads it, and harness.train's own call would come too late
     threads.apply_at_start()
     from harness import registry, train
-    from harness.config import check_cli, compose
-    from harness.errors import ConfigError
+    from harness.config import check_cli, compose, first_values
     from harness.outputs import claim_sweep_dir, sweep_name
     from harness.results.analysis.score import required_runs
     from harness.run import seeding
@@ -171,9 +191,9 @@ def main(argv: Optional[list[str]] = None) -> int:
             raise ConfigError(f"{next(a for a in overrides if a.startswith('-'))} is not an option; "
                               "pass key=value overrides (python -m harness.sweep --help)")
         check_cli(overrides, check_run=_check_host)
-        first = compose([o.split(",")[0] if "," in o and "=" in o else o for o in overrides if not o.startswith("hydra")])
+        first = compose(first_values([o for o in overrides if not o.startswith("hydra")]))
         spec = registry.get(first.model.name)
-    except (ConfigError, ValueError) as err:
+    except ConfigError as err:
         print(f"harness.sweep: error: {err}", file=sys.stderr)
         return 2
     n = planned_runs(spec.benchmark, runs)
@@ -182,10 +202,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         s = seeding.draw_seed()
         if s not in seeds:
             seeds.append(s)
-    # claimed: two sweeps started in the same second get directories of their own
     remote = any(a.startswith("hydra/launcher=") and a != "hydra/launcher=basic" for a in overrides)
     name = sweep_name(first, overrides, train.device_of(first, remote))
-    sweep_dir = claim_sweep_dir(str(first.output_root), name, f"_{n}seeds")
+    try:  # claimed: two sweeps started in the same second get directories of their own
+        sweep_dir = claim_sweep_dir(str(first.output_root), name, f"_{n}seeds")
+    except ConfigError as err:
+        print(f"harness.sweep: error: {err}", file=sys.stderr)
+        return 2
     try:
         disk.write_atomic(sweep_dir / "seeds.txt", f"# {n} seeds drawn from the OS for {spec.benchmark} (MLPerf "
                           f"requires {required_runs(spec.benchmark)})\n" + "".join(f"{s}\n" for s in seeds))
@@ -193,7 +216,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         sweep_dir.rmdir()  # claimed just now and empty: no orphan folder
         print(f"harness.sweep: error: {err}", file=sys.stderr)
         return 1
-    print(f"harness.sweep: {n} drawn seeds -> {sweep_dir}/seeds.txt")
+    # before harness.train checks each run's config (seconds a thousand runs) and starts them
+    print(f"harness.sweep: {n} drawn seeds -> {sweep_dir}/seeds.txt; checking and launching {n} run(s) of "
+          f"{spec.name}{' per swept value' if any(',' in o for o in overrides) else ''}", flush=True)
     return train.main(["-m", f"seed={','.join(map(str, seeds))}", f"hydra.sweep.dir={sweep_dir}", *overrides])
 
 

@@ -149,7 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, DataError) as err:
         print(f"harness.train: error: {err}", file=sys.stderr)
         return EXIT_USAGE
-    sweep_dir = _sweep_dir(args, first[0], remote) if multirun and not shows_only and first else None
+    try:
+        sweep_dir = _sweep_dir(args, first[0], remote) if multirun and not shows_only and first else None
+    except ConfigError as err:  # the sweeps folder cannot be written
+        print(f"harness.train: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
     if sweep_dir is not None and not any(a.startswith("hydra.sweep.dir=") for a in args):
         args.append(f"hydra.sweep.dir={sweep_dir}")
     records = _run_hydra(args)

@@ -80,10 +80,15 @@ def test_scalar_options_compose(override):
     assert got == value.replace("1e-3", "0.001")
 
 
-def test_sweeps_are_checked_value_by_value():
+def test_sweeps_are_checked_value_by_value_and_seeds_by_their_bound_alone():
     checked = []
-    check_cli(["seed=range(1,4)", "model=ncf"], check_run=lambda cfg: checked.append(cfg.seed))
-    assert sorted(checked) == [1, 1, 2, 3]  # the base composition, then each swept value
+    check_cli(["model.batch_size=64,128", "model=ncf"], check_run=lambda cfg: checked.append(cfg.model.batch_size))
+    assert sorted(checked) == [64, 64, 128]  # the base composition, then each swept value
+    checked.clear()
+    check_cli(["seed=range(1,1000)", "model=ncf"], check_run=lambda cfg: checked.append(cfg.seed))
+    assert checked == [1]  # a seed changes no other option: 999 compositions would take minutes
+    with pytest.raises(ConfigError, match="seed"):
+        check_cli(["seed=1,-2", "model=ncf"])
 
 
 def test_output_and_data_roots_that_cannot_hold_a_run_are_refused_in_one_line(tmp_path):
@@ -298,3 +303,11 @@ def test_an_option_out_of_range_exits_2_with_one_line_before_anything_is_written
         assert out.returncode == 2 and len(said(out.stderr)) == 1, out.stderr
         assert said(out.stderr)[0].startswith(f"harness.train: error: {shown}"), out.stderr
         assert not (tmp_path / "out").exists() and not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("override", ["model.target=${nowhere}", "output_root=${oc.env:HOME}/${nope}", "model.layers=[8"])
+def test_an_interpolation_that_names_nothing_or_an_override_hydra_cannot_parse_is_one_line(override):
+    with pytest.raises(ConfigError) as err:
+        compose(["model=ncf", override])
+    assert "\n" not in str(err.value) and ("nowhere" in str(err.value) or "nope" in str(err.value)
+                                           or "model.layers" in str(err.value))

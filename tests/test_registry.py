@@ -165,3 +165,45 @@ def test_a_spec_s_metric_defaults_to_its_quality_s_name_and_its_category_is_one_
 
 def test_the_stand_in_lives_outside_harness():
     assert Path(suited.__file__).resolve().is_relative_to(REPO / "tests")
+
+
+PLUGINS = {  # module -> (files, the start of its one line)
+    "named_ncf": ({"named_ncf.py": "import dataclasses\nfrom tests.models.suited import SPEC as S\n"
+                                   "SPEC = dataclasses.replace(S, name='ncf')\n"},
+                  "HARNESS_MODELS names named_ncf, whose model 'ncf' has the name of reference_models.ncf's"),
+    "same_preset": ({"same_preset/__init__.py": "import dataclasses\nfrom tests.models.suited import SPEC as S\n"
+                                                "SPEC = dataclasses.replace(S, name='same_preset')\n",
+                     "same_preset/conf/dataset/wmt16.yaml": "dataset: {name: wmt16}\n"},
+                    "HARNESS_MODELS names same_preset, whose preset dataset/wmt16 ("),
+    "bad_yaml": ({"bad_yaml/__init__.py": "import dataclasses\nfrom tests.models.suited import SPEC as S\n"
+                                          "SPEC = dataclasses.replace(S, name='bad_yaml')\n",
+                  "bad_yaml/conf/model/bad_yaml.yaml": "model:\n  layers: [1, 2\n  width: 3\n"},
+                 "HARNESS_MODELS names bad_yaml, whose preset "),
+    "fails": ({"fails.py": "raise RuntimeError('no GPU library here')\n"},
+              "HARNESS_MODELS names fails, which cannot be imported: RuntimeError: no GPU library here"),
+}
+
+
+@pytest.mark.parametrize("module", PLUGINS)
+def test_a_model_from_outside_that_clashes_or_cannot_be_read_is_one_line_naming_both(tmp_path, monkeypatch, module,
+                                                                                      fixtures_dir):
+    files, line = PLUGINS[module]
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = list(registry.MODELS)
+    with pytest.raises(registry.ConfigError) as err:
+        registry._load_plugins(module)
+    assert str(err.value).startswith(line) and "\n" not in str(err.value) and registry.MODELS == before
+    if module == "same_preset":
+        assert str(err.value).endswith(f"has the name of {REPO}/reference_models/gnmt/conf/dataset/wmt16.yaml; "
+                                       "rename one")
+    if module == "bad_yaml":
+        assert "bad_yaml.yaml line 3 cannot be read" in str(err.value)
+    if module == "fails":  # as a user meets it: any command, one line, exit 2
+        (tmp_path / "run").mkdir()  # a real MLPerf log: its benchmark is looked up among the models
+        log = fixtures_dir / "nvidia_dgx1" / "gnmt" / "result_0.txt"
+        (tmp_path / "run" / "result_0.txt").write_bytes(log.read_bytes())
+        out = run_cli("harness.report", str(tmp_path), cwd=tmp_path, env={"HARNESS_MODELS": "fails"})
+        assert out.returncode == 2 and out.stderr == f"harness.report: error: {line}\n" and out.stdout == ""

@@ -248,3 +248,37 @@ def test_report_plots_the_disk_cannot_hold_are_one_line_and_no_partial_png(fixtu
     assert rc == 1 and line.startswith(f"harness.report: error: cannot write {tmp_path / 'plots'}/")
     assert line.endswith(".png: the disk is full (No space left on device); free space or write the files elsewhere")
     assert list((tmp_path / "plots").iterdir()) == []
+
+
+def test_an_output_that_is_no_file_or_one_the_report_reads_is_refused_before_anything_is_written(tmp_path):
+    _harness_run(tmp_path / "runs" / "a", 1, [0.5, 0.95], 0.9)
+    run = tmp_path / "runs" / "a"
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    for args, why in [(["--html", str(pipe)], "it is not a regular file"),
+                      (["--csv", str(run / "result.json")], "it is one of the files this report reads"),
+                      (["--md", str(tmp_path / "r.md"), "--json", str(tmp_path / "r.md")], "--md names the same file")]:
+        out = run_cli("harness.report", str(tmp_path / "runs"), *args)
+        assert out.returncode == 2 and out.stdout == "", out.stderr
+        assert out.stderr.count("\n") == 1 and why in out.stderr and "Traceback" not in out.stderr
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before and pipe.is_fifo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe", "runs"]
+    link = tmp_path / "latest.json"
+    link.symlink_to(tmp_path / "report.json")  # a link to a file not there yet: written through
+    assert run_cli("harness.report", str(tmp_path / "runs"), "--json", str(link)).returncode == 0
+    assert link.is_symlink() and json.loads((tmp_path / "report.json").read_text())["runs"]
+
+
+def test_runs_that_state_different_targets_are_scored_apart_with_a_note(tmp_path, capsys):
+    for seed in (1, 2, 3):
+        _harness_run(tmp_path / f"low{seed}", seed, [0.5, 0.8], 0.75)
+        _harness_run(tmp_path / f"high{seed}", seed + 3, [0.5, 0.8, 0.95], 0.9)
+    from harness.report import main
+
+    assert main([str(tmp_path), "--json", "-"]) == 0
+    out = capsys.readouterr()
+    groups = json.loads(out.out)["groups"]
+    assert sorted((g["target_group"], g["runs"], g["epochs"]["mean"]) for g in groups) == [("0.75", 3, 2.0),
+                                                                                        ("0.9", 3, 3.0)]
+    assert sum("scored as a group of their own" in line for line in out.err.splitlines()) == 2

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from omegaconf import OmegaConf
 
 from harness import sweep
@@ -39,3 +41,32 @@ def test_a_sweep_summary_the_disk_cannot_hold_is_one_line_and_the_sweep_exits_no
                    f"{tmp_path} rebuilds the summary)"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["0"] and (run / "result_0.txt").read_bytes() == log
     assert train._unfinished(tmp_path) == 1  # harness.train -m exits 1
+
+
+@pytest.mark.parametrize("args, line", [
+    (["runs=0"], "runs=0: runs must be at least 1"),
+    (["runs=-2"], "runs=-2: runs must be at least 1"),
+    (["runs=2.5"], "runs=2.5: runs is a whole number of runs"),
+    (["runs=500"], "runs=500 is more than 100 runs (MLPerf asks for at most 10 a benchmark); add max_runs=500"),
+    (["runs=300", "max_runs=200"], "runs=300 is more than 200 runs"),
+    (["model.layers=[8,4"], "cannot parse model.layers=[8,4"),
+])
+def test_a_run_count_out_of_bounds_or_an_unparsable_option_is_one_line_before_anything_is_written(
+        tmp_path, monkeypatch, capsys, args, line):
+    monkeypatch.chdir(tmp_path)
+    assert sweep.main(["model=ncf", *args]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.startswith(f"harness.sweep: error: {line}") and out.err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_list_option_sweeps_as_one_value_and_a_large_count_says_what_it_launches(tmp_path, monkeypatch, capsys):
+    from harness import train
+
+    launched = []
+    monkeypatch.setattr(train, "main", lambda args: launched.append(args) or 0)
+    assert sweep.main(["model=ncf", "runs=150", "max_runs=150", "model.layers=[16,8]", "device=cpu",
+                       f"output_root={tmp_path}"]) == 0
+    assert capsys.readouterr().out.startswith("harness.sweep: 150 drawn seeds -> ")
+    (args,) = launched
+    assert len(args[1].split(",")) == 150 and "model.layers=[16,8]" in args

@@ -32,6 +32,7 @@ from typing import Iterator, Optional, Sequence
 
 from harness.results.read import formats, official, rules, sanity, screen
 from harness.results.read.checking import official_check
+from harness.results.read.jsonfile import loads
 from harness.results.read.parse import LogError, parse_lines
 from harness.results.read.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
 from harness.results.read.summary import CRASH, FAIL, INCOMPLETE, PASS, REFUSED, UNCHECKED, interrupted_by
@@ -184,10 +185,8 @@ def _serve(tasks, results, ruleset: Optional[str]) -> None:
 
 def _stopped_by(result_json: Path) -> Optional[str]:
     """The signal a harness run's result.json says stopped it, if it says so."""
-    import json
-
     try:
-        data = json.loads(result_json.read_text())
+        data = loads(result_json.read_text())
     except (OSError, ValueError):
         return None
     return interrupted_by(data.get("reason")) if isinstance(data, dict) and data.get("status") == "aborted" else None

@@ -18,6 +18,7 @@ run_stop that nothing writes any more, a killed run's, fails).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections import Counter
 from typing import Optional
@@ -58,10 +59,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--allow-skipped", action="store_true",
                         help="exit 0 even where the official checker crashed on a log (CRASH) or none reads it (SKIP)")
     args = parser.parse_args(argv)
-    if args.timeout <= 0:
-        parser.error("--timeout must be a positive number of seconds")
-    if args.jobs is not None and args.jobs < 1:
-        parser.error("--jobs must be at least 1")
+    # nan compares false with every bound: it would turn the limit off
+    bad = (f"--timeout {args.timeout:g} must be a finite number of seconds above 0"
+           if not (math.isfinite(args.timeout) and args.timeout > 0) else
+           "--jobs must be at least 1" if args.jobs is not None and args.jobs < 1 else None)
+    if bad is not None:
+        print(f"harness.check: error: {bad}", file=sys.stderr)
+        return 2
     stop_on_sigterm()  # `timeout` and `docker stop` end a check as Ctrl-C does
     checked: list[int] = [0]
     try:

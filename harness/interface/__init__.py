@@ -28,12 +28,12 @@ from harness.interface.contract import (
 from harness.interface.fastpath import FastPath
 from harness.interface.lazy import lazy
 from harness.interface.options import Broken, Choice, CompileMode, LrScaling, ModelOptions, compile_kwargs, option
-from harness.interface.quality import Quality, QualityError, QualitySpec
+from harness.interface.quality import FRACTION, Quality, QualityError, QualitySpec
 from harness.interface.schedule import EvalSchedule, ScheduleError
 from harness.interface.suite import SuiteEntry
 
 __all__ = [
     "Benchmark", "Broken", "Choice", "CompileMode", "DataError", "EvalSchedule", "FastPath", "Logged", "LossTerms", "LrScaling", "MLPerfTask", "ModelOptions",
-    "ModelSpec", "Quality", "QualityError", "QualitySpec", "RunContext", "ScheduleError", "SuiteEntry",
+    "FRACTION", "ModelSpec", "Quality", "QualityError", "QualitySpec", "RunContext", "ScheduleError", "SuiteEntry",
     "ThroughputBenchmark", "compile_kwargs", "lazy", "option", "scaled_learning_rate",
 ]

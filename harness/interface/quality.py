@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Union
 
 Quality = Union[float, Mapping[str, float]]
+FRACTION = (0.0, 1.0)  # a share: HR@10, accuracy, BLEU as MLPerf logs it, mAP
 
 
 class QualityError(ValueError):
@@ -28,11 +29,14 @@ class QualitySpec:
     name: what eval_accuracy measures ("HR@10", "BLEU", "mAP").
     higher_is_better: False for perplexity or a loss, where "reached" means at or below the target.
     parts: the names of a mapping-valued quality, in display order; () for one number.
+    bounds: the lowest and highest value the metric takes (HR@10, accuracy, BLEU and mAP: FRACTION); a
+        target must be one a run can reach and not one every run has reached before it starts.
     """
 
     name: str
     higher_is_better: bool = True
     parts: tuple[str, ...] = ()
+    bounds: tuple[float, float] = (-math.inf, math.inf)  # the values the metric can take (FRACTION: 0 to 1)
 
     @property
     def direction(self) -> str:
@@ -50,6 +54,19 @@ class QualitySpec:
         if isinstance(raw, Mapping):
             raise QualityError(f"{what} of {self.name} is one number, got the mapping {dict(raw)!r}")
         return _number(raw, what)
+
+    def target(self, raw: Any, what: str = "target") -> Quality:
+        """`raw` as a target of this metric: its shape, and each part inside the metric's bounds (above the
+        lowest, up to the highest, for a higher-is-better metric; from the lowest, below the highest, for a
+        lower-is-better one), or QualityError."""
+        value = self.value(raw, what)
+        lo, hi = self.bounds
+        for part, v in self.scalars(value).items():
+            if not ((lo < v <= hi) if self.higher_is_better else (lo <= v < hi)):
+                where = f"{what}.{part}" if self.parts else what
+                need = f"above {lo:g} and at most {hi:g}" if self.higher_is_better else f"at least {lo:g} and below {hi:g}"
+                raise QualityError(f"{where}={v:g}: the target of {self.name} must be {need}")
+        return value
 
     def reached(self, quality: Quality, target: Quality) -> bool:
         """Every part at or beyond its target, in the model's direction."""

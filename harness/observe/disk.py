@@ -11,7 +11,9 @@
 - `write_atomic`: every whole file the harness writes (result.json, config.yaml, system.json, the
   report's and the sweep's files, plots, the bench tables) is replaced in one step, a temporary file
   beside it renamed over it: a reader sees the old file or the new, never half of one, and a write
-  that fails leaves the old file as it was and no temporary file behind.
+  that fails leaves the old file as it was and no temporary file behind. A link is written through
+  to the file it names (the link stays); a path that is there but is not a regular file (a device such
+  as /dev/null, a pipe, a folder) is refused, since the rename would replace the node itself.
 - `Reserve`: room kept free for the run's own end. The command that owns the run directory holds
   a small file of reserved blocks from the start; the first failed write frees it, so that the
   closing run_stop and result.json still fit.
@@ -25,6 +27,7 @@ import errno
 import logging
 import os
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -118,10 +121,10 @@ def write_atomic(path: Path | str, data: str | bytes, *, hint: str = RUN_HINT, m
     renamed over it (a rename within one file system is atomic). A write the disk cannot hold raises
     DiskFull (one line naming `path`, then `hint`), any other failure of the file system WriteFailed
     (one line naming `path`); either leaves the old file intact and no temporary file behind."""
-    path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     tmp: Optional[str] = None
     try:
+        path = destination(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
@@ -139,6 +142,31 @@ def write_atomic(path: Path | str, data: str | bytes, *, hint: str = RUN_HINT, m
         if not isinstance(err, OSError) or isinstance(err, (DiskFull, WriteFailed)):
             raise
         raise (DiskFull(path, err, hint) if is_full(err) else WriteFailed(path, err)) from None
+
+
+NOT_A_FILE = "it is not a regular file (a device, a pipe or a folder); give a file name"
+
+
+def not_a_file(path: Path | str) -> Optional[str]:
+    """Why `path` cannot be a file to replace, or None: it is a regular file, a link to one, or not
+    there yet (nor its folder)."""
+    try:
+        st = os.stat(path)  # through links: a link names the file it leads to
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        return f"{err.strerror or err}"  # a link that loops, a folder that cannot be searched
+    return None if stat.S_ISREG(st.st_mode) else NOT_A_FILE
+
+
+def destination(path: Path | str) -> Path:
+    """The file a write to `path` replaces: the file a link leads to (the link stays a link), or
+    WriteFailed for a path that is not a regular file (the rename would replace the node itself)."""
+    path = Path(path)
+    why = not_a_file(path)
+    if why is not None:
+        raise WriteFailed(path, OSError(errno.EINVAL, why))
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 class RecordFile:

@@ -11,6 +11,7 @@ nothing else is already unwinding the stack, delivered once the block is done.
 """
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -136,3 +137,44 @@ def ended_by(prog: str, err: KeyboardInterrupt, what: str = "") -> int:
     word = "interrupted" if name == "SIGINT" else f"stopped by {name}"
     print(f"{prog}: {word}{'; ' + what if what else ''}", file=sys.stderr)
     return 128 + signal_number(err)
+
+
+USAGE = 2  # the exit status of a command stopped by an error the user can fix
+
+
+def command_start(usage_errors: tuple[type[BaseException], ...] = ()) -> None:
+    """`python -m harness.<command>`, called by the package as Python first imports it: Ctrl-C or SIGTERM
+    that no handler of the command catches (while Python imports it, while it checks its command line)
+    ends it with one line, as the signal would have ended it, instead of a traceback; so does an error
+    of `usage_errors` (whose message is one line that says what to fix), with exit status 2."""
+    global _previous_excepthook, _usage_errors
+    stop_on_sigterm()
+    _usage_errors = usage_errors
+    if sys.excepthook is not _one_line:
+        _previous_excepthook, sys.excepthook = sys.excepthook, _one_line
+
+
+_previous_excepthook = sys.excepthook
+_usage_errors: tuple[type[BaseException], ...] = ()
+
+
+def _one_line(kind, err, tb) -> None:
+    if not isinstance(err, (KeyboardInterrupt, *_usage_errors)):
+        _previous_excepthook(kind, err, tb)
+        return
+    argv = getattr(sys, "orig_argv", [])
+    prog = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else "harness"
+    if isinstance(err, KeyboardInterrupt):
+        ended_by(prog, err)
+    else:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed pipe: nothing more can reach it
+    if not isinstance(err, KeyboardInterrupt):
+        os._exit(USAGE)  # the interpreter is ending on it: nothing else is left to run
+    signum = signal_number(err)
+    signal.signal(signum, signal.SIG_DFL)  # ends as the signal ends a process: the shell sees 128 + its number
+    os.kill(os.getpid(), signum)

@@ -4,7 +4,7 @@
     python -m harness.train model=gnmt dataset=wmt16 seed=1                    # real WMT16, reference scale
     python -m harness.train model=gnmt dataset=wmt16 mode=throughput precision=amp
 """
-from harness.interface import FastPath, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
+from harness.interface import FRACTION, FastPath, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
 from harness.interface.suite import LANGUAGE
 from reference_models.gnmt.options import GNMTOptions
 
@@ -23,7 +23,7 @@ SPEC = ModelSpec(
     fast=FastPath(cuda_graph=True, train=False, measured="docs/benchmarks/fast_path_2026-12-01.md"),
     task=MLPerfTask(
         benchmark="gnmt",
-        quality=QualitySpec("BLEU"),
+        quality=QualitySpec("BLEU", bounds=FRACTION),
         ruleset="0.7.0",
         rules_file=None,  # the official training_0.7.0 rules (closed_gnmt.yaml) apply
         real_dataset="wmt16",

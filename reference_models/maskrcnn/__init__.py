@@ -7,7 +7,7 @@
 """
 from functools import partial
 
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
+from harness.interface import FRACTION, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
 from harness.interface.suite import VISION
 from reference_models.maskrcnn.options import MaskRCNNOptions
 
@@ -22,7 +22,7 @@ SPEC = ModelSpec(
     suite=SuiteEntry(step_s=(0.30, 0.90)),
     task=MLPerfTask(
         benchmark="maskrcnn",
-        quality=QualitySpec("mAP", parts=("BBOX", "SEGM")),
+        quality=QualitySpec("mAP", parts=("BBOX", "SEGM"), bounds=FRACTION),
         ruleset="0.7.0",
         rules_file=None,  # the official training_0.7.0 rules (closed_maskrcnn.yaml) apply
         real_dataset="maskrcnn_coco2017",

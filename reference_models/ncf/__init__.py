@@ -5,7 +5,7 @@
 """
 from pathlib import Path
 
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
+from harness.interface import FRACTION, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
 from harness.interface.suite import RECOMMENDATION
 from reference_models.ncf.options import NCFOptions
 
@@ -21,7 +21,7 @@ SPEC = ModelSpec(
     suite=SuiteEntry(overrides=("model.batch_size=1048576",), step_s=(0.011, 0.03)),
     task=MLPerfTask(
         benchmark="ncf",
-        quality=QualitySpec("HR@10"),
+        quality=QualitySpec("HR@10", bounds=FRACTION),
         ruleset="0.7.0",
         # MLPerf retired NCF before mlperf-logging had rules files for it: the harness ships its own,
         # the 0.7.0 common rules plus NCF's keys and target, labelled as the harness's ruleset.

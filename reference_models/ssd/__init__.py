@@ -6,7 +6,7 @@
 """
 from functools import partial
 
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
+from harness.interface import FRACTION, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
 from harness.interface.suite import VISION
 from reference_models.ssd.options import SSDOptions
 
@@ -21,7 +21,7 @@ SPEC = ModelSpec(
     suite=SuiteEntry(step_s=(0.10, 0.35)),
     task=MLPerfTask(
         benchmark="ssd",
-        quality=QualitySpec("mAP"),
+        quality=QualitySpec("mAP", bounds=FRACTION),
         ruleset="0.7.0",
         rules_file=None,  # the official training_0.7.0 rules (closed_ssd.yaml) apply
         real_dataset="ssd_coco2017",

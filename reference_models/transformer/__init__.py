@@ -5,7 +5,7 @@ to uncased BLEU 0.25 on newstest2014.
     python -m harness.train model=transformer dataset=wmt17 seed=1              # real WMT17, reference scale
     python -m harness.train model=transformer dataset=wmt17 mode=throughput precision=amp
 """
-from harness.interface import FastPath, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
+from harness.interface import FRACTION, FastPath, MLPerfTask, ModelSpec, QualitySpec, SuiteEntry, lazy
 from harness.interface.suite import LANGUAGE
 from reference_models.transformer.options import TransformerOptions
 
@@ -23,7 +23,7 @@ SPEC = ModelSpec(
     fast=FastPath(options=("compile=true",), train=False, measured="docs/benchmarks/fast_path_2026-12-01.md"),
     task=MLPerfTask(
         benchmark="transformer",
-        quality=QualitySpec("BLEU"),
+        quality=QualitySpec("BLEU", bounds=FRACTION),
         ruleset="0.7.0",
         rules_file=None,  # the official training_0.7.0 rules (closed_transformer.yaml) apply
         real_dataset="wmt17",

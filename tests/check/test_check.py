@@ -101,7 +101,7 @@ def test_each_log_s_check_time_is_bounded(fixtures_dir, tmp_path):
     result = check_log(fixtures_dir / "nvidia_dgx1" / "gnmt" / "result_0.txt", timeout=0.001)
     assert not result.passed and result.reason == "the check took longer than 0.001 s: stopped"
     out = run_cli("harness.check", str(fixtures_dir / "nvidia_dgx1" / "gnmt"), "--timeout", "0", cwd=tmp_path)
-    assert out.returncode == 2 and "--timeout must be a positive number" in out.stderr
+    assert out.returncode == 2 and out.stderr == "harness.check: error: --timeout 0 must be a finite number of seconds above 0\n"
 
 
 def test_the_harness_sanity_findings_are_warnings_the_verdict_stays_the_official_one(fixtures_dir, tmp_path):
@@ -189,3 +189,12 @@ def test_a_run_still_in_progress_is_listed_as_such_and_leaves_the_exit_status_to
     old = time.time() - 120
     os.utime(beat, (old, old))
     assert main([str(run)]) == 1 and capsys.readouterr().out.startswith("FAIL")
+
+
+def test_a_timeout_that_is_not_a_finite_positive_number_is_one_line(capsys):
+    from harness.check.__main__ import main
+
+    for given in ("nan", "inf", "-3"):
+        assert main(["nowhere", "--timeout", given]) == 2
+        assert capsys.readouterr().err == f"harness.check: error: --timeout {float(given):g} must be a finite number " \
+                                          "of seconds above 0\n"

@@ -1,6 +1,9 @@
 """A quality is a number or named parts; 'reached' follows the model's direction and needs every part."""
 from __future__ import annotations
 
+import math
+import re
+
 import pytest
 
 from harness.interface import QualityError, QualitySpec
@@ -46,3 +49,20 @@ def test_tensors_and_numpy_scalars_become_plain_floats():
     assert QualitySpec("acc").value(torch.tensor(0.5)) == 0.5
     value = MASKS.value({"BBOX": np.float32(0.25), "SEGM": torch.tensor(0.5)})
     assert value == {"BBOX": 0.25, "SEGM": 0.5} and all(type(v) is float for v in value.values())
+
+
+def test_a_target_outside_its_metric_s_range_or_one_every_run_has_reached_is_refused_in_one_line():
+    from harness.config import compose
+    from harness.errors import ConfigError
+    from harness.interface.quality import FRACTION, QualityError, QualitySpec
+
+    loss = QualitySpec("loss", higher_is_better=False, bounds=(0.0, math.inf))
+    assert loss.target(0.0) == 0.0 and loss.target(3.5) == 3.5  # a loss may aim at 0; higher is reached by any
+    for spec, bad in ((loss, -0.1), (loss, math.inf), (QualitySpec("top-1", bounds=FRACTION), 0.0),
+                      (QualitySpec("mAP", parts=("BBOX", "SEGM"), bounds=FRACTION), {"BBOX": 0.3, "SEGM": 1.01})):
+        with pytest.raises(QualityError):
+            spec.target(bad)
+    for override, line in (("model.target=1.5", "model.target=1.5: the target of BLEU must be above 0 and at most 1"),
+                           ("model.target=-0.2", "model.target=-0.2: the target of BLEU must be above 0")):
+        with pytest.raises(ConfigError, match="^" + re.escape(line)):
+            compose(["model=transformer", override])

@@ -117,6 +117,21 @@ def test_a_whole_file_the_disk_cannot_hold_leaves_the_old_one_whole_and_no_parti
 
 def test_a_file_that_cannot_be_written_for_another_reason_is_named_in_one_line(tmp_path):
     (tmp_path / "taken").mkdir()  # a folder where the file should go
-    with pytest.raises(disk.WriteFailed, match=rf"^cannot write {tmp_path / 'taken'}: Is a directory$"):
+    with pytest.raises(disk.WriteFailed, match=rf"^cannot write {tmp_path / 'taken'}: it is not a regular file"):
         disk.write_atomic(tmp_path / "taken", "x")
     assert [p.name for p in tmp_path.iterdir()] == ["taken"] and not any((tmp_path / "taken").iterdir())
+
+
+def test_a_link_is_written_through_and_a_node_that_is_no_file_is_refused_untouched(tmp_path):
+    kept = tmp_path / "kept" / "table.md"
+    kept.parent.mkdir()
+    kept.write_text("old\n")
+    link = tmp_path / "link.md"
+    link.symlink_to(kept)
+    disk.write_atomic(link, "new\n")
+    assert link.is_symlink() and kept.read_text() == "new\n"  # the link stays; its file has the new text
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)  # a device or a pipe: the rename would put a plain file in its place
+    with pytest.raises(disk.WriteFailed, match=rf"^cannot write {pipe}: it is not a regular file"):
+        disk.write_atomic(pipe, "x")
+    assert pipe.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["kept", "link.md", "pipe"]

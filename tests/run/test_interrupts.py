@@ -65,3 +65,27 @@ def test_ctrl_c_or_sigterm_swallowed_by_a_callback_still_stops_the_run(error, na
                          timeout=60)
     assert out.stdout.strip() == f"stopped by {name}", out.stderr
     assert "Exception ignored" not in out.stderr
+
+
+@pytest.mark.parametrize("command, signum, line", [
+    (["harness.sweep", "model=ncf", "runs=3"], signal.SIGTERM, "harness.sweep: stopped by SIGTERM"),
+    (["harness.check", "nowhere"], signal.SIGINT, "harness.check: interrupted"),
+])
+def test_a_signal_while_a_command_starts_ends_it_in_one_line_as_the_signal_ends_a_process(tmp_path, command, signum,
+                                                                                           line):
+    from tests.helpers import child_env
+
+    # -X importtime: a line as each import ends; the signal lands once the harness package is in
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", *command], cwd=tmp_path, env=child_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    seen = []
+    for said in proc.stderr:
+        seen.append(said)
+        if said.rstrip().endswith("| harness"):
+            proc.send_signal(signum)
+            break
+    _, rest = proc.communicate(timeout=60)
+    err = [s for s in [*seen, *rest.splitlines(keepends=True)] if not s.startswith("import time:")]
+    assert [s.rstrip("\n") for s in err] == [line] and proc.returncode == -signum
+    assert list(tmp_path.iterdir()) == []

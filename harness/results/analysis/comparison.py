@@ -107,10 +107,10 @@ def _what(paths: list[str], side: Report) -> str:
 
 
 def _pick(groups: list[GroupStats]) -> dict[tuple, GroupStats]:
-    """One group per (benchmark, world, precision): the one with the most runs."""
+    """One group per (benchmark, world, precision, the target where runs state several): the one with the most runs."""
     out: dict[tuple, GroupStats] = {}
     for g in sorted(groups, key=lambda g: (-g.runs, str(g.key))):
-        out.setdefault((g.key.benchmark, g.key.world, g.key.precision), g)
+        out.setdefault((g.key.benchmark, g.key.world, g.key.precision, g.key.target), g)
     return out
 
 

@@ -38,6 +38,7 @@ class GroupKey(NamedTuple):
     accelerator: Optional[str] = None
     framework: Optional[str] = None
     folder: Optional[str] = None  # the submission folder, where the runs come from one
+    target: Optional[str] = None  # the target its runs state, where runs alike but for it state several
 
 
 BUSY = "!"  # the mark of a run on a busy machine, in the report's tables and in its warnings
@@ -46,7 +47,8 @@ BUSY = "!"  # the mark of a run on a busy machine, in the report's tables and in
 def key_cells(key: GroupKey, extra: bool = False) -> list[str]:
     """How the report names a group: benchmark, platform, world size, precision, batch (and with `extra`
     the accelerator and framework)."""
-    cells = [key.benchmark, key.platform, "n/a" if key.world is None else str(key.world), key.precision or "n/a",
+    benchmark = key.benchmark if key.target is None else f"{key.benchmark} (target {key.target})"
+    cells = [benchmark, key.platform, "n/a" if key.world is None else str(key.world), key.precision or "n/a",
              "n/a" if key.batch is None else str(key.batch)]
     return cells + ([key.accelerator or "n/a", key.framework or "n/a"] if extra else [])
 
@@ -90,7 +92,29 @@ def group_runs(runs: Sequence[RunSummary]) -> dict[GroupKey, list[RunSummary]]:
                        _common([r.global_batch_size for r in members]), _common([r.accelerator for r in members]),
                        _common([r.framework for r in members]), folder)
         groups[key] = members
-    return groups
+    return _by_target(groups)
+
+
+def _by_target(groups: dict[GroupKey, list[RunSummary]]) -> dict[GroupKey, list[RunSummary]]:
+    """A group whose runs state different targets (result.json's target, v0.5's eval_target) is one group
+    per target: a time to reach 0.7 and a time to reach 0.635 are not one score's runs."""
+    out: dict[GroupKey, list[RunSummary]] = {}
+    for key, runs in groups.items():
+        stated = {_target_text(r.target) for r in runs}
+        if len(stated) < 2:
+            out[key] = runs
+            continue
+        for run in runs:
+            out.setdefault(key._replace(target=_target_text(run.target)), []).append(run)
+    return out
+
+
+def _target_text(target: Any) -> str:
+    if target is None:
+        return "n/a"
+    if isinstance(target, dict):
+        return " ".join(f"{k} {_target_text(v)}" for k, v in sorted(target.items()))
+    return format(target, "g") if isinstance(target, (int, float)) else str(target)
 
 
 def platform_kind(platform: str) -> str:
@@ -128,7 +152,11 @@ class Spread:
         v = [float(x) for x in values if x is not None]
         if not v:
             return cls(0, None, None, None, None, None)
-        return cls(len(v), statistics.fmean(v), statistics.median(v), statistics.pstdev(v), min(v), max(v))
+        try:
+            mean, std = statistics.fmean(v), statistics.pstdev(v)
+        except OverflowError:  # figures near a float's limit (a damaged file): their sum has no value
+            mean = std = math.inf
+        return cls(len(v), mean, statistics.median(v), std, min(v), max(v))
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ its suite table on them.
 """
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
 
+from harness.results.read.jsonfile import loads
 from harness.results.read.labels import EAGER, join_label, split_label
 
 
@@ -141,7 +141,7 @@ def read_runs(paths: Iterable[str | Path]) -> list[ThroughputRun]:
     runs = []
     for path in sorted(files):
         try:
-            data = json.loads(path.read_text())
+            data = loads(path.read_text())
         except (OSError, ValueError):
             continue  # not readable: harness.report names it among its orphan result files
         if isinstance(data, dict) and data.get("mode") == "throughput":

@@ -12,11 +12,12 @@ the description's `submitter` (`NVIDIA+CoreWeave` in NVIDIA's folder), else the 
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
+
+from harness.results.read.jsonfile import loads
 
 ON_PREMISE = "Available on-premise"
 CLOUD = "Available cloud"
@@ -93,7 +94,7 @@ def _read(path: Path) -> Optional[dict]:
     """A JSON system description; None where there is none or it is not JSON (v0.6's key: value lines,
     which name no status)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        data = loads(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

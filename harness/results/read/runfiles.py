@@ -19,6 +19,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from harness.results.read.jsonfile import loads
 from harness.results.read.summary import LogError, RunSummary, interrupted_by
 
 MAX_NAMED = 3  # fields named per file; the rest are counted
@@ -28,8 +29,13 @@ def _number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+# no run measures a figure this large (1e15 J is 280 GWh, 1e15 s 30 million years); one is a damaged
+# file, and sums of a few would overflow a float
+LARGEST = 1e15
+
+
 def _nonneg(x: Any) -> bool:
-    return _number(x) and x >= 0
+    return _number(x) and 0 <= x < LARGEST
 
 
 def _integer(lo: int) -> Callable[[Any], bool]:
@@ -48,6 +54,7 @@ def _list_of_dicts(x: Any) -> bool:
     return isinstance(x, list) and all(isinstance(e, dict) for e in x)
 
 
+NONNEG = f"a non-negative number below {LARGEST:g}"
 # field -> (check, what it should be); None is allowed for every field (absent or unknown)
 TOP: dict[str, tuple[Callable[[Any], bool], str]] = {
     "status": (lambda x: isinstance(x, str), "a string"),
@@ -57,7 +64,7 @@ TOP: dict[str, tuple[Callable[[Any], bool], str]] = {
     "seed": (lambda x: isinstance(x, int) and not isinstance(x, bool), "an integer"),
     "world_size": (_integer(0), "a non-negative integer"),
     "global_batch_size": (_integer(1), "a positive integer"),
-    **{k: (_nonneg, "a non-negative number") for k in (
+    **{k: (_nonneg, NONNEG) for k in (
         "time_to_train_s", "time_to_train_min", "throughput", "init_time_s", "epochs_to_converge", "data_wait_s")},
     "data_wait_share": (lambda x: _number(x) and 0 <= x <= 1, "a number from 0 to 1"),
     "quality_direction": (_one_of("higher", "lower"), "higher or lower"),
@@ -70,15 +77,15 @@ TOP: dict[str, tuple[Callable[[Any], bool], str]] = {
     "hyperparameters": (lambda x: isinstance(x, dict), "an object"),
 }
 NESTED: dict[str, dict[str, tuple[Callable[[Any], bool], str]]] = {
-    "telemetry": {"energy_j": (_nonneg, "a non-negative number"), "power_mean_w": (_nonneg, "a non-negative number")},
+    "telemetry": {"energy_j": (_nonneg, NONNEG), "power_mean_w": (_nonneg, NONNEG)},
     "host_load": {"busy": (lambda x: isinstance(x, bool), "true or false"), "note": (lambda x: isinstance(x, str), "a string")},
     "hyperparameters": {"workload": (lambda x: isinstance(x, str), "a string"),
                         "global_batch_size": (_integer(1), "a positive integer")},
 }
 PER_EPOCH: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "throughput": (_nonneg, "a non-negative number"), "data_wait_s": (_nonneg, "a non-negative number")}
+    "throughput": (_nonneg, NONNEG), "data_wait_s": (_nonneg, NONNEG)}
 PER_EVAL: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "epoch": (_nonneg, "a non-negative number"), "quality": (_quality, "a number or named numbers")}
+    "epoch": (_nonneg, NONNEG), "quality": (_quality, "a number or named numbers")}
 
 
 def _shown(x: Any) -> str:
@@ -122,7 +129,7 @@ def describe(found: list[str]) -> str:
 @functools.lru_cache(maxsize=4096)
 def _load(path: str, _mtime_ns: int, _size: int) -> tuple[Optional[dict[str, Any]], tuple[str, ...]]:
     try:
-        data = json.loads(Path(path).read_text())
+        data = loads(Path(path).read_text())
     except OSError as err:
         return None, (f"cannot be read: {err.strerror or err}",)
     except ValueError as err:
@@ -157,7 +164,7 @@ def add_run_files(run: RunSummary, run_dir: Path) -> None:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text())
+        data = loads(path.read_text())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

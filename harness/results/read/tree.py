@@ -28,11 +28,14 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
+
+from harness.results.read.jsonfile import loads
 
 MAX_LITERAL = 100_000  # characters: a system description is a few hundred; nothing bigger is evaluated
 FIRST_50 = "first_50_success_file"  # v0.5 NCF: the runs the submitter scored
@@ -87,7 +90,7 @@ def scaling_factor(folder: str) -> tuple[float, Optional[str]]:
     if not path.is_file():
         return 1.0, None
     try:
-        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        data = loads(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, ValueError) as err:
         return 1.0, f"{path} cannot be read ({err}): not applied"
     factor = data.get("scaling_factor") if isinstance(data, dict) else None
@@ -178,7 +181,7 @@ def read_system(path: str) -> Optional[System]:
         return None
     name = Path(path).stem
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError:
         data = _key_lines(text)
     if not isinstance(data, dict):
@@ -249,7 +252,7 @@ def _first_50(system_dir: str) -> Optional[frozenset[str]]:
         return None
     root = Path(system_dir).resolve()
     # each name is looked up under the system folder; one that leads outside it is ignored
-    found = {str((root / n).resolve()) for n in names}
+    found = {os.path.realpath(root / n) for n in names}  # a name that loops is matched by no log
     return frozenset(f for f in found if f.startswith(str(root) + "/"))
 
 

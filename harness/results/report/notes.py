@@ -42,6 +42,9 @@ def group_notes(stats: list[GroupStats]) -> list[str]:
             out.append(f"{where}: seed {seed} was used by {n} runs: they are not independent samples of the seed spread")
         if g.busy:
             out.append(f"{where}: {g.busy} of {g.runs} run(s) ran on a busy machine (marked {BUSY})")
+        if g.key.target is not None:
+            out.append(f"{where}: runs alike but for their target state another one: these runs, to target "
+                       f"{g.key.target}, are scored as a group of their own")
     return out
 
 

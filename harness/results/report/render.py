@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+import os
 from pathlib import Path
 from typing import Any, Optional
 
@@ -26,8 +27,8 @@ def fmt(value: Optional[float], spec: str = ".4g") -> str:
 
 
 def rel(path: str) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd()))
+    try:  # realpath, not resolve(): a link that loops (a log linked to itself) is named, not raised on
+        return str(Path(os.path.realpath(path)).relative_to(Path.cwd()))
     except ValueError:
         return path
 

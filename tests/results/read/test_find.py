@@ -42,3 +42,17 @@ def test_a_pipe_with_a_log_s_name_is_named_not_read(tmp_path):
     os.mkfifo(tmp_path / "result_0.txt")  # reading it would block forever
     assert find_logs([str(tmp_path)]) == ([], [], [(str(tmp_path / "result_0.txt"), NOT_A_FILE)])
     assert find_logs([str(tmp_path / "result_0.txt")]) == ([], [], [(str(tmp_path / "result_0.txt"), NOT_A_FILE)])
+
+
+def test_a_log_linked_to_itself_is_named_in_one_line_by_the_report_and_the_check(tmp_path, capsys):
+    from harness.check.__main__ import main as check
+    from harness.report import main as report
+
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "mlperf.log").symlink_to("mlperf.log")  # a loop: resolve() raises on it
+    for path, why in ((tmp_path, NOT_A_FILE), (tmp_path / "run" / "mlperf.log", "a link that leads to no file")):
+        assert report([str(path)]) == 1
+        out = capsys.readouterr()
+        assert out.out == "" and len(out.err.splitlines()) == 1 and why in out.err
+        assert check([str(path)]) == 2
+        assert why in capsys.readouterr().err

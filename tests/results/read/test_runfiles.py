@@ -44,16 +44,16 @@ ORPHANS = {  # result.json with no mlperf.log (a run that failed before its log 
     "batch_list": ({"global_batch_size": [1]}, "global_batch_size is [1], not a positive integer"),
     "seed_dict": ({"seed": {"value": 1}}, 'seed is {"value": 1}, not an integer'),
     "tput_fast": ({"mode": "throughput", "status": "success", "throughput": "fast"},
-                  'throughput is "fast", not a non-negative number'),
+                  'throughput is "fast", not a non-negative number below 1e+15'),
     "tput_world": ({"mode": "throughput", "status": "success", "throughput": 10.0, "world_size": "two"},
                    'world_size is "two", not a non-negative integer'),
     "not_json": (None, "not valid JSON"),
 }
 BESIDE_LOG = {  # beside a good mlperf.log: the run is read from its log alone
-    "energy": ({"telemetry": {"energy_j": "lots"}}, 'telemetry.energy_j is "lots", not a non-negative number'),
+    "energy": ({"telemetry": {"energy_j": "lots"}}, 'telemetry.energy_j is "lots", not a non-negative number below 1e+15'),
     "wait": ({"data_wait_share": "high"}, 'data_wait_share is "high", not a number from 0 to 1'),
     "busy": ({"host_load": {"busy": "yes"}, "epochs": [{"throughput": "x"}]},
-             'host_load.busy is "yes", not true or false; epochs[0].throughput is "x", not a non-negative number'),
+             'host_load.busy is "yes", not true or false; epochs[0].throughput is "x", not a non-negative number below 1e+15'),
 }
 
 
@@ -152,3 +152,20 @@ def test_a_comparison_side_that_waits_for_data_is_flagged(tmp_path):
     (pair,) = json.loads(out.stdout)["pairs"]
     assert pair["input_bound"] and pair["confidence"]["input_bound"] == ["A: data wait 30% of training time"]
     assert "input-bound: the numbers measure the loader (A: data wait 30% of training time)" in pair["confidence"]["text"]
+
+
+def test_json_nested_too_deep_or_figures_too_large_to_sum_are_named_and_the_run_read_from_its_log(tmp_path, capsys):
+    from harness.report import main as report
+    from tests.test_report import _harness_run
+
+    for name, broken in (("deep", "[" * 100_000 + "]" * 100_000), ("huge", None)):
+        for seed in (1, 2, 3):
+            _harness_run(tmp_path / name / str(seed), seed, [0.5, 0.95], 0.9)
+            result = tmp_path / name / str(seed) / "result.json"
+            data = json.loads(result.read_text()) | {"telemetry": {"energy_j": 1.5e308}}
+            result.write_text(broken or json.dumps(data))
+        assert report([str(tmp_path / name), "--json", "-"]) == 1
+        out = capsys.readouterr()
+        assert len(json.loads(out.out)["runs"]) == 3 and len(out.err.splitlines()) == 3
+        why = "nested too deep to read" if broken else "telemetry.energy_j is 1.5e+308, not a non-negative number"
+        assert all(why in line and "read from its mlperf.log alone" in line for line in out.err.splitlines())
