@@ -7,7 +7,9 @@
 
 Prints one short line per log (PASS, FAIL with its first reasons, CRASH where the official checker
 itself fails on the log, SKIP where no official checker reads it, STOP for a run stopped by Ctrl-C
-or SIGTERM), then a summary with the rulesets used and why. Exits 1 if any log fails, or if the
+or SIGTERM, WARN where the official checker passes a log but warns, or where the log's clock cannot
+be a round's dates or a run_stop falls inside the run, which the report does not score), then a
+summary with the rulesets used and why. Exits 1 if any log fails or is WARN, or if the
 official checker crashed on a log or no official checker reads it (CRASH, SKIP: nothing vouches for
 those logs) unless --allow-skipped; 2 if no log was found or for a bad option; 130 on Ctrl-C (143 on
 SIGTERM), with one line.
@@ -19,11 +21,11 @@ import sys
 from collections import Counter
 from typing import Optional
 
-from harness.check import CRASH, INTERRUPTED, PASS, REFUSED, CheckResult, check_logs, training_rulesets
+from harness.check import CRASH, INTERRUPTED, PASS, REFUSED, WARNED, CheckResult, check_logs, training_rulesets
 from harness.results.read.find import find_logs
 from harness.run.interrupts import ended_by, stop_on_sigterm
 
-WORD = {PASS: "PASS", CRASH: "CRASH", INTERRUPTED: "STOP"}
+WORD = {PASS: "PASS", WARNED: "WARN", CRASH: "CRASH", INTERRUPTED: "STOP"}
 WIDTH = 240  # characters: one line a terminal shows whole, whatever the checker wrote
 REASON = 110  # characters of the reasons that every line keeps, however long its path
 
@@ -78,7 +80,7 @@ def _check(args: argparse.Namespace, checked: list[int]) -> int:
     counts: Counter = Counter()
     sources: Counter = Counter()
     for path, result in zip(files, check_logs(files, args.ruleset, timeout=args.timeout, jobs=args.jobs)):
-        kind = result.status if result.status in (PASS, CRASH, INTERRUPTED) else ("skip" if not result.checked
+        kind = result.status if result.status in (PASS, WARNED, CRASH, INTERRUPTED) else ("skip" if not result.checked
                                                                                    else "fail")
         counts[kind] += 1
         checked[0] += 1
@@ -89,6 +91,8 @@ def _check(args: argparse.Namespace, checked: list[int]) -> int:
             for message in result.messages + result.warnings:
                 print("      " + message.strip().replace("\n", "\n      "))
     parts = [f"{counts[PASS]} passed", f"{counts['fail']} failed"]
+    parts += [f"{counts[WARNED]} passed by the official checker with warnings or a faulty clock or run_stop "
+              "(WARN)"] * bool(counts[WARNED])
     parts += [f"{counts[CRASH]} not judged (the official checker crashed on them)"] * bool(counts[CRASH])
     parts += [f"{counts['skip']} not checked (no official checker for them)"] * bool(counts["skip"])
     parts += [f"{counts[INTERRUPTED]} interrupted (not completed runs: not checked)"] * bool(counts[INTERRUPTED])
@@ -100,7 +104,7 @@ def _check(args: argparse.Namespace, checked: list[int]) -> int:
         print(f"harness.check: error: {unjudged} log(s) not judged by the official checker (CRASH or SKIP above); "
               "pass --allow-skipped to accept them", file=sys.stderr)
         return 1
-    return 1 if counts["fail"] or missing else 0
+    return 1 if counts["fail"] or counts[WARNED] or missing else 0
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 A file is taken as named; a folder is searched for the harness's `mlperf.log` and MLPerf's
 `result_*.txt` (any round's submission tree), and for the `result.json` of harness runs that have no
 log (they failed before it began, or they measured throughput only). Links to folders are followed
-(a run folder kept elsewhere and linked in is read), each real folder once: a link back to a folder
-it lies in (a loop) is named and not followed. Only regular files are read: a folder, a pipe or a
+(a run folder kept elsewhere and linked in is read), each real folder once, and each file once however
+many of the paths lead to it (a folder and a link to it, by the file's real path): a link back to a
+folder it lies in (a loop) is named and not followed. Only regular files are read: a folder, a pipe or a
 device with a log's name is named as such (a pipe would block the reader forever).
 
     python -c "from harness.results.read.find import find_logs; print(find_logs(['outputs']))"
@@ -62,8 +63,18 @@ def _walk(root: Path, problems: list[tuple[str, str]]) -> Iterator[tuple[Path, b
     yield from visit(root, frozenset())
 
 
+def _once(files: set[Path]) -> list[Path]:
+    """Each file once, however many ways lead to it (a folder and a link to it, a file named twice): the
+    first of its paths in sorted order, by the file's real path."""
+    by_real: dict[str, Path] = {}
+    for p in sorted(files):
+        by_real.setdefault(os.path.realpath(p), p)
+    return sorted(by_real.values())
+
+
 def find_logs(paths: Iterable[str]) -> tuple[list[Path], list[Path], list[tuple[str, str]]]:
-    """(MLPerf logs, result.json files of runs that have no log, (path, problem) for bad paths)."""
+    """(MLPerf logs, result.json files of runs that have no log, (path, problem) for bad paths); a file
+    reached by several paths (a folder and a link to it) is listed once."""
     logs: set[Path] = set()
     orphans: set[Path] = set()
     missing: list[tuple[str, str]] = []
@@ -85,4 +96,6 @@ def find_logs(paths: Iterable[str]) -> tuple[list[Path], list[Path], list[tuple[
             missing.append((name, NOT_A_FILE))
         else:
             missing.append((name, "no such file or folder"))
-    return sorted(logs), sorted(orphans), missing
+    logs_once = _once(logs)
+    logged = {os.path.realpath(p.parent) for p in logs_once if p.name == "mlperf.log"}
+    return logs_once, [p for p in _once(orphans) if os.path.realpath(p.parent) not in logged], missing

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from harness.results.analysis import comparison, platforms
 from harness.results.analysis.platforms import Unpaired
 from harness.results.analysis.stats import GroupKey, group_stats
@@ -55,3 +57,14 @@ def test_a_throughput_workload_one_side_lacks_is_named_not_dropped():
     (only,) = platforms.unpaired(a, b, [SimpleNamespace(workload="bert")], lambda g: g.workload)
     assert only == Unpaired("resnet", "A")
     assert unpaired_line(only) == "resnet: only A has it (or no GPU count matches): not compared"
+
+
+def test_comparing_a_folder_with_itself_is_one_usage_line(tmp_path, capsys):
+    from harness.report import main
+
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "same").symlink_to(tmp_path / "runs", target_is_directory=True)
+    with pytest.raises(SystemExit) as stop:
+        main([str(tmp_path / "runs"), str(tmp_path / "same"), "--compare"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert stop.value.code == 2 and "are the same folder: give the runs of platform A and those of platform B" in err[-1]
