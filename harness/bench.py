@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
+from harness import bench_files
 from harness import record as rec
 from harness.bench_suite import Cell, check_overrides, estimate_s, plan, suite_models, usage_error, wall_estimate
 from harness.errors import ConfigError
@@ -184,8 +185,7 @@ def _last_line(path: Path) -> Optional[str]:
 
 
 def _done(out: Path, cell: Cell) -> bool:
-    path = out / "runs" / cell.name / "result.json"
-    return path.is_file() and rec.read(path).get("status") == "success"
+    return bench_files.succeeded(out / "runs" / cell.name / "result.json")
 
 
 def _say(text: str) -> None:
@@ -209,8 +209,8 @@ def _main(argv: Optional[list[str]]) -> int:
         print(f"harness.bench: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     # the tables name the machine that ran the cells, which --tables-only may not be
-    saved = json.loads((out / "bench.json").read_text()) if (out / "bench.json").is_file() else {}
-    meta = {k: v for k, v in saved.items() if k != "cells"} if args.tables_only and saved else machine()
+    saved = bench_files.saved_machine(out) if args.tables_only else {}
+    meta = saved or machine()
     if not args.tables_only:
         meta["command"] = "python -m harness.bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     device = "cpu" if args.smoke else args.device or ("cuda" if meta.get("gpu_count") else "cpu")
@@ -250,20 +250,16 @@ def _tables(args: argparse.Namespace, out: Path, meta: dict, outcomes: list[Outc
     """bench.json and the tables from every run under OUT; the exit status."""
     if not args.tables_only:
         disk.write_atomic(out / "bench.json", json.dumps({**meta, "cells": [asdict(o) for o in outcomes]}, indent=1) + "\n")
+    bench_files.damaged_results(out)
     runs = read_runs([out / "runs"]) if (out / "runs").is_dir() else []
-    cell_seconds = [json.loads(line).get("seconds") or 0 for line in _lines(out / "bench.jsonl")]
     meta.update(cells_run=len(runs), cells_failed=sum(r.status != "success" for r in runs),
-                minutes=sum(cell_seconds) / 60)
+                minutes=bench_files.seconds(bench_files.cell_lines(out / "bench.jsonl")) / 60)
     for path in bench_tables.summarise(runs, meta, out, order=suite_models()):
         _say(f"wrote {path}")
     if stopped:
         _say(f"budget reached: {stopped} cell(s) not started; run the same command with --resume to continue")
         return EXIT_BUDGET
     return EXIT_FAILED if any(r.status != "success" for r in runs) else EXIT_OK
-
-
-def _lines(path: Path) -> list[str]:
-    return [line for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
 
 
 def _run_all(todo: list[Cell], est: list[float], args, out: Path, device: str,

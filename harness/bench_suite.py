@@ -147,6 +147,8 @@ def usage_error(args: argparse.Namespace, out: Path) -> Optional[str]:
                                      ("--budget-min", args.budget_min, 0, True)):
         if value is not None and (not math.isfinite(value) or value < low or (strict and value == low)):
             return f"{flag} {value:g} must be {'above' if strict else 'at least'} {low}"
+    if out.exists() and not out.is_dir():
+        return f"--out {out} is a file, not a folder: name a folder for the cells' runs and tables"
     if args.tables_only and not any((out / "runs").glob("*/result.json")):
         return (f"--tables-only: {out} holds no bench runs (runs/<cell>/result.json); give --out of a folder "
                 "that harness.bench ran cells into")

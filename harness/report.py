@@ -24,6 +24,7 @@ JSON schema.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Callable, Optional
@@ -31,6 +32,7 @@ from typing import Callable, Optional
 from harness.results.analysis import cost
 from harness.results.report import export, render, sections
 from harness.results.analysis.collect import Report, build, label_for, target_for
+from harness.results.read.parse import MAX_LOG_BYTES
 from harness.results.report.decision import render_decision
 from harness.results.report.notes import notes
 from harness.observe.disk import not_a_file, write_atomic
@@ -120,7 +122,8 @@ def _compare(args: argparse.Namespace) -> int:
     from harness.results.analysis import comparison
     from harness.results.report import comparison_render as shown
 
-    c = comparison.compare([args.paths[0]], [args.paths[1]], args.jobs, prices=args.prices, rank_by=args.rank)
+    c = comparison.compare([args.paths[0]], [args.paths[1]], args.jobs, prices=args.prices, rank_by=args.rank,
+                           max_log_bytes=args.max_log_bytes)
     for side, rep in (("A", c.a), ("B", c.b)):
         for path, message in rep.errors:
             print(f"{side}: {render.rel(path)}: {message}", file=sys.stderr)
@@ -184,7 +187,13 @@ def _main(argv: Optional[list[str]]) -> int:
     parser.add_argument("--compare", action="store_true",
                         help="compare two platforms: the first path is A, the second B (A's speedup over B)")
     parser.add_argument("--jobs", type=int, help="processes that parse logs (default: one per core)")
+    parser.add_argument("--max-log-mb", type=float, default=MAX_LOG_BYTES / 2**20,
+                        help="a log larger than this is named and not read: one read and checked takes about 12 "
+                        f"times its size in memory (default {MAX_LOG_BYTES >> 20})")
     args = parser.parse_args(argv)
+    if not args.max_log_mb > 0:
+        parser.error(f"--max-log-mb {args.max_log_mb:g} must be a positive number of MiB")
+    args.max_log_bytes = int(min(args.max_log_mb, 2.0**40) * 2**20)
     try:
         args.prices = cost.parse_prices(args.price)
     except cost.PriceError as err:
@@ -196,9 +205,12 @@ def _main(argv: Optional[list[str]]) -> int:
     if args.compare:
         if len(args.paths) != 2:
             parser.error(f"--compare takes two paths, platform A and platform B; got {len(args.paths)}")
+        if os.path.realpath(args.paths[0]) == os.path.realpath(args.paths[1]):
+            parser.error(f"--compare: {args.paths[0]} and {args.paths[1]} are the same folder: give the runs of "
+                         "platform A and those of platform B")
         return _compare(args)
 
-    report = build(args.paths, args.baseline_world, args.baseline_precision, args.jobs)
+    report = build(args.paths, args.baseline_world, args.baseline_precision, args.jobs, args.max_log_bytes)
     report.prices, report.rank_by = args.prices, args.rank
     for path, message in report.errors:
         print(f"{render.rel(path)}: {message}", file=sys.stderr)

@@ -254,3 +254,27 @@ def test_tables_only_on_a_folder_without_bench_runs_is_one_line_and_writes_nothi
         f"harness.bench: error: --tables-only: {tmp_path} holds no bench runs (runs/<cell>/result.json); give --out "
         "of a folder that harness.bench ran cells into"]
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]  # no four empty tables
+
+
+def test_a_damaged_bench_folder_names_each_damaged_file_or_line_and_tabulates_the_good_cells(tmp_path, capsys):
+    from harness.bench import main
+    from tests.results.report.test_bench_tables import write_run
+
+    for model, tput in (("txl_base", 90.0), ("bert_base", 40.0), ("txl_large", 30.0)):
+        write_run(tmp_path / "runs", model, "fp32", 1, [tput])
+    broken = next(p for p in (tmp_path / "runs").glob("*/result.json") if "bert_base" in str(p))
+    broken.write_bytes(broken.read_bytes()[:-20] + b"\0\0\0")  # a kill while the file was written
+    (tmp_path / "bench.jsonl").write_text('{"cell": "a", "seconds": 60}\nnull\n{"cell": "b", "seco\n\0\0\n')
+    (tmp_path / "bench.json").write_text('{"machine": "1x NVIDIA H2')
+    assert main(["--tables-only", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 5 and all(line.startswith("harness.bench: warning: ") for line in err)
+    assert "bench.json: not JSON" in err[0] and f"{broken}: not JSON" in err[1]
+    assert [line.rsplit(": ", 1)[-1] for line in err[2:]] == ["skipped"] * 3 and "line 4: NUL bytes" in err[4]
+    md = (tmp_path / "results.md").read_text()
+    assert "txl_base" in md and "txl_large" in md and "bert_base" not in md
+    (tmp_path / "file").write_text("not a folder")
+    for flag in ("--tables-only", "--resume"):
+        assert main([flag, "--out", str(tmp_path / "file")]) == 2
+        assert capsys.readouterr().err == (f"harness.bench: error: --out {tmp_path / 'file'} is a file, not a folder: "
+                                           "name a folder for the cells' runs and tables\n")

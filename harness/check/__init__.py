@@ -39,10 +39,13 @@ from harness.results.read.summary import CRASH, FAIL, INCOMPLETE, PASS, REFUSED,
 from harness.run.interrupts import forking_workers, leave_signals_to_parent
 
 __all__ = ["CheckResult", "check_log", "check_logs", "pick_rules", "quality_target", "training_rulesets", "DEFAULT_RULESET",
-           "INTERRUPTED", "IN_PROGRESS", "PASS", "FAIL", "CRASH", "REFUSED", "UNCHECKED"]
+           "INTERRUPTED", "IN_PROGRESS", "WARNED", "PASS", "FAIL", "CRASH", "REFUSED", "UNCHECKED"]
 INTERRUPTED = "interrupted"
 IN_PROGRESS = "in progress"
 LIVE_S = 60.0  # a heartbeat (written every second) or a log write this recent: the run is still going
+# passed by the official checker, with its own warnings or a fault of the log's clock or timed region
+# (harness.results.read.summary's faults): nothing a score may stand on, so not a plain pass
+WARNED = "warned"
 
 
 @dataclass
@@ -54,7 +57,7 @@ class CheckResult:
     rules: Optional[str] = None  # the rules file the checker started from
     messages: list[str] = field(default_factory=list)  # the checker's messages, as it wrote them
     checked: bool = True  # False: not judged (v0.5, no ruleset has the benchmark, interrupted, the checker crashed)
-    status: str = FAIL  # PASS, FAIL, REFUSED (screened), CRASH, UNCHECKED, INTERRUPTED
+    status: str = FAIL  # PASS, WARNED, FAIL, REFUSED (screened), CRASH, UNCHECKED, INTERRUPTED
     source: Optional[str] = None  # why this ruleset: "v4.0 in the path", "--ruleset", ...
     warnings: list[str] = field(default_factory=list)  # the harness's sanity findings; never a failure
 
@@ -249,6 +252,11 @@ def _check(path: Path, ruleset: Optional[str]) -> CheckResult:
     if verdict.status in (PASS, FAIL):
         result.warnings = [f"harness sanity check: {f}" for f in sanity.check(formats.read(lines).records)]
         result.warnings += [f"the official checker warns: {w}" for w in verdict.warnings]
+    doubts = summary.faults + [f"the official checker warns: {w}" for w in verdict.warnings]
+    if verdict.status == PASS and doubts:  # the official pass stands, but not as a plain one
+        result.status, result.passed, result.messages = WARNED, False, doubts
+    elif summary.faults:
+        result.messages = summary.faults + result.messages
     if verdict.status == FAIL and not result.messages:
         result.messages = ["failed (the checker gave no message)"]
     return result

@@ -8,7 +8,9 @@
 Prints one short line per log (PASS, FAIL with its first reasons, CRASH where the official checker
 itself fails on the log, SKIP where no official checker reads it, STOP for a run stopped by Ctrl-C
 or SIGTERM, RUN for a harness run still in progress: no run_stop yet and its heartbeat written within
-the last minute), then a summary with the rulesets used and why. Exits 1 if any log fails, or if the
+the last minute, WARN where the official checker passes a log but warns, or where the log's clock
+cannot be a round's dates or a run_stop falls inside the run, which the report does not score), then
+a summary with the rulesets used and why. Exits 1 if any log fails or is WARN, or if the
 official checker crashed on a log or no official checker reads it (CRASH, SKIP: nothing vouches for
 those logs) unless --allow-skipped; 2 if no log was found or for a bad option; 130 on Ctrl-C (143 on
 SIGTERM), with one line. A stopped run and a run in progress are neither passes nor failures: they
@@ -23,11 +25,12 @@ import sys
 from collections import Counter
 from typing import Optional
 
-from harness.check import CRASH, IN_PROGRESS, INTERRUPTED, PASS, REFUSED, CheckResult, check_logs, training_rulesets
+from harness.check import (CRASH, IN_PROGRESS, INTERRUPTED, PASS, REFUSED, WARNED, CheckResult, check_logs,
+                           training_rulesets)
 from harness.results.read.find import find_logs
 from harness.run.interrupts import ended_by, stop_on_sigterm
 
-WORD = {PASS: "PASS", CRASH: "CRASH", INTERRUPTED: "STOP", IN_PROGRESS: "RUN"}
+WORD = {PASS: "PASS", WARNED: "WARN", CRASH: "CRASH", INTERRUPTED: "STOP", IN_PROGRESS: "RUN"}
 WIDTH = 240  # characters: one line a terminal shows whole, whatever the checker wrote
 REASON = 110  # characters of the reasons that every line keeps, however long its path
 
@@ -85,7 +88,7 @@ def _check(args: argparse.Namespace, checked: list[int]) -> int:
     counts: Counter = Counter()
     sources: Counter = Counter()
     for path, result in zip(files, check_logs(files, args.ruleset, timeout=args.timeout, jobs=args.jobs)):
-        kind = result.status if result.status in (PASS, CRASH, INTERRUPTED, IN_PROGRESS) else \
+        kind = result.status if result.status in (PASS, WARNED, CRASH, INTERRUPTED, IN_PROGRESS) else \
             ("skip" if not result.checked else "fail")
         counts[kind] += 1
         checked[0] += 1
@@ -96,6 +99,8 @@ def _check(args: argparse.Namespace, checked: list[int]) -> int:
             for message in result.messages + result.warnings:
                 print("      " + message.strip().replace("\n", "\n      "))
     parts = [f"{counts[PASS]} passed", f"{counts['fail']} failed"]
+    parts += [f"{counts[WARNED]} passed by the official checker with warnings or a faulty clock or run_stop "
+              "(WARN)"] * bool(counts[WARNED])
     parts += [f"{counts[CRASH]} not judged (the official checker crashed on them)"] * bool(counts[CRASH])
     parts += [f"{counts['skip']} not checked (no official checker for them)"] * bool(counts["skip"])
     parts += [f"{counts[INTERRUPTED]} interrupted (not completed runs: not checked)"] * bool(counts[INTERRUPTED])
@@ -108,7 +113,7 @@ def _check(args: argparse.Namespace, checked: list[int]) -> int:
         print(f"harness.check: error: {unjudged} log(s) not judged by the official checker (CRASH or SKIP above); "
               "pass --allow-skipped to accept them", file=sys.stderr)
         return 1
-    return 1 if counts["fail"] or missing else 0
+    return 1 if counts["fail"] or counts[WARNED] or missing else 0
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ temporary folder, moved into place in one step, so a reader never sees half of o
 differs from its stamp (a file added, edited, truncated or removed; a stamp that cannot be read) is
 taken to be the user's: it is never deleted, and `ensure` stops with one line saying how to
 regenerate it on purpose. A file lock makes concurrent runs (a sweep's jobs, torchrun's ranks) write
-it once. A disk that fills while it is written is one line naming the path and data_root.
+it once. A generator killed while it writes (SIGKILL, out of memory) leaves no part of a dataset in
+the folder: the next run finds what it left beside it, removes it, and writes the dataset again. A disk that fills while it is written is one line naming the path and data_root.
 
     python -c "from harness.interface.generated import verify; print(verify('outputs/datasets/ncf_embedded'))"
 """
@@ -238,19 +239,37 @@ def ensure(folder: str | Path, generator: str, version: int, params: dict[str, A
     return folder
 
 
+def _partial(folder: Path) -> list[Path]:
+    """What a writer of `folder` killed before it finished left beside it: its temporary folder (the dataset
+    half written) or the previous generation moved aside. Only the lock's holder calls this, so no living
+    writer owns them."""
+    prefix = f".{folder.name}-"
+    return sorted(p for p in folder.parent.iterdir()
+                  if p.name.startswith(prefix) and p.is_dir() and not p.is_symlink())
+
+
 def _write_in_place(folder: Path, generator: str, version: int, params: dict[str, Any],
                     write: Callable[[Path], Any]) -> None:
+    """Write into a temporary folder, stamp it last, and move it into place in one step; the previous
+    generation is first moved aside in one step too, so a kill at any moment leaves either a whole stamped
+    dataset or none at `folder` (then the next run writes it), never part of one."""
+    for left in _partial(folder):
+        log.warning("removing %s: a partial dataset a killed generator left", left)
+        shutil.rmtree(left, ignore_errors=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    aside: Optional[Path] = None
     try:
         write(tmp)
         write_stamp(tmp, generator, version, params)
         tmp.chmod(0o755)  # mkdtemp's 0700 would hide the data from other users
-        if folder.exists():
-            shutil.rmtree(folder)  # empty, or exactly the files of another generation
+        if folder.exists():  # empty, or exactly the files of another generation
+            aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}-old-", dir=folder.parent))
+            os.replace(folder, aside)
         os.replace(tmp, folder)
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        for gone in (tmp, aside):
+            if gone is not None and gone.exists():
+                shutil.rmtree(gone, ignore_errors=True)
 
 
 def spawn_can_start() -> bool:

@@ -211,7 +211,10 @@ def compare(root: Path, ruleset: Optional[str], jobs: Optional[int]) -> dict[str
             if folder.ruleset == "0.6.0":
                 continue  # the RCP checker reads :::MLLOG files only
             unit = unit_of(log, conv) if conv is not None else run.epoch_unit
-            ok = run.epochs_to_converge == conv and run.epoch_unit == unit
+            mine = run.epochs_to_converge
+            if mine is not None and not official.has_rcps(folder.ruleset):
+                mine = round(mine, 3)  # a round without RCPs: the report keeps the log's figure, the reader rounds it
+            ok = mine == conv and run.epoch_unit == unit
             t["convergence figures and units agree"] += ok
             t[f"convergence unit: {run.epoch_unit}"] += 1
             if not ok:

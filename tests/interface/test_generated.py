@@ -162,3 +162,38 @@ def test_the_check_before_a_run_waits_while_another_process_rewrites_the_folder(
         (path / "sub" / "more.txt").write_text("x" * 50)
     thread.join(10)
     assert checked.is_set()
+
+
+_KILLED_WRITER = """
+import os, signal, sys
+from pathlib import Path
+from harness.interface import generated
+
+def write(folder):
+    (folder / "part_1.bin").write_bytes(b"x" * 1000)
+    os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer ends a generator: no handler, no finally
+
+generated.ensure(Path(sys.argv[1]), "gen", int(sys.argv[2]), {"n": 100}, write)
+"""
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["first generation", "regeneration"])
+def test_a_generator_killed_while_it_writes_leaves_no_partial_dataset_and_the_next_run_writes_it(tmp_path, first):
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    if not first:
+        generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer([]))
+    killed = subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(tmp_path / "ds"), "2"], cwd=REPO)
+    assert killed.returncode == -9
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".ds-")]  # what the kill left beside it
+    if first:
+        assert not (tmp_path / "ds").exists()
+    else:
+        assert generated.verify(tmp_path / "ds", "gen", 1) is None  # the old generation is whole
+    calls: list = []
+    generated.ensure(tmp_path / "ds", "gen", 2, {"n": 100}, _writer(calls))
+    assert len(calls) == 1 and generated.verify(tmp_path / "ds", "gen", 2, {"n": 100}) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock-ds", "ds"]  # the partial dataset is gone

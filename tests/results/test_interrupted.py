@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.helpers import run_cli
 from tests.results.roundlogs import mllog
 
@@ -96,3 +98,36 @@ def test_the_json_says_what_became_of_every_run(tmp_path):
     outcome = report["outcome"]
     assert (outcome["runs"], outcome["scored"], outcome["not_converged"], outcome["interrupted"]) == (7, 3, 1, 3)
     assert outcome["signals"] == {"SIGTERM": 1, "SIGINT": 2}
+
+
+@pytest.mark.e2e
+def test_a_run_killed_before_its_log_began_is_an_incomplete_run_in_check_and_report(tmp_path):
+    """SIGKILL (as the OOM killer sends it) while the run starts: no mlperf.log, no result.json; the sweep's other
+    runs are still read, and the killed one is named, not silently left out of the count."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.helpers import REPO, child_env
+
+    _run(tmp_path / "out" / "done", 1, (0.5, 0.95))
+    proc = subprocess.Popen([sys.executable, "-m", "harness.train", "model=ncf", f"output_root={tmp_path / 'out'}",
+                             f"data_root={tmp_path / 'data'}"], cwd=REPO, env=child_env(), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    try:
+        while not list((tmp_path / "out").rglob(".hydra/config.yaml")):
+            assert proc.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"
+            time.sleep(0.005)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    (killed,) = [p.parent.parent for p in (tmp_path / "out").rglob(".hydra/config.yaml")]
+    assert not (killed / "mlperf.log").exists() and not (killed / "result.json").exists()
+    for command in ("harness.check", "harness.report"):
+        out = run_cli(command, str(tmp_path / "out"))
+        assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+        assert f"{killed}: a run folder with neither mlperf.log nor result.json: the run was killed" in out.stderr
+        assert "done/mlperf.log" in out.stdout or "1 log(s)" in out.stdout or "toy" in out.stdout

@@ -110,9 +110,9 @@ def test_a_success_below_the_target_is_dropped_as_the_official_summarizer_drops_
 def test_a_score_belongs_to_its_submission_folder_whatever_the_logs_state(tmp_path):
     """Issue 23: placeholder platform strings merged systems; one folder with two strings split in two."""
     placeholder = "1xSUBMISSION_PLATFORM_PLACEHOLDER"
-    two_strings = [retinanet_log([0.3, 0.345], seed=s, platform="8xA" if s % 2 else "8xB", t0=10**12 + s * 10**7,
+    two_strings = [retinanet_log([0.3, 0.345], seed=s, platform="8xA" if s % 2 else "8xB", t0=1_600_000_000_000 + s * 10**7,
                                  epoch_ms=100_000 + 500 * s) for s in range(5)]
-    same_string = [retinanet_log([0.3, 0.345], seed=s, platform=placeholder, t0=10**12 + s * 10**7,
+    same_string = [retinanet_log([0.3, 0.345], seed=s, platform=placeholder, t0=1_600_000_000_000 + s * 10**7,
                                  epoch_ms=60_000 + 700 * s) for s in range(5)]
     write_folder(tmp_path, "v3.1", "sys_a", "ssd", two_strings)
     write_folder(tmp_path, "v3.1", "sys_b", "ssd", same_string, nodes=2)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Optional
 
@@ -16,7 +17,7 @@ from harness.results.analysis import confidence, throughput
 from harness.results.read import checking, rules, runfiles
 from harness.results.analysis.compare import PrecisionRatio, Speedup, precision_ratios, world_speedups
 from harness.results.read.find import find_logs
-from harness.results.read.parse import LogError, RunSummary, from_result_json, read_file
+from harness.results.read.parse import MAX_LOG_BYTES, LogError, RunSummary, from_result_json, read_file
 from harness.results.read.summary import Shortfall
 from harness.results.analysis.score import Score, round_score
 from harness.results.analysis.stats import GroupKey, GroupStats, group_key, group_runs, group_stats
@@ -56,11 +57,11 @@ class Report:
                     or any(t.status != "success" for t in self.tput_runs))
 
 
-def _parse(path: Path) -> tuple[Optional[RunSummary], Optional[str], list[str]]:
+def _parse(path: Path, max_bytes: Optional[int] = MAX_LOG_BYTES) -> tuple[Optional[RunSummary], Optional[str], list[str]]:
     """(run, why the log cannot be read, what is wrong with the result.json beside it): the log read,
     then checked (the official and RCP checkers, the sanity pass), and the two joined."""
     try:
-        log = read_file(path)
+        log = read_file(path, max_bytes)
     except LogError as err:
         return None, str(err), []
     run = checking.join(log.facts, checking.check(log))
@@ -77,8 +78,11 @@ def _warm() -> None:
 
 
 def build(paths: list[str], baseline_world: Optional[int] = None, baseline_precision: str = "fp32",
-          jobs: Optional[int] = None) -> Report:
+          jobs: Optional[int] = None, max_log_bytes: Optional[int] = MAX_LOG_BYTES) -> Report:
+    """The report on every log and run under `paths`; a log over `max_log_bytes` is named among the errors,
+    not read (None: no limit)."""
     logs, orphans, errors = find_logs(paths)
+    parse = partial(_parse, max_bytes=max_log_bytes)
     if len(logs) >= PARALLEL_FROM and (jobs is None or jobs > 1):
         from harness.run.interrupts import forking_workers, leave_signals_to_parent
 
@@ -87,13 +91,13 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
         with ProcessPoolExecutor(max_workers=jobs, initializer=leave_signals_to_parent) as pool:
             try:
                 with forking_workers():  # the first submit forks every worker
-                    chunks = pool.map(_parse, logs, chunksize=16)
+                    chunks = pool.map(parse, logs, chunksize=16)
                 parsed = list(chunks)
             except KeyboardInterrupt:
                 pool.shutdown(wait=True, cancel_futures=True)  # the workers end their chunk, start no other
                 raise
     else:
-        parsed = [_parse(p) for p in logs]
+        parsed = [parse(p) for p in logs]
     runs = []
     for path, (run, err, found) in zip(logs, parsed):
         if run is None:

@@ -27,6 +27,7 @@ from harness.results.analysis.collect import Report, build
 from harness.results.analysis.compare import count_label, epochs_of, ratio, time_of
 from harness.results.analysis.confidence import Judgement, judge
 from harness.results.analysis.stats import GroupKey, GroupStats, accelerator_kind
+from harness.results.read.parse import MAX_LOG_BYTES
 
 TTT_FIELDS = ("time_to_train", "throughput", "epochs_ratio")
 
@@ -154,8 +155,9 @@ def _pair(ga: GroupStats, gb: GroupStats, a: Report, b: Report) -> platforms.Pai
 
 
 def compare(a_paths: list[str], b_paths: list[str], jobs: Optional[int] = None,
-            prices: Optional[dict[str, float]] = None, rank_by: str = "time") -> Comparison:
-    a, b = build(a_paths, jobs=jobs), build(b_paths, jobs=jobs)
+            prices: Optional[dict[str, float]] = None, rank_by: str = "time",
+            max_log_bytes: Optional[int] = MAX_LOG_BYTES) -> Comparison:
+    a, b = (build(paths, jobs=jobs, max_log_bytes=max_log_bytes) for paths in (a_paths, b_paths))
     prices = prices or {}
     for rep in (a, b):
         rep.prices, rep.rank_by = prices, rank_by

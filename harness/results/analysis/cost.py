@@ -52,14 +52,18 @@ def _price(text: Any, where: str) -> float:
 
 
 def _put(out: dict[str, float], key: str, value: float) -> None:
+    """A name's price; the same name (without regard to case) priced again at another price is refused."""
     for old in [k for k in out if k.lower() == key.lower()]:
+        if out[old] != value:
+            raise PriceError(f"--price {key}: priced twice ({old}={out[old]:g} and {key}={value:g}): give each "
+                             "platform, system or accelerator one price")
         del out[old]
     out[key] = value
 
 
 def parse_prices(items: Sequence[str]) -> dict[str, float]:
     """--price values: PLATFORM=USD_PER_HOUR, or a YAML file mapping names to prices (optionally under
-    `prices:`); later ones win (names match without regard to case)."""
+    `prices:`); names match without regard to case, and one name given two prices is a PriceError."""
     import yaml
 
     out: dict[str, float] = {}

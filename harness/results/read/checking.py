@@ -67,7 +67,8 @@ def check(log: ReadLog, ruleset: Optional[str] = None) -> LogCheck:
     chosen, verdict = official_check(facts, log.lines, path, ruleset)
     rcp = None
     if facts.log_format == "MLLOG" and chosen.version is not None:
-        value, note = official.rcp_convergence(log.lines, chosen.version)
+        value, note = official.rcp_convergence(log.lines, chosen.version,
+                                               places=3 if official.has_rcps(chosen.version) else None)
         rcp = RcpReading(official.convergence_unit(facts.benchmark, chosen.version), value, note)
     return LogCheck(findings, chosen, verdict, rcp)
 
@@ -75,6 +76,7 @@ def check(log: ReadLog, ruleset: Optional[str] = None) -> LogCheck:
 def join(facts: RunSummary, checked: LogCheck) -> RunSummary:
     """The run as the report scores it: the log's facts with the checkers' verdicts, a new RunSummary."""
     run = replace(facts, warnings=[*checked.sanity, *facts.warnings], problems=list(facts.problems))
+    run.warnings += [f"the official checker warns: {w}" for w in (checked.verdict.warnings if checked.verdict else [])]
     if run.log_format == formats.NAME_OF[formats.V05] and run.status == SUCCESS:
         _v05_target(run)
     chosen, verdict = checked.ruleset, checked.verdict
@@ -87,8 +89,8 @@ def join(facts: RunSummary, checked: LogCheck) -> RunSummary:
     who = f"the official checker ({chosen.label})"
     if verdict.status == PASS:
         # what the checker accepts is scored: the parser's own findings are no longer reasons to drop it
-        run.warnings[:0] = run.problems
-        run.problems = []
+        run.warnings[:0] = [p for p in run.problems if p not in run.faults]
+        run.problems = list(run.faults)
         if run.status != SUCCESS and run.time_to_train_min is not None:
             run.warnings.append(f"run_stop says {run.status!r}, but {who} passes the log: the official summarizer "
                                 "scores its time (the rules of its division state no target), and so does this report")

@@ -3,9 +3,12 @@
 A file is taken as named; a folder is searched for the harness's `mlperf.log` and MLPerf's
 `result_*.txt` (any round's submission tree), and for the `result.json` of harness runs that have no
 log (they failed before it began, or they measured throughput only). Links to folders are followed
-(a run folder kept elsewhere and linked in is read), each real folder once: a link back to a folder
-it lies in (a loop) is named and not followed. Only regular files are read: a folder, a pipe or a
-device with a log's name is named as such (a pipe would block the reader forever).
+(a run folder kept elsewhere and linked in is read), each real folder once, and each file once however
+many of the paths lead to it (a folder and a link to it, by the file's real path): a link back to a
+folder it lies in (a loop) is named and not followed. Only regular files are read: a folder, a pipe or a
+device with a log's name is named as such (a pipe would block the reader forever). A harness run folder
+(Hydra's .hydra/) with neither mlperf.log nor result.json is named as an incomplete run: killed before
+its log began, it would otherwise vanish from a sweep's count.
 
     python -c "from harness.results.read.find import find_logs; print(find_logs(['outputs']))"
 """
@@ -20,6 +23,8 @@ from typing import Iterable, Iterator
 LOG_NAMES = ("mlperf.log",)
 LOG_GLOBS = ("result_*.txt",)
 NOT_A_FILE = "is not a regular file (a folder, a pipe or a device): not read"
+INCOMPLETE_RUN = ("a run folder with neither mlperf.log nor result.json: the run was killed before its log began "
+                  "(SIGKILL, out of memory) or is still starting: an incomplete run")
 
 
 def _is_log(name: str) -> bool:
@@ -62,8 +67,26 @@ def _walk(root: Path, problems: list[tuple[str, str]]) -> Iterator[tuple[Path, b
     yield from visit(root, frozenset())
 
 
+def _incomplete_runs(found: list[tuple[Path, bool]]) -> list[Path]:
+    """Harness run folders (Hydra's .hydra/config.yaml, written before the run starts) that hold neither
+    mlperf.log nor result.json: a run ended by SIGKILL or the OOM killer before its log began writes neither."""
+    runs = {q.parent.parent for q, regular in found if regular and q.name == "config.yaml" and q.parent.name == ".hydra"}
+    ended = {q.parent for q, regular in found if q.name in ("mlperf.log", "result.json")}
+    return sorted(runs - ended)
+
+
+def _once(files: set[Path]) -> list[Path]:
+    """Each file once, however many ways lead to it (a folder and a link to it, a file named twice): the
+    first of its paths in sorted order, by the file's real path."""
+    by_real: dict[str, Path] = {}
+    for p in sorted(files):
+        by_real.setdefault(os.path.realpath(p), p)
+    return sorted(by_real.values())
+
+
 def find_logs(paths: Iterable[str]) -> tuple[list[Path], list[Path], list[tuple[str, str]]]:
-    """(MLPerf logs, result.json files of runs that have no log, (path, problem) for bad paths)."""
+    """(MLPerf logs, result.json files of runs that have no log, (path, problem) for bad paths); a file
+    reached by several paths (a folder and a link to it) is listed once."""
     logs: set[Path] = set()
     orphans: set[Path] = set()
     missing: list[tuple[str, str]] = []
@@ -78,8 +101,10 @@ def find_logs(paths: Iterable[str]) -> tuple[list[Path], list[Path], list[tuple[
             missing += [(str(q), NOT_A_FILE) for q, regular in hits if not regular]
             with_log = {q.parent for q, regular in hits if regular and q.name == "mlperf.log"}
             results = {q for q, regular in found if q.name == "result.json" and regular and q.parent not in with_log}
-            if not hits and not results:
+            killed = _incomplete_runs(found)
+            if not hits and not results and not killed:
                 missing.append((name, "no mlperf.log, result_*.txt or result.json under this folder"))
+            missing += [(str(q), INCOMPLETE_RUN) for q in killed]
             orphans |= results
         elif p.exists():
             missing.append((name, NOT_A_FILE))
@@ -87,7 +112,9 @@ def find_logs(paths: Iterable[str]) -> tuple[list[Path], list[Path], list[tuple[
             missing.append((name, "a link that leads to no file (it loops, or what it names is gone): not read"))
         else:
             missing.append((name, "no such file or folder"))
-    return sorted(logs), sorted(orphans), missing
+    logs_once = _once(logs)
+    logged = {os.path.realpath(p.parent) for p in logs_once if p.name == "mlperf.log"}
+    return logs_once, [p for p in _once(orphans) if os.path.realpath(p.parent) not in logged], missing
 
 
 def files_read(paths: Iterable[str]) -> set[Path]:

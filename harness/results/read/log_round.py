@@ -64,7 +64,7 @@ def choose(benchmark: Optional[str], lines: Sequence[str], start_ms: Optional[fl
     where = f"its dates fall in {window[0]}'s window ({window[1]} to {window[2]})" if window else ""
 
     def ruleset(version: str, why: str) -> Ruleset:
-        return Ruleset(version, version, f"training_{version}/common.yaml", f"no round in the path: {why}",
+        return Ruleset(version, version, f"training_{version}/common.yaml", f"{rules.round_named(path_round)}: {why}",
                        from_log=True)
 
     def passes(version: str) -> bool:

@@ -18,7 +18,8 @@ ruleset has).
 
 Convergence is read as rcp_checker.read_submission_file reads it (rcp_convergence says why that
 reading is redone here, and the tests hold it equal to the official function): epoch_num of the last
-eval_accuracy before a successful run_stop rounded to 3 places, samples_count for the benchmarks it
+eval_accuracy before a successful run_stop rounded to 3 places (unrounded for rulesets the RCP checker
+holds no reference points for, v0.6 and v0.7, whose figure is the log's own: has_rcps), samples_count for the benchmarks it
 counts in samples (what the figure counts, per benchmark: convergence_unit), and for stable diffusion the first evaluation whose FID <= 90 and CLIP >= 0.15
 (step_num under 3.1.0, samples_count later). It reads MLLOG files only.
 """
@@ -31,6 +32,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
 
 import yaml
@@ -247,7 +249,16 @@ def convergence_unit(benchmark: Optional[str], version: Optional[str]) -> str:
     return EPOCH_NUM_COUNTS.get(benchmark or "", "epochs")
 
 
-def rcp_convergence(lines: Sequence[str], version: str) -> tuple[Optional[float], Optional[str]]:
+def has_rcps(version: Optional[str]) -> bool:
+    """Whether the installed RCP checker holds reference convergence points for a training ruleset: none
+    before 1.0.0, whose rounds had no RCP check, so their convergence is the log's own figure, unrounded."""
+    from mlperf_logging import rcp_checker
+
+    return version is not None and (Path(rcp_checker.__file__).parent / f"training_{version}").is_dir()
+
+
+def rcp_convergence(lines: Sequence[str], version: str, places: Optional[int] = 3
+                    ) -> tuple[Optional[float], Optional[str]]:
     """(convergence as the RCP checker reads it, or None when it did not converge; a note when the
     reading fails, as the official reader raises on such a log).
 
@@ -257,12 +268,12 @@ def rcp_convergence(lines: Sequence[str], version: str) -> tuple[Optional[float]
     a round); cutting at the last token gives the same text. Kept equal to it by the tests, which call the
     official function on every fixture log and on generated logs of each kind it reads differently."""
     try:
-        return _rcp_reading(lines, version)
+        return _rcp_reading(lines, version, places)
     except Exception as err:  # as the official reader fails: e.g. an evaluation without its FID or CLIP part
         return None, f"the official RCP checker's reading of this log fails ({type(err).__name__}: {err})"
 
 
-def _rcp_reading(lines: Sequence[str], version: str) -> tuple[Optional[float], Optional[str]]:
+def _rcp_reading(lines: Sequence[str], version: str, places: Optional[int]) -> tuple[Optional[float], Optional[str]]:
     token = ":::MLLOG "
     benchmark = None
     conv: Any = None
@@ -284,7 +295,8 @@ def _rcp_reading(lines: Sequence[str], version: str) -> tuple[Optional[float], O
         elif benchmark in SAMPLES_BENCHMARKS and is_eval:
             conv, seen_eval = json.loads(text)["metadata"]["samples_count"], True
         elif is_eval:
-            conv, seen_eval = round(json.loads(text)["metadata"]["epoch_num"], 3), True
+            epoch = json.loads(text)["metadata"]["epoch_num"]
+            conv, seen_eval = (epoch if places is None else round(epoch, places)), True
         if "run_stop" in text and json.loads(text)["key"] == "run_stop":
             if json.loads(text)["metadata"]["status"] == "success":
                 if benchmark == "stable_diffusion":

@@ -22,7 +22,9 @@ reason SIGINT or SIGTERM) is interrupted, not a run that did not converge.
 """
 from __future__ import annotations
 
+import datetime
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -37,6 +39,10 @@ from harness.results.read.summary import INCOMPLETE, SUCCESS, LogError, RunSumma
 
 TOKEN = formats.MLLOG
 NO_EPOCH = "status success but no eval_accuracy with an epoch_num"
+MAX_LOG_BYTES = 64 << 20  # a real MLPerf log is under a few MB; one read and checked takes ~12x its size in memory
+FIRST_ROUND_MS = 1_514_764_800_000  # 2018-01-01 UTC: MLPerf Training's first round (v0.5) ran in 2018
+LAST_PLAUSIBLE_MS = 4_102_444_800_000  # 2100-01-01 UTC: microseconds written as time_ms read as the year 50,000
+EPOCH_LIMIT_MS = 253_402_300_799_000  # 9999-12-31: a date beyond it has no calendar day to name
 __all__ = ["LogError", "RunSummary", "parse_file", "parse_lines", "from_result_json", "TOKEN", "SUCCESS", "INCOMPLETE"]
 
 
@@ -51,12 +57,18 @@ class ReadLog:
     readable: bool = True  # False: a tree's log that holds no run (its facts say why): nothing to check
 
 
-def read_file(path: str | Path) -> ReadLog:
+def read_file(path: str | Path, max_bytes: Optional[int] = MAX_LOG_BYTES) -> ReadLog:
     """One log file, read: raises LogError where it holds no run, except in a submission tree, where
-    every result file of a folder counts toward its score, as the summarizer counts it."""
+    every result file of a folder counts toward its score, as the summarizer counts it; and where it is
+    larger than `max_bytes` (None: no limit), before a line is read: a log takes about 12 times its size
+    in memory once read and checked."""
     path = Path(path)
     try:
         with open(path, encoding="latin-1") as f:  # as mlp_parser reads: never a decode error
+            size = os.fstat(f.fileno()).st_size
+            if max_bytes is not None and size > max_bytes:
+                raise LogError(f"{size / 2**20:,.0f} MiB, over the limit of {max_bytes / 2**20:,.0f} MiB a log: not "
+                               "read (a real MLPerf log is a few MB; --max-log-mb raises the limit)")
             lines = f.readlines()
     except OSError as err:
         raise LogError(f"cannot read: {err.strerror or err}") from None
@@ -160,6 +172,8 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
     init_stop: Optional[float] = None
     samples = seconds = 0.0
     nodes = accel = entry = None
+    stops: list[Record] = []
+    evals: list[tuple[int, tuple[Any, Any]]] = []
     for r in records:
         key, value, meta, t = r.key, r.value, r.meta, r.t
         if key.startswith("submission_") or key in ("seed", "global_batch_size", "precision"):
@@ -172,15 +186,13 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
             init_stop = t
         elif key == "run_start":
             run.run_start_ms = t
-        elif key == "run_stop" and run.run_stop_ms is None:
-            run.run_stop_ms = t
-            run.status = _v05_status(value) if v05 else str(meta.get("status", "unknown"))
-            run.interrupted = None if v05 else interrupted_by(meta.get("reason"))
-        elif key == "eval_accuracy" and run.run_stop_ms is None:
+        elif key == "run_stop":
+            stops.append(r)
+        elif key == "eval_accuracy":
             if v05 and isinstance(value, dict):
-                run.evals.append((value.get("epoch"), value.get("value")))
+                evals.append((r.lineno, (value.get("epoch"), value.get("value"))))
             else:
-                run.evals.append((meta.get("epoch_num"), value))
+                evals.append((r.lineno, (meta.get("epoch_num"), value)))
         elif key == "tracked_stats" and isinstance(value, dict):
             if _number(value.get("samples")) and _number(value.get("seconds")):
                 samples += value["samples"]
@@ -207,6 +219,7 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
         if system is not None:
             run.world_size = run.world_size if system.world_size is None else system.world_size
             run.accelerator, run.framework = system.accelerator, system.framework
+    _stop(run, stops, evals, v05)
     if init_start is not None and init_stop is not None:
         run.init_time_s = (init_stop - init_start) / 1000.0
     if seconds > 0:
@@ -215,6 +228,44 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
         run.throughput, run.throughput_unit = derived_throughput(records, v05)
         run.throughput_derived = run.throughput is not None
     _timing(run, v05)
+
+
+def _stop(run: RunSummary, stops: list[Record], evals: list[tuple[int, tuple[Any, Any]]], v05: bool) -> None:
+    """The run_stop that ends the run, and the evaluations before it: the first run_stop after the last
+    evaluation (or the first, in a log without evaluations). Another run_stop before an evaluation of the run
+    would end its timed region early: a fault that keeps the run out of every score."""
+    if not stops:
+        run.evals = [e for _, e in evals]
+        return
+    last_eval = evals[-1][0] if evals else 0
+    stop = next((r for r in stops if r.lineno > last_eval), stops[-1])
+    run.run_stop_ms = stop.t
+    run.status = _v05_status(stop.value) if v05 else str(stop.meta.get("status", "unknown"))
+    run.interrupted = None if v05 else interrupted_by(stop.meta.get("reason"))
+    run.evals = [e for lineno, e in evals if lineno < stop.lineno]
+    early = [r for r in stops if r.lineno < stop.lineno and any(r.lineno < n < stop.lineno for n, _ in evals)]
+    if early:
+        run.faults.append(f"{len(stops)} run_stop records, one (line {early[0].lineno}) before the run's evaluations: "
+                          f"not scored (its time is read from the run_stop after the last one, line {stop.lineno})")
+    elif len(stops) > 1:
+        run.warnings.append(f"{len(stops)} run_stop records (lines {', '.join(str(r.lineno) for r in stops[:4])}"
+                            f"{', ...' if len(stops) > 4 else ''}): the time to train is read from the first after "
+                            "the last evaluation")
+
+
+def _clock(run: RunSummary) -> None:
+    """A log whose clock cannot be an MLPerf round's: before the first round (2018), or after 2100. Its times
+    are not milliseconds since 1970 (seconds written as time_ms read as January 1970)."""
+    t = run.run_start_ms
+    if t is None:
+        return
+    if t < FIRST_ROUND_MS or t > LAST_PLAUSIBLE_MS:
+        when = datetime.datetime.fromtimestamp(t / 1000, datetime.timezone.utc).strftime("%Y-%m-%d") \
+            if -EPOCH_LIMIT_MS < t < EPOCH_LIMIT_MS else f"time {t:g} ms"
+        why = "before MLPerf's first round (2018)" if t < FIRST_ROUND_MS else "after 2100"
+        run.faults.append(f"its clock reads {when} at run_start, {why}: not scored (its timestamps are not "
+                          "milliseconds since 1970; seconds written as time_ms?)")
+        run.throughput = None  # a rate over a clock that is not milliseconds is no rate
 
 
 def _timing(run: RunSummary, v05: bool) -> None:
@@ -230,6 +281,8 @@ def _timing(run: RunSummary, v05: bool) -> None:
         elapsed = run.run_stop_ms - run.run_start_ms
         run.time_to_train_s = elapsed / 1000.0
         run.time_to_train_min = elapsed / 60 / 1000  # MLPerf's summarizer's own arithmetic, to the bit
+    _clock(run)
+    run.problems += run.faults
     if run.status == SUCCESS:
         epochs = [e for e, _ in run.evals if _number(e)]
         if epochs:

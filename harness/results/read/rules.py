@@ -118,8 +118,8 @@ def choose(benchmark: Optional[str], *, explicit: Optional[str] = None, path_rou
             what = f"benchmark {benchmark!r}" if benchmark else "a log that names no benchmark"
             return Ruleset(None, "no ruleset", None, f"no official ruleset has {what}")
         version = found[-1]
-        source = (f"{path_round} is not a round mlperf_logging has rules for" if path_round else "no round in the path") \
-            + f": the newest ruleset with {named} (give --ruleset, or keep the log under its round's vX.Y folder)"
+        source = f"{round_named(path_round)}: the newest ruleset with {named} (give --ruleset, or keep the log " \
+            "under its round's vX.Y folder)"
         return Ruleset(version, version, f"training_{version}/common.yaml", source, fallback=True)
     return Ruleset(version, version, f"training_{version}/common.yaml", source)
 
@@ -213,6 +213,14 @@ def metric_name(benchmark: Optional[str]) -> str:
     if spec is not None and spec.metric:
         return spec.metric
     return METRICS.get(benchmark, "eval_accuracy")
+
+
+def round_named(path_round: Optional[str]) -> str:
+    """Why no round's rules were taken from the path: none is named, or the one named is not known."""
+    if not path_round:
+        return "no round in the path"
+    known = [f"v{'.'.join(v.split('.')[:2])}" for v in _rulesets()]
+    return f"{path_round} in the path is not a round mlperf_logging has rules for (it has {', '.join(known)})"
 
 
 def ruleset_of_round(round_: Optional[str]) -> Optional[str]:

@@ -7,7 +7,8 @@ a new RunSummary. Fields are documented in docs/report.md (the JSON schema's "ru
 
 Three lists say what is wrong with a run, and only the first keeps it out of a score:
 `problems` (the official checker rejects a run that says it succeeded, or its numbers cannot be
-read), `warnings` (the harness's own sanity findings and other oddities the official tools let
+read; of these, `faults` say the log's own clock or timed region cannot be trusted, which a pass of
+the official checker does not forgive), `warnings` (the harness's own sanity findings and other oddities the official tools let
 through) and `interrupted` (stopped by Ctrl-C or SIGTERM: not a completed run, listed apart and
 never scored, as MLPerf scores completed runs only).
 """
@@ -77,6 +78,9 @@ class RunSummary:
     throughput: Optional[float] = None  # tracked_stats samples / seconds, or derived (below)
     timestamp_unit: str = "ms"
     problems: list[str] = field(default_factory=list)  # why this run cannot be scored as it is
+    # the problems no pass of the official checker forgives (each also in problems): a run_stop inside the run,
+    # a clock that cannot be a round's dates; the log's own time cannot be trusted
+    faults: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # worth knowing; the run is still scored
     interrupted: Optional[str] = None  # the signal that stopped it (SIGINT, SIGTERM): listed apart, never scored
     # the official compliance checker on the log, with the ruleset of its round (harness.results.read.checking)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from harness.results.analysis import comparison, platforms
 from harness.results.analysis.platforms import Unpaired
 from harness.results.analysis.stats import GroupKey, group_stats
@@ -88,3 +90,14 @@ def test_sides_in_folders_named_by_their_time_say_what_their_runs_are():
     assert c.b_name == "2026-12-02_10-40-01_ncf (ncf, 2 CPU ranks, bf16 + fp32)"
     named = comparison.Comparison(["results/dgxa100_ngc20.06_pytorch"], ["results/dgx1"], a, b, [], [], [], [])
     assert (named.a_name, named.b_what) == ("dgxa100_ngc20.06_pytorch", "")  # a folder that says what it is
+
+
+def test_comparing_a_folder_with_itself_is_one_usage_line(tmp_path, capsys):
+    from harness.report import main
+
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "same").symlink_to(tmp_path / "runs", target_is_directory=True)
+    with pytest.raises(SystemExit) as stop:
+        main([str(tmp_path / "runs"), str(tmp_path / "same"), "--compare"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert stop.value.code == 2 and "are the same folder: give the runs of platform A and those of platform B" in err[-1]

@@ -15,8 +15,10 @@ from tests.results.read.test_runfiles import harness_run
 
 def test_prices_from_the_command_line_and_from_yaml(tmp_path):
     (tmp_path / "p.yaml").write_text("prices:\n  NVIDIA H200: 3.5\n  T4: 0.35\n")
-    assert cost.parse_prices(["8xA100=32.8", str(tmp_path / "p.yaml"), "t4=0.4"]) == {
-        "8xA100": 32.8, "NVIDIA H200": 3.5, "t4": 0.4}  # the later t4 replaces T4
+    assert cost.parse_prices(["8xA100=32.8", str(tmp_path / "p.yaml"), "t4=0.35"]) == {
+        "8xA100": 32.8, "NVIDIA H200": 3.5, "t4": 0.35}  # the same price again, in other words
+    with pytest.raises(cost.PriceError, match=r"--price t4: priced twice \(T4=0.35 and t4=0.4\)"):
+        cost.parse_prices([str(tmp_path / "p.yaml"), "t4=0.4"])  # no price silently wins over another
     for bad, said in (("H200=cheap", "not a price in USD per hour"), ("H200=-1", "0 or more"),
                       ("=3", "name a platform"), ("H200", "give PLATFORM=USD_PER_HOUR"),
                       (str(tmp_path / "none.yaml"), "cannot be read")):

@@ -61,3 +61,18 @@ def test_a_v05_success_below_the_target_it_logs_is_dropped_by_the_checking_step(
     assert run.problems[0] == ("success, but its last evaluation (20.1) is below the eval_target it logs (21.8): "
                                "not a converged run")
     assert not run.scorable
+
+
+def test_a_round_without_rcps_keeps_the_log_s_fractional_epochs_and_later_rounds_take_the_rcp_reading(tmp_path):
+    """The RCP checker rounds epoch_num to 3 places; v0.6 and v0.7 had no RCPs: their figure is the log's."""
+    from tests.results.roundlogs import retinanet_log
+
+    text = retinanet_log([0.3, 0.345], epoch_ms=60_000).replace('"epoch_num": 2}', '"epoch_num": 1.87654}')
+    figures = {}
+    for round_ in ("v0.7", "v1.0"):
+        log = tmp_path / f"training_results_{round_}" / "Org" / "results" / "sys" / "ssd" / "result_0.txt"
+        log.parent.mkdir(parents=True)
+        log.write_text(text)
+        run = checking.checked_file(log)
+        figures[round_] = (run.epochs_to_converge, run.epoch_unit)
+    assert figures == {"v0.7": (1.87654, "epochs"), "v1.0": (1.877, "epochs")}

@@ -56,3 +56,28 @@ def test_a_log_linked_to_itself_is_named_in_one_line_by_the_report_and_the_check
         assert out.out == "" and len(out.err.splitlines()) == 1 and why in out.err
         assert check([str(path)]) == 2
         assert why in capsys.readouterr().err
+
+
+def test_a_folder_and_a_link_to_it_both_named_count_each_run_once(fixtures_dir, tmp_path):
+    runs = tmp_path / "runs" / "sys"
+    runs.mkdir(parents=True)
+    for i in range(3):
+        (runs / f"result_{i}.txt").write_bytes(_log(fixtures_dir))
+    (runs.parent / "orphan").mkdir()
+    (runs.parent / "orphan" / "result.json").write_text("{}")
+    (tmp_path / "alias").symlink_to(tmp_path / "runs", target_is_directory=True)
+    logs, orphans, problems = find_logs([str(tmp_path / "runs"), str(tmp_path / "alias"), str(runs / "result_1.txt")])
+    assert [p.name for p in logs] == ["result_0.txt", "result_1.txt", "result_2.txt"] and len(orphans) == 1
+    assert problems == []
+
+
+def test_a_log_over_the_report_s_size_limit_is_one_line_and_the_others_are_read(fixtures_dir, tmp_path):
+    from harness.results.analysis.collect import build
+
+    small = _log(fixtures_dir)
+    (tmp_path / "result_0.txt").write_bytes(small)
+    (tmp_path / "result_1.txt").write_bytes(small + b"framework chatter\n" * 120_000)  # over 2 MiB
+    report = build([str(tmp_path)], jobs=1, max_log_bytes=1 << 20)
+    assert [r.path.rsplit("/", 1)[1] for r in report.runs] == ["result_0.txt"]
+    ((path, why),) = report.errors
+    assert path.endswith("result_1.txt") and why.startswith("2 MiB, over the limit of 1 MiB a log: not read")

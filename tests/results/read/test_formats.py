@@ -9,13 +9,16 @@ import pytest
 from harness.results.read.parse import LogError, parse_lines
 
 
+T0_S = 1_540_000_000  # 2018-10-20 in seconds: a log's times are relative to it, on a round's calendar
+
+
 def _v05(t, key, value=None, bench="gnmt"):
-    text = f":::MLPv0.5.0 {bench} {t:.3f} (estimator.py:502) {key}"
+    text = f":::MLPv0.5.0 {bench} {T0_S + t:.3f} (estimator.py:502) {key}"
     return text + (f": {json.dumps(value)}" if value is not None else "") + "\n"
 
 
 def _mll(t, key, value=None, **meta):
-    return f"0: :::MLL {t:.3f} {key}: " + json.dumps({"value": value, "metadata": {"file": "train.py", **meta}}) + "\n"
+    return f"0: :::MLL {T0_S + t:.3f} {key}: " + json.dumps({"value": value, "metadata": {"file": "train.py", **meta}}) + "\n"
 
 
 def test_a_v05_log_counts_epochs_from_zero_and_reads_success_and_the_target():

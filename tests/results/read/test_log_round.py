@@ -79,3 +79,14 @@ def test_keys_choose_where_the_dates_cannot(tmp_path):
     late.write_text(retinanet_log([0.3, 0.345], benchmark="retinanet", t0=1_900_000_000_000))  # 2030
     newest = check_log(late)
     assert newest.status == "pass" and newest.source.endswith(f"; {newest.ruleset} is the newest"), newest.source
+
+
+def test_a_folder_naming_a_round_mlperf_logging_does_not_know_says_which_and_which_it_knows(tmp_path):
+    from tests.results.roundlogs import retinanet_log
+
+    log = tmp_path / "training_results_v8.3" / "Org" / "results" / "sys" / "ssd" / "result_0.txt"
+    log.parent.mkdir(parents=True)
+    log.write_text(retinanet_log([0.3, 0.345]))
+    result = check_log(log)
+    assert result.source.startswith("v8.3 in the path is not a round mlperf_logging has rules for (it has v0.6, v0.7, ")
+    assert "no round in the path" not in result.source

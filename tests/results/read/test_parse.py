@@ -42,8 +42,11 @@ def test_seconds_based_logs_are_read_but_flagged_not_scorable(fixtures_dir):
     assert runs[0].epochs_to_converge is None
 
 
+T0 = 1_600_000_000_000  # 2020-09-13 in milliseconds: a log's times are relative to it, on a round's calendar
+
+
 def _line(key, value=None, t=1000, event="POINT_IN_TIME", **meta):
-    return ":::MLLOG " + json.dumps({"namespace": "", "time_ms": t, "event_type": event, "key": key,
+    return ":::MLLOG " + json.dumps({"namespace": "", "time_ms": T0 + t, "event_type": event, "key": key,
                                      "value": value, "metadata": {"file": "x.py", "lineno": 1, **meta}}) + "\n"
 
 
