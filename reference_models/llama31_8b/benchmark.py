@@ -16,7 +16,6 @@ import torch
 import torch.nn.functional as F
 from omegaconf import DictConfig, OmegaConf
 
-from harness.errors import ConfigError
 from harness.interface import Logged, RunContext, scaled_learning_rate
 from harness.interface.gather import sum_over_ranks
 from harness.interface.sharding import shard
@@ -87,9 +86,6 @@ class Llama31Benchmark:
         # as built instead of wrapping it in DDP (the contract's `sharded`)
         self.sharded = hp.fsdp and ctx.world_size > 1
         if self.sharded:
-            if ctx.cfg.get("master_weights"):
-                raise ConfigError("master_weights=true does not apply to FSDP's shards: use model.fsdp_bf16=true "
-                                  "(bf16 compute, fp32 shards in the optimizer)")
             parallel.shard(self.model, ctx.device, hp.fsdp_bf16)
         self.peak_lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
         matrices, vectors = parallel.decayed(self.model)
@@ -154,7 +150,8 @@ class Llama31Benchmark:
         that counts for nothing."""
         hp = self.hp
         mine = shard(np.arange(hp.eval_samples), self.rank, self.world_size)
-        passes = -(-(-(-hp.eval_samples // self.world_size)) // hp.eval_batch_size)
+        most = math.ceil(hp.eval_samples / self.world_size)  # the largest rank's share
+        passes = math.ceil(most / hp.eval_batch_size)
         totals = torch.zeros(2, dtype=torch.float64, device=self.device)
         for i in range(passes):
             rows = mine[i * hp.eval_batch_size:(i + 1) * hp.eval_batch_size]

@@ -46,7 +46,7 @@ class CorpusSpec:
     train_documents: int = 6000
     validation_documents: int = 600
     train_files: int = 2
-    merges: int = 300  # BPE merges learnt after the 256 bytes
+    merges: int = 120  # BPE merges learnt after the 256 bytes
     seed: int = 0
 
 

@@ -149,7 +149,7 @@ class Llama(nn.Module):
         seq = tokens.shape[1]
         if seq > self.shape.max_seq_len:
             raise ValueError(f"{seq} tokens exceed the model's context of {self.shape.max_seq_len}")
-        cos, sin = self.rope_cos[:seq], self.rope_sin[:seq]
+        cos, sin = self.rope_cos[:seq], self.rope_sin[:seq]  # type: ignore[index]
         x = self.tok_embeddings(tokens)
         for layer in self.layers:
             x = layer(x, cos, sin)
