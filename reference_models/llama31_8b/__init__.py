@@ -2,7 +2,7 @@
 from v5.1 on, to a validation log perplexity of 3.3.
 
     python -m harness.train model=llama31_8b seed=1                               # embedded corpus, CPU
-    python -m harness.train model=llama31_8b dataset=c4 dataset.tokenizer=PATH seed=1   # real C4, reference scale
+    python -m harness.train model=llama31_8b dataset=c4 model.tokenizer=PATH seed=1     # real C4, reference scale
     python -m harness.train model=llama31_8b dataset=c4 mode=throughput precision=bf16 model.fsdp=true
 """
 from harness.interface import MLPerfTask, ModelSpec, QualitySpec, lazy

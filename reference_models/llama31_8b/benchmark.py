@@ -38,10 +38,9 @@ def prepare(cfg: DictConfig) -> Path:
     return path
 
 
-def tokenizer_path(cfg: DictConfig, data_dir: Path) -> Path:
-    """The dataset's tokenizer: dataset.tokenizer, or the folder's own tokenizer.model."""
-    named = cfg.dataset.get("tokenizer")
-    return Path(named) if named else data_dir / c4.TOKENIZER_FILE
+def tokenizer_path(hp: Llama31Options, data_dir: Path) -> Path:
+    """The tokenizer: model.tokenizer, or the dataset folder's own tokenizer.model."""
+    return Path(hp.tokenizer) if hp.tokenizer else data_dir / c4.TOKENIZER_FILE
 
 
 def cosine_with_warmup(warmup: int, total: int, end_factor: float):
@@ -63,7 +62,7 @@ class Llama31Benchmark:
         self.shared_seed = ctx.shared_seed
         vocab, self._steps = hp.vocab_size, ctx.cfg.throughput_steps
         if ctx.data_dir is not None:
-            path = tokenizer_path(ctx.cfg, ctx.data_dir)
+            path = tokenizer_path(hp, ctx.data_dir)
             tokenizer = load(path)
             key = hashlib.sha256(path.read_bytes()).hexdigest()
             self.train = c4.load_split(ctx.data_dir, c4.TRAIN_GLOB, tokenizer, key, hp.seq_len)

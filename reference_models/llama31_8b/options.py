@@ -7,7 +7,7 @@ it down.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Optional
 
 from omegaconf import MISSING
 
@@ -20,6 +20,10 @@ class Llama31Options(ModelOptions):
     """Sequences per rank per step; the global batch is batch_size x ranks (the reference's H200 config: 32)."""
     seq_len: int = option(8192, ge=2)
     """Tokens per sequence (max_sequence_length): each sample is seq_len + 1 tokens of the packed stream."""
+    tokenizer: Optional[str] = option(None, unbounded="a file path: read when the run starts, refused there in one "
+                                                       "line if it is not a tiktoken file")
+    """Llama 3.1's tokenizer (original/tokenizer.model of meta-llama/Llama-3.1-8B, tiktoken format); null: the
+    dataset folder's tokenizer.model (the embedded corpus writes its own there)."""
     vocab_size: int = option(128256, ge=257)
     """mode=throughput only; a run with data takes it from the tokenizer (its ranks + 256 special tokens)."""
     dim: int = option(4096, ge=1)

@@ -40,7 +40,7 @@ def read_ranks(path: Path) -> dict[bytes, int]:
         lines = path.read_bytes().splitlines()
     except OSError as err:
         raise TokenizerError(f"{path}: cannot read the tokenizer file ({err.strerror}): point "
-                             "dataset.tokenizer at Llama 3.1's original/tokenizer.model") from None
+                             "model.tokenizer at Llama 3.1's original/tokenizer.model") from None
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
