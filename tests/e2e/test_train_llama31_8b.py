@@ -25,7 +25,7 @@ KEYS = {  # closed_llama31_8b.yaml of 6.0.0 (and 5.1.0), with closed_common's gr
 def test_two_fsdp_ranks_with_checkpointing_and_bf16_train_and_log_what_the_rules_ask(tmp_path):
     out = run_cli("harness.train", "model=llama31_8b", "+debug=llama31_8b", "seed=1", "device=cpu", "gpus=2",
                   "model.fsdp=true", "model.activation_checkpointing=true", "model.fsdp_bf16=true",
-                  "output_root=out", "progress=false", "tensorboard=false", "telemetry=false", cwd=tmp_path)
+                  "dataset.generator.train_documents=200", "output_root=out", "progress=false", "tensorboard=false", "telemetry=false", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     (log,) = (tmp_path / "out").rglob("mlperf.log")
     records = [json.loads(line[9:]) for line in log.read_text().splitlines()]
