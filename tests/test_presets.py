@@ -34,8 +34,11 @@ def test_each_model_s_presets_live_in_its_package_and_conf_holds_what_models_sha
 def test_dataset_files_hold_dataset_keys_and_name_the_model_s_preset_for_them():
     for path in REPO.glob("reference_models/*/conf/dataset/*.yaml"):
         text = yaml.safe_load(path.read_text())
-        assert set(text) <= {"defaults", "dataset"}, path
+        assert set(text) <= {"defaults", "dataset", "mlperf"}, path
         assert set(text["dataset"]) <= {"name", "model", "path", "generator"}, path
+        # a dataset may say which MLPerf division its runs belong to: the scaled-down model on generated data
+        # is an open-division run where the closed rules pin the real scale (llama31_8b's sequence length)
+        assert set(text.get("mlperf", {})) <= {"division"}, path
         for entry in text.get("defaults", []):
             assert entry == "_self_" or entry == {"/model_for@model": path.stem}, path
             assert entry == "_self_" or (path.parent.parent / "model_for" / f"{path.stem}.yaml").is_file()

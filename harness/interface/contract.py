@@ -124,7 +124,10 @@ class ThroughputBenchmark(Protocol):
 
     `model` is the module as built. The harness trains it through DistributedDataParallel on several
     ranks (it hands `loss` the module to call) and evaluates the module itself (`evaluate`): a model
-    never sees DDP's wrapper.
+    never sees DDP's wrapper. A model that spreads itself over the ranks instead (FSDP's fully_shard,
+    which must come before its optimizer takes the parameters, so in `build`) sets an attribute
+    `sharded = True`: the harness then trains and evaluates the module as built, with no DDP
+    (`sharded_by`; absent or False: DDP).
     """
 
     model: "torch.nn.Module"
@@ -173,6 +176,11 @@ class Benchmark(ThroughputBenchmark, Protocol):
         itself (never DDP's wrapper), in eval mode, under torch.no_grad() and the run's autocast,
         with rank 0's buffers (batch-norm statistics) on every rank. `epoch` is the epoch just
         trained, or the samples trained so far under a schedule by samples."""
+
+
+def sharded_by(bench: ThroughputBenchmark) -> bool:
+    """Whether the model sharded itself over the ranks (its `sharded` attribute): no DDP for it."""
+    return bool(getattr(bench, "sharded", False))
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,11 @@ at its epoch cap ends on a quality it can be judged by.
 - every N epochs, offset k: evaluations after epochs N-k, 2N-k, ... (MLPerf's ResNet runs used N=4,
   k=1: epochs 3, 7, 11, ...);
 - listed epochs (SSD's reference evaluates at set epochs);
-- every N samples (BERT): evaluations fall inside epochs, after the step that crosses each multiple of
-  N training samples (all ranks together), and epoch_num in the log is the sample count.
+- every N samples (BERT, Llama 3.1 8B): evaluations fall inside epochs, after the step that crosses each
+  multiple of N training samples (all ranks together); epoch_num in the log is the sample count, and
+  every evaluation and block event carries it as samples_count too, the key the rulesets of the
+  benchmarks MLPerf counts in samples require (closed_llama31_8b.yaml's eval_accuracy) and the RCP
+  checker reads.
 
     python -c "from harness.interface.schedule import EvalSchedule as S; print(S(every_epochs=4, offset=1).blocks(12))"
 """
@@ -97,6 +100,16 @@ class EvalSchedule:
     def epoch_num(self, epoch: int, samples: int) -> int:
         """An evaluation's epoch_num in the log: the epoch, or the samples trained (all ranks)."""
         return samples if self.by_samples else epoch
+
+    def metadata(self, epoch_num: float) -> dict[str, float]:
+        """An evaluation's MLPerf metadata: its epoch_num, and under a schedule by samples samples_count."""
+        return {"epoch_num": epoch_num, "samples_count": epoch_num} if self.by_samples else {"epoch_num": epoch_num}
+
+    def block_metadata(self, block: Block, start: bool) -> dict[str, int]:
+        """block_start's (start) or block_stop's metadata: first_epoch_num (and epoch_count at the start),
+        and under a schedule by samples the samples trained before the block as samples_count."""
+        out = {"first_epoch_num": block.first, "epoch_count": block.count} if start else {"first_epoch_num": block.first}
+        return {**out, "samples_count": block.first} if self.by_samples else out
 
     def where(self, epoch_num: float, max_epochs: int) -> str:
         """Where an evaluation fell, for the console: "epoch 3/10" or "samples 3,072"."""

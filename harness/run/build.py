@@ -29,6 +29,7 @@ from omegaconf import DictConfig
 from harness import fastpath, registry
 from harness.errors import ConfigError
 from harness.interface import Benchmark, ModelSpec, RunContext, ThroughputBenchmark
+from harness.interface.contract import sharded_by
 from harness.run import compile_guard, distributed, seeding
 from harness.run.distributed import SINGLE, World
 from harness.run.feed import Feed
@@ -119,7 +120,7 @@ def build_run(cfg: DictConfig, ctx: RunContext, *, spec: Optional[ModelSpec] = N
     """Seed this rank, build the model and optimizer, apply the precision (with master_weights=true
     the weights in 16 bits and fp32 copies in the optimizer, which must come before DDP takes the
     parameters) and wrap the model in DDP: on several ranks, or as `ddp` says (a profiling script's
-    world of one); `bucket_mb` (default cfg.ddp_bucket_mb) and `ddp_options` go to DDP. `spec`: the
+    world of one), unless the model sharded itself (its `sharded` attribute: FSDP); `bucket_mb` (default cfg.ddp_bucket_mb) and `ddp_options` go to DDP. `spec`: the
     model's, as the run looked it up (a script's call looks it up here)."""
     spec = spec or registry.get(str(cfg.model.name))
     if cfg.get("precision") is None:  # a script's config that no command resolved (harness/fastpath.py)
@@ -133,9 +134,13 @@ def build_run(cfg: DictConfig, ctx: RunContext, *, spec: Optional[ModelSpec] = N
     if missing:
         raise TypeError(f"model={spec.name} has an MLPerf task, but what its build returned lacks the Benchmark "
                         f"methods {', '.join(missing)} (harness/interface/contract.py)")
-    if cfg.master_weights:
+    if cfg.master_weights and not sharded_by(bench):
         precision.keep_master_weights(bench.model, bench.optimizer)
     trained = bench.model
-    if ctx.world_size > 1 if ddp is None else ddp:
+    if sharded_by(bench):  # FSDP's shards, made by the model before its optimizer: nothing to wrap
+        if cfg.master_weights:
+            raise ConfigError(f"master_weights=true: model={spec.name} shards itself (FSDP), whose shards the "
+                              "optimizer holds; use the model's own mixed precision option instead")
+    elif ctx.world_size > 1 if ddp is None else ddp:
         trained = distributed.wrap_ddp(bench.model, float(bucket_mb or cfg.ddp_bucket_mb), **ddp_options)
     return BuiltRun(bench, precision, ctx, trained, Feed(ctx.device), str(cfg.mode))

@@ -142,7 +142,8 @@ def evaluate(run: BuiltRun, epoch_num: float, judge: Judge, mlperf: MLPerfLog, h
     """One evaluation between eval_start and eval_stop, on the module itself (never DDP's wrapper)
     with rank 0's buffers; (quality, seconds)."""
     hooks.before_eval(epoch_num)  # the loss check runs here: a model that diverged is not evaluated
-    mlperf.start(C.EVAL_START, metadata={"epoch_num": epoch_num})
+    position = judge.schedule.metadata(epoch_num)
+    mlperf.start(C.EVAL_START, metadata=position)
     t0 = time.perf_counter()
     module = run.module
     module.eval()
@@ -151,8 +152,8 @@ def evaluate(run: BuiltRun, epoch_num: float, judge: Judge, mlperf: MLPerfLog, h
         raw = run.task.evaluate(module, int(epoch_num))
         quality = judge.quality.value(raw)  # Python numbers: the device work is done
     seconds = time.perf_counter() - t0
-    mlperf.event(C.EVAL_ACCURACY, value=quality, metadata={"epoch_num": epoch_num})
-    mlperf.end(C.EVAL_STOP, metadata={"epoch_num": epoch_num})
+    mlperf.event(C.EVAL_ACCURACY, value=quality, metadata=position)
+    mlperf.end(C.EVAL_STOP, metadata=position)
     hooks.after_eval(epoch_num, judge.quality.scalars(quality), seconds)
     run.trained.train()
     return quality, seconds
@@ -171,12 +172,12 @@ class _Blocks:
     def open(self, epoch: int, samples: int) -> None:
         """Open the block the schedule starts before `epoch`, `samples` trained (all ranks)."""
         block = self.judge.schedule.block_at(epoch, samples, self.judge.max_epochs)
-        self.mlperf.start(C.BLOCK_START, metadata={"first_epoch_num": block.first, "epoch_count": block.count})
+        self.mlperf.start(C.BLOCK_START, metadata=self.judge.schedule.block_metadata(block, start=True))
         self.current = block
 
     def close(self) -> None:
         assert self.current is not None
-        self.mlperf.end(C.BLOCK_STOP, metadata={"first_epoch_num": self.current.first})
+        self.mlperf.end(C.BLOCK_STOP, metadata=self.judge.schedule.block_metadata(self.current, start=False))
         self.current = None
 
     def until(self, trained: int, world: int) -> Optional[int]:

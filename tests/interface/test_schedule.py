@@ -46,3 +46,13 @@ def test_an_epoch_schedule_opens_its_blocks_at_their_first_epoch_and_evaluates_a
 def test_schedules_that_cannot_be_followed_are_refused(kwargs, message):
     with pytest.raises(ScheduleError, match=message):
         EvalSchedule.of(**kwargs)
+
+
+def test_a_schedule_by_samples_logs_samples_count_beside_epoch_num():
+    by_samples, by_epochs = EvalSchedule.of(every_samples=1000), EvalSchedule.of(every=2)
+    assert by_samples.metadata(3000) == {"epoch_num": 3000, "samples_count": 3000}
+    assert by_epochs.metadata(4) == {"epoch_num": 4}
+    block = by_samples.block_at(1, 2000, 5)
+    assert by_samples.block_metadata(block, start=True) == {"first_epoch_num": 2000, "epoch_count": 1000,
+                                                            "samples_count": 2000}
+    assert by_epochs.block_metadata(by_epochs.block_at(1, 0, 4), start=False) == {"first_epoch_num": 1}

@@ -1,0 +1,28 @@
+"""Llama 3.1 8B pretraining on C4 (en), as MLPerf Training's small LLM benchmark (llama31_8b) runs it
+from v5.1 on, to a validation log perplexity of 3.3.
+
+    python -m harness.train model=llama31_8b seed=1                               # embedded corpus, CPU
+    python -m harness.train model=llama31_8b dataset=c4 model.tokenizer=PATH seed=1     # real C4, reference scale
+    python -m harness.train model=llama31_8b dataset=c4 mode=throughput precision=bf16 model.fsdp=true
+"""
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec, lazy
+from harness.interface.suite import LANGUAGE
+from reference_models.llama31_8b.options import Llama31Options
+
+SPEC = ModelSpec(
+    name="llama31_8b",
+    options=Llama31Options,
+    sample_unit="sequences",
+    build=lazy("reference_models.llama31_8b.benchmark:Llama31Benchmark"),
+    summary="Llama 3.1 8B pretraining on C4 (en), validation log perplexity",
+    category=LANGUAGE,
+    gpu_precision="bf16",  # the reference trains in bf16 (with fp8 matmuls, which the harness does not use)
+    task=MLPerfTask(
+        benchmark="llama31_8b",
+        quality=QualitySpec("log perplexity", higher_is_better=False),
+        ruleset="6.0.0",
+        rules_file=None,  # the official training_6.0.0 rules (closed_ or open_llama31_8b.yaml) apply
+        real_dataset="c4",
+        prepare=lazy("reference_models.llama31_8b.benchmark:prepare"),
+    ),
+)
