@@ -59,9 +59,6 @@ def smoothed_cross_entropy(logits: torch.Tensor, target: torch.Tensor, smoothing
     return loss - floor
 
 
-PAD_MULTIPLE_CUDA = 8
-
-
 class TransformerBenchmark:
     def __init__(self, ctx: RunContext[TransformerOptions]):
         hp = self.hp = ctx.options
@@ -69,10 +66,7 @@ class TransformerBenchmark:
         self.global_batch = hp.batch_size * ctx.world_size  # tokens
         self.shared_seed = ctx.shared_seed
         self.collate_workers = COLLATE_WORKERS if ctx.device.type == "cuda" else 0
-        # each side's length rounded up on CUDA: a new (batch, length) shape costs its first step host
-        # work (kernel plans, allocations), and sentences make hundreds of shapes; 1 on a CPU, as the
-        # golden losses were recorded
-        self.pad_multiple = hp.pad_multiple or (PAD_MULTIPLE_CUDA if ctx.device.type == "cuda" else 1)
+        self.pad_multiple = hp.pad_multiple
         self._order, self._feeding = wmt.EpochOrder(), object()
         self._loader: Optional[DataLoader[wmt.Batch]] = None  # built at the first epoch that uses workers
         # without a dataset (mode=throughput): the configured vocabulary, and the schedule's length

@@ -6,7 +6,7 @@ conf/model/transformer.yaml adds its batch, target and epoch cap; conf/model_for
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Iterator
 
 from omegaconf import MISSING
 
@@ -85,10 +85,10 @@ class TransformerOptions(ModelOptions):
     """Decoding stops at the padded source length plus this many tokens."""
     compile: bool = False
     """CUDA: torch.compile the model's forward pass and the loss (docs/transformer.md)."""
-    pad_multiple: Optional[int] = option(None, ge=1)
+    pad_multiple: int = option(1, ge=1)
     """Each side of a training batch padded to a multiple of this many tokens (the padding is masked:
-    the loss is the same); null: 8 on CUDA, where every new (batch, length) shape costs its first
-    step host work and tensor cores like multiples of 8, and 1 (the batch's longest sentence) on a CPU."""
+    the loss is the same); 1: to the batch's longest sentence, as the reference. 8 makes fewer distinct
+    shapes but measured slower on files on an H200 (docs/benchmarks/gpu_check_2026-12-02.md)."""
     attention: Attention = Attention.efficient
     """CUDA: auto lets PyTorch choose the attention kernel (cuDNN's on an H100 or H200, which builds a
     plan for every new batch shape); efficient keeps to flash and memory-efficient attention, which

@@ -3,6 +3,7 @@ baseline (scripts/lab/gpu_check_baseline.json), marked when it is more than 5% s
 not run. The baseline changes only on purpose, from a check's own file, with its machine and date:
 
     python3 scripts/lab/gpu_check_table.py OUT/check.json                  # OUT/check.md, and the table printed
+    python3 scripts/lab/gpu_check_table.py A/check.json B/check.json       # a check made in two calls, as one
     python3 scripts/lab/gpu_check_table.py OUT/check.json --record         # this check becomes the baseline
 
 A row is {"key", "group", "label", "status": "ok" | "failed" | "not run", "value", "unit", "compare",
@@ -52,8 +53,9 @@ def _figure(value: Any, unit: str) -> str:
     return f"{text} {unit}".strip()
 
 
-def table(check: dict[str, Any], baseline: Optional[dict[str, Any]]) -> tuple[str, dict[str, int]]:
-    """The Markdown page and the count of rows by mark."""
+def table(check: dict[str, Any], baseline: Optional[dict[str, Any]], partial: bool = False) -> tuple[str, dict[str, int]]:
+    """The Markdown page and the count of rows by mark. `partial`: a part of a check (its phases alone),
+    whose missing baseline rows belong to the other part."""
     rows_base = {r["key"]: r for r in (baseline or {}).get("rows", [])}
     seen = {r["key"] for r in check["rows"]}
     meta = check.get("machine", {})
@@ -77,12 +79,23 @@ def table(check: dict[str, Any], baseline: Optional[dict[str, Any]]) -> tuple[st
                      f"{_figure(base.get('value'), base.get('unit', '')) if base else '-'} | "
                      f"{'-' if ratio is None else f'{ratio:.3f}'} | {shown} | {row.get('note', '')} |")
     for key, base in rows_base.items():  # a row the baseline has and this check lost is a row not run
-        if key not in seen:
+        if key not in seen and not partial:
             counts[NOT_RUN] = counts.get(NOT_RUN, 0) + 1
             lines.append(f"| {base['group']} | {base['label']} | - | {_figure(base.get('value'), base.get('unit', ''))} "
                          f"| - | **{NOT_RUN}** | in the baseline, absent from this check |")
     lines += ["", "Rows: " + ", ".join(f"{n} {mark}" for mark, n in sorted(counts.items())) + "."]
     return "\n".join(lines) + "\n", counts
+
+
+def merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One check from the checks of its parts: the first part's machine and date, every part's rows
+    (a later part's row replaces an earlier one of the same key), their wall times added."""
+    rows: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        rows.update({r["key"]: r for r in part["rows"]})
+    only = [phase for part in parts for phase in part.get("only") or []]
+    return {**parts[0], "rows": list(rows.values()), "wall_s": sum(p.get("wall_s", 0) for p in parts),
+            "only": only if all(p.get("only") for p in parts) else None}
 
 
 def record(check: dict[str, Any], path: Path = BASELINE) -> None:
@@ -95,18 +108,19 @@ def record(check: dict[str, Any], path: Path = BASELINE) -> None:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("check", type=Path, help="a check's check.json")
+    parser.add_argument("check", type=Path, nargs="+", help="a check's check.json (several: one check made in parts)")
     parser.add_argument("--baseline", type=Path, default=BASELINE)
     parser.add_argument("--record", action="store_true", help="write this check as the baseline")
     args = parser.parse_args(argv)
     try:
-        check = json.loads(args.check.read_text())
+        parts = [json.loads(path.read_text()) for path in args.check]
         baseline = json.loads(args.baseline.read_text()) if args.baseline.is_file() else None
     except (OSError, ValueError) as err:
         print(f"error: {err}: give a check.json written by scripts/lab/gpu_check.py", file=sys.stderr)
         return 2
-    page, counts = table(check, baseline)
-    (args.check.parent / "check.md").write_text(page)
+    check = merged(parts)
+    page, counts = table(check, baseline, partial=len(parts) == 1 and bool(parts[0].get("only")))
+    (args.check[0].parent / "check.md").write_text(page)
     print(page)
     if args.record:
         record(check, args.baseline)

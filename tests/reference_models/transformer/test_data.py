@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from harness.config import compose
 from reference_models.gnmt import generate as gnmt_generate
@@ -86,3 +87,13 @@ def test_missing_and_malformed_files_say_what_to_do(corpus, tmp_path):
     (tmp_path / "utf8" / "wmt32k-encoded-train-00001-of-00001.dst").write_text("5 99999 1\n")
     with pytest.raises(wmt.DatasetError, match="encoded with another vocabulary"):
         wmt.load(tmp_path, 256)
+
+
+def test_a_pad_multiple_rounds_each_side_up_and_keeps_every_token_and_the_count(corpus):
+    d = wmt.load(corpus, 256)
+    idx = np.arange(7)
+    plain, padded = wmt.collate(d.train_src, d.train_tgt, idx), wmt.collate(d.train_src, d.train_tgt, idx, 8)
+    for a, b in ((plain.src, padded.src), (plain.tgt, padded.tgt)):
+        assert b.shape[1] % 8 == 0 and b.shape[1] - a.shape[1] < 8
+        assert torch.equal(b[:, :a.shape[1]], a) and not b[:, a.shape[1]:].any()
+    assert padded.tokens == plain.tokens and padded.src_pad is not None

@@ -1,0 +1,43 @@
+"""What the GPU check (scripts/lab/gpu_check.py) measures: the throughput cells, the embedded presets,
+the compiled cells whose caches phase A warms, the paths before a fix kept beside the default, and the
+real-data rows of scripts/lab/pipeline_h200.sh.
+
+    python3 -c "import sys; sys.path.insert(0, 'scripts/lab'); import gpu_check_rows as r; print(list(r.THROUGHPUT))"
+"""
+from __future__ import annotations
+
+# model -> the overrides of its throughput row: its real dataset's config at the per-GPU batch of the
+# MLPerf round it was last in (NVIDIA's submissions; the throughput-only models at their preset's batch)
+THROUGHPUT: dict[str, list[str]] = {
+    "ncf": ["dataset=ml20m", "model.batch_size=1048576"],
+    "resnet": ["dataset=imagenet", "model.batch_size=256"],
+    "gnmt": ["dataset=wmt16", "model.batch_size=2048"],
+    "transformer": ["dataset=wmt17", "model.batch_size=8192"],
+    "ssd": ["dataset=ssd_coco2017", "model.batch_size=128"],
+    "maskrcnn": ["dataset=maskrcnn_coco2017", "model.batch_size=8"],
+    "bert_large": [], "bert_base": [], "txl_base": [], "txl_large": [], "tacotron2": [], "waveglow": [],
+}
+EMBEDDED = ["resnet", "ssd", "ncf", "transformer", "gnmt", "maskrcnn"]  # two lanes: the first half, the second
+# the compiled fast paths, compiled once in phase A so that phase B's cells find Inductor's on-disk caches
+COMPILED = ["resnet", "transformer", "bert_large", "bert_base", "txl_base", "txl_large"]
+# the path before a fix, measured beside the default: (key, model, overrides, why)
+VARIANTS = [("maskrcnn:identity_norms", "maskrcnn", ["model.synthetic.calibrate_norms=false"],
+             "the untrained frozen body at identity batch-norm statistics (before the fix)")]
+# pipeline_h200.sh's measurements: the held-batch step beside training on files
+REAL_DATA = ["transformer", "transformer:auto", "maskrcnn:nvimgcodec", "ssd:cpu8", "ssd:cpu", "resnet:nvimgcodec", "gnmt",
+             "ncf"]
+# a real-data row that measures the path before a fix: shown beside the default, not compared
+BEFORE_FIX = {"transformer:auto": "PyTorch's attention choice (cuDNN's) and batches padded to their longest sentence "
+                                  "(before the fix)"}
+
+
+def pipeline_label(name: str) -> str:
+    """The label pipeline_h200.sh gives a measurement's row."""
+    fixed = {"resnet:nvimgcodec": "resnet nvimgcodec", "ssd:cpu": "ssd cpu", "maskrcnn:nvimgcodec":
+             "maskrcnn nvimgcodec grouped", "maskrcnn:cpu": "maskrcnn cpu grouped",
+             "transformer:auto": "transformer auto unpadded"}
+    if name in fixed:
+        return fixed[name]
+    if name.startswith("ssd:cpu"):
+        return f"ssd cpu {name[len('ssd:cpu'):]} workers"
+    return name

@@ -1,0 +1,59 @@
+"""scripts/lab/gpu_check_table.py: the GPU check's rows against the recorded baseline. A developer reads
+its marks to decide whether a change may land, so a slower figure, a failure or a lost row must show."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+from tests.helpers import REPO
+
+_spec = importlib.util.spec_from_file_location("gpu_check_table", REPO / "scripts" / "lab" / "gpu_check_table.py")
+table_mod = importlib.util.module_from_spec(_spec)
+sys.modules["gpu_check_table"] = table_mod
+_spec.loader.exec_module(table_mod)
+
+
+def _row(key, value, status="ok", compare="higher", group="throughput"):
+    return {"key": key, "group": group, "label": key, "status": status, "value": value, "unit": "images/s",
+            "compare": compare, "note": ""}
+
+
+def _check(rows, only=None):
+    return {"date": "2026-12-02", "commit": "abc", "machine": {"gpu": "NVIDIA H200"}, "wall_s": 10.0, "rows": rows,
+            "only": only}
+
+
+def test_a_rate_more_than_five_percent_under_its_baseline_is_slower_and_the_exit_status_says_so(tmp_path):
+    base = _check([_row("a", 100.0), _row("b", 100.0), _row("c", 100.0), _row("t", 30.0, compare="none"),
+                   _row("gone", 1.0)])
+    now = _check([_row("a", 94.0), _row("b", 96.0), _row("c", 120.0), _row("t", 10.0, compare="none"),
+                  _row("new", 5.0), _row("broken", None, status="failed")])
+    page, counts = table_mod.table(now, base)
+    marks = {line.split(" | ")[1]: line.split(" | ")[5] for line in page.splitlines() if line.startswith("| throughput")}
+    assert marks == {"a": "**SLOWER**", "b": "ok", "c": "faster", "t": "ok", "new": "new", "broken": "**FAILED**",
+                     "gone": "**NOT RUN**"}
+    assert counts == {"SLOWER": 1, "ok": 2, "faster": 1, "new": 1, "FAILED": 1, "NOT RUN": 1}
+    (tmp_path / "check.json").write_text(json.dumps(now))
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    assert table_mod.main([str(tmp_path / "check.json"), "--baseline", str(tmp_path / "base.json")]) == 1
+    assert "**SLOWER**" in (tmp_path / "check.md").read_text()
+
+
+def test_a_check_made_in_two_calls_is_read_as_one_and_a_part_alone_misses_no_row_of_the_other(tmp_path):
+    base = _check([_row("tput", 100.0), _row("real", 0.9, group="real data")])
+    first, second = _check([_row("tput", 101.0)], ["throughput"]), _check([_row("real", 0.91)], ["real"])
+    for name, part in (("a", first), ("b", second), ("base", base)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(part))
+    args = ["--baseline", str(tmp_path / "base.json")]
+    assert table_mod.main([str(tmp_path / "a.json"), *args]) == 0  # the real-data row is the other part's
+    assert table_mod.main([str(tmp_path / "a.json"), str(tmp_path / "b.json"), *args]) == 0
+    assert table_mod.merged([first, second])["wall_s"] == 20.0
+
+
+def test_recording_keeps_the_rows_that_ran_with_their_machine_and_date(tmp_path):
+    check = _check([_row("a", 100.0), _row("b", None, status="not run")])
+    table_mod.record(check, tmp_path / "baseline.json")
+    written = json.loads((tmp_path / "baseline.json").read_text())
+    assert [r["key"] for r in written["rows"]] == ["a"]
+    assert written["machine"] == {"gpu": "NVIDIA H200"} and written["date"] == "2026-12-02"
