@@ -27,6 +27,8 @@ from harness.results.report.render import markdown_table
 # The baseline of the precision gain, in order of preference: the studies the suite reproduces call
 # TF32 "FP32" (docs/gpu_suite.md), so amp is set against tf32 where a model ran it, IEEE fp32 otherwise
 BASELINES = ("tf32", "fp32")
+
+
 def smoke_banner(meta: dict[str, Any]) -> list[str]:
     """The Markdown lines that open the tables of a --smoke run, nothing for a real one."""
     if not meta.get("smoke"):
@@ -34,7 +36,7 @@ def smoke_banner(meta: dict[str, Any]) -> list[str]:
     return [f"## {SMOKE}", "",
             f"`--smoke` checks that each model runs: every model at its debug preset (a few narrow layers and "
             f"short sequences, not the real sizes), one warm-up and one counted step on {ran_on(meta)}, fp32. "
-            "These figures measure no model and compare nothing: a debug bert_large can outrun a debug bert_base. "
+            "These figures measure no model and compare nothing: a large model's debug preset can outrun a small one's. "
             "Run `python -m harness.bench` (no --smoke) on the GPUs for the benchmark.", ""]
 
 

@@ -160,7 +160,7 @@ def test_a_smoke_run_s_tables_say_they_are_debug_presets_and_not_a_benchmark(sui
     assert head.startswith("# GPU benchmark suite smoke run: debug presets, not a benchmark: CPU")
     assert "ran on the CPU" in head and "CUDA" not in head  # torch's build says 13.0; no GPU ran anything
     assert banner.startswith("Smoke run: debug presets, not a benchmark") and "not the real sizes" in banner
-    assert "bert_large can outrun a debug bert_base" in banner
+    assert "a large model's debug preset can outrun a small one's" in banner
     assert "## Throughput (smoke run: debug presets, not a benchmark)" in md
     page = (tmp_path / "smoke" / "results.html").read_text()
     assert "<h1>GPU benchmark suite smoke run: debug presets, not a benchmark: CPU</h1>" in page
