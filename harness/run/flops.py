@@ -34,20 +34,20 @@ log = logging.getLogger("harness.flops")
 TRAINING_FACTOR = 3  # forward + backward = 3 x forward (input and weight gradients)
 
 
-def _rnn_layer_flops(input_shape: Any, w_ih: Any, w_hh: Any, *args: Any, out_shape: Any = None, **kwargs: Any) -> int:
+def _rnn_layer_flops(input_shape: Any, w_ih: Any, w_hh: Any, *args: Any, **kwargs: Any) -> int:
     """oneDNN's RNN layer (one layer, one direction): both gate matmuls at every step of every sequence."""
     steps = math.prod(input_shape[:-1])
     return 2 * steps * (math.prod(w_ih) + math.prod(w_hh))
 
 
-def _cudnn_rnn_flops(input_shape: Any, weights: Any, *args: Any, out_shape: Any = None, **kwargs: Any) -> int:
+def _cudnn_rnn_flops(input_shape: Any, weights: Any, *args: Any, **kwargs: Any) -> int:
     """cuDNN's whole RNN: every layer's and direction's gate matmuls (the 2-D weights) at every step; a
     packed input is (steps, features) already."""
     steps = math.prod(input_shape[:-1])
     return 2 * steps * sum(math.prod(w) for w in weights if len(w) == 2)
 
 
-def _cpu_sdpa_flops(q: Any, k: Any, v: Any, *args: Any, out_shape: Any = None, **kwargs: Any) -> int:
+def _cpu_sdpa_flops(q: Any, k: Any, v: Any, *args: Any, **kwargs: Any) -> int:
     """The CPU flash attention kernel, counted as torch counts the CUDA ones."""
     return sdpa_flop_count(q, k, v)
 
