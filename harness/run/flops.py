@@ -57,9 +57,31 @@ RNN_FORMULAS = {aten.mkldnn_rnn_layer: _rnn_layer_flops, aten._cudnn_rnn: _cudnn
                 aten._scaled_dot_product_flash_attention_for_cpu: _cpu_sdpa_flops}
 
 
+class _AllModules:
+    """FlopCounterMode's module tracker, reduced to the one total the count needs: the tracker hooks each
+    module's inputs for the backward, which fails under no_grad on a view of a parameter (a tensor that
+    requires grad with no gradient function: Tacotron 2's location kernel)."""
+
+    parents = frozenset({"Global"})  # the names FlopCounterMode adds each op's FLOPs to
+
+    def __enter__(self) -> "_AllModules":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+class _Totals(FlopCounterMode):
+    """FlopCounterMode counting the total alone (get_total_flops), over every module."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.mod_tracker = _AllModules()  # type: ignore[assignment]
+
+
 def forward_flops(run: BuiltRun, batch: Any) -> tuple[int, int]:
     """(FLOPs of one forward of the loss on `batch`, the samples the batch counts)."""
-    with FlopCounterMode(display=False, custom_mapping=RNN_FORMULAS) as counter, torch.no_grad(), \
+    with _Totals(display=False, custom_mapping=RNN_FORMULAS) as counter, torch.no_grad(), \
             torch.compiler.set_stance("force_eager"), run.precision.autocast():
         _, samples = run.bench.loss(run.trained, batch)
     return counter.get_total_flops(), int(samples)

@@ -62,3 +62,11 @@ def test_a_count_that_fails_leaves_the_run_alone():
         raise RuntimeError("shape mismatch")
 
     assert flops.flops_per_sample(_run_of(broken), None) == (None, "FLOPs not counted: RuntimeError")
+
+
+def test_a_submodule_given_a_view_of_a_parameter_is_counted():
+    """Under no_grad such a view requires grad yet has no gradient function (Tacotron 2's location kernel):
+    the count takes totals alone, without torch's per-module tracker that fails on it."""
+    inner, outer = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+    run = _run_of(lambda _model, _batch: (inner(outer.weight.view(4, 4)), 4))
+    assert flops.forward_flops(run, None) == (2 * 4 * 4 * 4, 4)
