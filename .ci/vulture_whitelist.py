@@ -14,6 +14,8 @@ _.stopped_by
 _.a_key
 _.b_key
 _.schema  # result.json's schema version
+_.peak_tflops  # result.json: the GPU peak MFU is measured against, and its source
+_.peak_source
 # option and config fields read by name from the composed Hydra config, and enum members chosen by name
 _.throughput_window_s
 _.onprem
@@ -40,6 +42,7 @@ _.WaveGlowBenchmark
 # read by the library
 _.allow_tf32
 _.suppress_errors
+_.mod_tracker  # FlopCounterMode's, replaced by the total-only count (harness/run/flops.py)
 _._norm_layer
 _.base_width
 _.dilation

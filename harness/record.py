@@ -98,6 +98,14 @@ class RunRecord:
     warmup_steps: Optional[int] = None  # steps left out of the throughput figure
     throughput_steps: Optional[int] = None  # mode=throughput: steps per window (sized from throughput_window_s, if set)
     data_wait_s: Optional[float] = None  # rank 0's wait for batches (host + copy) over the counted steps
+    # model FLOPs utilisation (harness/run/flops.py): training FLOPs a sample (3 x the forward's, counted on the
+    # synthetic batch), throughput x that / 1e12, that over the GPU's dense peak for the precision x ranks
+    model_flops_per_sample: Optional[float] = None
+    achieved_tflops: Optional[float] = None
+    mfu: Optional[float] = None
+    peak_tflops: Optional[float] = None  # one GPU's dense peak for the run's precision
+    peak_source: Optional[str] = None  # the GPU, the peak's column and the datasheet it comes from
+    mfu_note: Optional[str] = None  # why mfu is null (a CPU, a GPU not in the table, FLOPs not counted)
     data_wait_share: Optional[float] = None  # data_wait_s / rank 0's training seconds of the same steps
     evals: tuple[Evaluation, ...] = ()
     epochs: tuple[Epoch, ...] = ()

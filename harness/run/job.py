@@ -27,6 +27,7 @@ from harness.record import ABORTED, FAILED, Failure, RunEnd, RunRecord
 from harness.run import distributed, seeding, threads, windows
 from harness.run.distributed import World
 from harness.run.interrupts import shielded, signal_name
+from harness.run.flops import describe
 from harness.run.launch import RankFailed, launch, uses_cuda
 from harness.run.precision import precision_name
 
@@ -183,8 +184,9 @@ def _summarise(r: RunRecord) -> None:
     wait = _data_wait_line(r)
     if r.mode == "throughput":
         tput = f"{r.throughput:,.0f} {r.throughput_unit}" if r.throughput else "n/a"
-        log.info("THROUGHPUT: %s (%s warm-up steps left out), %s, %s, global batch %s",
-                 tput, r.warmup_steps, r.platform, r.precision, r.global_batch_size)
+        log.info("THROUGHPUT: %s (%s warm-up steps left out), %s, %s, global batch %s; %s",
+                 tput, r.warmup_steps, r.platform, r.precision, r.global_batch_size,
+                 describe(r.model_flops_per_sample, r.achieved_tflops, r.mfu, r.mfu_note))
         if wait:
             log.info(wait)
         log.info("run dir: %s", r.run_dir)
@@ -199,7 +201,8 @@ def _summarise(r: RunRecord) -> None:
         epochs = f"{r.epochs_run} epochs"
     tput = f"{r.throughput:,.0f} {r.throughput_unit}" if r.throughput else "throughput n/a"
     target = spec.task.quality.describe_target(r.target) if spec and spec.task and r.target is not None else r.target
-    line = f"{r.status.upper()}: {quality} (target {target}), time to train {ttt}, {epochs}, {tput}, {r.precision}"
+    line = (f"{r.status.upper()}: {quality} (target {target}), time to train {ttt}, {epochs}, {tput}, {r.precision}; "
+            + describe(r.model_flops_per_sample, r.achieved_tflops, r.mfu, r.mfu_note))
     if r.reason:
         line += f" [{r.reason}]"
     log.info(line)

@@ -33,7 +33,7 @@ from harness.observe.progress import Progress
 from harness.observe.watchers import Observers, open_observers
 from harness.record import FAILED, SUCCESS, Evaluation, RunRecord
 from harness.run.record_file import versions as software_versions
-from harness.run import compile_guard, distributed, peers, threads
+from harness.run import compile_guard, distributed, flops, peers, threads
 from harness.run.build import BuiltRun, build_run, clear_page_cache, context_for, device_sync, pick_device
 from harness.run.distributed import SINGLE, World
 from harness.run.interrupts import shielded, signal_name
@@ -197,6 +197,7 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
                    accelerator=watch.accelerator, hyperparameters=hyper, init_time_s=init_s,
                    threads=threads.current().record(torch.get_num_threads()))
     if not training:
+        counted = flops.flops_per_sample(built, built.synthetic_batch())  # before the warm-up compiles anything
         w = timing.Windows.of(cfg)
         loop = throughput.measure_throughput(built, warmup_steps=w.warmup_steps, steps=w.steps, repeats=w.repeats,
                                              hooks=hooks, warmup_s=w.warmup_s, window_s=w.window_s,
@@ -205,7 +206,7 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
         median = statistics.median(windows) if windows and loop.status == SUCCESS else None
         base = replace(base, warmup_steps=loop.warmup_steps if loop.warmup_steps is not None else base.warmup_steps,
                        throughput_steps=loop.window_steps)
-        return _record(base, loop, ttt_s=None, throughput=median, cfg=cfg)
+        return _utilisation(built, _record(base, loop, ttt_s=None, throughput=median, cfg=cfg), counted)
 
     task = spec.task
     assert task is not None  # config.check refuses mode=train for a throughput-only model
@@ -225,8 +226,19 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
     findings = getattr(built.bench, "data_findings", None)  # optional; a collective: every rank calls it
     if findings is not None:
         base = replace(base, data_findings=findings())
-    return _record(base, replace(loop, reason=reason), ttt_s=(run_stop - held.run_start) / 1000.0,
-                   throughput=meter.throughput(), mlperf=mlperf, cfg=cfg)
+    record = _record(base, replace(loop, reason=reason), ttt_s=(run_stop - held.run_start) / 1000.0,
+                     throughput=meter.throughput(), mlperf=mlperf, cfg=cfg)
+    if loop.status == FAILED:
+        return record
+    # counted after run_stop, outside the timed region: the extra forward changes nothing the run measured
+    return _utilisation(built, record, flops.flops_per_sample(built, built.synthetic_batch()))
+
+
+def _utilisation(built: BuiltRun, record: RunRecord, counted: tuple[Optional[float], Optional[str]]) -> RunRecord:
+    """The record with its model FLOPs a sample, achieved TFLOP/s and MFU (harness/run/flops.py)."""
+    per_sample, why = counted
+    return replace(record, **flops.utilisation(per_sample, record.throughput, flops.device_name(built.ctx.device),
+                                               str(built.ctx.cfg.precision), record.world_size, why))
 
 
 def _record(base: RunRecord, loop: LoopResult, *, ttt_s: Optional[float], throughput: Optional[float],

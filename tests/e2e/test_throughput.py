@@ -33,6 +33,10 @@ def test_throughput_mode_measures_windows_without_data(tmp_path, model, extra):
     assert not (tmp_path / "nowhere").exists()  # no dataset generated or read
     assert not list((tmp_path / "out").rglob("mlperf.log"))
     assert "THROUGHPUT:" in out.stdout
+    # FLOPs counted through the contract for every model (GNMT's LSTMs too); a CPU has no MFU, and says why
+    assert result["model_flops_per_sample"] > 0 and result["achieved_tflops"] > 0
+    assert result["mfu"] is None and result["mfu_note"] == "no GPU: MFU is a GPU's figure"
+    assert "FLOP a sample" in out.stdout and "MFU n/a (no GPU" in out.stdout
 
 
 def test_two_ranks_agree_on_windows_sized_from_the_measured_step(tmp_path):

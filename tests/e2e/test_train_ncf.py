@@ -44,6 +44,8 @@ def test_embedded_ncf_reaches_its_target(ncf_run):
     assert 0 <= result["overhead_fraction"] < 0.05 and "harness overhead" in out.stdout
     assert result["versions"]["torch"] and result["versions"]["mlperf_logging"] == "4.1.68"
     assert "SUCCESS: HR@10" in out.stdout and "run dir:" in out.stdout
+    # 3 x the MLP's forward matmuls, 2 x (64x32 + 32x16 + 32x1) a sample, counted after run_stop
+    assert result["model_flops_per_sample"] == 3 * 2 * (64 * 32 + 32 * 16 + 32) and "15.6 kFLOP a sample" in out.stdout
 
 
 def test_run_directory_holds_what_users_rely_on(ncf_run):

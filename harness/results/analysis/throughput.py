@@ -40,6 +40,10 @@ class ThroughputRun:
     status: str  # "success" | "failed"
     reason: Optional[str]
     fallback: Optional[str] = None  # why a fast path fell back to the eager step, where the record says
+    flops_per_sample: Optional[float] = None  # model FLOPs a sample (harness/run/flops.py), where recorded
+    achieved_tflops: Optional[float] = None
+    mfu: Optional[float] = None  # None: no peak for the GPU (mfu_note says why) or no FLOPs recorded
+    mfu_note: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,10 @@ class ThroughputGroup:
     std: Optional[float]  # ddof=0
     windows_min: Optional[float] = None  # the slowest and fastest window of any run of the group
     windows_max: Optional[float] = None
+    flops_per_sample: Optional[float] = None  # the runs' median, as the figures below
+    achieved_tflops: Optional[float] = None
+    mfu: Optional[float] = None
+    mfu_note: Optional[str] = None  # why no run of the group has an MFU, where none has
 
 
 @dataclass(frozen=True)
@@ -126,6 +134,8 @@ def _run(path: Path, data: dict) -> ThroughputRun:
         unit=str(data.get("throughput_unit") or "samples/s"), throughput=tput, windows=windows,
         platform=str(data.get("platform") or "?"), accelerator=str(data.get("accelerator") or "?"), status=status,
         reason=data.get("reason") if isinstance(data.get("reason"), str) else None, fallback=_line(data.get("fallback")),
+        flops_per_sample=_number(data.get("model_flops_per_sample")), achieved_tflops=_number(data.get("achieved_tflops")),
+        mfu=_number(data.get("mfu")), mfu_note=_line(data.get("mfu_note")),
     )
 
 
@@ -163,8 +173,17 @@ def groups(runs: Sequence[ThroughputRun]) -> list[ThroughputGroup]:
             median=statistics.median(medians) if medians else None, min=min(medians) if medians else None,
             max=max(medians) if medians else None, std=statistics.pstdev(medians) if medians else None,
             windows_min=min(windows) if windows else None, windows_max=max(windows) if windows else None,
+            flops_per_sample=_median(r.flops_per_sample for r in members),
+            achieved_tflops=_median(r.achieved_tflops for r in members if r.throughput is not None),
+            mfu=_median(r.mfu for r in members if r.throughput is not None),
+            mfu_note=next((r.mfu_note for r in members if r.mfu_note), None),
         ))
     return out
+
+
+def _median(values: Iterable[Optional[float]]) -> Optional[float]:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:

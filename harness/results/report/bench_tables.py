@@ -55,6 +55,16 @@ def window_spread(g: tp.ThroughputGroup, runs: Sequence[tp.ThroughputRun]) -> st
     return f"{min(windows):,.0f}-{max(windows):,.0f} ({(max(windows) - min(windows)) / g.median:.1%}, {len(windows)} windows)"
 
 
+UTILISATION = ("GFLOP a sample", "TFLOP/s", "MFU")  # harness/run/flops.py: 3x the forward's FLOPs, dense peak
+
+
+def utilisation(g: tp.ThroughputGroup) -> list[str]:
+    """A group's model FLOPs a sample, achieved TFLOP/s and MFU, each "n/a" where the runs recorded none."""
+    return ["n/a" if g.flops_per_sample is None else f"{g.flops_per_sample / 1e9:.4g}",
+            "n/a" if g.achieved_tflops is None else f"{g.achieved_tflops:.4g}",
+            "n/a" if g.mfu is None else f"{g.mfu:.1%}"]
+
+
 def means(values: Sequence[Optional[float]]) -> tuple[Optional[float], Optional[float]]:
     """(arithmetic mean, geometric mean) of the known values."""
     known = [v for v in values if v is not None and v > 0]
@@ -78,7 +88,8 @@ def summarise(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], out_dir: P
                                                 g.world_size))
     scalings, gains, fast = tp.scaling(gs), tp.precision_gains(gs, BASELINES), tp.fast_vs_eager(gs)
     head, rows = tp_tables.table_rows(gs)  # its last column, the windows' range, is said again with their spread
-    head, rows = head[:-1] + ["windows (spread)"], [row[:-1] + [window_spread(g, runs)] for row, g in zip(rows, gs)]
+    head, rows = head[:-1] + [*UTILISATION, "windows (spread)"], [
+        row[:-1] + utilisation(g) + [window_spread(g, runs)] for row, g in zip(rows, gs)]
     tables = {"throughput.csv": (head, rows), "scaling.csv": tp_tables.scaling_rows(scalings),
               "precision.csv": gain_rows(gains), "fast_path.csv": tp_tables.fast_rows(fast)}
     charts = _charts(scalings, gains, fast)
@@ -109,7 +120,7 @@ def _sections(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], tables: di
              f"of cell time; each cell a `python -m harness.train ... mode=throughput` run: warm-up steps left out, "
              f"then repeated windows; the median window is the cell's throughput.", "",
              "## Throughput" + (" (smoke run: debug presets, not a benchmark)" if meta.get("smoke") else ""), "",
-             markdown_table(*tables["throughput.csv"]), ""]
+             markdown_table(*tables["throughput.csv"]), "", _utilisation_line(runs), ""]
     s_head, s_rows = tables["scaling.csv"]
     lines += ["## Scaling efficiency (speed-up / GPUs)", "",
               markdown_table(s_head, s_rows) if s_rows else "(no model ran on two GPU counts)", ""]
@@ -151,6 +162,15 @@ def _sections(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], tables: di
         lines += ["## Failed cells", ""] + [f"- {tp_tables.label(r.workload, r.model)} {r.precision} {r.world_size} GPU(s): "
                                             f"{r.reason or 'no reason recorded'} ({r.path})" for r in failed] + [""]
     return "\n".join(lines)
+
+
+def _utilisation_line(runs: Sequence[tp.ThroughputRun]) -> str:
+    """What the FLOP columns count, and why a cell has no MFU."""
+    notes = sorted({r.mfu_note for r in runs if r.mfu is None and r.mfu_note and r.status == "success"})
+    return ("GFLOP a sample: training FLOPs, 3x the forward's matmuls, convolutions and attention as FlopCounterMode "
+            "counts them on the model's synthetic batch; TFLOP/s: the median throughput times that; MFU: TFLOP/s over "
+            "the GPUs' dense peak for the cell's precision (docs/gpu_suite.md)."
+            + (" MFU n/a: " + "; ".join(notes) + "." if notes else ""))
 
 
 def _chart_line(name: str, charts: dict[str, bytes]) -> str:

@@ -165,3 +165,18 @@ def test_a_smoke_run_s_tables_say_they_are_debug_presets_and_not_a_benchmark(sui
     page = (tmp_path / "smoke" / "results.html").read_text()
     assert "<h1>GPU benchmark suite smoke run: debug presets, not a benchmark: CPU</h1>" in page
     assert 'id="smoke-run-debug-presets-not-a-benchmark"' in page and "CUDA" not in page.split("Throughput")[0]
+
+
+def test_the_throughput_table_shows_flops_tflops_and_mfu(tmp_path):
+    write_run(tmp_path / "runs", "bert_large", "amp", 1, [400.0, 417.0, 420.0], "squad384",
+              model_flops_per_sample=740e9, achieved_tflops=308.6, mfu=0.3119, mfu_note=None)
+    write_run(tmp_path / "runs", "ncf", "fp32", 1, [1e6], accelerator="CPU", model_flops_per_sample=15552.0,
+              achieved_tflops=0.0156, mfu=None, mfu_note="no GPU: MFU is a GPU's figure")
+    bench_tables.summarise(read_runs([tmp_path / "runs"]), {"machine": "1x NVIDIA H200"}, tmp_path)
+    rows = list(csv.reader((tmp_path / "throughput.csv").read_text().splitlines()))
+    cols = [rows[0].index(c) for c in ("GFLOP a sample", "TFLOP/s", "MFU")]
+    assert {r[1]: [r[c] for c in cols] for r in rows[1:]} == {"bert_large": ["740", "308.6", "31.2%"],
+                                                             "ncf": ["1.555e-05", "0.0156", "n/a"]}
+    md = (tmp_path / "results.md").read_text()
+    assert "MFU n/a: no GPU: MFU is a GPU's figure." in md and "| GFLOP a sample | TFLOP/s | MFU |" in md
+    assert "31.2%" in (tmp_path / "results.html").read_text()

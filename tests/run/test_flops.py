@@ -1,0 +1,72 @@
+"""Model FLOPs a sample through the contract, and MFU against the table of GPU peaks."""
+from __future__ import annotations
+
+import contextlib
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from harness.config import compose
+from harness.run import flops
+from harness.run.build import build_run, context_for
+
+
+def test_ncf_counts_three_times_its_forward_matmuls():
+    cfg = compose(["model=ncf", "mode=throughput", "seed=1", "device=cpu"])
+    run = build_run(cfg, context_for(cfg))
+    linears = [m for m in run.bench.model.modules() if isinstance(m, torch.nn.Linear)]
+    forward = sum(2 * m.in_features * m.out_features for m in linears)  # a sample's matmuls; embeddings look up
+    per_sample, why = flops.flops_per_sample(run, run.synthetic_batch())
+    assert why is None and per_sample == 3 * forward == 3 * 2 * (64 * 32 + 32 * 16 + 32 * 1)
+
+
+class _Rnn(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, 16, num_layers=2, bidirectional=True)
+
+
+def _run_of(loss) -> SimpleNamespace:
+    return SimpleNamespace(bench=SimpleNamespace(loss=loss), trained=None,
+                           precision=SimpleNamespace(autocast=contextlib.nullcontext))
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_an_lstm_counts_its_gate_matmuls_fused_or_packed(packed):
+    """oneDNN's fused layer (no formula in torch) and the packed path's own matmuls count the same."""
+    rnn, x = _Rnn(), torch.randn(5, 3, 8)  # (time, batch, features)
+    data = torch.nn.utils.rnn.pack_padded_sequence(x, torch.tensor([5, 5, 5])) if packed else x
+    run = _run_of(lambda _model, _batch: (rnn.lstm(data)[0], 3))
+    steps = 5 * 3
+    layer0 = 2 * steps * 4 * 16 * (8 + 16)  # both directions, each its own input and hidden matmuls
+    layer1 = 2 * steps * 4 * 16 * (32 + 16)
+    assert flops.forward_flops(run, None) == (2 * (layer0 + layer1), 3)
+
+
+def test_mfu_is_throughput_times_flops_over_the_peak_of_every_rank():
+    fields = flops.utilisation(1e9, 989_400.0, "NVIDIA H200", "amp", 2)
+    assert fields["achieved_tflops"] == pytest.approx(989.4) and fields["mfu"] == pytest.approx(0.5)
+    assert fields["peak_tflops"] == 989.4 and fields["peak_source"].startswith("H200 SXM fp16: NVIDIA H200")
+    assert fields["mfu_note"] is None
+    cpu = flops.utilisation(1e9, 1000.0, None, "fp32", 1)
+    assert cpu["mfu"] is None and cpu["achieved_tflops"] == pytest.approx(1.0)
+    assert cpu["mfu_note"] == "no GPU: MFU is a GPU's figure"
+    assert flops.describe(1e9, 989.4, 0.5, None) == "1 GFLOP a sample, 989 TFLOP/s, MFU 50.0%"
+    assert flops.describe(None, None, None, "FLOPs not counted: RuntimeError") == \
+        "model FLOPs n/a (FLOPs not counted: RuntimeError)"
+
+
+def test_a_count_that_fails_leaves_the_run_alone():
+    def broken(_model, _batch):
+        raise RuntimeError("shape mismatch")
+
+    assert flops.flops_per_sample(_run_of(broken), None) == (None, "FLOPs not counted: RuntimeError")
+
+
+def test_a_submodule_given_a_view_of_a_parameter_is_counted():
+    """Under no_grad such a view requires grad yet has no gradient function (Tacotron 2's location kernel):
+    the count takes totals alone, without torch's per-module tracker that fails on it."""
+    inner, outer = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+    run = _run_of(lambda _model, _batch: (inner(outer.weight.view(4, 4)), 4))
+    assert flops.forward_flops(run, None) == (2 * 4 * 4 * 4, 4)
