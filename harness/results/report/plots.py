@@ -16,6 +16,7 @@ One panel per group (or per system for speedups).
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -23,6 +24,8 @@ from typing import Any, Callable, Optional, Sequence
 from harness.results.analysis.compare import Speedup
 from harness.results.analysis.stats import GroupKey
 from harness.results.read.summary import RunSummary
+
+TITLE_CHARS = 100  # characters of a speedup chart's title a line: what its 9-point font fits across the figure
 
 
 def _pyplot():
@@ -203,7 +206,8 @@ def plot_compare(labels: Sequence[str], series: Mapping[str, Sequence[Optional[f
     top = max([v for vs in series.values() for v in vs if v is not None] + [1.0] + highs)
     ax.set_ylim(0, top * 1.25)  # room for the legend above the bars
     ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
-    ax.set_title(title, fontsize=9)
+    # wrapped: two sides' folder names make a title wider than the figure, cut at both ends
+    ax.set_title("\n".join(textwrap.wrap(title, TITLE_CHARS)), fontsize=9)
     ax.set_ylabel("A / B (1 = equal)" + ("; lines: 95% intervals" if errors else ""))
     ax.legend(fontsize=7, loc="upper center", ncol=max(1, len(series)))
     return _save(fig, path, plt)
