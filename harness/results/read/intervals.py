@@ -17,6 +17,14 @@ once at the end, in a log of one epoch that spans the run; or the samples that t
 log whose "epochs" are optimizer steps). A one-epoch BERT log trained `train_samples` samples; a log of
 many steps trained steps x `global_batch_size`.
 
+A `train_samples` that is not the benchmark's epoch (a count of steps, or the run's step budget) is read by
+harness.results.read.epochs.
+
+Blocks that carry `step_num` at both ends (the stable diffusion reference's `training_step` blocks, 100 optimizer
+steps each) time steps, not epochs: they trained (stop step - start step) x `global_batch_size` samples, whatever
+`train_samples` says (the dataset, of which a run trains a part). Such blocks, where a log has them, time its
+training; blocks of no steps (validation) are left out.
+
 Where the log counts no samples (v0.6 GNMT, v0.5 NCF) the figure is epochs per second: proportional to
 samples per second between two systems that train the same dataset, so its ratios are the same.
 Only the timed region counts (run_start .. run_stop).
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from harness.results.read.epochs import epoch_samples
 from harness.results.read.formats import Record
 
 SAMPLES_UNIT, EPOCHS_UNIT = "samples/s", "epochs/s"
@@ -35,6 +44,9 @@ def derived_throughput(records: Sequence[Record], v05: bool) -> tuple[Optional[f
     start = next((r.t for r in records if r.key == "run_start"), None)
     stop = next((r.t for r in records if r.key == "run_stop"), None)
     timed = [r for r in records if (start is None or r.t >= start) and (stop is None or r.t <= stop)]
+    steps_samples, steps_seconds = _step_blocks(timed, _value(records, "global_batch_size"))
+    if steps_samples and steps_seconds > 0:
+        return steps_samples / steps_seconds, SAMPLES_UNIT
     if v05:
         epochs, seconds, samples = _v05(timed, stop)
     else:
@@ -59,8 +71,11 @@ def _samples(records: Sequence[Record], epochs: int) -> Optional[float]:
     per_epoch = _value(records, "train_samples")
     if not _positive(per_epoch):
         return None
-    if _value(records, "submission_benchmark") != "bert" or epochs == 1:
-        return float(per_epoch) * epochs
+    benchmark = _value(records, "submission_benchmark")
+    if benchmark != "bert":
+        return epoch_samples(benchmark, per_epoch, _positive_or_none(_value(records, "global_batch_size"))) * epochs
+    if epochs == 1:
+        return float(per_epoch)
     batch = _value(records, "global_batch_size")
     if _positive(batch) and epochs * batch <= 2 * per_epoch:  # steps: a budget of steps x batch
         return float(epochs) * batch
@@ -86,6 +101,36 @@ def _training_span(records: Sequence[Record], start: Optional[float], stop: Opti
 
 def _positive(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
+
+
+def _positive_or_none(x) -> Optional[float]:
+    return float(x) if _positive(x) else None
+
+
+def _step_blocks(records: Sequence[Record], batch) -> tuple[float, float]:
+    """(samples, seconds) of the blocks that count optimizer steps (`step_num` at both ends), evaluations inside
+    them excluded; (0, 0) where there are none or the log gives no global batch."""
+    if not _positive(batch):
+        return 0.0, 0.0
+    samples, seconds = 0.0, 0.0
+    begun: Optional[Record] = None
+    in_eval: Optional[float] = None
+    eval_t = 0.0
+    for r in records:
+        if r.key == "block_start":
+            begun, eval_t = r, 0.0
+        elif r.key == "eval_start" and begun is not None:
+            in_eval = r.t
+        elif r.key == "eval_stop" and in_eval is not None:
+            eval_t += (r.t - in_eval) / 1000.0
+            in_eval = None
+        elif r.key == "block_stop" and begun is not None:
+            first, last = begun.meta.get("step_num"), r.meta.get("step_num")
+            if isinstance(first, int) and isinstance(last, int) and last > first:
+                samples += (last - first) * batch
+                seconds += (r.t - begun.t) / 1000.0 - eval_t
+            begun = None
+    return samples, seconds
 
 
 def _epochs(records: Sequence[Record]) -> tuple[int, float]:

@@ -104,7 +104,8 @@ def run_footnotes(runs: list[RunSummary]) -> list[str]:
                      f"data_wait_share): {INPUT_BOUND_TEXT.split(': ', 1)[1]}")
     if any(r.throughput_derived for r in runs):
         notes.append(f"{DERIVED} throughput derived from the log's epoch intervals: samples per second of training "
-                     "(train_samples x epochs / epoch seconds), or epochs per second where the log counts no samples")
+                     "(samples of an epoch x epochs / epoch seconds, or steps x global batch / step-block seconds), or "
+                     "epochs per second where the log counts no samples")
     return notes
 
 

@@ -60,3 +60,51 @@ def test_blocks_around_evaluations_time_the_run_less_its_evaluations():
     lines.append(mllog("run_stop", None, now, "INTERVAL_END", status="success"))
     run = parse_lines(lines)
     assert run.throughput == pytest.approx(3 * 566_340 / (3 * 162.0 - 3 * 1.5))
+
+
+def _epochs_log(benchmark: str, batch: int, train_samples: int, seconds: float, epochs: int = 3) -> list[str]:
+    lines = _head(benchmark, batch, train_samples=train_samples)
+    now = T0 + 1_000
+    for epoch in range(1, epochs + 1):
+        lines += [mllog("epoch_start", None, now, "INTERVAL_START", epoch_num=epoch),
+                  mllog("epoch_stop", None, now + int(seconds * 1000), "INTERVAL_END", epoch_num=epoch),
+                  mllog("tracked_stats", {"throughput": 96.0}, now + int(seconds * 1000), step=epoch)]
+        now += int(seconds * 1000) + 500
+    return lines + [mllog("eval_accuracy", 0.35, now, epoch_num=epochs),
+                    mllog("run_stop", None, now, "INTERVAL_END", status="success")]
+
+
+@pytest.mark.parametrize("batch, steps", [(256, 4572), (2048, 576)])
+def test_a_retinanet_log_counting_steps_as_train_samples_trained_steps_times_its_batch(batch, steps):
+    # v3.x RetinaNet logs write the steps of an epoch under train_samples (steps x batch is OpenImages' 1,170,301
+    # images) and a throughput per rank in tracked_stats: 576 read as samples made 2,048 H100s train 0.05 a chip
+    run = parse_lines(_epochs_log("ssd", batch, steps, seconds=6.0))
+    assert run.throughput_derived and run.throughput == pytest.approx(steps * batch / 6.0)
+
+
+def test_an_ssd_log_counting_its_coco_epoch_reads_as_written():
+    run = parse_lines(_epochs_log("ssd", 1024, 117_266, seconds=20.0))
+    assert run.throughput == pytest.approx(117_266 / 20.0)
+
+
+def test_a_maskrcnn_log_writing_its_step_budget_as_train_samples_trained_coco_epochs():
+    # 20,000 is the run's step budget at a batch of 256 (40,000 at 96): each epoch is COCO's 117,266 images
+    run = parse_lines(_epochs_log("maskrcnn", 256, 20_000, seconds=4.9))
+    assert run.throughput == pytest.approx(117_266 / 4.9)
+
+
+def test_stable_diffusion_blocks_of_steps_trained_steps_times_the_batch_not_the_dataset():
+    # the reference's training_step blocks of 100 steps; train_samples is the dataset (6,513,144), of which the
+    # run trains part: read per block as an epoch it made 8 H100s train 14,900 images/s a chip
+    lines = _head("stable_diffusion", 512, train_samples=6_513_144)
+    now = T0 + 1_000
+    for step in range(0, 600, 100):
+        lines += [mllog("block_start", "training_step", now, "INTERVAL_START", step_num=step),
+                  mllog("block_stop", "training_step", now + 54_000, "INTERVAL_END", step_num=step + 100)]
+        now += 54_100
+    lines += [mllog("block_start", "validation_step", now, "INTERVAL_START", step_num=50),
+              mllog("block_stop", "validation_step", now + 9_000, "INTERVAL_END", step_num=50),
+              mllog("eval_accuracy", 90.0, now + 9_000, step_num=600),
+              mllog("run_stop", None, now + 9_000, "INTERVAL_END", status="success")]
+    run = parse_lines(lines)
+    assert run.throughput_derived and run.throughput == pytest.approx(600 * 512 / (6 * 54.0))
