@@ -197,7 +197,6 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
                    accelerator=watch.accelerator, hyperparameters=hyper, init_time_s=init_s,
                    threads=threads.current().record(torch.get_num_threads()))
     if not training:
-        counted = flops.flops_per_sample(built, built.synthetic_batch())  # before the warm-up compiles anything
         w = timing.Windows.of(cfg)
         loop = throughput.measure_throughput(built, warmup_steps=w.warmup_steps, steps=w.steps, repeats=w.repeats,
                                              hooks=hooks, warmup_s=w.warmup_s, window_s=w.window_s,
@@ -206,7 +205,12 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
         median = statistics.median(windows) if windows and loop.status == SUCCESS else None
         base = replace(base, warmup_steps=loop.warmup_steps if loop.warmup_steps is not None else base.warmup_steps,
                        throughput_steps=loop.window_steps)
-        return _utilisation(built, _record(base, loop, ttt_s=None, throughput=median, cfg=cfg), counted)
+        record = _record(base, loop, ttt_s=None, throughput=median, cfg=cfg)
+        if loop.status != SUCCESS:
+            return record
+        # counted after the windows: a forward that never returns hangs a step under the progress
+        # watchdog first, and the one extra forward changes nothing the windows measured
+        return _utilisation(built, record, flops.flops_per_sample(built, built.synthetic_batch()))
 
     task = spec.task
     assert task is not None  # config.check refuses mode=train for a throughput-only model
