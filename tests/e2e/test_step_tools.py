@@ -32,7 +32,7 @@ def test_the_step_bounds_follow_the_batches_and_peaks_given(tmp_path):
 
 def test_the_step_profiler_prints_the_step_time_and_the_operators_that_take_it(tmp_path):
     out = _run("profile_step.py", "model=ncf", "+debug=ncf", "device=cpu", "--warmup", "1", "--steps", "2", "--rows",
-               "5", cwd=tmp_path)
+               "15", cwd=tmp_path)  # the optimizer's step among the 15 costliest on any machine (5 missed it once)
     head = re.search(r"\[rank 0/1\] ncf, [\d,]+ parameters, fp32, batch (\d+) per rank, cpu: [\d.]+ ms/step under the "
                      r"profiler, [\d,]+ samples/s on this rank", out)
     assert head is not None, out[-2000:]
