@@ -10,7 +10,7 @@ torchtitan and Megatron follow; recomputed activations count nothing). Divided b
 tokens) the batch counts, as the throughput meter counts them. A model whose shapes vary from batch to
 batch (GNMT's and the Transformer's sentence lengths, Mask R-CNN's proposals) is counted on its
 synthetic batch. LSTMs run as one fused op (cuDNN's, oneDNN's) that FlopCounterMode has no formula for;
-RNN_FORMULAS counts them as their matmuls.
+RNN_FORMULAS counts them as their matmuls, and fused attention with grouped-query heads.
 
 achieved TFLOP/s = throughput (summed over ranks) x FLOPs a sample / 1e12; MFU = achieved / (the GPU's
 dense peak for the run's precision x ranks), the peak from harness/observe/gpu_peaks.py.
@@ -47,14 +47,22 @@ def _cudnn_rnn_flops(input_shape: Any, weights: Any, *args: Any, **kwargs: Any) 
     return 2 * steps * sum(math.prod(w) for w in weights if len(w) == 2)
 
 
-def _cpu_sdpa_flops(q: Any, k: Any, v: Any, *args: Any, **kwargs: Any) -> int:
-    """The CPU flash attention kernel, counted as torch counts the CUDA ones."""
-    return sdpa_flop_count(q, k, v)
+def _sdpa_flops(q: Any, k: Any, v: Any, *args: Any, **kwargs: Any) -> int:
+    """Fused attention, (batch, heads, length, width) shapes, with grouped-query attention: the CUDA kernels
+    take keys and values of fewer heads than the queries (`enable_gqa=True`, Llama's 8 of 32), which torch's
+    own formula refuses (its heads must match); each query head still multiplies a whole key and value, so
+    the count is the one of keys and values repeated to the queries' heads."""
+    heads = q[1]
+    return sdpa_flop_count(q, (k[0], heads, *k[2:]), (v[0], heads, *v[2:]))
 
 
 aten = torch.ops.aten
+# the CPU flash kernel has no formula in torch; the CUDA ones have one that refuses grouped-query shapes
 RNN_FORMULAS = {aten.mkldnn_rnn_layer: _rnn_layer_flops, aten._cudnn_rnn: _cudnn_rnn_flops,
-                aten._scaled_dot_product_flash_attention_for_cpu: _cpu_sdpa_flops}
+                aten._scaled_dot_product_flash_attention_for_cpu: _sdpa_flops,
+                aten._scaled_dot_product_flash_attention: _sdpa_flops,
+                aten._scaled_dot_product_efficient_attention: _sdpa_flops,
+                aten._scaled_dot_product_cudnn_attention: _sdpa_flops}
 
 
 class _AllModules:

@@ -20,13 +20,14 @@ written as not run:
 OUT gets check.json (every row), check.md (the table against the baseline) and logs.tgz (each row's
 console). The exit status is 1 when a row failed, did not run or is more than 5% slower.
 
-On one H200 the whole check takes about 14 minutes (2026-12-02: the CUDA tests alone 225 s, a
-throughput cell 16-33 s with its kernels cached, a real-data row 25-60 s), over the device tool's 10
-minutes a command, so it runs as two calls of under 9 minutes whose tables are read together:
+On one H200 the whole check takes about 14 minutes (2026-12-02: part 1 527 s, the real-data rows 344 s),
+over the device tool's 10 minutes a command, so it runs as two calls of under 9 minutes whose tables are
+read together (gpu_check_rows.SECOND_CALL names the throughput cells of the second). A copy of the tree
+whose .git is not the tree's own names its commit through CHECK_COMMIT:
 
-    python3 scripts/lab/gpu_check.py "$OUT/a" --only tests embedded throughput --budget-s 520    # call 1
-    python3 scripts/lab/gpu_check.py "$OUT/b" --only real --budget-s 480                          # call 2
-    python3 scripts/lab/gpu_check_table.py a/check.json b/check.json                              # here
+    CHECK_COMMIT=abc1234 python3 scripts/lab/gpu_check.py "$OUT/a" --part 1 --budget-s 540    # call 1
+    CHECK_COMMIT=abc1234 python3 scripts/lab/gpu_check.py "$OUT/b" --part 2 --budget-s 540    # call 2
+    python3 scripts/lab/gpu_check_table.py a/check.json b/check.json                          # here
 """
 from __future__ import annotations
 
@@ -48,7 +49,10 @@ from typing import Any, Optional
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_check_table  # noqa: E402
-from gpu_check_rows import COMPILED, EMBEDDED, REAL_DATA, THROUGHPUT, VARIANTS, BEFORE_FIX, pipeline_label  # noqa: E402
+from gpu_check_rows import (COMPILED, EMBEDDED, REAL_DATA, SECOND_CALL, THROUGHPUT, VARIANTS, BEFORE_FIX,  # noqa: E402
+                            pipeline_label)
+
+MLPERF_BATCH = dict(THROUGHPUT)  # each model's row, kept for its variants when --part or --models drops the row
 
 PY = sys.executable
 CPU_SMOKE = ["device=cpu", "precision=fp32"]  # --cpu-smoke: each command once, tiny, on this machine's CPU
@@ -183,7 +187,7 @@ def warm_caches(check: Check, deadline: float) -> None:
 
 def throughput(check: Check, deadline: float) -> None:
     cells = [(f"throughput:{m}", m, o, "") for m, o in THROUGHPUT.items()]
-    cells += [(f"throughput:{key}", m, THROUGHPUT[m] + o, why) for key, m, o, why in VARIANTS if m in THROUGHPUT]
+    cells += [(f"throughput:{key}", m, MLPERF_BATCH[m] + o, why) for key, m, o, why in VARIANTS]
     for key, model, overrides, why in cells:
         label = f"{model} {' '.join(o for o in overrides if o.startswith('model.')) or 'preset batch'}"
         group = "throughput, before a fix" if why else "throughput"
@@ -266,12 +270,20 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--only", nargs="+", choices=["tests", "embedded", "throughput", "real"],
                         help="these phases' rows alone (default: all)")
     parser.add_argument("--models", nargs="+", help="these models' rows alone (default: every model)")
+    parser.add_argument("--part", type=int, choices=[1, 2], help="one of the check's two calls: 1 the tests, the "
+                        "embedded presets and most throughput cells; 2 the other cells and the real-data rows")
     parser.add_argument("--cpu-smoke", action="store_true", help="each command at a debug size on the CPU: a check of "
                         "the check, not of the GPU")
     args = parser.parse_args(argv)
     out = args.out.resolve()
     check = Check(out, args.work.resolve(), args.budget_s, args.cpu_smoke)
     only = set(args.only or ["tests", "embedded", "throughput", "real"])
+    if args.part:
+        only &= {"tests", "embedded", "throughput"} if args.part == 1 else {"throughput", "real"}
+        keep = (lambda key: key not in SECOND_CALL) if args.part == 1 else (lambda key: key in SECOND_CALL)
+        for name in [m for m in THROUGHPUT if not keep(m)]:
+            del THROUGHPUT[name]
+        VARIANTS[:] = [v for v in VARIANTS if keep(v[0])]  # a variant goes where its own key says
     data = Path(os.environ.get("PIPELINE_DATA", str(check.work / "data")))
     if args.models:
         unknown = set(args.models) - set(THROUGHPUT)
@@ -280,6 +292,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         for name in [m for m in THROUGHPUT if m not in args.models]:
             del THROUGHPUT[name]
         EMBEDDED[:] = [m for m in EMBEDDED if m in args.models]
+        VARIANTS[:] = [v for v in VARIANTS if v[1] in args.models]
         REAL_DATA[:] = [r for r in REAL_DATA if r.split(":")[0] in args.models]
     info = machine()
     print(json.dumps(info), flush=True)
@@ -304,7 +317,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                                                               capture_output=True, text=True).stdout.strip()
     record = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
               "commit": commit or None, "command": " ".join(["scripts/lab/gpu_check.py", *sys.argv[1:]]),
-              "machine": info, "wall_s": check.elapsed(), "only": sorted(args.only) if args.only else None,
+              "machine": info, "wall_s": check.elapsed(),
+              "only": sorted(only) if args.only or args.part else None,
               "rows": check.rows}
     (out / "check.json").write_text(json.dumps(record, indent=1) + "\n")
     with tarfile.open(out / "logs.tgz", "w:gz") as tar:

@@ -26,6 +26,9 @@ COMPILED = ["resnet", "transformer", "bert_large", "bert_base", "txl_base", "txl
 # the path before a fix, measured beside the default: (key, model, overrides, why)
 VARIANTS = [("maskrcnn:identity_norms", "maskrcnn", ["model.synthetic.calibrate_norms=false"],
              "the untrained frozen body at identity batch-norm statistics (before the fix)")]
+# the throughput cells (a model, or a variant's key) of the check's second call (gpu_check.py --part 2), beside the
+# real-data rows: on one H200 part 1 (tests, embedded presets, the other cells) took 527 s and the real rows 344 s
+SECOND_CALL = {"txl_large", "tacotron2", "waveglow", "llama31_8b", "maskrcnn:identity_norms"}
 # pipeline_h200.sh's measurements: the held-batch step beside training on files
 REAL_DATA = ["transformer", "transformer:auto", "maskrcnn:nvimgcodec", "ssd:cpu8", "ssd:cpu", "resnet:nvimgcodec", "gnmt",
              "ncf"]

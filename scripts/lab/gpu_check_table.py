@@ -88,14 +88,18 @@ def table(check: dict[str, Any], baseline: Optional[dict[str, Any]], partial: bo
 
 
 def merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """One check from the checks of its parts: the first part's machine and date, every part's rows
-    (a later part's row replaces an earlier one of the same key), their wall times added."""
+    """One check from the checks of its parts: the first part's machine, the first and last parts' dates,
+    every part's command, every part's rows (a later part's row replaces an earlier one of the same key),
+    their wall times added."""
     rows: dict[str, dict[str, Any]] = {}
     for part in parts:
         rows.update({r["key"]: r for r in part["rows"]})
     only = [phase for part in parts for phase in part.get("only") or []]
+    dates = [str(p.get("date")) for p in parts]
     return {**parts[0], "rows": list(rows.values()), "wall_s": sum(p.get("wall_s", 0) for p in parts),
-            "only": only if all(p.get("only") for p in parts) else None}
+            "only": only if all(p.get("only") for p in parts) else None,
+            "date": dates[0] if len(set(dates)) == 1 else f"{dates[0]} to {dates[-1]}",
+            "command": "; ".join(dict.fromkeys(str(p.get("command")) for p in parts))}
 
 
 def record(check: dict[str, Any], path: Path = BASELINE) -> None:

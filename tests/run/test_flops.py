@@ -70,3 +70,13 @@ def test_a_submodule_given_a_view_of_a_parameter_is_counted():
     inner, outer = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
     run = _run_of(lambda _model, _batch: (inner(outer.weight.view(4, 4)), 4))
     assert flops.forward_flops(run, None) == (2 * 4 * 4 * 4, 4)
+
+
+@pytest.mark.parametrize("op", ["_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+                                "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_flash_attention_for_cpu"])
+def test_grouped_query_attention_counts_as_its_repeated_heads(op):
+    """The CUDA kernels take Llama's 8 key/value heads beside 32 query heads: counted, as if repeated."""
+    formula = flops.RNN_FORMULAS[getattr(torch.ops.aten, op)]
+    q, kv = (2, 32, 128, 64), (2, 8, 128, 64)
+    assert formula(q, kv, kv) == 2 * (2 * 2 * 32 * 128 * 128 * 64)  # q @ k^T and p @ v, a batch of 2
+    assert formula(q, kv, kv) == formula(q, q, q)

@@ -48,7 +48,10 @@ def test_a_check_made_in_two_calls_is_read_as_one_and_a_part_alone_misses_no_row
     args = ["--baseline", str(tmp_path / "base.json")]
     assert table_mod.main([str(tmp_path / "a.json"), *args]) == 0  # the real-data row is the other part's
     assert table_mod.main([str(tmp_path / "a.json"), str(tmp_path / "b.json"), *args]) == 0
-    assert table_mod.merged([first, second])["wall_s"] == 20.0
+    first["command"], second["command"], second["date"] = "gpu_check.py a", "gpu_check.py b", "2026-12-03"
+    whole = table_mod.merged([first, second])
+    assert whole["wall_s"] == 20.0 and whole["command"] == "gpu_check.py a; gpu_check.py b"
+    assert whole["date"] == "2026-12-02 to 2026-12-03"  # the baseline says when each part ran
 
 
 def test_recording_keeps_the_rows_that_ran_with_their_machine_and_date(tmp_path):
