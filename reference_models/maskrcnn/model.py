@@ -93,6 +93,7 @@ def build_model(hp: MaskRCNNOptions, num_classes: int, throughput: bool = False)
     )
     if batched:  # the same modules and settings, run batched (docs/maskrcnn.md)
         model.transform = SyncFreeTransform.like(model.transform)
+        model.transform.fixed_canvas = hp.fixed_canvas
         model.rpn = BatchedRPN.like(model.rpn)
         model.roi_heads = BatchedRoIHeads.like(model.roi_heads)
     return model

@@ -28,6 +28,26 @@ class SyncFreeTransform(GeneralizedRCNNTransform):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self._constants: dict[tuple, tuple[Tensor, Tensor]] = {}
+        self.fixed_canvas = False
+
+    def batch_images(self, images: list[Tensor], size_divisible: int = 32) -> Tensor:
+        """With `fixed_canvas`: every batch padded to one of the few canvases resized images fit, each side
+        to the largest short side (min_size) or long side (max_size), rounded up to size_divisible, as
+        NVIDIA's MLPerf Mask R-CNN pads to fixed sizes: a landscape batch is always 800 x 1,344 at the
+        reference's sizes. torchvision pads to each batch's largest image, and on a GPU every new padded
+        shape costs cuDNN new convolution plans (about 36 shapes in COCO's grouped batches), which a long
+        run meets again and again in its first epochs. Padding is zeros either way."""
+        if not self.fixed_canvas:
+            return super().batch_images(images, size_divisible)
+        short, long = (-(-int(side) // size_divisible) * size_divisible for side in (max(self.min_size), self.max_size))
+        tall = max(int(im.shape[-2]) for im in images)
+        wide = max(int(im.shape[-1]) for im in images)
+        shape = (len(images), images[0].shape[0], short if tall <= short else max(long, tall),
+                 short if wide <= short else max(long, wide))
+        batch = images[0].new_zeros(shape)
+        for slot, image in zip(batch, images):
+            slot[:, :image.shape[-2], :image.shape[-1]].copy_(image)
+        return batch
 
     def normalize(self, image: Tensor) -> Tensor:
         if not image.is_floating_point():
