@@ -13,7 +13,7 @@ from PIL import Image
 from harness import check_data
 from reference_models.detection.generate import GeneratorSpec
 from reference_models.detection.generate import ensure as coco_ensure
-from reference_models.gnmt.generate import LanguageSpec
+from reference_models.text.language import LanguageSpec
 from reference_models.ncf.generate import GeneratorSpec as RatingsSpec
 from reference_models.ncf.generate import write as write_ratings
 from reference_models.resnet.generate import ImageSpec

@@ -21,7 +21,7 @@ from harness.interface import DataError, RunContext
 from harness.train import check_dataset
 from reference_models.detection.generate import GeneratorSpec
 from reference_models.detection.generate import ensure as coco_ensure
-from reference_models.gnmt.generate import LanguageSpec
+from reference_models.text.language import LanguageSpec
 from reference_models.gnmt.generate import write as write_wmt
 from reference_models.ncf import generate as ncf_generate
 from reference_models.ncf.generate import GeneratorSpec as RatingsSpec

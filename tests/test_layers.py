@@ -140,3 +140,30 @@ def test_the_record_imports_nothing_of_the_harness_and_results_nothing_of_the_ru
                  for name in imports(m, at_import=False)
                  if name.startswith(("harness.run", "harness.observe")) and name not in RESULTS_MAY_USE)
     assert bad == []
+
+
+def _imported_names(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+    return found
+
+
+def test_no_model_package_imports_another():
+    """A model's code shared with another lives in a shared package (vision/, detection/, text/, or a
+    family's such as bert/ and txl/), so changing one model cannot change another's losses unseen."""
+    from harness import registry
+
+    models = {p.__name__.rpartition(".")[2] for p in registry.PACKAGES}
+    bad = set()
+    for name in models:
+        for path in (REPO / "reference_models" / name).rglob("*.py"):
+            for imported in _imported_names(path):
+                parts = imported.split(".")
+                if len(parts) > 1 and parts[0] == "reference_models" and parts[1] in models - {name}:
+                    bad.add(f"{path.relative_to(REPO)} imports {imported}")
+    assert not bad, sorted(bad)

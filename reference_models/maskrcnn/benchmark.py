@@ -25,7 +25,7 @@ from reference_models.maskrcnn import decode as maskrcnn_decode
 from reference_models.maskrcnn.data import collate_packed
 from reference_models.maskrcnn.model import build_model
 from reference_models.maskrcnn.options import MaskRCNNOptions
-from reference_models.resnet.optim import make_optimizer
+from reference_models.vision.optim import make_optimizer
 from reference_models.vision import decoders
 
 Batch = tuple[list[torch.Tensor], list[dict[str, torch.Tensor]]]

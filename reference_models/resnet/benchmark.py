@@ -22,7 +22,7 @@ from harness.interface.sharding import shard
 from reference_models.resnet import data as imagenet
 from reference_models.resnet import decode as device_decode
 from reference_models.resnet.model import build, parameter_groups, to_channels_last
-from reference_models.resnet.optim import PolyWarmup, make_optimizer, mlperf_keys
+from reference_models.vision.optim import PolyWarmup, make_optimizer, mlperf_keys
 from reference_models.resnet.options import ResNetOptions
 from reference_models.resnet.preallocate import largest_size, preallocation
 from reference_models.vision import backend

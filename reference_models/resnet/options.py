@@ -12,18 +12,12 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from harness.interface import Broken, Choice, CompileMode, LrScaling, ModelOptions, option
+from reference_models.vision.choices import Decode
 
 
 class Optimizer(Choice):
     sgd = "sgd"
     lars = "lars"
-
-
-class Decode(Choice):
-    auto = "auto"
-    cpu = "cpu"
-    cuda = "cuda"
-    nvimgcodec = "nvimgcodec"
 
 
 @dataclass

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from harness.interface import Broken, LrScaling, ModelOptions, option
-from reference_models.resnet.options import Decode
+from reference_models.vision.choices import Decode
 
 
 @dataclass

@@ -3,8 +3,8 @@
     python -m reference_models.transformer.generate OUT_DIR              # the embedded default
     python -m reference_models.transformer.generate OUT_DIR --train-pairs 100000
 
-The sentence pairs are reference_models/gnmt/generate.py's for the same language parameters
-(imported: the embedded GNMT corpus and this one hold the same sentences). They are written as the
+The sentence pairs are reference_models/text/language.py's, as GNMT's generator writes them for the same
+language parameters (the embedded GNMT corpus and this one hold the same sentences). They are written as the
 Transformer reference's pipeline writes real WMT text: the plain training text's tokens are counted
 and the reference's subword algorithm (subwords.py) builds vocab.ende.32768 from them; every pair
 is encoded with EOS appended into round-robin shards utf8/wmt32k-encoded-train-NNNNN-of-NNNNN.{src,dst},
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from harness.interface import generated
-from reference_models.gnmt.generate import LanguageSpec, raw, sentence_pairs
+from reference_models.text.language import LanguageSpec, raw, sentence_pairs
 from reference_models.transformer import data as layout
 from reference_models.transformer.subwords import build, count_tokens
 from reference_models.transformer.tokenizer import Subtokenizer, write_vocab

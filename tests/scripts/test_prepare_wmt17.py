@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from reference_models.gnmt.generate import LanguageSpec, raw, sentence_pairs
+from reference_models.text.language import LanguageSpec, raw, sentence_pairs
 from reference_models.transformer import data as wmt
 from tests.helpers import REPO
 

@@ -9,9 +9,8 @@ from torch.utils.data import DataLoader
 
 from harness.config import compose
 from reference_models.gnmt import data as wmt
-from reference_models.gnmt.generate import (
-    DEV, TEST_REF, TEST_SRC, TRAIN, LanguageSpec, Lexicon, _capitalise_first, raw, sentence_pair, tokenized, write,
-)
+from reference_models.gnmt.generate import DEV, TEST_REF, TEST_SRC, TRAIN, write
+from reference_models.text.language import LanguageSpec, Lexicon, _capitalise_first, raw, sentence_pair, tokenized
 from reference_models.gnmt.metric import bleu
 from reference_models.gnmt.tokenizer import EOS, EOS_ID, UNK_ID, VOCAB_FILE, Detokenizer, Vocab, join_bpe
 from tests.reference_models.wmt_corpus import corpus_fixture

@@ -11,7 +11,7 @@ from mlperf_logging.compliance_checker import mlp_compliance
 from torchvision.models import resnet50
 
 from reference_models.resnet.model import ScaledResNet, build, parameter_groups
-from reference_models.resnet.optim import LARS, PolyWarmup, make_optimizer, mlperf_keys
+from reference_models.vision.optim import LARS, PolyWarmup, make_optimizer, mlperf_keys
 
 RULES = Path(mlp_compliance.__file__).parent
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from harness.run.master_weights import MasterWeights
-from reference_models.resnet.optim import make_optimizer
+from reference_models.vision.optim import make_optimizer
 
 
 def _sgd(params: list[torch.nn.Parameter]) -> torch.optim.Optimizer:

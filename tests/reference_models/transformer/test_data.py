@@ -8,7 +8,7 @@ import torch
 
 from harness.config import compose
 from reference_models.gnmt import generate as gnmt_generate
-from reference_models.gnmt.generate import LanguageSpec
+from reference_models.text.language import LanguageSpec
 from reference_models.transformer import data as wmt
 from reference_models.transformer.generate import CorpusSpec, write
 from reference_models.transformer.tokenizer import EOS_ID, Subtokenizer

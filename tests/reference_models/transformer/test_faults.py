@@ -7,7 +7,7 @@ import json
 import pytest
 
 from harness.interface import DataError
-from reference_models.gnmt.generate import LanguageSpec
+from reference_models.text.language import LanguageSpec
 from reference_models.transformer import data as wmt
 from reference_models.transformer.generate import CorpusSpec, write
 from reference_models.transformer.tokenizer import Subtokenizer

@@ -1,4 +1,5 @@
-"""The optimizers and the learning-rate schedule of MLPerf's ResNet-50, and the keys it logs.
+"""The optimizers and the learning-rate schedule of MLPerf's ResNet-50, and the keys it logs (Mask R-CNN trains
+with the same SGD).
 
 - SGD with momentum (torch.optim.SGD; one fused kernel on CUDA), or LARS (below);
 - linear warm-up from 0 over `model.lr_warmup_epochs`, then polynomial decay of power 2 to 0.0001 at the last
@@ -7,7 +8,7 @@
   base x 1/warmup_steps.
 - the parameter groups spare BatchNorm and biases from weight decay (and LARS's trust ratio).
 
-    python -c "from reference_models.resnet.optim import PolyWarmup; print(PolyWarmup(1.0, 5, 20).rate(5))"
+    python -c "from reference_models.vision.optim import PolyWarmup; print(PolyWarmup(1.0, 5, 20).rate(5))"
 """
 from __future__ import annotations
 
