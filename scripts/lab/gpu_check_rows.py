@@ -28,20 +28,22 @@ VARIANTS = [("maskrcnn:identity_norms", "maskrcnn", ["model.synthetic.calibrate_
              "the untrained frozen body at identity batch-norm statistics (before the fix)")]
 # the throughput cells (a model, or a variant's key) of the check's second call (gpu_check.py --part 2), beside the
 # real-data rows: on one H200 part 1 (tests, embedded presets, the other cells) took 527 s and the real rows 344 s
-SECOND_CALL = {"txl_large", "tacotron2", "waveglow", "llama31_8b", "maskrcnn:identity_norms"}
+SECOND_CALL = {"txl_large", "waveglow", "llama31_8b", "maskrcnn:identity_norms"}
 # pipeline_h200.sh's measurements: the held-batch step beside training on files
-REAL_DATA = ["transformer", "transformer:auto", "maskrcnn:nvimgcodec", "ssd:cpu8", "ssd:cpu", "resnet:nvimgcodec", "gnmt",
+REAL_DATA = ["transformer", "transformer:auto", "maskrcnn:nvimgcodec", "maskrcnn:padded", "ssd:cpu8", "ssd:cpu", "resnet:nvimgcodec", "gnmt",
              "ncf"]
 # a real-data row that measures the path before a fix: shown beside the default, not compared
 BEFORE_FIX = {"transformer:auto": "PyTorch's attention choice (cuDNN's) and batches padded to their longest sentence "
-                                  "(before the fix)"}
+                                  "(before the fix)",
+              "maskrcnn:padded": "each batch padded to its largest image, a new convolution shape for cuDNN every few "
+                                 "batches (model.fixed_canvas=false: before the fix)"}
 
 
 def pipeline_label(name: str) -> str:
     """The label pipeline_h200.sh gives a measurement's row."""
     fixed = {"resnet:nvimgcodec": "resnet nvimgcodec", "ssd:cpu": "ssd cpu", "maskrcnn:nvimgcodec":
              "maskrcnn nvimgcodec grouped", "maskrcnn:cpu": "maskrcnn cpu grouped",
-             "transformer:auto": "transformer auto unpadded"}
+             "transformer:auto": "transformer auto unpadded", "maskrcnn:padded": "maskrcnn nvimgcodec grouped padded"}
     if name in fixed:
         return fixed[name]
     if name.startswith("ssd:cpu"):

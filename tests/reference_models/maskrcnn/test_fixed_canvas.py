@@ -30,6 +30,14 @@ def test_batches_of_any_size_land_on_the_canvas_of_their_orientation():
         assert torch.equal(got[:, :800, :1216], want) and not got[:, :, 1216:].any()  # torchvision: 1,216 wide
 
 
+def test_the_canvas_is_fixed_by_default_on_a_gpu_alone():
+    cfg = compose(["model=maskrcnn", "+debug=maskrcnn", "seed=1", "device=cpu"])
+    hp = OmegaConf.to_object(cfg.model)
+    assert hp.fixed_canvas is None  # the CPU's golden losses are those of torchvision's padding
+    assert build_model(hp, 3, cuda=True).transform.fixed_canvas
+    assert not build_model(hp, 3, cuda=False).transform.fixed_canvas
+
+
 def test_the_model_trains_on_the_fixed_canvas():
     cfg = compose(["model=maskrcnn", "+debug=maskrcnn", "seed=1", "device=cpu", "model.heads=batched"])
     model = build_model(OmegaConf.to_object(OmegaConf.merge(cfg.model, {"fixed_canvas": True})), 3)
