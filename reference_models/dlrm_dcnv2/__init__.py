@@ -22,5 +22,6 @@ SPEC = ModelSpec(
         rules_file=None,  # the official training_5.1.0 rules (closed_ or open_dlrm_dcnv2.yaml) apply
         real_dataset="criteo_1tb_multihot",
         prepare=lazy("reference_models.dlrm_dcnv2.benchmark:prepare"),
+        check=lazy("reference_models.dlrm_dcnv2.check_data:check"),
     ),
 )

@@ -110,8 +110,15 @@ def test_auc_counts_every_positive_negative_pair_ties_as_half():
 def test_the_embedded_target_needs_the_crosses_and_is_within_the_truth_s_reach():
     """On the embedded validation set: the true logits rank clicks at AUC 0.877; without the pair
     crosses (the true first-order and dense terms alone) 0.771, under MLPerf's 0.80275."""
-    spec = GeneratorSpec(**OmegaConf.to_container(compose(["model=dlrm_dcnv2"]).dataset.generator))
+    cfg = compose(["model=dlrm_dcnv2"])
+    spec = GeneratorSpec(**OmegaConf.to_container(cfg.dataset.generator))
     assert spec == GeneratorSpec() and spec.days == REFERENCE_DAYS
+    m = cfg.model  # the values the calibration in docs/dlrm_dcnv2.md was measured with
+    assert (m.embedding_dim, list(m.bottom_mlp), list(m.top_mlp), m.dcn_layers, m.dcn_low_rank) == (
+        16, [64, 32, 16], [128, 64, 1], 3, 32)
+    assert (m.batch_size, m.learning_rate, m.lr_scaling, m.lr_reference_batch) == (1024, 0.01, "sqrt", 1024)
+    assert (m.target, m.eval_every_samples, m.max_epochs, m.lr_warmup_steps, m.lr_decay_steps) == (0.80275, 23000, 3, 0, 0)
+    assert list(m.num_embeddings_per_feature) == list(spec.cardinalities)
     t = truth(spec)
     dense, labels, ids, logit = draw_day(spec, spec.days - 1)
     half = len(labels) // 2 + len(labels) % 2
@@ -121,3 +128,17 @@ def test_the_embedded_target_needs_the_crosses_and_is_within_the_truth_s_reach()
     assert auc(logit[:half], y) > 0.87
     assert auc((logit - crosses)[:half], y) < 0.78
     assert 0.3 < labels.mean() < 0.45
+
+
+def test_the_data_check_names_an_id_beyond_its_table(small):
+    from harness.interface.findings import DataReport
+    from reference_models.dlrm_dcnv2.check_data import check
+
+    cfg = OmegaConf.create({"model": {"num_embeddings_per_feature": [20] * 26}})
+    report = DataReport()
+    check(cfg, small, report, decode=True)
+    assert report.can_train and report.notes == ["3 days, not the reference's 24: the last is the evaluation day"]
+    cfg.model.num_embeddings_per_feature[20] = 19
+    report = DataReport()
+    check(cfg, small, report, decode=True)
+    assert len(report.problems) == 3 and "feature 20 has id 19 in rows 0-" in report.problems[0]
