@@ -15,6 +15,7 @@ SPEC = ModelSpec(
     build=lazy("reference_models.dlrm_dcnv2.benchmark:DLRMBenchmark"),
     summary="DLRM with a DCNv2 cross network on multi-hot Criteo 1TB click logs, ROC AUC",
     category=RECOMMENDATION,
+    gpu_precision="fp32",  # the reference trains in fp32: no autocast, and its --allow_tf32 is off by default
     task=MLPerfTask(
         benchmark="dlrm_dcnv2",
         quality=QualitySpec("AUC", bounds=FRACTION),
