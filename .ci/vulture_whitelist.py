@@ -29,6 +29,7 @@ _.basic
 # a model's Benchmark class, named by its SPEC as a string (lazy("reference_models.<m>.benchmark:<M>Benchmark"))
 # and imported by the first build; the conformance test resolves each (tests/test_conformance.py)
 _.BertBenchmark
+_.DLRMBenchmark
 _.GNMTBenchmark
 _.MaskRCNNBenchmark
 _.NCFBenchmark
@@ -48,6 +49,7 @@ _.base_width
 _.dilation
 _.avgpool
 _.compute_loss  # torchvision's RegionProposalNetwork calls it
+_.get_lr  # an LRScheduler's rates, which its step calls (the DLRM reference's scheduler, ported in a test)
 # a Hydra plugin, which Hydra finds by its base class and calls
 _.ModelPresets
 _.manipulate_search_path

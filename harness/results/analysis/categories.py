@@ -18,7 +18,7 @@ from harness.interface.suite import LANGUAGE, OTHER, RECOMMENDATION, REINFORCEME
 MLPERF_CATEGORIES: dict[str, str] = {
     "resnet50": VISION, "retinanet": VISION, "unet3d": VISION, "stable_diffusion": VISION, "flux1": VISION,
     "bert": LANGUAGE, "gpt3": LANGUAGE, "llama2_70b_lora": LANGUAGE, "llama31_405b": LANGUAGE,
-    "dlrm": RECOMMENDATION, "dlrm_dcnv2": RECOMMENDATION, "dlrmv4": RECOMMENDATION, "gnn": RECOMMENDATION,
+    "dlrm": RECOMMENDATION, "dlrmv4": RECOMMENDATION, "gnn": RECOMMENDATION,
     "rgat": RECOMMENDATION,
     "rnnt": SPEECH,
     "minigo": REINFORCEMENT,

@@ -1,0 +1,28 @@
+"""DLRM-DCNv2 on Criteo 1TB Click Logs (multi-hot), as MLPerf Training's recommendation benchmark
+(dlrm_dcnv2) runs it from v3.0 to v5.1, to a validation ROC AUC of 0.80275.
+
+    python -m harness.train model=dlrm_dcnv2 seed=1                                 # embedded generated days, CPU
+    python -m harness.train model=dlrm_dcnv2 dataset=criteo_1tb_multihot seed=1     # the real days, reference scale
+"""
+from harness.interface import FRACTION, MLPerfTask, ModelSpec, QualitySpec, lazy
+from harness.interface.suite import RECOMMENDATION
+from reference_models.dlrm_dcnv2.options import DLRMOptions
+
+SPEC = ModelSpec(
+    name="dlrm_dcnv2",
+    options=DLRMOptions,
+    sample_unit="samples",
+    build=lazy("reference_models.dlrm_dcnv2.benchmark:DLRMBenchmark"),
+    summary="DLRM with a DCNv2 cross network on multi-hot Criteo 1TB click logs, ROC AUC",
+    category=RECOMMENDATION,
+    gpu_precision="fp32",  # the reference trains in fp32: no autocast, and its --allow_tf32 is off by default
+    task=MLPerfTask(
+        benchmark="dlrm_dcnv2",
+        quality=QualitySpec("AUC", bounds=FRACTION),
+        ruleset="5.1.0",
+        rules_file=None,  # the official training_5.1.0 rules (closed_ or open_dlrm_dcnv2.yaml) apply
+        real_dataset="criteo_1tb_multihot",
+        prepare=lazy("reference_models.dlrm_dcnv2.benchmark:prepare"),
+        check=lazy("reference_models.dlrm_dcnv2.check_data:check"),
+    ),
+)
