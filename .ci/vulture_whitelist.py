@@ -33,6 +33,7 @@ _.GNMTBenchmark
 _.MaskRCNNBenchmark
 _.NCFBenchmark
 _.ResNetBenchmark
+_.RetinaNetBenchmark
 _.SSDBenchmark
 _.Tacotron2Benchmark
 _.TransformerBenchmark
