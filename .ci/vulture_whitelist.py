@@ -34,6 +34,7 @@ _.GNMTBenchmark
 _.MaskRCNNBenchmark
 _.NCFBenchmark
 _.ResNetBenchmark
+_.RetinaNetBenchmark
 _.SSDBenchmark
 _.Tacotron2Benchmark
 _.TransformerBenchmark

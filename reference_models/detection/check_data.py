@@ -1,4 +1,5 @@
-"""A COCO 2017 folder checked as SSD or Mask R-CNN would read it, without training (python -m harness.check_data).
+"""A COCO-format folder checked as SSD, Mask R-CNN or RetinaNet would read it, without training
+(python -m harness.check_data).
 
 Each split is read with the model's settings (crowd boxes, polygons), every record problem of its
 annotation file and every listed image missing from its folder is a problem line, every image the
@@ -15,6 +16,7 @@ from typing import Any
 from harness.interface.findings import DataReport
 from harness.interface.images import probe_all
 from reference_models.detection.coco import CocoSplit, check_layout
+from reference_models.detection.files import COCO2017, Layout
 
 MEANING = {
     "annotations_without_image": "annotations whose image_id is not in images: ignored, as pycocotools ignores them",
@@ -28,29 +30,32 @@ MEANING = {
 }
 
 
-def check(cfg: Any, root: Path, report: DataReport, decode: bool, splits: dict[str, dict[str, Any]]) -> None:
-    """Fill `report` for the folder; `splits` gives each split's CocoSplit options as the model reads it."""
-    if report.attempt(check_layout, root) is None:
+def check(cfg: Any, root: Path, report: DataReport, decode: bool, splits: dict[str, dict[str, Any]],
+          layout: Layout = COCO2017) -> None:
+    """Fill `report` for the folder; `splits` gives each split's CocoSplit options as the model reads it,
+    `layout` where its files are."""
+    if report.attempt(check_layout, root, layout) is None:
         return
     read: dict[str, CocoSplit] = {}
+    train_name, val_name = layout.folders
     for split, options in splits.items():
         problems: list[str] = []
-        coco = report.attempt(CocoSplit, root, split, problems=problems, **options)
+        coco = report.attempt(CocoSplit, root, split, problems=problems, layout=layout, **options)
         report.problems.extend(problems)
         if coco is None:
             continue
         read[split] = coco
-        report.facts.append(f"{split}2017: {len(coco.coco.imgs):,} images ({len(coco):,} used), "
+        report.facts.append(f"{layout.name(split)}: {len(coco.coco.imgs):,} images ({len(coco):,} used), "
                             f"{len(coco.coco.anns):,} annotations, {coco.num_classes - 1} categories")
         _check_images(coco, report, decode)
-        report.counted(f"{split}2017", coco.findings, MEANING)
+        report.counted(layout.name(split), coco.findings, MEANING)
     if len(read) == 2 and read["train"].label_of != read["val"].label_of:
-        report.problems.append(f"train2017 has categories {sorted(read['train'].label_of)} and val2017 "
+        report.problems.append(f"{train_name} has categories {sorted(read['train'].label_of)} and {val_name} "
                                f"{sorted(read['val'].label_of)}: both annotation files need the same list")
     train = read.get("train")
     global_batch = int(cfg.model.batch_size) * int(cfg.gpus) * int(cfg.nodes)
     if train is not None and len(train) < global_batch:
-        report.problems.append(f"train2017 has {len(train)} usable images, fewer than one global batch of "
+        report.problems.append(f"{train_name} has {len(train)} usable images, fewer than one global batch of "
                                f"{global_batch} (model.batch_size x gpus): add images or lower model.batch_size")
 
 
@@ -63,7 +68,7 @@ def _check_images(coco: CocoSplit, report: DataReport, decode: bool) -> None:
         image_of[path] = image_id
     facts = probe_all(items, decode=decode)
     verb = "decoded" if decode else "read the headers of"
-    report.facts.append(f"{coco.split}2017: {verb} {len(items):,} images")
+    report.facts.append(f"{coco.layout.name(coco.split)}: {verb} {len(items):,} images")
     converted = {"cmyk_to_rgb": 0, "greyscale_to_rgb": 0}
     for f in facts:
         if f.problem == "is missing" or f.path in coco.absent:
@@ -75,4 +80,4 @@ def _check_images(coco: CocoSplit, report: DataReport, decode: bool) -> None:
             converted["cmyk_to_rgb"] += 1
         elif f.mode != "RGB":
             converted["greyscale_to_rgb"] += 1
-    report.counted(f"{coco.split}2017", converted, MEANING)
+    report.counted(coco.layout.name(coco.split), converted, MEANING)

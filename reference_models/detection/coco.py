@@ -4,7 +4,8 @@
     root/annotations/instances_val2017.json     root/val2017/<file_name>
 
 The same code reads real COCO (scripts/prepare_coco2017.sh) and the embedded dataset
-(reference_models/detection/generate.py). Category ids (COCO's run 1..90 with gaps) map to contiguous
+(reference_models/detection/generate.py), and, given another `files.Layout`, the same COCO JSON in
+another folder layout (RetinaNet's openimages-mlperf). Category ids (COCO's run 1..90 with gaps) map to contiguous
 labels 1..K in sorted id order, 0 being the background, as both references map them. A file name
 comes from the annotation file but is only ever joined under the split's image folder: a name that
 would leave it is a DataError, not a path.
@@ -36,7 +37,7 @@ from harness.interface import DataError
 from harness.interface.findings import SampleFlags
 from harness.interface.images import DECODE_ERRORS, file_kind, find_problems, summary_of, what_is_wrong
 from reference_models.detection import records
-from reference_models.detection.files import annotation_file, check_layout, load_coco
+from reference_models.detection.files import COCO2017, Layout, check_layout, load_coco
 
 REPAIRS = ("cmyk_to_rgb", "greyscale_to_rgb")  # what reading an image converts, per file (data_findings)
 
@@ -92,7 +93,8 @@ def training_loader(train: Any, num_classes: int, ctx: Any, batch_size: int, wor
     from harness.interface.loader import make_loader
 
     if train.num_classes != num_classes:
-        raise DataError(f"train2017 has {train.num_classes - 1} categories, val2017 {num_classes - 1}")
+        raise DataError(f"{train.layout.name('train')} has {train.num_classes - 1} categories, "
+                        f"{train.layout.name('val')} {num_classes - 1}")
     loader = make_loader(train, ctx, batch_size=batch_size, workers=workers, collate=collate, groups=groups,
                          drop_last=drop_last)
     if len(loader) == 0:
@@ -117,18 +119,18 @@ class CocoSplit(Dataset):
     polygons of fewer than 3 points dropped (detectron2's rule). The annotations are checked when the
     split is read (reference_models/detection/records.py) and every listed image must exist;
     `check_images` reads the headers and ends of some (this rank's share of each split, when the model is
-    built).
+    built). layout: where the split's files are (files.COCO2017 unless the model reads another).
     `findings` counts what was dropped; `flags` what the workers converted (greyscale or CMYK to RGB).
     """
 
     def __init__(self, root: str | Path, split: str, transform: Optional[Callable[[Image.Image, Target], Any]] = None,
                  keep_empty: bool = True, include_crowd: bool = False, with_polygons: bool = False,
-                 limit: Optional[int] = None, problems: Optional[list[str]] = None):
-        root = check_layout(root)
+                 limit: Optional[int] = None, problems: Optional[list[str]] = None, layout: Layout = COCO2017):
+        root = check_layout(root, layout)
         self.problems = problems  # None: the first problem is a DataError; a list: each is kept there (check_data)
-        self.split = split
-        self.images_dir = (root / f"{split}2017").resolve()
-        self.annotations = annotation_file(root, split)
+        self.split, self.layout = split, layout
+        self.images_dir = layout.images_dir(root, split).resolve()
+        self.annotations = layout.annotation_file(root, split)
         self.coco = load_coco(self.annotations)
         self.transform = transform
         self.include_crowd, self.with_polygons = include_crowd, with_polygons
@@ -203,7 +205,7 @@ class CocoSplit(Dataset):
             name = str(info["file_name"])
             if name not in present and not ("/" in name and self.image_path(info).is_file()):
                 missing.append((image_id, name, self._not_a_file(self.images_dir / name)))
-        what_to_do = (f"put the split's images in {self.images_dir} (scripts/prepare_coco2017.sh unpacks them) "
+        what_to_do = (f"put the split's images in {self.images_dir} ({self.layout.images_hint}) "
                       "or remove their entries from the annotation file")
         lines = [f"{self.images_dir / name} {what} (image {image_id} of {self.annotations.name}"
                  for image_id, name, what in missing]

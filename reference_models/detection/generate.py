@@ -1,7 +1,8 @@
 """The embedded COCO-format dataset: real JPEGs of drawn objects, annotated as COCO 2017 annotates.
 
 It writes exactly the layout of COCO 2017 (annotations/instances_{train,val}2017.json and
-{train,val}2017/<12-digit id>.jpg), so the loader that reads real COCO reads it unchanged. Each image
+{train,val}2017/<12-digit id>.jpg), so the loader that reads real COCO reads it unchanged; given
+another `files.Layout` (RetinaNet's openimages-mlperf), the same files in that layout. Each image
 has a textured, noisy background with clutter and several objects of six categories (circle, square,
 triangle, star, cross, diamond) of varied sizes, each filled with its own texture (solid with noise,
 stripes, checks or a gradient) in shades of its category's hue, and partly hidden by the objects
@@ -27,6 +28,7 @@ from pycocotools import mask as mask_utils
 
 from harness.interface import generated
 from reference_models.detection import shapes
+from reference_models.detection.files import COCO2017, Layout
 
 GENERATOR = "reference_models.detection.generate"
 VERSION = 2  # 2: each category's objects in shades of its own hue
@@ -166,8 +168,9 @@ def _image(rng: np.random.Generator, spec: GeneratorSpec) -> tuple[Image.Image, 
     return Image.fromarray(np.clip(canvas, 0, 255).astype(np.uint8)), objs
 
 
-def write_split(folder: Path, split: str, count: int, first_id: int, spec: GeneratorSpec, rng: np.random.Generator) -> None:
-    images_dir = folder / f"{split}2017"
+def write_split(folder: Path, split: str, count: int, first_id: int, spec: GeneratorSpec, rng: np.random.Generator,
+                layout: Layout = COCO2017) -> None:
+    images_dir = layout.images_dir(folder, split)
     images_dir.mkdir(parents=True)
     images, annotations = [], []
     for image_id in range(first_id, first_id + count):
@@ -181,20 +184,23 @@ def write_split(folder: Path, split: str, count: int, first_id: int, spec: Gener
                     "contributor": GENERATOR, "date_created": "2017-01-01"},
            "licenses": [{"id": 1, "name": "CC0", "url": ""}],
            "images": images, "annotations": annotations, "categories": categories()}
-    (folder / "annotations").mkdir(exist_ok=True)
-    (folder / "annotations" / f"instances_{split}2017.json").write_text(json.dumps(doc))
+    annotations_file = layout.annotation_file(folder, split)
+    annotations_file.parent.mkdir(parents=True, exist_ok=True)
+    annotations_file.write_text(json.dumps(doc))
 
 
-def write(folder: Path, spec: GeneratorSpec) -> None:
+def write(folder: Path, spec: GeneratorSpec, layout: Layout = COCO2017) -> None:
     rng = np.random.default_rng(spec.seed)
     random.seed(spec.seed)
-    write_split(folder, "train", spec.train_images, 1, spec, rng)
-    write_split(folder, "val", spec.val_images, spec.train_images + 1, spec, rng)
+    write_split(folder, "train", spec.train_images, 1, spec, rng, layout)
+    write_split(folder, "val", spec.val_images, spec.train_images + 1, spec, rng, layout)
 
 
-def ensure(spec: GeneratorSpec, folder: str | Path) -> Path:
-    """The dataset for `spec` in `folder`, generated on first use (or when the stamp does not match)."""
-    return generated.ensure(folder, GENERATOR, VERSION, asdict(spec), lambda tmp: write(tmp, spec))
+def ensure(spec: GeneratorSpec, folder: str | Path, layout: Layout = COCO2017) -> Path:
+    """The dataset for `spec` in `folder`, generated on first use (or when the stamp does not match).
+    Another layout is one more parameter of the stamp (COCO 2017's stamps stay as they were)."""
+    params = asdict(spec) | ({} if layout == COCO2017 else {"layout": asdict(layout)})
+    return generated.ensure(folder, GENERATOR, VERSION, params, lambda tmp: write(tmp, spec, layout))
 
 
 def main() -> None:

@@ -24,7 +24,6 @@ syncs and per-image loops; the same proposals, samples and losses: docs/maskrcnn
 """
 from __future__ import annotations
 
-import torch
 from torch import nn
 from torchvision.models.detection import MaskRCNN
 from torchvision.models.detection.anchor_utils import AnchorGenerator
@@ -35,13 +34,11 @@ from torchvision.ops import MultiScaleRoIAlign
 from torchvision.ops.feature_pyramid_network import LastLevelMaxPool
 from torchvision.ops.misc import FrozenBatchNorm2d
 
-from reference_models.detection.resnet import ResNetBody, load_weights
+from reference_models.detection.resnet import ResNetBody, freeze_calibrated, load_weights
 from reference_models.maskrcnn.options import MaskRCNNOptions
 from reference_models.maskrcnn.rcnn import BatchedMaskRCNN, SyncFreeTransform
 from reference_models.maskrcnn.roi_heads import BatchedRoIHeads
 from reference_models.maskrcnn.rpn import BatchedRPN
-
-IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)  # torchvision's GeneralizedRCNNTransform
 
 
 def build_model(hp: MaskRCNNOptions, num_classes: int, throughput: bool = False, cuda: bool = False) -> MaskRCNN:
@@ -97,31 +94,3 @@ def build_model(hp: MaskRCNNOptions, num_classes: int, throughput: bool = False,
         model.rpn = BatchedRPN.like(model.rpn)
         model.roi_heads = BatchedRoIHeads.like(model.roi_heads)
     return model
-
-
-CALIBRATION_IMAGES = 2
-
-
-def freeze_calibrated(body: nn.Module, height: int, width: int) -> None:
-    """Freeze an untrained body's batch norm at the statistics of images like the synthetic batch's
-    (normalised uniform noise, at half the synthetic size), as a pretrained body's are ImageNet's.
-    Frozen at identity statistics instead (mean 0, variance 1), an untrained ResNet-50 hands the FPN
-    features some 50 times larger than a pretrained one does, and amp's heads then overflow within a
-    few steps of SGD at the reference's rate (loss_classifier NaN at batch 8 on an H200)."""
-    generator = torch.Generator().manual_seed(0)
-    images = torch.rand(CALIBRATION_IMAGES, 3, max(height // 2, 32), max(width // 2, 32), generator=generator)
-    images = (images - torch.tensor(IMAGENET_MEAN)[:, None, None]) / torch.tensor(IMAGENET_STD)[:, None, None]
-    norms = [m for m in body.modules() if isinstance(m, nn.BatchNorm2d)]
-    for norm in norms:
-        norm.reset_running_stats()
-        norm.momentum = None  # a cumulative average: the one batch's statistics exactly
-    body.train()
-    with torch.no_grad():
-        body(images)
-    for parent in list(body.modules()):
-        for name, child in list(parent.named_children()):
-            if isinstance(child, nn.BatchNorm2d):
-                frozen = FrozenBatchNorm2d(child.num_features, eps=child.eps)
-                for key in ("weight", "bias", "running_mean", "running_var"):
-                    getattr(frozen, key).copy_(getattr(child, key).detach())
-                setattr(parent, name, frozen)

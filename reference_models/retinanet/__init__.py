@@ -1,0 +1,29 @@
+"""RetinaNet ResNeXt-50 32x4d FPN on openimages-mlperf as MLPerf Training's object-detection benchmark ran it
+(v2.0-v5.1, `ssd` then `retinanet`), to box mAP 0.34.
+
+    python -m harness.train model=retinanet seed=1                                 # embedded shapes, CPU
+    python -m harness.train model=retinanet dataset=openimages seed=1              # real openimages-mlperf
+    python -m harness.train model=retinanet dataset=openimages mode=throughput precision=amp
+"""
+from harness.interface import FRACTION, MLPerfTask, ModelSpec, QualitySpec, lazy
+from harness.interface.suite import VISION
+from reference_models.retinanet.options import RetinaNetOptions
+
+
+SPEC = ModelSpec(
+    name="retinanet",
+    options=RetinaNetOptions,
+    sample_unit="images",
+    build=lazy("reference_models.retinanet.benchmark:RetinaNetBenchmark"),
+    summary="RetinaNet ResNeXt-50 32x4d FPN object detection on openimages-mlperf, box mAP",
+    category=VISION,
+    task=MLPerfTask(
+        benchmark="retinanet",
+        quality=QualitySpec("mAP", bounds=FRACTION),
+        ruleset="5.1.0",
+        rules_file=None,  # the official training_5.1.0 rules (closed_retinanet.yaml) apply
+        real_dataset="openimages",
+        prepare=lazy("reference_models.retinanet.data:prepare"),
+        check=lazy("reference_models.retinanet.data:check"),
+    ),
+)
