@@ -39,7 +39,7 @@ _COMPARISON = re.compile(r"v\[\s*'value'\s*\](?:\[\s*'([^']+)'\s*\])?\s*(>=|<=)\
 # What eval_accuracy measures, for axis labels and tables, in MLPerf's training rules benchmark by
 # benchmark: the benchmarks no model here registers (a registered model names its own: ModelSpec.metric).
 METRICS = {
-    "retinanet": "mAP", "minigo": "win rate", "bert": "masked-LM accuracy", "dlrm": "AUC",
+    "minigo": "win rate", "bert": "masked-LM accuracy", "dlrm": "AUC",
     "rnnt": "WER", "unet3d": "mean DICE", "gpt3": "log perplexity",
     "stable_diffusion": "FID", "llama2_70b_lora": "eval loss", "gnn": "accuracy",
 }

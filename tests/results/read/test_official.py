@@ -67,13 +67,15 @@ def test_each_run_s_minutes_convergence_and_verdict_are_the_official_tools(offic
             assert run["counted"] == ("minutes" in off), log  # the summarizer keeps what its checker passes
             if "minutes" in off:
                 assert _same(run["time_to_train_min"], off["minutes"], folder.ruleset), log
-            assert verdicts[str(Path(log).resolve())] == {"pass": "PASS", "fail": "FAIL"}[off["check"]], log
-            assert run["check"] == off["check"] and run["check_ruleset"] == folder.ruleset, log
+            assert verdicts[str(Path(log).resolve())] == {"pass": "PASS", "warned": "WARN", "fail": "FAIL"}[off["check"]], log
+            # the report keeps the checker's pass and lists its warnings beside it
+            assert run["check"] == {"warned": "pass"}.get(off["check"], off["check"]), log
+            assert run["check_ruleset"] == folder.ruleset, log
             if folder.ruleset != "0.6.0":  # the RCP checker reads :::MLLOG files only
                 want = off["convergence"]
                 assert run["epochs_to_converge"] == want, log
-                unit = compare.unit_of(log, want) if want is not None else None
-                assert want is None or run["epoch_unit"] == unit, (log, run["epoch_unit"], unit)
+                units = compare.units_of(log, want) if want is not None else []
+                assert want is None or run["epoch_unit"] in units, (log, run["epoch_unit"], units)
 
 
 @pytest.mark.parametrize("round_", ROUNDS)
