@@ -51,8 +51,8 @@ class Llama2LoraOptions(ModelOptions):
     """LoRA's alpha: the update is scaled by alpha / rank (fixed to the reference's 32)."""
     lora_dropout: float = option(0.1, ge=0, lt=1)
     """Dropout on each adapter's input (fixed to the reference's 0.1)."""
-    lora_targets: list[str] = option(factory=lambda: ["wqkv", "wo"], min_length=1, pattern=r"wqkv|wq|wk|wv|wo",
-                                     like="wqkv, wq, wk, wv or wo")
+    lora_targets: list[str] = option(factory=lambda: ["wqkv", "wo"], unbounded="projection names: checked "
+                                     "against the attention's own (wqkv and wo, or wq, wk, wv and wo), not a range")
     """The attention projections that get an adapter: the reference's qkv_proj and o_proj are wqkv and wo
     here (with fused_qkv=false: any of wq, wk, wv, wo)."""
     learning_rate: float = option(4e-4, gt=0)
@@ -87,5 +87,5 @@ class Llama2LoraOptions(ModelOptions):
             yield Broken("dim", self.dim, f"a multiple of heads ({self.heads})")
         elif self.heads % self.kv_heads:
             yield Broken("kv_heads", self.kv_heads, f"a divisor of heads ({self.heads})")
-        elif not set(self.lora_targets) <= allowed:
+        elif not self.lora_targets or not set(self.lora_targets) <= allowed:
             yield Broken("lora_targets", list(self.lora_targets), f"some of {sorted(allowed)} (fused_qkv={self.fused_qkv})")
