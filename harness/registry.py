@@ -26,12 +26,11 @@ from hydra.core.config_store import ConfigStore
 
 from harness.errors import ConfigError
 from harness.interface import ModelSpec
-from reference_models import (bert_base, bert_large, dlrm_dcnv2, gnmt, llama31_8b, maskrcnn, ncf, resnet, retinanet,
-                              ssd, tacotron2, transformer, txl_base, txl_large, waveglow)
+from reference_models import (bert_base, bert_large, dlrm_dcnv2, gnmt, llama2_70b_lora, llama31_8b, maskrcnn, ncf,
+                              resnet, retinanet, ssd, tacotron2, transformer, txl_base, txl_large, waveglow)
 
-PACKAGES: list[ModuleType] = [ncf, gnmt, transformer, resnet, ssd, maskrcnn, retinanet, llama31_8b, dlrm_dcnv2,
-                              bert_base, bert_large,
-                              txl_base, txl_large, tacotron2, waveglow]
+PACKAGES: list[ModuleType] = [ncf, gnmt, transformer, resnet, ssd, maskrcnn, retinanet, llama31_8b, llama2_70b_lora,
+                              dlrm_dcnv2, bert_base, bert_large, txl_base, txl_large, tacotron2, waveglow]
 MODELS: list[ModelSpec] = [package.SPEC for package in PACKAGES]
 
 

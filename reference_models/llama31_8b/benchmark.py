@@ -19,8 +19,9 @@ from omegaconf import DictConfig, OmegaConf
 from harness.interface import Logged, RunContext, scaled_learning_rate
 from harness.interface.gather import sum_over_ranks
 from harness.interface.sharding import shard
-from reference_models.llama31_8b import c4, parallel
-from reference_models.llama31_8b.model import Llama, LlamaShape, RopeScaling
+from reference_models.llama import parallel
+from reference_models.llama.model import Llama, LlamaShape, RopeScaling
+from reference_models.llama31_8b import c4
 from reference_models.llama31_8b.options import Llama31Options
 from reference_models.llama31_8b.tokenizer import load
 

@@ -17,7 +17,7 @@ from harness.interface.suite import LANGUAGE, OTHER, RECOMMENDATION, REINFORCEME
 # the registered models' benchmarks (resnet, ssd, gnmt, ...) come from their specs
 MLPERF_CATEGORIES: dict[str, str] = {
     "resnet50": VISION, "unet3d": VISION, "stable_diffusion": VISION, "flux1": VISION,
-    "bert": LANGUAGE, "gpt3": LANGUAGE, "llama2_70b_lora": LANGUAGE, "llama31_405b": LANGUAGE,
+    "bert": LANGUAGE, "gpt3": LANGUAGE, "llama31_405b": LANGUAGE,
     "dlrm": RECOMMENDATION, "dlrmv4": RECOMMENDATION, "gnn": RECOMMENDATION,
     "rgat": RECOMMENDATION,
     "rnnt": SPEECH,

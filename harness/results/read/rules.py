@@ -41,7 +41,7 @@ _COMPARISON = re.compile(r"v\[\s*'value'\s*\](?:\[\s*'([^']+)'\s*\])?\s*(>=|<=)\
 METRICS = {
     "minigo": "win rate", "bert": "masked-LM accuracy", "dlrm": "AUC",
     "rnnt": "WER", "unet3d": "mean DICE", "gpt3": "log perplexity",
-    "stable_diffusion": "FID", "llama2_70b_lora": "eval loss", "gnn": "accuracy",
+    "stable_diffusion": "FID", "gnn": "accuracy",
 }
 
 

@@ -3,6 +3,9 @@ block, then on the root, as torchtitan applies it), activation checkpointing (`c
 each block) and FSDP's bf16 MixedPrecisionPolicy.
 
     python -m harness.train model=llama31_8b gpus=2 device=cpu model.fsdp=true model.activation_checkpointing=true
+
+A block may hold frozen parameters beside trainable ones (the LoRA benchmark's base weights and
+adapters): FSDP2 shards both and reduces gradients only for the trainable ones.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoi
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-from reference_models.llama31_8b.model import Llama
+from reference_models.llama.model import Llama
 
 
 def checkpoint_blocks(model: Llama) -> None:

@@ -1,0 +1,28 @@
+"""Llama 2 70B LoRA fine-tuning on SCROLLS GovReport, as MLPerf Training's LLM fine-tuning benchmark
+(llama2_70b_lora, from v4.0 on) runs it, to a validation loss of 0.925.
+
+    python -m harness.train model=llama2_70b_lora seed=1                                     # embedded, CPU
+    python -m harness.train model=llama2_70b_lora dataset=govreport model.base=PATH gpus=8 model.fsdp=true seed=1
+    python -m harness.train model=llama2_70b_lora dataset=govreport mode=throughput precision=bf16 model.fsdp=true
+"""
+from harness.interface import MLPerfTask, ModelSpec, QualitySpec, lazy
+from harness.interface.suite import LANGUAGE
+from reference_models.llama2_70b_lora.options import Llama2LoraOptions
+
+SPEC = ModelSpec(
+    name="llama2_70b_lora",
+    options=Llama2LoraOptions,
+    sample_unit="sequences",
+    build=lazy("reference_models.llama2_70b_lora.benchmark:Llama2LoraBenchmark"),
+    summary="Llama 2 70B LoRA fine-tuning on GovReport, validation loss",
+    category=LANGUAGE,
+    gpu_precision="bf16",  # the reference fine-tunes in bf16
+    task=MLPerfTask(
+        benchmark="llama2_70b_lora",
+        quality=QualitySpec("eval loss", higher_is_better=False),
+        ruleset="6.0.0",
+        rules_file=None,  # the official training_6.0.0 rules (closed_ or open_llama2_70b_lora.yaml) apply
+        real_dataset="govreport",
+        prepare=lazy("reference_models.llama2_70b_lora.benchmark:prepare"),
+    ),
+)
