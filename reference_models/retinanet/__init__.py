@@ -6,7 +6,7 @@
     python -m harness.train model=retinanet dataset=openimages mode=throughput precision=amp
 """
 from harness.interface import FRACTION, MLPerfTask, ModelSpec, QualitySpec, lazy
-from harness.interface.suite import VISION
+from harness.interface.suite import VISION, SuiteEntry
 from reference_models.retinanet.options import RetinaNetOptions
 
 
@@ -17,6 +17,7 @@ SPEC = ModelSpec(
     build=lazy("reference_models.retinanet.benchmark:RetinaNetBenchmark"),
     summary="RetinaNet ResNeXt-50 32x4d FPN object detection on openimages-mlperf, box mAP",
     category=VISION,
+    suite=SuiteEntry(step_s=(0.25, 0.80)),  # the preset's 32 images of 800 x 800 a GPU (the reference's)
     task=MLPerfTask(
         benchmark="retinanet",
         quality=QualitySpec("mAP", bounds=FRACTION),

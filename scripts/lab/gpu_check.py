@@ -22,12 +22,13 @@ console). The exit status is 1 when a row failed, did not run or is more than 5%
 
 On one H200 the whole check takes about 14 minutes (2026-12-02: part 1 527 s, the real-data rows 344 s),
 over the device tool's 10 minutes a command, so it runs as two calls of under 9 minutes whose tables are
-read together (gpu_check_rows.SECOND_CALL names the throughput cells of the second). A copy of the tree
-whose .git is not the tree's own names its commit through CHECK_COMMIT:
+read together, and a third for MLPerf's current benchmarks (gpu_check_rows.LATER_CALLS names the throughput cells
+of parts 2 and 3). A copy of the tree whose .git is not the tree's own names its commit through CHECK_COMMIT:
 
     CHECK_COMMIT=abc1234 python3 scripts/lab/gpu_check.py "$OUT/a" --part 1 --budget-s 540    # call 1
     CHECK_COMMIT=abc1234 python3 scripts/lab/gpu_check.py "$OUT/b" --part 2 --budget-s 540    # call 2
-    python3 scripts/lab/gpu_check_table.py a/check.json b/check.json                          # here
+    CHECK_COMMIT=abc1234 python3 scripts/lab/gpu_check.py "$OUT/c" --part 3 --budget-s 400    # call 3
+    python3 scripts/lab/gpu_check_table.py a/check.json b/check.json c/check.json            # here
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ from typing import Any, Optional
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_check_table  # noqa: E402
-from gpu_check_rows import (COMPILED, EMBEDDED, REAL_DATA, SECOND_CALL, THROUGHPUT, VARIANTS, BEFORE_FIX,  # noqa: E402
+from gpu_check_rows import (COMPILED, EMBEDDED, LATER_CALLS, REAL_DATA, THROUGHPUT, VARIANTS, BEFORE_FIX,  # noqa: E402
                             pipeline_label)
 
 MLPERF_BATCH = dict(THROUGHPUT)  # each model's row, kept for its variants when --part or --models drops the row
@@ -171,7 +172,9 @@ def throughput_argv(check: Check, model: str, overrides: list[str], windows: lis
     argv = [PY, "-m", "harness.train", f"model={model}", "mode=throughput", "progress=false", "tensorboard=false",
             "seed=1", f"output_root={check.work / 'tput'}", *overrides, *windows]
     if check.smoke:
-        argv = [a for a in argv if not a.startswith(("dataset=", "model.batch_size="))] + CPU_SMOKE + [f"+debug={model}"]
+        # the real scale's sizes leave with its dataset: the debug preset's model and data go together
+        sizes = ("dataset=", "model.batch_size=", "model.layers=", "model.num_embeddings_per_feature=")
+        argv = [a for a in argv if not a.startswith(sizes)] + CPU_SMOKE + [f"+debug={model}"]
     return argv
 
 
@@ -270,8 +273,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--only", nargs="+", choices=["tests", "embedded", "throughput", "real"],
                         help="these phases' rows alone (default: all)")
     parser.add_argument("--models", nargs="+", help="these models' rows alone (default: every model)")
-    parser.add_argument("--part", type=int, choices=[1, 2], help="one of the check's two calls: 1 the tests, the "
-                        "embedded presets and most throughput cells; 2 the other cells and the real-data rows")
+    parser.add_argument("--part", type=int, choices=[1, 2, 3], help="one of the check's calls: 1 the tests, the "
+                        "embedded presets and most throughput cells; 2 some cells and the real-data rows; 3 the cells "
+                        "of MLPerf's current benchmarks")
     parser.add_argument("--cpu-smoke", action="store_true", help="each command at a debug size on the CPU: a check of "
                         "the check, not of the GPU")
     args = parser.parse_args(argv)
@@ -279,8 +283,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     check = Check(out, args.work.resolve(), args.budget_s, args.cpu_smoke)
     only = set(args.only or ["tests", "embedded", "throughput", "real"])
     if args.part:
-        only &= {"tests", "embedded", "throughput"} if args.part == 1 else {"throughput", "real"}
-        keep = (lambda key: key not in SECOND_CALL) if args.part == 1 else (lambda key: key in SECOND_CALL)
+        only &= {1: {"tests", "embedded", "throughput"}, 2: {"throughput", "real"}, 3: {"throughput"}}[args.part]
+
+        def keep(key: str) -> bool:
+            return LATER_CALLS.get(key, 1) == args.part
         for name in [m for m in THROUGHPUT if not keep(m)]:
             del THROUGHPUT[name]
         VARIANTS[:] = [v for v in VARIANTS if keep(v[0])]  # a variant goes where its own key says

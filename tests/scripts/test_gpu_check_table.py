@@ -60,3 +60,18 @@ def test_recording_keeps_the_rows_that_ran_with_their_machine_and_date(tmp_path)
     written = json.loads((tmp_path / "baseline.json").read_text())
     assert [r["key"] for r in written["rows"]] == ["a"]
     assert written["machine"] == {"gpu": "NVIDIA H200"} and written["date"] == "2026-12-02"
+
+
+def test_the_check_measures_each_bench_cell_as_harness_bench_sets_it():
+    """A model's throughput row carries its bench cell's overrides (the batch aside: the check's is MLPerf's per GPU,
+    GNMT's 2,048 where the bench keeps 512), so the check and harness.bench measure one model."""
+    from harness import registry
+
+    spec_rows = importlib.util.spec_from_file_location("gpu_check_rows", REPO / "scripts" / "lab" / "gpu_check_rows.py")
+    rows = importlib.util.module_from_spec(spec_rows)
+    spec_rows.loader.exec_module(rows)
+    for model, overrides in rows.THROUGHPUT.items():
+        suite = registry.get(model).suite
+        shape = {o for o in suite.overrides if not o.startswith("model.batch_size=")} if suite else set()
+        assert suite is not None and shape <= set(overrides), model
+    assert set(rows.LATER_CALLS) <= set(rows.THROUGHPUT) | {key for key, *_ in rows.VARIANTS}
