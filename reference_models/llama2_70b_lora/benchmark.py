@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Callable, Iterator, cast
+from typing import Any, Iterator, cast
 
 import numpy as np
 import torch
@@ -21,6 +21,7 @@ from harness.interface.gather import sum_over_ranks
 from harness.interface.sharding import shard
 from reference_models.llama import parallel
 from reference_models.llama.model import Llama, LlamaShape
+from reference_models.llama.schedule import cosine_with_warmup
 from reference_models.llama2_70b_lora import checkpoint, govreport
 from reference_models.llama2_70b_lora.lora import adapters, apply_lora
 from reference_models.llama2_70b_lora.options import Llama2LoraOptions
@@ -44,12 +45,6 @@ def base_path(hp: Llama2LoraOptions, data_dir: Path) -> Path:
     from reference_models.llama2_70b_lora.generate import BASE_DIR
 
     return Path(hp.base) if hp.base else data_dir / BASE_DIR
-
-
-def cosine(total: int) -> Callable[[int], float]:
-    """The rate's factor at each step: Hugging Face's cosine schedule without warm-up, from 1 at step 0 to 0
-    at `total` steps (the reference's lr_scheduler_type cosine, warmup_ratio 0), 0 after."""
-    return lambda step: 0.5 * (1 + math.cos(math.pi * min(1.0, step / total)))
 
 
 def sequence_losses(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -106,7 +101,7 @@ class Llama2LoraBenchmark:
         self.optimizer = torch.optim.AdamW(trainable, lr=hp.learning_rate, betas=(hp.adam_beta1, hp.adam_beta2),
                                            eps=hp.adam_eps, weight_decay=hp.weight_decay,
                                            fused=ctx.device.type == "cuda" or None)
-        self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, cosine(hp.max_steps))
+        self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, cosine_with_warmup(0, hp.max_steps, 0.0))  # HF cosine, no warm-up
         self.grad_clip_norm = hp.grad_clip
 
     def hyperparameters(self) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from harness.interface.gather import sum_over_ranks
 from harness.interface.sharding import shard
 from reference_models.llama import parallel
 from reference_models.llama.model import Llama, LlamaShape, RopeScaling
+from reference_models.llama.schedule import cosine_with_warmup
 from reference_models.llama31_8b import c4
 from reference_models.llama31_8b.options import Llama31Options
 from reference_models.llama31_8b.tokenizer import load
@@ -42,17 +43,6 @@ def prepare(cfg: DictConfig) -> Path:
 def tokenizer_path(hp: Llama31Options, data_dir: Path) -> Path:
     """The tokenizer: model.tokenizer, or the dataset folder's own tokenizer.model."""
     return Path(hp.tokenizer) if hp.tokenizer else data_dir / c4.TOKENIZER_FILE
-
-
-def cosine_with_warmup(warmup: int, total: int, end_factor: float):
-    """The rate's factor at each step: linear from 1/warmup to 1 over `warmup` steps, then a cosine down to
-    end_factor at `total` steps (NeMo's CosineAnnealing with min_lr = end_factor x max_lr), flat after."""
-    def factor(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        progress = min(1.0, (step - warmup) / max(1, total - warmup))
-        return end_factor + (1 - end_factor) * 0.5 * (1 + math.cos(math.pi * progress))
-    return factor
 
 
 class Llama31Benchmark:

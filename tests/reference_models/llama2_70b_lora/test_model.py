@@ -17,7 +17,8 @@ from harness.config import compose
 from harness.interface import DataError, RunContext
 from reference_models.llama.model import Llama, LlamaShape, parameter_count
 from reference_models.llama2_70b_lora import checkpoint
-from reference_models.llama2_70b_lora.benchmark import Llama2LoraBenchmark, cosine
+from reference_models.llama.schedule import cosine_with_warmup
+from reference_models.llama2_70b_lora.benchmark import Llama2LoraBenchmark
 from reference_models.llama2_70b_lora.lora import LoRALinear, apply_lora, trainable_count
 from reference_models.llama2_70b_lora.model import LLAMA2_70B
 
@@ -102,7 +103,7 @@ def test_a_checkpoint_of_another_shape_or_without_weights_is_named(tmp_path):
 
 
 def test_the_rate_falls_from_its_peak_to_zero_along_a_cosine_without_warm_up():
-    factor = cosine(1024)
+    factor = cosine_with_warmup(0, 1024, 0.0)  # the reference's schedule: no warm-up, down to 0
     assert factor(0) == 1.0 and factor(512) == pytest.approx(0.5) and factor(1024) == pytest.approx(0.0)
     assert factor(2000) == pytest.approx(0.0)
 

@@ -14,7 +14,8 @@ from mlperf_logging.compliance_checker import mlp_compliance
 
 from harness.config import compose
 from harness.interface import RunContext
-from reference_models.llama31_8b.benchmark import Llama31Benchmark, cosine_with_warmup
+from reference_models.llama.schedule import cosine_with_warmup
+from reference_models.llama31_8b.benchmark import Llama31Benchmark
 from reference_models.llama.model import Attention, LlamaShape, RopeScaling, parameter_count, rope_frequencies
 from reference_models.llama31_8b.model import LLAMA31_8B
 
