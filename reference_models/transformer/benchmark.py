@@ -27,12 +27,6 @@ from reference_models.transformer.options import Attention, TransformerOptions
 from reference_models.transformer.schedule import InverseSqrt
 from reference_models.transformer.tokenizer import EOS_ID, PAD_ID
 
-# processes that pad a GPU run's batches ahead of the step: a batch of 8,192 tokens takes one well
-# under a millisecond (one gather per side), so two keep far ahead of Transformer-big's step of tens
-# of milliseconds
-COLLATE_WORKERS = 2
-
-
 def prepare(cfg: DictConfig) -> Path:
     """Generate the embedded corpus if it is missing; check that a real one has every file."""
     path = Path(cfg.dataset.path)
@@ -65,7 +59,7 @@ class TransformerBenchmark:
         self.rank, self.world_size, self.device = ctx.rank, ctx.world_size, ctx.device
         self.global_batch = hp.batch_size * ctx.world_size  # tokens
         self.shared_seed = ctx.shared_seed
-        self.collate_workers = COLLATE_WORKERS if ctx.device.type == "cuda" else 0
+        self.collate_workers = hp.collate_workers if ctx.device.type == "cuda" else 0
         self.pad_multiple = hp.pad_multiple
         self._order, self._feeding = wmt.EpochOrder(), object()
         self._loader: Optional[DataLoader[wmt.Batch]] = None  # built at the first epoch that uses workers
@@ -138,11 +132,9 @@ class TransformerBenchmark:
             for idx in mine:
                 yield wmt.collate(self.data.train_src, self.data.train_tgt, idx, self.pad_multiple)
             return
-        # on a GPU the padding, the padding mask, the token count and the pinning run in worker
-        # processes (and the pin thread) ahead of the step, not in the training thread, which is
-        # launch-bound there: every millisecond it collates is a millisecond the GPU waits (a 4.7%
-        # data wait collating inline on an H200, docs/benchmarks/pipeline_2026-12-01.md). The same
-        # batches in the same order.
+        # model.collate_workers > 0 on a GPU: the padding, the padding mask, the token count and the
+        # pinning run in worker processes (and the pin thread) ahead of the step. The same batches in
+        # the same order.
         if self._loader is None:
             self._loader = DataLoader(wmt.Collated(self.data.train_src, self.data.train_tgt, self.pad_multiple),
                                       batch_size=None,

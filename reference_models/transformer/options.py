@@ -89,6 +89,12 @@ class TransformerOptions(ModelOptions):
     """Each side of a training batch padded to a multiple of this many tokens (the padding is masked:
     the loss is the same); 1: to the batch's longest sentence, as the reference. 8 makes fewer distinct
     shapes but measured slower on files on an H200 (docs/benchmarks/gpu_check_2026-12-02.md)."""
+    collate_workers: int = option(0, ge=0)
+    """CUDA: DataLoader worker processes that pad the training batches ahead of the step (the pin
+    thread then pins them). 0: padded in the training thread, one gather a side (0.7 ms a batch of
+    8,192 tokens): measured faster on an H200, whose eager step is bound by its launching thread, which
+    the pin thread's turns at the interpreter slow (0.979 of held batches against 0.925 with 2 workers,
+    docs/benchmarks/gpu_check_2026-12-02.md). A CPU run always pads in the training thread."""
     attention: Attention = Attention.efficient
     """CUDA: auto lets PyTorch choose the attention kernel (cuDNN's on an H100 or H200, which builds a
     plan for every new batch shape); efficient keeps to flash and memory-efficient attention, which

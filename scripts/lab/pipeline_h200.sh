@@ -41,6 +41,10 @@
 # the nvimgcodec rows then fail with their one line (no CUDA), every other row runs.
 #   transformer:auto  the Transformer row with PyTorch's own attention choice (cuDNN's on Hopper) and batches
 #              padded to their longest sentence: the path before model.attention and model.pad_multiple
+#   transformer:padN  the Transformer row with each side padded to a multiple of N tokens (model.pad_multiple)
+#   transformer:workers  the Transformer row with its batches padded by 2 DataLoader workers and pinned by the
+#              pin thread (model.collate_workers=2: the path before padding in the training thread)
+#   transformer:compile  the Transformer row with torch.compile in mode=train too (model.compile=true)
 #   text       GNMT (batch 512, amp) and Transformer-big (8,192 tokens, amp) on their generated token files,
 #              NCF (batch 2^20, amp, master weights) on a generated ml-20m-format ratings.csv; target 0.97
 # Datasets are generated in the call (scripts/tools/pipeline_datasets.py, the models' generators), on
@@ -122,6 +126,15 @@ run() {  # one measurement by name
     transformer:auto) bench "transformer auto unpadded" 0.97 "$steps" model=transformer dataset=transformer_embedded \
       data_root=$data model.hidden_size=1024 model.num_layers=6 model.num_heads=16 model.filter_size=4096 \
       model.batch_size=8192 precision=amp model.attention=auto model.pad_multiple=1 ;;
+    transformer:pad[0-9]*) n=${1#transformer:pad}; bench "transformer pad $n" 0.97 "$steps" model=transformer \
+      dataset=transformer_embedded data_root=$data model.hidden_size=1024 model.num_layers=6 model.num_heads=16 \
+      model.filter_size=4096 model.batch_size=8192 precision=amp model.pad_multiple="$n" ;;
+    transformer:workers) bench "transformer workers" 0.97 "$steps" model=transformer dataset=transformer_embedded \
+      data_root=$data model.hidden_size=1024 model.num_layers=6 model.num_heads=16 model.filter_size=4096 \
+      model.batch_size=8192 precision=amp model.collate_workers=2 ;;
+    transformer:compile) bench "transformer compile" 0.97 "$steps" model=transformer dataset=transformer_embedded \
+      data_root=$data model.hidden_size=1024 model.num_layers=6 model.num_heads=16 model.filter_size=4096 \
+      model.batch_size=8192 precision=amp model.compile=true ;;
     ncf) bench "ncf" 0.97 "$steps" model=ncf dataset=ml20m_generated dataset.path=$data/ncf dataset.generator.users=$users \
       precision=amp master_weights=true --skip 2 ;;
     decoders) imagenet; [ $((SECONDS - t0)) -gt "$deadline" ] && { stamp "decoders: skipped, past the deadline"; return; }; stamp decoders

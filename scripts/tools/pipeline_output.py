@@ -77,8 +77,9 @@ def record(args: argparse.Namespace, model: str, unit: str, decode: str, why: st
         with path.open("a") as f:
             if new:
                 f.write(HEADER)
+            first = f" (first pass {rates['first_pass']:,.0f})" if "first_pass" in rates else ""
             f.write(f"| {result['label']} | `{settings}` | {decode} | {rates['loader']:,.0f} {unit}/s | "
-                    f"{rates['real']:,.0f} | {rates['synthetic']:,.0f} | **{ratio:.3f}** | {args.target:.2f} | "
+                    f"{rates['real']:,.0f}{first} | {rates['synthetic']:,.0f} | **{ratio:.3f}** | {args.target:.2f} | "
                     f"{wait_share:.1%} | {why} |\n")
     return result
 

@@ -14,7 +14,9 @@ from harness.interface.corpus import Corpus
 from harness.run.build import context_for
 from harness.run.world import World
 from reference_models.transformer import data as wmt
-from reference_models.transformer.benchmark import COLLATE_WORKERS, TransformerBenchmark, prepare
+from reference_models.transformer.benchmark import TransformerBenchmark, prepare
+
+COLLATE_WORKERS = 2  # model.collate_workers of a GPU run that pads in worker processes
 from reference_models.transformer.tokenizer import PAD_ID
 
 Listed = tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor], int]
