@@ -77,8 +77,7 @@ class MaskRCNNBenchmark(CocoTraining):
         if self.val is not None:  # a bad validation image is found now, not after the first training epoch
             self.val.check_images(self._eval_shard(), check_command(ctx))
         self.num_classes = num_classes = hp.synthetic.num_classes if self.val is None else self.val.num_classes
-        self.model = build_model(hp, num_classes, throughput=ctx.data_dir is None,
-                                 cuda=ctx.device.type == "cuda").to(ctx.device)
+        self.model = build_model(hp, num_classes, throughput=ctx.data_dir is None).to(ctx.device)
         if hp.channels_last:
             self.model.backbone.to(memory_format=torch.channels_last)
         if hp.compile and ctx.device.type == "cuda":

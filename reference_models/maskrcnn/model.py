@@ -41,9 +41,9 @@ from reference_models.maskrcnn.roi_heads import BatchedRoIHeads
 from reference_models.maskrcnn.rpn import BatchedRPN
 
 
-def build_model(hp: MaskRCNNOptions, num_classes: int, throughput: bool = False, cuda: bool = False) -> MaskRCNN:
+def build_model(hp: MaskRCNNOptions, num_classes: int, throughput: bool = False) -> MaskRCNN:
     """`throughput`: a mode=throughput run, whose backbone is frozen as the reference's unless
-    model.frozen_body=false; `cuda`: the model will run on a GPU (model.fixed_canvas's default)."""
+    model.frozen_body=false."""
     weights = hp.backbone_weights
     pretrained = bool(weights)
     frozen = pretrained or throughput if hp.frozen_body is None else hp.frozen_body
@@ -90,7 +90,7 @@ def build_model(hp: MaskRCNNOptions, num_classes: int, throughput: bool = False,
     )
     if batched:  # the same modules and settings, run batched (docs/maskrcnn.md)
         model.transform = SyncFreeTransform.like(model.transform)
-        model.transform.fixed_canvas = cuda if hp.fixed_canvas is None else hp.fixed_canvas
+        model.transform.fixed_canvas = hp.fixed_canvas
         model.rpn = BatchedRPN.like(model.rpn)
         model.roi_heads = BatchedRoIHeads.like(model.roi_heads)
     return model

@@ -129,11 +129,13 @@ class MaskRCNNOptions(ModelOptions):
     A group's short last batch of an epoch is kept, as the reference keeps it, and evaluation batches are
     grouped alike (docs/maskrcnn.md, harness/interface/grouping.py). false: batches in the shuffled order,
     the short last one dropped, consecutive images evaluated together (the embedded preset's choice)."""
-    fixed_canvas: Optional[bool] = None
+    fixed_canvas: bool = False
     """heads=batched: pad every batch to a fixed canvas (each side min_size or max_size, rounded up to 32:
     800 x 1,344 for a landscape batch at the reference's sizes) instead of its largest image, so a GPU meets
-    a few padded shapes rather than dozens, each of which costs cuDNN new convolution plans. null: on CUDA
-    (on COCO-size files on an H200: 63 images/s against 44, docs/maskrcnn.md), not on a CPU."""
+    a few padded shapes rather than dozens, each of which costs cuDNN new convolution plans once. Off: once
+    the shapes are met, the canvas's extra zeros cost more than the plans saved (on COCO-size files on an
+    H200: 63 images/s against 68 padded to each batch's largest image, the first pass 63 against 42,
+    docs/maskrcnn.md)."""
     flip_probability: float = option(0.5, ge=0, le=1)
     """Horizontal flips of training images, the reference's only augmentation."""
     eval_batch_size: int = option(8, ge=1)

@@ -40,14 +40,14 @@ LATER_CALLS = {"txl_large": 2, "waveglow": 2, "maskrcnn:identity_norms": 2,
 # pipeline_h200.sh's measurements: the held-batch step beside training on files
 # (the paths before a fix last: where the call's deadline cuts the list, the default rows have run)
 REAL_DATA = ["transformer", "maskrcnn:nvimgcodec", "ssd:cpu8", "ssd:cpu", "resnet:nvimgcodec", "gnmt", "ncf",
-             "transformer:workers", "maskrcnn:padded", "transformer:auto"]
+             "transformer:workers", "maskrcnn:canvas", "transformer:auto"]
 # a real-data row that measures the path before a fix: shown beside the default, not compared
 BEFORE_FIX = {"transformer:workers": "batches padded by 2 DataLoader workers and pinned by the pin thread, whose turns "
                                      "at the interpreter slow the launch-bound step (model.collate_workers=2: before the fix)",
               "transformer:auto": "PyTorch's attention choice (cuDNN's) and batches padded to their longest sentence "
                                   "(before the fix)",
-              "maskrcnn:padded": "each batch padded to its largest image, a new convolution shape for cuDNN every few "
-                                 "batches (model.fixed_canvas=false: before the fix)"}
+              "maskrcnn:canvas": "each batch padded to a fixed canvas (model.fixed_canvas=true): fewer shapes for cuDNN "
+                                 "to plan, more zeros to convolve (the default for a few hours on 2026-12-02)"}
 
 
 def pipeline_label(name: str) -> str:
@@ -55,7 +55,7 @@ def pipeline_label(name: str) -> str:
     fixed = {"resnet:nvimgcodec": "resnet nvimgcodec", "ssd:cpu": "ssd cpu", "maskrcnn:nvimgcodec":
              "maskrcnn nvimgcodec grouped", "maskrcnn:cpu": "maskrcnn cpu grouped",
              "transformer:auto": "transformer auto unpadded", "transformer:workers": "transformer workers",
-             "maskrcnn:padded": "maskrcnn nvimgcodec grouped padded"}
+             "maskrcnn:canvas": "maskrcnn nvimgcodec grouped canvas"}
     if name in fixed:
         return fixed[name]
     if name.startswith("ssd:cpu"):

@@ -8,7 +8,7 @@
 # OUT/logs.tgz at the end); one measurement alone by its name: resnet:cpu, resnet:nvimgcodec,
 # resnet:nvimgcodec1 ... resnet:nvimgcodec8, resnet:share0.2 (any share 0.x), resnet:auto, ssd:cpu,
 # ssd:cpu4 ... ssd:cpu15 (N workers), ssd:nvimgcodec, maskrcnn:cpu, maskrcnn:nvimgcodec, maskrcnn:cpu:ungrouped,
-# maskrcnn:nvimgcodec:ungrouped, maskrcnn:padded (nvimgcodec, grouped, each batch padded to its largest image: model.fixed_canvas=false), gnmt, transformer, ncf:
+# maskrcnn:nvimgcodec:ungrouped, maskrcnn:canvas (nvimgcodec, grouped, each batch padded to a fixed canvas: model.fixed_canvas=true), gnmt, transformer, ncf:
 #   decoders   scripts/tools/pipeline_decoders.py on the ImageNet-size JPEGs: each GPU decode backend alone,
 #              beside a ResNet-50 step, and its pictures against PIL's (OUT/decoders.json)
 #   resnet     ResNet-50 on generated 500x375 JPEGs (10,000), batch 256, amp, channels_last, compile:
@@ -113,8 +113,8 @@ run() {  # one measurement by name
     maskrcnn:cpu) cocosize; bench "maskrcnn cpu grouped" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=15 model.decode=cpu ;;
     maskrcnn:nvimgcodec) cocosize; bench "maskrcnn nvimgcodec grouped" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=12 \
       model.decode=nvimgcodec ;;
-    maskrcnn:padded) cocosize; bench "maskrcnn nvimgcodec grouped padded" 0.9 $((steps * 2 / 5)) $maskrcnn \
-      model.workers=12 model.decode=nvimgcodec model.fixed_canvas=false ;;
+    maskrcnn:canvas) cocosize; bench "maskrcnn nvimgcodec grouped canvas" 0.9 $((steps * 2 / 5)) $maskrcnn \
+      model.workers=12 model.decode=nvimgcodec model.fixed_canvas=true ;;
     maskrcnn:cpu:ungrouped) cocosize; bench "maskrcnn cpu ungrouped" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=15 \
       model.decode=cpu model.aspect_grouping=false ;;
     maskrcnn:nvimgcodec:ungrouped) cocosize; bench "maskrcnn nvimgcodec ungrouped" 0.9 $((steps * 2 / 5)) $maskrcnn \
