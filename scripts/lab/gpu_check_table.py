@@ -79,7 +79,8 @@ def table(check: dict[str, Any], baseline: Optional[dict[str, Any]], partial: bo
                      f"{_figure(base.get('value'), base.get('unit', '')) if base else '-'} | "
                      f"{'-' if ratio is None else f'{ratio:.3f}'} | {shown} | {row.get('note', '')} |")
     for key, base in rows_base.items():  # a row the baseline has and this check lost is a row not run
-        if key not in seen and not partial:
+        # a path before a fix (compare "none") is measured on demand (gpu_check.py --before): not a loss
+        if key not in seen and not partial and base.get("compare", "none") != "none":
             counts[NOT_RUN] = counts.get(NOT_RUN, 0) + 1
             lines.append(f"| {base['group']} | {base['label']} | - | {_figure(base.get('value'), base.get('unit', ''))} "
                          f"| - | **{NOT_RUN}** | in the baseline, absent from this check |")

@@ -48,7 +48,8 @@
 #   text       GNMT (batch 512, amp) and Transformer-big (8,192 tokens, amp) on their generated token files,
 #              NCF (batch 2^20, amp, master weights) on a generated ml-20m-format ratings.csv; target 0.97
 # Datasets are generated in the call (scripts/tools/pipeline_datasets.py, the models' generators), on
-# every core, under /tmp/pipeline_data. Environment: STEPS and WARMUP (the windows), LIMIT (seconds a
+# every core, under /tmp/pipeline_data. Environment: STEPS and WARMUP (the windows; SSD_STEPS those of the
+# SSD rows, input-bound on the CPU path, where fewer steps say as much), LIMIT (seconds a
 # measurement may take), DEADLINE (seconds into the call after which measurements are skipped, so the
 # call ends with its files), PROFILE=N (profile N real steps of a measurement that misses its target),
 # IMAGENET_IMAGES, COCO_IMAGES and NCF_USERS (the datasets' sizes; a larger dataset only has fewer epoch starts),
@@ -58,7 +59,7 @@ out=$(realpath "${1:?usage: pipeline_h200.sh OUT_DIR STAGE...}"); shift
 data=${PIPELINE_DATA:-/tmp/pipeline_data}; work=${PIPELINE_WORK:-/tmp/pipeline_work}
 mkdir -p "$data" "$work" "$out"
 inet=${IMAGENET_IMAGES:-10000}; coco=${COCO_IMAGES:-3000}; users=${NCF_USERS:-40000}
-steps=${STEPS:-100}; warmup=${WARMUP:-25}; limit=${LIMIT:-200}; deadline=${DEADLINE:-100000}; t0=$SECONDS
+steps=${STEPS:-100}; ssd_steps=${SSD_STEPS:-$steps}; warmup=${WARMUP:-25}; limit=${LIMIT:-200}; deadline=${DEADLINE:-100000}; t0=$SECONDS
 stamp() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$work/stages.log"; }
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
@@ -106,9 +107,9 @@ run() {  # one measurement by name
       model.decode=nvimgcodec model.decode_preallocate=true ;;
     resnet:auto) imagenet; bench "resnet auto$rmode" 0.95 "$steps" $resnet model.workers=15 model.decode=auto ;;
     auto) imagenet; bench "resnet decode=auto" 0.95 "$steps" $resnet model.workers=15 model.decode=auto --build-only ;;
-    ssd:cpu) cocosize; bench "ssd cpu" 0.9 "$steps" $ssd model.workers=15 model.decode=cpu ;;
+    ssd:cpu) cocosize; bench "ssd cpu" 0.9 "$ssd_steps" $ssd model.workers=15 model.decode=cpu ;;
     ssd:cpu[0-9]*) cocosize; n=${1#ssd:cpu}
-      bench "ssd cpu $n workers" 0.9 "$steps" $ssd model.workers="$n" model.decode=cpu ;;
+      bench "ssd cpu $n workers" 0.9 "$ssd_steps" $ssd model.workers="$n" model.decode=cpu ;;
     ssd:nvimgcodec) cocosize; bench "ssd nvimgcodec" 0.9 "$steps" $ssd model.workers=12 model.decode=nvimgcodec ;;
     maskrcnn:cpu) cocosize; bench "maskrcnn cpu grouped" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=15 model.decode=cpu ;;
     maskrcnn:nvimgcodec) cocosize; bench "maskrcnn nvimgcodec grouped" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=12 \

@@ -40,6 +40,14 @@ def test_a_rate_more_than_five_percent_under_its_baseline_is_slower_and_the_exit
     assert "**SLOWER**" in (tmp_path / "check.md").read_text()
 
 
+def test_a_path_before_a_fix_left_out_of_a_check_is_no_lost_row():
+    """gpu_check.py measures the paths before a fix only with --before: their baseline rows (shown, not
+    compared) do not count as rows the check lost."""
+    base = _check([_row("a", 100.0), _row("before", 0.5, compare="none")])
+    page, counts = table_mod.table(_check([_row("a", 100.0)]), base)
+    assert counts == {"ok": 1} and "before" not in page
+
+
 def test_a_check_made_in_two_calls_is_read_as_one_and_a_part_alone_misses_no_row_of_the_other(tmp_path):
     base = _check([_row("tput", 100.0), _row("real", 0.9, group="real data")])
     first, second = _check([_row("tput", 101.0)], ["throughput"]), _check([_row("real", 0.91)], ["real"])
