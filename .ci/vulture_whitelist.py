@@ -72,3 +72,6 @@ _.found_inf
 _.grad_scale
 _.submission_runs
 _.tolerance
+
+# pytest fixtures used by name (autouse: never named)
+_._published_registry

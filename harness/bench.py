@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness import bench_files
+from harness import bench_files, registry
 from harness import record as rec
 from harness.bench_suite import Cell, check_overrides, estimate_s, plan, suite_models, usage_error, wall_estimate
 from harness.errors import ConfigError
@@ -201,6 +201,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 def _main(argv: Optional[list[str]]) -> int:
+    registry.publish()  # the report tables read the models' categories through it
     args = _parser().parse_args(argv)
     out = Path(args.out or f"outputs/bench/{'smoke_' if args.smoke else ''}"
                f"{datetime.datetime.now():%Y-%m-%d_%H-%M-%S}").resolve()

@@ -26,6 +26,7 @@ from hydra.core.config_store import ConfigStore
 
 from harness.errors import ConfigError
 from harness.interface import ModelSpec
+from harness.results.read import own
 from reference_models import (bert_base, bert_large, dlrm_dcnv2, gnmt, llama2_70b_lora, llama31_8b, maskrcnn, ncf,
                               resnet, retinanet, ssd, tacotron2, transformer, txl_base, txl_large, waveglow)
 
@@ -67,6 +68,18 @@ def conf_folders() -> list[Path]:
     """The presets folder (<package>/conf) of every registered model that has one, in registry order."""
     load()
     return [folder for folder in map(_conf_folder, PACKAGES) if folder is not None]
+
+
+def benchmark_table() -> list[own.OwnBenchmark]:
+    """Every model as results/ reads it (harness.results.read.own)."""
+    return [own.OwnBenchmark(s.name, s.benchmark, s.category, s.task.ruleset if s.task else None,
+                             str(s.task.rules_file) if s.task and s.task.rules_file else None, s.metric)
+            for s in models()]
+
+
+def publish() -> None:
+    """Hand the table to results/ (every command calls this before it reads or writes a log's verdict)."""
+    own.provide(benchmark_table)
 
 
 def by_benchmark(benchmark: str) -> ModelSpec | None:

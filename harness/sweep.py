@@ -174,6 +174,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     # wait policy once, when torch loads it, and harness.train's own call would come too late
     threads.apply_at_start()
     from harness import registry, train
+    registry.publish()  # the sweep's summary reads the models' rules through it
     from harness.config import check_cli, compose, first_values
     from harness.outputs import claim_sweep_dir, sweep_name
     from harness.results.analysis.score import required_runs

@@ -18,3 +18,12 @@ def fixtures_dir() -> Path:
     if not FIXTURES.is_dir():
         pytest.skip(f"real MLPerf v0.7 logs not found at {FIXTURES} (they live in ../shared beside the checkout, or in $HARNESS_SHARED)")
     return FIXTURES
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _published_registry() -> None:
+    """In-process tests read logs as every command does: with the registry's table handed to results/
+    (harness.registry.publish; results/ itself never imports the registry)."""
+    from harness import registry
+
+    registry.publish()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import REPO
 
 HARNESS = REPO / "harness"
@@ -132,6 +134,28 @@ def test_only_the_registry_imports_a_model_package():
 # writer and the parse workers' signal handling, both plain standard library underneath
 RESULTS_MAY_USE = {"harness.observe.disk", "harness.observe.disk.write_atomic", "harness.run.interrupts",
                    "harness.run.interrupts.forking_workers", "harness.run.interrupts.leave_signals_to_parent"}
+
+
+def test_results_never_imports_the_registry_and_asks_for_the_table_it_was_not_handed():
+    """results/ learns the harness's own models from the table a command publishes; a caller that reads a
+    log without publishing it is told so, rather than checked against another ruleset."""
+    bad = sorted(f"{m} imports {name}" for m in MODULES if m.startswith("harness.results")
+                 for name in imports(m, at_import=False) if name.split(".")[:2] == ["harness", "registry"]
+                 or name.startswith("reference_models"))
+    assert bad == []
+    from harness import registry
+    from harness.results.read import own
+
+    source = own._source
+    own._source = None
+    try:
+        with pytest.raises(RuntimeError, match="registry.publish"):
+            own.by_benchmark("ncf")
+    finally:
+        own._source = source
+    registry.publish()
+    entry = own.by_benchmark("ncf")
+    assert entry is not None and entry.name == "ncf" and entry.ruleset == registry.get("ncf").task.ruleset
 
 
 def test_the_record_imports_nothing_of_the_harness_and_results_nothing_of_the_run_or_its_hooks():

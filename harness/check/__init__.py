@@ -30,6 +30,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
+from harness import registry
 from harness.results.read import formats, official, rules, sanity, screen
 from harness.results.read.checking import official_check
 from harness.results.read.jsonfile import loads
@@ -70,6 +71,7 @@ class CheckResult:
 def check_log(path: str | Path, ruleset: Optional[str] = None, timeout: Optional[float] = None) -> CheckResult:
     """The official verdict on one log; with `timeout` (seconds) the check runs in a child process
     that is stopped when the time is up, and the log then fails saying so."""
+    registry.publish()  # the harness's own models' rules
     if timeout is None:
         return _check(Path(path), ruleset)
     ctx = multiprocessing.get_context("fork")  # the child inherits the imported checker: no start-up cost
@@ -101,7 +103,8 @@ def check_logs(paths: Sequence[str | Path], ruleset: Optional[str] = None, timeo
     check one log at a time and keep the rules they parsed; a worker whose log takes longer than
     `timeout` seconds is stopped (that log fails, saying so) and replaced."""
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(paths) or 1))
-    rules.warm()  # imported once here, not again in every worker
+    registry.publish()  # the harness's own models' rules
+    rules.warm()  # read once here, not again in every worker
     ctx = multiprocessing.get_context("fork")
     pending = deque(enumerate(Path(p) for p in paths))
     workers = [_Worker(ctx, ruleset) for _ in range(jobs)]

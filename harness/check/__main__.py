@@ -25,6 +25,7 @@ import sys
 from collections import Counter
 from typing import Optional
 
+from harness import registry
 from harness.check import (CRASH, IN_PROGRESS, INTERRUPTED, PASS, REFUSED, WARNED, CheckResult, check_logs,
                            training_rulesets)
 from harness.results.read.find import find_logs
@@ -62,6 +63,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--allow-skipped", action="store_true",
                         help="exit 0 even where the official checker crashed on a log (CRASH) or none reads it (SKIP)")
     args = parser.parse_args(argv)
+    registry.publish()  # the harness's own models' rules, for the summary beside the checks
     # nan compares false with every bound: it would turn the limit off
     bad = (f"--timeout {args.timeout:g} must be a finite number of seconds above 0"
            if not (math.isfinite(args.timeout) and args.timeout > 0) else

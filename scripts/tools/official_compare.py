@@ -44,6 +44,7 @@ from typing import Any, Optional
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from harness import registry  # noqa: E402
 from harness.check import check_log  # noqa: E402
 from harness.results.read import official, screen  # noqa: E402
 from harness.results.analysis.collect import build  # noqa: E402
@@ -237,6 +238,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--show", type=int, default=20, help="disagreements to print (default 20)")
     parser.add_argument("--jobs", type=int, help="processes that parse logs for the report (default: one per core)")
     args = parser.parse_args(argv)
+    registry.publish()  # our side of the comparison knows the harness's own models
     result = compare(Path(args.root), args.ruleset, args.jobs)
     for round_, counts in result["rounds"].items():
         print(f"{round_}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))

@@ -4,13 +4,14 @@ A registered model declares its own (ModelSpec.category, found by its name or it
 any other name, such as the benchmarks of official MLPerf logs that no model here runs, is looked up in
 MLPerf's own areas below. A name found nowhere goes to "other".
 
-    python -c "from harness.results.analysis.categories import category; print(category('gnmt'), category('dlrm'))"
+    python -c "from harness import registry; registry.publish(); from harness.results.analysis.categories import category; print(category('gnmt'), category('dlrm'))"
 """
 from __future__ import annotations
 
 import re
 
 from harness.interface.suite import LANGUAGE, OTHER, RECOMMENDATION, REINFORCEMENT, SPEECH, VISION
+from harness.results.read import own
 
 # MLPerf Training's benchmarks of every round from v0.5 on that no model here registers, by MLPerf's
 # own areas (the names official logs carry in submission_benchmark, and the aliases of result folders);
@@ -43,7 +44,5 @@ def category(name: str) -> str:
 
 def _registered(key: str) -> str | None:
     """The category a registered model declares, by its name or its MLPerf benchmark's."""
-    from harness import registry  # the registry lists models; imported only when a name is looked up
-
-    spec = next((s for s in registry.models() if key in (s.name, s.benchmark)), None)
-    return spec.category if spec is not None else None
+    entry = own.named(key)
+    return entry.category if entry is not None else None

@@ -10,7 +10,7 @@ keys). A benchmark that no ruleset has is not checked. Nothing a log holds forms
 the version always comes from mlperf_logging's own list.
 
 The target is read from the rules file's `ATLEAST_ONE_CHECK` for `eval_accuracy` (mlperf_logging's
-own rules, or the rules file a registered model ships, spec.task.rules_file), by a regular
+own rules, or the rules file a registered model ships, its rules_file), by a regular
 expression over the expression's text: rule code is never evaluated here. The first `>=` or `<=`
 comparison of each part is its target (the rules put the target first and a sanity bound after it):
 
@@ -18,19 +18,20 @@ comparison of each part is its target (the rules put the target first and a sani
     "v['value']['BBOX'] >= 0.377 and ... v['value']['SEGM'] >= 0.339"  -> {"BBOX": 0.377, "SEGM": 0.339}
     "v['value'] <= 0.058 and v['value'] > 0.0"                       -> 0.058, lower is better
 
-    python -m harness.results.read.rules gnmt maskrcnn rnnt    # each benchmark's rules file and target
+    python -m harness.check.targets gnmt maskrcnn rnnt    # each benchmark's rules file and target
 """
 from __future__ import annotations
 
 import functools
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 from mlperf_logging.benchmark_meta import get_allowed_benchmarks
 from mlperf_logging.compliance_checker import mlp_compliance
+
+from harness.results.read import own
 
 DEFAULT_RULESET = "0.7.0"
 CHECKER_DIR = Path(mlp_compliance.__file__).parent
@@ -107,11 +108,10 @@ def choose(benchmark: Optional[str], *, explicit: Optional[str] = None, path_rou
     elif log_format == "MLL":
         version, source = "0.6.0", "the :::MLL format (v0.6)"
     elif spec is not None and (harness_run or not having(named)):
-        task = spec.task
-        if task.rules_file is not None:
-            return Ruleset(task.ruleset, f"harness-{named}-{task.ruleset}", str(task.rules_file),
+        if spec.rules_file is not None:
+            return Ruleset(spec.ruleset, f"harness-{named}-{spec.ruleset}", spec.rules_file,
                            f"the {spec.name} model's rules file")
-        version, source = task.ruleset, f"the {spec.name} model's ruleset"
+        version, source = str(spec.ruleset), f"the {spec.name} model's ruleset"
     else:
         found = having(named)
         if not found:
@@ -125,14 +125,12 @@ def choose(benchmark: Optional[str], *, explicit: Optional[str] = None, path_rou
 
 
 def warm() -> None:
-    """Import what choosing a ruleset needs (the registry of models), so that forked checks share it."""
+    """Read what choosing a ruleset needs (the harness's own models), so that forked checks share it."""
     _spec("")
 
 
-def _spec(benchmark: str):
-    from harness import registry  # the registry lists models; imported only when a benchmark is looked up
-
-    return registry.by_benchmark(benchmark)
+def _spec(benchmark: str) -> Optional[own.OwnBenchmark]:
+    return own.by_benchmark(benchmark)
 
 
 def pick_rules(benchmark: str, ruleset: Optional[str] = None) -> tuple[str, str, str]:
@@ -141,10 +139,9 @@ def pick_rules(benchmark: str, ruleset: Optional[str] = None) -> tuple[str, str,
     newest ruleset that does. The benchmark only ever selects from these: it never forms a path."""
     spec = _spec(benchmark)
     if ruleset is None and spec is not None:
-        task = spec.task
-        if task.rules_file is not None:
-            return task.ruleset, f"harness-{benchmark}-{task.ruleset}", str(task.rules_file)
-        ruleset = task.ruleset
+        if spec.rules_file is not None:
+            return str(spec.ruleset), f"harness-{benchmark}-{spec.ruleset}", spec.rules_file
+        ruleset = spec.ruleset
     if ruleset is None:
         listed = [v for v in training_rulesets() if benchmark in _allowed(v)]
         ruleset = DEFAULT_RULESET if DEFAULT_RULESET in listed else (listed[-1] if listed else DEFAULT_RULESET)
@@ -238,15 +235,3 @@ def round_at_least(round_: Optional[str], major: int, minor: int) -> Optional[bo
     m = re.fullmatch(r"v(\d+)\.(\d+)", round_ or "")
     return None if m is None else (int(m.group(1)), int(m.group(2))) >= (major, minor)
 
-
-def main(argv: list[str]) -> int:
-    for benchmark in argv:
-        version, label, rules = pick_rules(benchmark)
-        target = rules_target(benchmark)
-        what = "no target" if target is None else f"{target.value} ({target.direction} is better) from {target.source}"
-        print(f"{benchmark}: {metric_name(benchmark)}; rules {label} ({rules}); {what}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
