@@ -144,13 +144,14 @@ def test_a_model_from_outside_joins_the_bench_and_the_report_by_its_spec_alone(t
     official = tmp_path / "official"
     official.mkdir()
     (official / "result_0.txt").write_text(log.read_text())
-    named = _python("from harness.results.analysis.collect import build, label_for\n"
+    named = _python("from harness import registry\nregistry.publish()\n"
+                    "from harness.results.analysis.collect import build, label_for\n"
                     "from harness.results.analysis.categories import category\n"
                     f"r = build([{str(official)!r}])\n"
                     f"print(label_for(r)({suited.BENCHMARK!r}), '|', category({suited.BENCHMARK!r}), '|',"
                     " [k.benchmark for k in r.groups])", env)
     assert named == f"{suited.METRIC} | {suited.CATEGORY} | [{suited.BENCHMARK!r}]"
-    out = run_cli("harness.results.read.rules", suited.BENCHMARK, env=env)
+    out = run_cli("harness.check.targets", suited.BENCHMARK, env=env)
     assert out.stdout.startswith(f"{suited.BENCHMARK}: {suited.METRIC}; ")
 
 
