@@ -51,21 +51,22 @@ def _value(text: str) -> Any:
     return OmegaConf.create({"v": text}).v if text else text
 
 
-def path(cfg: DictConfig) -> str:
-    """The path a run's config asks for: "eager", "graph", "compile", "compile(reduce-overhead)+graph"..."""
+def path(cfg: DictConfig, graph_fell_back: bool = False) -> str:
+    """The path a run's config asks for: "eager", "graph", "compile", "compile(reduce-overhead)+graph"...;
+    `graph_fell_back`: the capture failed and the eager step ran instead (the run's loop says)."""
     parts = []
     model = cfg.get("model") or {}
     for key in sorted(k for k in model.keys() if str(k).startswith("compile") and model.get(k) is True):
         part = "compile" if key == "compile" else str(key).replace("_", "-")
         mode = str(model.get("compile_mode") or "default")
         parts.append(part if key != "compile" or mode == "default" else f"{part}({mode})")
-    if cfg.get("cuda_graph"):
+    if cfg.get("cuda_graph") and not graph_fell_back:
         parts.append("graph")
     return "+".join(parts) or EAGER
 
 
-def label(cfg: DictConfig) -> str:
+def label(cfg: DictConfig, graph_fell_back: bool = False) -> str:
     """The name runs are grouped by: the precision, "+master" when the weights themselves are fp16 or
     bf16, then the path when it is not the eager step."""
     name = f"{cfg.precision}+master" if cfg.get("master_weights") else str(cfg.precision)
-    return join_label(name, path(cfg))  # the report splits it back with labels.split_label
+    return join_label(name, path(cfg, graph_fell_back))  # the report splits it back with labels.split_label

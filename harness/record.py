@@ -4,9 +4,9 @@ read by the report.
 The command that owns the run directory makes the record's start (`RunRecord` with what it knows:
 the run directory, the command, versions, the model's facts); the run's rank 0 returns the same
 record filled in (harness/run/session.py); harness/run/record_file.py assembles the end and writes
-the file. The report reads it back through `load` (or `read` for a file it checks field by field
-first: harness/results/read/runfiles.py). This module imports nothing of the harness, so every layer
-can use it. The schema is documented in docs/results.md; `schema` names its version.
+the file. Readers take it back through `problems` (each badly typed field named, types from the
+annotations and READS) then `from_dict`, or strictly through `load`. This module imports nothing of
+the harness, so every layer can use it. The schema is documented in docs/results.md; `schema` names its version.
 
     python -c "from harness.record import load; print(load('outputs/runs/<run>/result.json').status)"
 """
@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields, replace
+import typing
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 SCHEMA = "harness.result/3"
 
@@ -162,6 +163,144 @@ def strict(value: Any) -> Any:
 
 def to_json(record: RunRecord) -> str:
     return json.dumps(strict(asdict(record)), indent=2, default=str, allow_nan=False) + "\n"
+
+
+# -- reading: what a reader accepts of each field. A field's annotation gives its type; READS below narrows
+# the fields the report computes with. None is accepted for every field (absent, or not known).
+
+Check = tuple[Callable[[Any], bool], str]  # (accepts, what the value should be)
+# no run measures a figure this large (1e15 J is 280 GWh, 1e15 s 30 million years); one is a damaged
+# file, and sums of a few would overflow a float
+LARGEST = 1e15
+NONNEG = f"a non-negative number below {LARGEST:g}"
+
+
+def number(x: Any) -> bool:
+    """A finite JSON number (not a boolean)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _nonneg(x: Any) -> bool:
+    return number(x) and 0 <= x < LARGEST
+
+
+def _integer(lo: Optional[int] = None) -> Callable[[Any], bool]:
+    return lambda x: isinstance(x, int) and not isinstance(x, bool) and (lo is None or x >= lo)
+
+
+def _quality(x: Any) -> bool:
+    return number(x) or (isinstance(x, dict) and all(isinstance(k, str) and number(v) for k, v in x.items()))
+
+
+def _one_of(*allowed: str) -> Check:
+    return (lambda x: x in allowed), " or ".join(allowed)
+
+
+_STRING: Check = (lambda x: isinstance(x, str), "a string")
+_OBJECT: Check = (lambda x: isinstance(x, dict), "an object")
+_QUALITY: Check = (_quality, "a number or named numbers")
+_NONNEG: Check = (_nonneg, NONNEG)
+READS: dict[str, Check] = {
+    "mode": _one_of("train", "throughput"), "world_size": (_integer(0), "a non-negative integer"),
+    "global_batch_size": (_integer(1), "a positive integer"), "quality_direction": _one_of("higher", "lower"),
+    "epoch_unit": _one_of("epochs", "samples"), "target": _QUALITY, "final_quality": _QUALITY,
+    "data_wait_share": (lambda x: number(x) and 0 <= x <= 1, "a number from 0 to 1"),
+    **{k: _NONNEG for k in ("time_to_train_s", "time_to_train_min", "throughput", "init_time_s", "epochs_to_converge",
+                            "data_wait_s")},
+}
+NESTED: dict[str, dict[str, Check]] = {  # inside the fields that hold an object
+    "telemetry": {"energy_j": _NONNEG, "power_mean_w": _NONNEG},
+    "host_load": {"busy": (lambda x: isinstance(x, bool), "true or false"), "note": _STRING},
+    "hyperparameters": {"workload": _STRING, "global_batch_size": (_integer(1), "a positive integer")},
+}
+PER_EPOCH: dict[str, Check] = {"throughput": _NONNEG, "data_wait_s": _NONNEG}
+PER_EVAL: dict[str, Check] = {"epoch": _NONNEG, "quality": _QUALITY}
+
+
+def _of_type(hint: Any) -> Optional[Check]:
+    """The check an annotation implies (Optional[T] as T); None where it says nothing (Any)."""
+    if typing.get_origin(hint) is typing.Union:
+        inner = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _of_type(inner[0]) if len(inner) == 1 else None
+    origin = typing.get_origin(hint) or hint
+    if origin is str:
+        return _STRING
+    if origin is bool:
+        return (lambda x: isinstance(x, bool), "true or false")
+    if origin is int:
+        return (_integer(), "an integer")
+    if origin is float:
+        return (number, "a number")
+    if origin is dict or is_dataclass(origin):
+        return _OBJECT
+    if origin is tuple:
+        item = typing.get_args(hint)[0]
+        if is_dataclass(item):
+            return (lambda x: isinstance(x, list) and all(isinstance(e, dict) for e in x), "a list of objects")
+        return (lambda x: isinstance(x, list) and all(isinstance(e, str) for e in x), "a list of strings")
+    return None
+
+
+def _checks(cls: type, narrowed: dict[str, Check]) -> dict[str, Check]:
+    hints = typing.get_type_hints(cls)
+    found = {f.name: narrowed.get(f.name) or _of_type(hints[f.name]) for f in fields(cls)}
+    return {name: check for name, check in found.items() if check is not None}
+
+
+_TOP, _EPOCH, _EVAL = _checks(RunRecord, READS), _checks(Epoch, PER_EPOCH), _checks(Evaluation, PER_EVAL)
+
+
+def _shown(x: Any) -> str:
+    text = json.dumps(x)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _named(obj: dict[str, Any], checks: dict[str, Check], prefix: str) -> list[str]:
+    return [f"{prefix}{name} is {_shown(obj[name])}, not {want}" for name, (accepts, want) in checks.items()
+            if obj.get(name) is not None and not accepts(obj[name])]
+
+
+def problems(data: Any) -> list[str]:
+    """'world_size is "one", not a non-negative integer' for each badly typed field, in the record's order;
+    fields this version does not know are let be (a reader of an older or newer file)."""
+    if not isinstance(data, dict):
+        return [f"holds {type(data).__name__ if data is not None else 'null'}, not a JSON object"]
+    found = _named(data, _TOP, "")
+    for key, checks in NESTED.items():
+        found += _named(data[key] if isinstance(data.get(key), dict) else {}, checks, f"{key}.")
+    for listed, checks in (("epochs", _EPOCH), ("evals", _EVAL)):
+        items = data[listed] if isinstance(data.get(listed), list) else []
+        for i, item in enumerate(items):
+            if isinstance(item, dict):
+                found += _named(item, checks, f"{listed}[{i}].")
+    if data.get("mode") == "throughput" and data.get("status") == "success" and data.get("throughput") is None:
+        found.append("throughput is missing from a successful throughput measurement")
+    return found
+
+
+def from_dict(data: dict[str, Any]) -> RunRecord:
+    """The record of a result.json whose `problems` are none: fields this version does not know are left
+    out; an evaluation that lacks its epoch or quality, or an item that is not an object, too."""
+    known = {f.name for f in fields(RunRecord)}
+    kept = {k: v for k, v in data.items() if k in known}
+    kept["epochs"] = tuple(Epoch(**{"epoch": i, **_known(e, Epoch)}) for i, e in enumerate(kept.get("epochs") or (), 1)
+                           if isinstance(e, dict))  # an epoch without its number is numbered by its place
+    kept["evals"] = tuple(Evaluation(**_known(e, Evaluation)) for e in kept.get("evals") or ()
+                          if isinstance(e, dict) and {"epoch", "quality"} <= set(e))
+    kept["command"] = tuple(kept.get("command") or ())
+    error = kept.get("error")
+    kept["error"] = Failure(**_known(error, Failure)) if isinstance(error, dict) and {"type", "message"} <= set(error) \
+        else None
+    return RunRecord(**{k: v for k, v in kept.items() if v is not None or k in _NULLABLE})
+
+
+def _known(obj: dict[str, Any], cls: type) -> dict[str, Any]:
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in obj.items() if k in names}
+
+
+# fields whose None is a value of its own (the rest fall back to the record's default when null)
+_NULLABLE = {f.name for f in fields(RunRecord) if f.default is None}
 
 
 def read(path: Path) -> dict[str, Any]:

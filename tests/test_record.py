@@ -65,12 +65,26 @@ def test_a_finished_runs_totals_are_derived_once():
     assert replace(r, data_wait_s=0.3).data_wait_share == 0.05  # the rank's own figure is kept
 
 
-def test_every_field_the_report_checks_or_reads_is_a_field_of_the_record():
+def test_every_field_the_reader_narrows_is_a_field_of_the_record():
     from dataclasses import fields
 
-    from harness.results.read import runfiles
-
     names = {f.name for f in fields(rec.RunRecord)}
-    assert set(runfiles.TOP) <= names and set(runfiles.NESTED) <= names
-    assert set(runfiles.PER_EPOCH) <= {f.name for f in fields(rec.Epoch)}
-    assert set(runfiles.PER_EVAL) <= {f.name for f in fields(rec.Evaluation)}
+    assert set(rec.READS) <= names and set(rec.NESTED) <= names
+    assert set(rec.PER_EPOCH) <= {f.name for f in fields(rec.Epoch)}
+    assert set(rec.PER_EVAL) <= {f.name for f in fields(rec.Evaluation)}
+
+
+def test_a_written_record_reads_back_whole_and_a_stranger_field_is_let_be():
+    """The report reads result.json through the record that wrote it (harness.record.from_dict): every
+    field's type comes from the record's own declaration, and a field of a newer writer is left out."""
+    import json
+
+    r = rec.derive(rec.RunRecord(status=rec.SUCCESS, model="ncf", time_to_train_s=10.0, seed=3,
+                                 epochs=(rec.Epoch(1, train_seconds=6.0, throughput=5.0),),
+                                 evals=(rec.Evaluation(1, {"A": 0.7}),), error=rec.Failure("E", "m"),
+                                 command=("python", "-m", "harness.train")))
+    data = json.loads(rec.to_json(r))
+    assert rec.problems(data) == [] and rec.from_dict(data) == r
+    assert rec.from_dict({**data, "from_a_newer_writer": 1}) == r
+    assert rec.problems({**data, "device": 3, "command": [1], "epochs": [{"epoch": 1, "steps": "x"}]}) == [
+        "device is 3, not a string", "command is [1], not a list of strings", 'epochs[0].steps is "x", not an integer']

@@ -60,6 +60,7 @@ class LoopResult:
     warmup_steps: Optional[int] = None  # mode=throughput: the steps the warm-up ran
     window_steps: Optional[int] = None  # mode=throughput: the steps of each window
     fallback: Optional[str] = None  # why a fast path fell back to the eager step (capture)
+    graph_fell_back: bool = False  # mode=throughput: the CUDA-graph capture failed and the eager step ran
 
     @property
     def epochs_to_converge(self) -> Optional[float]:

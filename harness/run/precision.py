@@ -50,8 +50,8 @@ def policy(name: str, device: torch.device) -> PrecisionPolicy:
     return PrecisionPolicy(name, device, None, None)
 
 
-def precision_name(cfg) -> str:
+def precision_name(cfg, graph_fell_back: bool = False) -> str:
     """The name runs are grouped by (harness.fastpath.label): the precision, "+master" when the weights
     themselves are fp16, then the path that ran when it is not the eager step ("amp+graph",
     "amp+compile(reduce-overhead)"): none of them is the plain step."""
-    return label(cfg)
+    return label(cfg, graph_fell_back)

@@ -109,6 +109,9 @@ class _Open:
 
 def run_rank(job: RankJob) -> RunRecord:
     cfg, world, spec = job.cfg, job.world, job.spec
+    # composed, resolved and typed before the rank starts: from here the run reads its config, and what
+    # it learns (a fallback, the path that ran) goes into its results, never back into the config
+    OmegaConf.set_readonly(cfg, True)
     training = cfg.mode != "throughput"
     # a throughput measurement is not an MLPerf run: it writes no MLPerf log
     held = _Open(MLPerfLog(job.run_dir / "mlperf.log" if world.is_main and training else None))
@@ -249,7 +252,8 @@ def _record(base: RunRecord, loop: LoopResult, *, ttt_s: Optional[float], throug
             mlperf: Optional[MLPerfLog] = None, cfg: Optional[DictConfig] = None) -> RunRecord:
     fell_back = [*([loop.fallback] if loop.fallback else []), *compile_guard.failures()]
     if cfg is not None:  # the path that ran, after any fallback
-        base = replace(base, precision=precision_name(cfg), path=fastpath.path(cfg))
+        fell = loop.graph_fell_back
+        base = replace(base, precision=precision_name(cfg, fell), path=fastpath.path(cfg, fell))
     return replace(
         base, fallback="; ".join(fell_back) or None, status=loop.status, time_to_train_s=ttt_s, throughput=throughput, epochs=loop.epochs,
         epochs_to_converge=loop.epochs_to_converge, reason=loop.reason, error=loop.error,

@@ -15,7 +15,6 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Iterator, Optional
 
-from omegaconf import open_dict
 
 from harness.observe.finite import NonFiniteLoss
 from harness.observe.hooks import EpochStats, Hook
@@ -47,6 +46,7 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
     batch = run.synthetic_batch()
     step: Step = train_step
     fallbacks: list[str] = []
+    graph_fell_back = False
     windows: list[Epoch] = []
     kept: list[EpochStats] = []
     timed = warmup_s is not None or window_s is not None
@@ -68,8 +68,7 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
                 log.warning("warning: %s: the eager step runs instead", err)
                 fallbacks.append(str(err))
                 ran += EAGER_STEPS
-                with open_dict(run.ctx.cfg):
-                    run.ctx.cfg.cuda_graph = False  # the record names the path that ran
+                graph_fell_back = True  # the record names the path that ran (the config is never written)
         if timed:
             step_times: list[float] = []
             more = EpochTraining(run, 0, _timed(batch, t0, warmup_s or 0.0, step_times, run, agree), hooks, None,
@@ -99,7 +98,7 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
     finally:
         hooks.after_run()
     return replace(ended(SUCCESS, windows, [], kept), warmup_steps=ran, window_steps=steps,
-                   fallback="; ".join(fallbacks) or None)
+                   fallback="; ".join(fallbacks) or None, graph_fell_back=graph_fell_back)
 
 
 # The timed warm-up ends once its last SETTLED_STEPS steps agree within SETTLED_SPREAD: the first steps

@@ -50,3 +50,30 @@ def test_the_launchers_sigterm_while_a_rank_names_its_dead_peer_still_ends_the_l
     last = _last_record(tmp_path / "mlperf.log")
     assert last["key"] == "run_stop" and last["metadata"]["status"] == "aborted"
     assert last["metadata"]["reason"].startswith("rank 1 failed: its process 4242")
+
+
+def test_a_rank_runs_on_a_read_only_config_and_a_failed_capture_is_named_from_the_loop(tmp_path, monkeypatch):
+    """Nothing writes to the config once the rank starts (every real run in the suite runs so); a CUDA-graph
+    capture that fell back is named in the record from the loop's result, not written into the config."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import ReadonlyConfigError
+
+    from harness import fastpath
+
+    seen = {}
+
+    def run(job, spec, training, held):
+        seen["readonly"] = OmegaConf.is_readonly(job.cfg)
+        with pytest.raises(ReadonlyConfigError):
+            job.cfg.cuda_graph = False
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(session, "_run", run)
+    monkeypatch.setattr(session.heartbeat, "start", lambda run_dir, rank: None)
+    one = World(rank=0, local_rank=0, world_size=1, local_world_size=1, node_rank=0, nodes=1, source="elastic")
+    job = session.RankJob(cfg=compose(["model=ncf", "device=cpu", "mode=throughput"]), spec=registry.get("ncf"), run_dir=tmp_path, data_dir=None, world=one)
+    with pytest.raises(RuntimeError, match="stop here"):
+        session.run_rank(job)
+    assert seen["readonly"]
+    cfg = OmegaConf.create({"precision": "amp", "cuda_graph": True, "model": {"name": "ncf"}})
+    assert fastpath.label(cfg) == "amp+graph" and fastpath.label(cfg, graph_fell_back=True) == "amp"

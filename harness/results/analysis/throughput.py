@@ -18,9 +18,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Iterable, Optional, Sequence, Union
 
-from harness.results.read.jsonfile import loads
+from harness.record import RunRecord
+from harness.results.read.runfiles import read_result
 from harness.results.read.labels import EAGER, join_label, split_label
 
 
@@ -106,36 +107,30 @@ class FastGain:  # per (workload, accelerator, world, base precision): a fast pa
     model: str = ""
 
 
-def _line(x: Any) -> Optional[str]:
-    return x.strip().splitlines()[0] if isinstance(x, str) and x.strip() else None
+def _line(x: Optional[str]) -> Optional[str]:
+    return x.strip().splitlines()[0] if x and x.strip() else None
 
 
-def _number(x: Any) -> Optional[float]:
-    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 else None
+def _positive(x: Optional[float]) -> Optional[float]:
+    return float(x) if x is not None and x > 0 else None
 
 
-def _run(path: Path, data: dict) -> ThroughputRun:
-    hp: dict = data["hyperparameters"] if isinstance(data.get("hyperparameters"), dict) else {}
-    epochs: list = data["epochs"] if isinstance(data.get("epochs"), list) else []
-    windows = tuple(w for w in (_number(e.get("throughput")) for e in epochs if isinstance(e, dict)) if w)
-    model = str(data.get("model") or "?")
-    status = "success" if data.get("status") == "success" else "failed"
-    tput = _number(data.get("throughput")) if status == "success" else None
-    world = data.get("world_size")
-    batch = data.get("global_batch_size", hp.get("global_batch_size"))
-    base, step = split_label(str(data.get("precision") or "?"))
-    recorded = _line(data.get("path"))
+def _run(path: Path, r: RunRecord) -> ThroughputRun:
+    windows = tuple(w for w in (_positive(e.throughput) for e in r.epochs) if w)
+    model = r.model or "?"
+    status = "success" if r.status == "success" else "failed"
+    batch = r.global_batch_size if r.global_batch_size is not None else r.hyperparameters.get("global_batch_size")
+    base, step = split_label(r.precision or "?")
+    recorded = _line(r.path)
     if step == EAGER and recorded:  # a label that names its base precision alone: the record's path key says
         step = split_label(f"{base}+{recorded}")[1]
     return ThroughputRun(
-        path=str(path), model=model, workload=str(hp.get("workload") or model), precision=join_label(base, step),
-        world_size=world if isinstance(world, int) and not isinstance(world, bool) else 1,
-        global_batch_size=batch if isinstance(batch, int) and not isinstance(batch, bool) else None,
-        unit=str(data.get("throughput_unit") or "samples/s"), throughput=tput, windows=windows,
-        platform=str(data.get("platform") or "?"), accelerator=str(data.get("accelerator") or "?"), status=status,
-        reason=data.get("reason") if isinstance(data.get("reason"), str) else None, fallback=_line(data.get("fallback")),
-        flops_per_sample=_number(data.get("model_flops_per_sample")), achieved_tflops=_number(data.get("achieved_tflops")),
-        mfu=_number(data.get("mfu")), mfu_note=_line(data.get("mfu_note")),
+        path=str(path), model=model, workload=str(r.hyperparameters.get("workload") or model),
+        precision=join_label(base, step), world_size=r.world_size, global_batch_size=batch,
+        unit=r.throughput_unit or "samples/s", throughput=_positive(r.throughput) if status == "success" else None,
+        windows=windows, platform=r.platform or "?", accelerator=r.accelerator or "?", status=status,
+        reason=r.reason, fallback=_line(r.fallback), flops_per_sample=_positive(r.model_flops_per_sample),
+        achieved_tflops=_positive(r.achieved_tflops), mfu=_positive(r.mfu), mfu_note=_line(r.mfu_note),
     )
 
 
@@ -150,12 +145,9 @@ def read_runs(paths: Iterable[str | Path]) -> list[ThroughputRun]:
             files.update(p.rglob("result.json"))
     runs = []
     for path in sorted(files):
-        try:
-            data = loads(path.read_text())
-        except (OSError, ValueError):
-            continue  # not readable: harness.report names it among its orphan result files
-        if isinstance(data, dict) and data.get("mode") == "throughput":
-            runs.append(_run(path, data))
+        result, _ = read_result(path)  # None: unreadable or badly typed, which harness.report names
+        if result is not None and result.mode == "throughput":
+            runs.append(_run(path, result))
     return runs
 
 
