@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -199,6 +200,11 @@ def test_a_nan_loss_term_is_named_in_the_log_and_the_result_and_nothing_is_bare_
         json.loads(line[len(":::MLLOG "):], parse_constant=lambda c: pytest.fail(f"mlperf.log holds {c}"))
 
 
+FSIZE = 6000  # the fallback's file-size limit, in bytes
+# a tenth of the embedded default's users: generated, read and trained on in a fraction of its time
+SMALL_RATINGS = ["dataset.generator.users=400", "dataset.generator.items=2500", "dataset.generator.mean_ratings=40"]
+
+
 def _small_disk(path: Path) -> bool:
     """A 4 MiB tmpfs at path (needs root and mount); False where this machine cannot make one."""
     path.mkdir()
@@ -210,27 +216,21 @@ def _small_disk(path: Path) -> bool:
 
 def test_a_disk_that_fills_mid_run_ends_it_at_once_and_keeps_every_file_whole(tmp_path):
     """A real full disk (a 4 MiB tmpfs, filled once the run trains) where this machine can mount one;
-    else a file-size limit (RLIMIT_FSIZE) that mlperf.log runs into, the same failure to the harness."""
+    else a file-size limit (RLIMIT_FSIZE) put on the run once it trains, the same failure to the harness.
+    Either comes at run_start, so the run itself generates the dataset first, on a disk with room."""
     data = tmp_path / "data"
-    prepared = subprocess.run([sys.executable, "-m", "harness.train", "model=ncf", "seed=1", "max_epochs=1",
-                               "progress=false", "output_root=warm", f"data_root={data}"], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=240, env=child_env())
-    assert prepared.returncode == 0, prepared.stderr  # the dataset is generated on a disk with room
     small = tmp_path / "small"
     mounted = _small_disk(small)
     args = ["model=ncf", "seed=1", "model.target=0.99", "max_epochs=50", "progress=false", "telemetry_interval_s=0.1",
-            "output_root=small", f"data_root={data}"]
+            "output_root=small", f"data_root={data}", *SMALL_RATINGS]
 
-    def limit() -> None:  # the fallback: each file at most 9000 bytes, and EFBIG instead of SIGXFSZ
-        import resource
-
+    def no_sigxfsz() -> None:  # the fallback's write past the limit: EFBIG instead of SIGXFSZ
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (9000, 9000))
 
     try:
         proc = subprocess.Popen([sys.executable, "-m", "harness.train", *args], cwd=tmp_path, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=None if mounted else limit,
-                                env=child_env())
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(),
+                                preexec_fn=None if mounted else no_sigxfsz)
         log = _wait(small, "mlperf.log", '"key": "run_start"')
         filled_at = time.time()
         if mounted:
@@ -241,6 +241,12 @@ def test_a_disk_that_fills_mid_run_ends_it_at_once_and_keeps_every_file_whole(tm
                         f.write(b"\0" * 65536)
                 except OSError:
                     pass
+        else:
+            # each file at most FSIZE bytes from now on: mlperf.log (about 4.5 kB at run_start) runs into it within
+            # its first epoch, telemetry.jsonl (0.1 kB each tenth of a second) sooner where the start was slow, and
+            # result.json (3 to 3.5 kB) still fits. Set at run_start, not at exec: there a slow start could fill
+            # telemetry.jsonl before run_start, and the dataset, far larger, could not be generated
+            resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
         _, err = proc.communicate(timeout=240)
         ended_after = time.time() - filled_at
         run_dir = log.parent
