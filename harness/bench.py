@@ -9,6 +9,7 @@
     python -m harness.bench --smoke                           # each suite model once: debug preset, fp32, 1 CPU rank
 
 Each cell is its own process, `python -m harness.train model=... mode=throughput precision=... gpus=...`
+(a CPU cell of one rank: a fork of one process that loaded torch and the harness once, harness/bench_start.py)
 at the model's real-scale preset (a time-to-train model with its real dataset's config; no data is
 read) and --seed: a warm-up of --warmup-s seconds left out, then --repeats windows of as many steps
 as --window-s holds at the step time the warm-up measured (the same command run by hand measures
@@ -40,7 +41,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness import bench_files, registry
+from harness import bench_files, bench_start, registry
 from harness import record as rec
 from harness.bench_suite import Cell, check_overrides, estimate_s, plan, suite_models, usage_error, wall_estimate
 from harness.errors import ConfigError
@@ -101,16 +102,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def machine() -> dict:
-    import torch
+    from harness.observe.system import cpu_model, nvml_driver, torch_files
 
-    from harness.observe.system import cpu_model, nvml_driver
+    found = torch_files()  # a host where torch can see no GPU: its versions, without starting torch
+    gpus, name, driver, cudnn = 0, "CPU", None, None
+    if found is None:
+        import torch
 
-    cuda = torch.cuda.is_available()
-    gpus = torch.cuda.device_count() if cuda else 0
-    name = torch.cuda.get_device_name(0) if gpus else "CPU"
+        found = {"torch": torch.__version__, "cuda": torch.version.cuda}
+        if torch.cuda.is_available():
+            gpus, driver, cudnn = torch.cuda.device_count(), nvml_driver(), torch.backends.cudnn.version()
+            name = torch.cuda.get_device_name(0) if gpus else "CPU"
     return {"machine": f"{gpus}x {name}" if gpus else "CPU", "accelerator": name, "gpu_count": gpus,
-            "driver": nvml_driver() if cuda else None, "torch": torch.__version__, "cuda": torch.version.cuda,
-            "cudnn": torch.backends.cudnn.version() if cuda else None, "python": platform.python_version(),
+            "driver": driver, **found, "cudnn": cudnn, "python": platform.python_version(),
             "host": platform.node(), "cpu": cpu_model(), "date": datetime.datetime.now().isoformat(timespec="seconds")}
 
 
@@ -119,29 +123,23 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus:
     overrides = cell.overrides(device, smoke=args.smoke, window_s=args.window_s, warmup_s=args.warmup_s,
                                repeats=args.repeats, seed=args.seed) + list(args.set)
     shown = "python -m harness.train " + " ".join(shlex.quote(o) for o in overrides)
-    cmd = [sys.executable, "-m", "harness.train", *overrides, f"output_root={run_dir}", f"hydra.run.dir={run_dir}"]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    if device == "cpu":
-        env.setdefault("OMP_NUM_THREADS", "1")
-    elif gpus:  # the GPUs this cell holds; a cell running beside it holds others
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
+    argv = [*overrides, f"output_root={run_dir}", f"hydra.run.dir={run_dir}"]
     t0 = time.perf_counter()
     run_dir.mkdir(parents=True, exist_ok=True)
     result_path = run_dir / "result.json"
     result_path.unlink(missing_ok=True)  # an earlier attempt's, under --resume
     reason, timed_out = None, False
-    with open(run_dir / "bench.log", "w") as log:
-        # a session of its own: a timeout or Ctrl-C ends the cell's ranks too, not only its launcher
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        RUNNING.add(proc)
-        try:
-            if proc.wait(timeout=args.timeout) != 0:
-                reason = _last_line(run_dir / "bench.log") or f"exit status {proc.returncode}"
-        except subprocess.TimeoutExpired:
-            stop(proc)
-            reason, timed_out = f"no result within {args.timeout:.0f} s (--timeout)", True
-        finally:
-            RUNNING.discard(proc)
+    starter = getattr(args, "starter", None) if cell.gpus == 1 else None
+    proc = bench_start.start(argv, run_dir / "bench.log", bench_start.cell_env(device, gpus), starter)
+    RUNNING.add(proc)
+    try:
+        if proc.wait(timeout=args.timeout) != 0:
+            reason = _last_line(run_dir / "bench.log") or f"exit status {proc.returncode}"
+    except subprocess.TimeoutExpired:
+        stop(proc)
+        reason, timed_out = f"no result within {args.timeout:.0f} s (--timeout)", True
+    finally:
+        RUNNING.discard(proc)
     seconds = time.perf_counter() - t0
     if not result_path.is_file():  # the run never got to write its own: record the cell as failed
         record_file.write(rec.RunRecord(status=rec.FAILED, mode="throughput", model=cell.model, benchmark=cell.model,
@@ -162,10 +160,10 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus:
                    r.reason or (reason if r.status != rec.SUCCESS else None), str(run_dir), shown)
 
 
-RUNNING: set[subprocess.Popen] = set()  # the cells' launchers now running
+RUNNING: set[bench_start.CellProcess] = set()  # the cells' launchers now running
 
 
-def stop(proc: subprocess.Popen) -> None:
+def stop(proc: bench_start.CellProcess) -> None:
     """End a cell's process session: SIGTERM (the harness marks the run aborted), then SIGKILL."""
     for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
         try:
@@ -231,6 +229,9 @@ def _main(argv: Optional[list[str]]) -> int:
         _say(f"{len(cells)} cells ({len(cells) - len(todo)} kept from {out}) -> {len(todo)} to run, estimated "
              f"{wall_estimate(todo, est, args.jobs, device, meta['gpu_count']) / 60:.1f} min; {meta['machine']}")
     args.accelerator = meta.get("accelerator", "?") if device == "cuda" else "CPU"
+    # CPU cells of one rank start as forks of one process that loaded torch once (harness/bench_start.py)
+    args.starter = bench_start.Starter(bench_start.cell_env(device)) if device == "cpu" and any(
+        c.gpus == 1 for c in todo) else None
     try:
         outcomes, stopped, t0 = _run_all(todo, est, args, out, device, meta.get("gpu_count") or 0)
     except KeyboardInterrupt:
@@ -238,6 +239,9 @@ def _main(argv: Optional[list[str]]) -> int:
             stop(proc)
         print("harness.bench: interrupted; the cells run so far are in " + str(out), file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        if args.starter is not None:
+            args.starter.close()
     if todo and not stopped:
         _say(f"matrix done in {(time.perf_counter() - t0) / 60:.1f} min")
     try:

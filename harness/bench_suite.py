@@ -16,6 +16,7 @@ bench's time estimate; a model outside the suite (run with --models) gets SuiteE
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,8 @@ from harness.errors import ConfigError
 from harness.interface import SuiteEntry
 
 STARTUP_S = {1: 15.0, "many": 25.0}  # process, CUDA and model start; NCCL too on several GPUs
-SMOKE_S = 15.0
+SMOKE_S = 3.0  # a forked smoke cell (harness/bench_start.py): 1-3.5 s on a 2-core CPU, two at a time
+CPU_S = 15.0  # another CPU cell: its start-up and its windows
 
 
 def suite_models() -> list[str]:
@@ -69,7 +71,7 @@ class Cell:
         if self.eager:
             out.append("eager=true")
         if smoke:  # the debug preset (a model without one: its own defaults), one warm-up and one counted step
-            debug = [f"+debug={self.model}"] if self.model in presets.choices("debug") else []
+            debug = [f"+debug={self.model}"] if self.model in _debug_presets(tuple(s.name for s in registry.models())) else []
             return out + debug + ["warmup_steps=1", "throughput_steps=1", "throughput_repeats=1", "telemetry=false"]
         if spec.task is not None:
             out.append(f"dataset={spec.task.real_dataset}")
@@ -80,10 +82,18 @@ class Cell:
             f"throughput_repeats={repeats}"]
 
 
+@functools.lru_cache(maxsize=4)
+def _debug_presets(models: tuple[str, ...]) -> frozenset[str]:
+    """The debug presets of these registered models: looked up once, not once per cell (a Hydra set-up each)."""
+    return frozenset(presets.choices("debug"))
+
+
 def estimate_s(cell: Cell, device: str, smoke: bool, window_s: float, warmup_s: float, repeats: int) -> float:
     """Seconds a cell should take: start-up, warm-up (and the first steps' one-off work), windows."""
-    if smoke or device == "cpu":
+    if smoke:
         return SMOKE_S
+    if device == "cpu":
+        return CPU_S
     step = cell.step_s()  # a window holds at least one step, the warm-up at least three
     return STARTUP_S[1 if cell.gpus == 1 else "many"] + max(warmup_s, 3 * step) + repeats * max(window_s, step) + 3.0
 

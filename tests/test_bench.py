@@ -3,10 +3,12 @@ the tables; and --smoke, every suite model at its debug preset on the CPU."""
 from __future__ import annotations
 
 import json
+import platform
 
 import pytest
 
-from harness.bench import _parser, plan
+from harness.bench import _parser, machine, plan
+from harness.observe.system import cpu_model
 from harness.bench_suite import Cell, default_gpus, suite_models
 from tests.helpers import REPO, run_cli
 
@@ -144,6 +146,21 @@ def test_tables_only_rebuilds_the_tables_under_the_machine_that_ran_the_cells(tm
     md = (tmp_path / "results.md").read_text()
     assert md.startswith("# GPU benchmark suite: 2x NVIDIA H200") and "driver 580.159.04" in md
     assert "- mean amp / fp32 on 1 GPU(s): 2.500x" in md and (tmp_path / "precision.png").is_file()
+
+
+def test_the_machine_read_without_torch_is_what_torch_says():
+    """Where torch can see no GPU, machine() reads torch's versions from its files instead of starting it."""
+    import torch
+
+    from harness.observe.system import torch_files
+
+    found = torch_files()
+    assert found is None or (found == {"torch": torch.__version__, "cuda": torch.version.cuda}
+                             and not torch.cuda.is_available())
+    if found is not None:
+        assert {k: v for k, v in machine().items() if k != "date"} == {
+            "machine": "CPU", "accelerator": "CPU", "gpu_count": 0, "driver": None, **found, "cudnn": None,
+            "python": platform.python_version(), "host": platform.node(), "cpu": cpu_model()}
 
 
 def _result(run_dir) -> dict:

@@ -16,8 +16,9 @@ started later). A user's own OMP_NUM_THREADS or OMP_WAIT_POLICY wins: the harnes
 neither. Where it is applied: first thing in harness.train's and harness.sweep's main(), before
 anything imports torch, for the command's own process (a run, a multirun's jobs) and for a torchrun
 or srun rank; in harness/run/slurm.py for a submitit task; in harness/run/launch.py for
-the ranks it spawns (which inherit it through the environment); in tests/conftest.py for the test
-suite. Importing a harness module applies nothing.
+the ranks it spawns (which inherit it through the environment); in harness/bench_start.py for the
+process that forks harness.bench's CPU cells, and anew in each cell (apply_in_fork); in tests/conftest.py
+for the test suite. Importing a harness module applies nothing.
 
     python -m harness.run.threads         # what a run started now would choose
 """
@@ -129,11 +130,7 @@ def apply_at_start(main_name: str = "__main__") -> ThreadPolicy:
         return inherited
     if _current is not None:
         return _current
-    world = from_environment()
-    local_ranks = 1 if world is None else world.local_world_size
-    if world is not None and world.source == "slurm":
-        local_ranks = slurm_binding.ranks_sharing(local_ranks)
-    _current = decide(local_ranks, root=host_load.run_root("single" if world is None else world.source))
+    _current = _decide_for_this_process()
     export(_current)
     torch = sys.modules.get("torch")
     if torch is not None and _current.omp_num_threads:
@@ -142,6 +139,31 @@ def apply_at_start(main_name: str = "__main__") -> ThreadPolicy:
         torch.set_num_threads(_current.omp_num_threads)
         log.warning("threads: torch was loaded before the thread policy; OMP_WAIT_POLICY=%s did not reach "
                     "OpenMP", _current.omp_wait_policy)
+    return _current
+
+
+def _decide_for_this_process() -> ThreadPolicy:
+    world = from_environment()
+    local_ranks = 1 if world is None else world.local_world_size
+    if world is not None and world.source == "slurm":
+        local_ranks = slurm_binding.ranks_sharing(local_ranks)
+    return decide(local_ranks, root=host_load.run_root("single" if world is None else world.source))
+
+
+def apply_in_fork(environ: dict[str, str]) -> ThreadPolicy:
+    """In a child forked from a process that applied the policy first thing and loaded torch
+    (harness/bench_start.py's cells): the environment back to `environ`, as that process started, and
+    the policy chosen anew from it, as a process started now would choose it (the harness's measures
+    the load now). The parent's OpenMP started with the same wait policy (the harness's is always
+    PASSIVE; a user's is in `environ`); the thread count is set here."""
+    global _current
+    os.environ.clear()
+    os.environ.update(environ)
+    _current = _decide_for_this_process()
+    export(_current)
+    torch = sys.modules.get("torch")
+    if torch is not None and _current.omp_num_threads:
+        torch.set_num_threads(_current.omp_num_threads)
     return _current
 
 
