@@ -38,6 +38,7 @@ from harness.run import distributed, threads
 from harness.run.distributed import World
 from harness.run.interrupts import Stopped, signal_number, stop_on_sigterm
 from harness.run.precision import precision_name
+from harness.run.process_exit import before_exit
 from harness.record import RunRecord
 from harness.run.session import PeerDied, RankJob, run_rank
 from harness.run.watchdog import Watchdog
@@ -291,6 +292,7 @@ def _rank_entry(payload: _Payload) -> Optional[RunRecord]:
         # it would print an "Exception ignored in atexit callback" traceback beside the run's one line.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
+        before_exit()  # the process ends next; the launcher waits for that end (harness/run/process_exit.py)
 
 
 def _rank_main(payload: _Payload) -> Optional[RunRecord]:
