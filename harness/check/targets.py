@@ -5,15 +5,20 @@ MLPerf's own, or a registered model's (HARNESS_MODELS' too).
 """
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import Optional
 
 from harness import registry
 from harness.results.read.rules import metric_name, pick_rules, rules_target
 
 
-def main(argv: list[str]) -> int:
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.check.targets", description=__doc__.splitlines()[0])
+    parser.add_argument("benchmarks", nargs="+", help="MLPerf benchmark names (gnmt, maskrcnn, llama31_8b, ...)")
+    args = parser.parse_args(argv)
     registry.publish()
-    for benchmark in argv:
+    for benchmark in args.benchmarks:
         _, label, rules = pick_rules(benchmark)
         target = rules_target(benchmark)
         what = "no target" if target is None else f"{target.value} ({target.direction} is better) from {target.source}"
@@ -22,4 +27,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())
