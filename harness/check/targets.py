@@ -15,7 +15,7 @@ from harness.results.read.rules import metric_name, pick_rules, rules_target
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.check.targets", description=__doc__.splitlines()[0])
-    parser.add_argument("benchmarks", nargs="+", help="MLPerf benchmark names (gnmt, maskrcnn, llama31_8b, ...)")
+    parser.add_argument("benchmarks", nargs="+", help="MLPerf benchmark names, as their logs carry them")
     args = parser.parse_args(argv)
     registry.publish()
     for benchmark in args.benchmarks:
