@@ -210,8 +210,11 @@ def throughput(check: Check, deadline: float) -> None:
             check.row(key, group, label, "ok" if why else "failed", note=f"{why}: " * bool(why) +
                       f"exit {rc}: {last_line(console)}")
             continue
+        mfu = result.get("mfu")
         note = f"{why}; " * bool(why) + f"{result.get('precision')}" + \
-            (f"; fell back: {result['fallback']}" if result.get("fallback") else "")
+            (f"; fell back: {result['fallback']}" if result.get("fallback") else "") + \
+            (f"; {result['achieved_tflops']:.0f} TFLOP/s, MFU {100 * mfu:.1f}%" if mfu is not None else
+             f"; MFU n/a ({result['mfu_note']})" if result.get("mfu_note") else "")
         check.row(key, group, label, "ok", result.get("throughput"), str(result.get("throughput_unit") or ""),
                   "none" if why else "higher", note)
 
