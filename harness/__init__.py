@@ -10,7 +10,7 @@ import sys as _sys
 
 if _sys.argv[:1] == ["-m"]:  # python -m harness.<command>, while Python finds the command's module
     from harness.errors import ConfigError
-    from harness.run.interrupts import command_start
+    from harness.signals import command_start
 
     # a Ctrl-C, a SIGTERM or a ConfigError (HARNESS_MODELS' module cannot be imported, ...) that the command
     # does not handle itself: one line, no traceback

@@ -45,7 +45,7 @@ from harness import bench_files, bench_start, registry
 from harness import record as rec
 from harness.bench_suite import Cell, check_overrides, estimate_s, plan, suite_models, usage_error, wall_estimate
 from harness.errors import ConfigError
-from harness.observe import disk
+from harness import files
 from harness.precisions import Precision
 from harness.results.report import bench_tables
 from harness.run import record_file
@@ -254,7 +254,7 @@ def _main(argv: Optional[list[str]]) -> int:
 def _tables(args: argparse.Namespace, out: Path, meta: dict, outcomes: list[Outcome], stopped: int) -> int:
     """bench.json and the tables from every run under OUT; the exit status."""
     if not args.tables_only:
-        disk.write_atomic(out / "bench.json", json.dumps({**meta, "cells": [asdict(o) for o in outcomes]}, indent=1) + "\n")
+        files.write_atomic(out / "bench.json", json.dumps({**meta, "cells": [asdict(o) for o in outcomes]}, indent=1) + "\n")
     bench_files.damaged_results(out)
     runs = read_runs([out / "runs"]) if (out / "runs").is_dir() else []
     meta.update(cells_run=len(runs), cells_failed=sum(r.status != "success" for r in runs),
@@ -305,7 +305,7 @@ def _run_all(todo: list[Cell], est: list[float], args, out: Path, device: str,
 
 
 def _report(o: Outcome, n: int, total: int, t0: float, progress: dict, out: Path, jobs: int) -> Outcome:
-    lines = disk.RecordFile(out / "bench.jsonl", exclusive=False)  # one whole line per cell, or none
+    lines = files.RecordFile(out / "bench.jsonl", exclusive=False)  # one whole line per cell, or none
     try:
         lines.write_line(json.dumps(asdict(o)))
     finally:

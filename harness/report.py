@@ -36,10 +36,10 @@ from harness.results.analysis.collect import Report, build, label_for, target_fo
 from harness.results.read.parse import MAX_LOG_BYTES
 from harness.results.report.decision import render_decision
 from harness.results.report.notes import notes
-from harness.observe.disk import not_a_file, write_atomic
+from harness.files import not_a_file, write_atomic
 from harness.results.read.find import files_read
 from harness.results.report.plots import WRITE_HINT
-from harness.run.interrupts import ended_by, stop_on_sigterm
+from harness.signals import ended_by, stop_on_sigterm
 
 SCHEMA = export.SCHEMA
 to_json, to_csv = export.to_json, export.to_csv
@@ -54,7 +54,7 @@ def render_text(report: Report, markdown: bool = False) -> str:
 
 def _write(dest: Optional[str], text: Callable[[], str], written: list[str]) -> None:
     """The text to stdout ('-') or replacing the file in one step: a full disk or a folder that cannot
-    be written raises an OSError whose message names the file (harness.observe.disk.write_atomic)."""
+    be written raises an OSError whose message names the file (harness.files.write_atomic)."""
     if dest == "-":
         sys.stdout.write(text())
     elif dest:

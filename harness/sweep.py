@@ -37,7 +37,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from harness.errors import ConfigError
-from harness.observe import disk
+from harness import files
 from harness.run import threads
 
 log = logging.getLogger("harness.sweep")
@@ -115,14 +115,14 @@ def _add_tasks(sweep_dir: Path, tasks: list[dict]) -> None:
     rows += [f"| {t['job_id']} | {' '.join(t['overrides'])} | {t['state']} | {'yes' if t['ran'] else 'no'} | "
              f"{t['note']} |" for t in tasks]
     summary_md = sweep_dir / "summary.md"
-    disk.write_atomic(summary_md, summary_md.read_text() + "\n".join(rows) + "\n")
+    files.write_atomic(summary_md, summary_md.read_text() + "\n".join(rows) + "\n")
     _add_to_summary(sweep_dir, slurm_tasks=tasks)
 
 
 def _add_to_summary(sweep_dir: Path, **fields: Any) -> None:
     summary = json.loads((sweep_dir / "summary.json").read_text())
     summary.update(fields)
-    disk.write_atomic(sweep_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
+    files.write_atomic(sweep_dir / "summary.json", json.dumps(summary, indent=2) + "\n")
 
 
 def _check_host(cfg: DictConfig) -> None:
@@ -211,7 +211,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"harness.sweep: error: {err}", file=sys.stderr)
         return 2
     try:
-        disk.write_atomic(sweep_dir / "seeds.txt", f"# {n} seeds drawn from the OS for {spec.benchmark} (MLPerf "
+        files.write_atomic(sweep_dir / "seeds.txt", f"# {n} seeds drawn from the OS for {spec.benchmark} (MLPerf "
                           f"requires {required_runs(spec.benchmark)})\n" + "".join(f"{s}\n" for s in seeds))
     except OSError as err:
         sweep_dir.rmdir()  # claimed just now and empty: no orphan folder

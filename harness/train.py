@@ -32,7 +32,7 @@ from harness.interface import DataError
 from harness.outputs import check_paths, check_room, check_run_dirs, claim_run_dir, claim_sweep_dir, sweep_name
 from harness import record as rec
 from harness.run import threads
-from harness.run.interrupts import signal_name, signal_number, stop_on_sigterm
+from harness.signals import signal_name, signal_number, stop_on_sigterm
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

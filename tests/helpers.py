@@ -96,7 +96,7 @@ def has_children(proc: subprocess.Popen) -> bool:
 
 def fill_disk(monkeypatch, room: int = 4) -> None:
     """From now on the disk takes `room` more bytes of a write, then fails it with ENOSPC, as a full disk
-    does (os.write patched: every writer of the harness goes through it, harness.observe.disk)."""
+    does (os.write patched: every writer of the harness goes through it, harness.files)."""
     import errno
 
     real_write = os.write

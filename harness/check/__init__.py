@@ -37,7 +37,7 @@ from harness.results.read.jsonfile import loads
 from harness.results.read.parse import LogError, parse_lines
 from harness.results.read.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
 from harness.results.read.summary import CRASH, FAIL, INCOMPLETE, PASS, REFUSED, UNCHECKED, interrupted_by
-from harness.run.interrupts import forking_workers, leave_signals_to_parent
+from harness.signals import forking_workers, leave_signals_to_parent
 
 __all__ = ["CheckResult", "check_log", "check_logs", "pick_rules", "quality_target", "training_rulesets", "DEFAULT_RULESET",
            "INTERRUPTED", "IN_PROGRESS", "WARNED", "PASS", "FAIL", "CRASH", "REFUSED", "UNCHECKED"]

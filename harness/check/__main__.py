@@ -29,7 +29,7 @@ from harness import registry
 from harness.check import (CRASH, IN_PROGRESS, INTERRUPTED, PASS, REFUSED, WARNED, CheckResult, check_logs,
                            training_rulesets)
 from harness.results.read.find import find_logs
-from harness.run.interrupts import ended_by, stop_on_sigterm
+from harness.signals import ended_by, stop_on_sigterm
 
 WORD = {PASS: "PASS", WARNED: "WARN", CRASH: "CRASH", INTERRUPTED: "STOP", IN_PROGRESS: "RUN"}
 WIDTH = 240  # characters: one line a terminal shows whole, whatever the checker wrote

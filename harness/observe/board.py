@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from harness.observe import disk
+from harness import files
 from harness.observe.console import FILE_ONLY
 from harness.observe.hooks import Hook
 
@@ -78,8 +78,8 @@ class Board:
     def _lost(self, err: OSError) -> None:
         """TensorBoard's writer thread failed (its error surfaces at the next write): a full disk ends
         the run at its next step; anything else turns TensorBoard off, never the run."""
-        if disk.is_full(err):
-            disk.trip(self.writer.get_logdir() if self.writer is not None else "tb", err)
+        if files.is_full(err):
+            files.trip(self.writer.get_logdir() if self.writer is not None else "tb", err)
         else:
             log.warning("TensorBoard off: %s", err)
         self.writer = None

@@ -58,6 +58,6 @@ def setup_rank_logging(rank: int, run_dir: Path) -> None:
         out.addFilter(BelowWarning())
         out.setFormatter(logging.Formatter("%(message)s"))
         root.addHandler(out)
-    from harness.observe import disk
+    from harness import files
 
-    disk.watch_logging()  # a full disk ends the run instead of a traceback per line
+    files.watch_logging()  # a full disk ends the run instead of a traceback per line

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from harness.observe import disk
+from harness import files
 from harness.observe.hooks import Hook, StepDone
 from harness.observe.ticker import Ticker
 
@@ -51,10 +51,10 @@ class Heartbeat:
         beat = {"rank": self.rank, "pid": os.getpid(), "host": socket.gethostname(), "time": time.time(),
                 "phase": self.phase, "progress": self.progress}
         try:
-            disk.write_atomic(self.path, json.dumps(beat))  # a reader never sees half a beat
+            files.write_atomic(self.path, json.dumps(beat))  # a reader never sees half a beat
         except OSError as err:
-            if disk.is_full(err):
-                disk.trip(self.path, err)  # the run ends at its next step (disk.DiskCheck)
+            if files.is_full(err):
+                files.trip(self.path, err)  # the run ends at its next step (disk.DiskCheck)
 
     def stop(self) -> None:
         self._ticker.stop()

@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 
 import psutil
 
-from harness.observe import disk
+from harness import files
 from harness.observe.telemetry_summary import mean, window_seconds
 
 log = logging.getLogger("harness.telemetry")
@@ -54,7 +54,7 @@ class Sampler:
         self.window = Window()
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
-        self._file: Optional[disk.RecordFile] = None
+        self._file: Optional[files.RecordFile] = None
         self._t0 = time.time()
         self._lock = threading.Lock()
         self._in_window = False
@@ -64,7 +64,7 @@ class Sampler:
         if self.source == "none":
             return self
         if self.path is not None:
-            self._file = disk.RecordFile(self.path, exclusive=False)  # whole lines: a crash keeps what was seen
+            self._file = files.RecordFile(self.path, exclusive=False)  # whole lines: a crash keeps what was seen
         self._sample_once()
         self._thread = threading.Thread(target=self._run, name="harness-telemetry", daemon=True)
         self._thread.start()

@@ -91,7 +91,7 @@ def platform_name(description: dict[str, Any], world_size: int) -> str:
 
 
 def write(description: dict[str, Any], path: Path) -> None:
-    from harness.observe.disk import write_atomic
+    from harness.files import write_atomic
 
     write_atomic(path, json.dumps(description, indent=2) + "\n")
 

@@ -21,12 +21,13 @@ from omegaconf import DictConfig, OmegaConf
 from harness import fastpath, registry
 from harness.errors import ConfigError
 from harness.interface import DataError, ModelSpec
-from harness.observe import console, disk, host_load
+from harness import files
+from harness.observe import console, host_load
 from harness.run import record_file as rec
 from harness.record import ABORTED, FAILED, Failure, RunEnd, RunRecord
 from harness.run import distributed, seeding, threads, windows
 from harness.run.distributed import World
-from harness.run.interrupts import shielded, signal_name
+from harness.signals import shielded, signal_name
 from harness.run.flops import describe
 from harness.run.launch import RankFailed, launch, uses_cuda
 from harness.run.precision import precision_name
@@ -45,9 +46,9 @@ def run_job(cfg: DictConfig) -> RunRecord:
     main_rank = world is None or world.is_main
     if world is not None and not world.is_main:
         console.setup_rank_logging(world.rank, run_dir)
-    disk.reset()
-    disk.watch_logging()  # a full disk stops the run instead of a traceback per log line
-    reserve = disk.Reserve(run_dir / ".reserve") if main_rank else None  # room for the run's own end
+    files.reset()
+    files.watch_logging()  # a full disk stops the run instead of a traceback per log line
+    reserve = files.Reserve(run_dir / ".reserve") if main_rank else None  # room for the run's own end
     start = RunRecord(run_dir=str(run_dir), started_at=_now(), command=tuple(HydraConfig.get().overrides.task),
                       versions=rec.versions(), mode=str(cfg.mode), warmup_steps=windows.warmup_steps(cfg),
                       world_size=cfg.gpus * cfg.nodes if world is None else world.world_size,
@@ -60,7 +61,7 @@ def run_job(cfg: DictConfig) -> RunRecord:
         try:
             start = _plan(cfg, spec, start)
             if main_rank:
-                disk.write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+                files.write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
             log.info("%s on %s, seed %d -> %s", spec.name, start.dataset or "synthetic batches", cfg.seed, run_dir)
             # synthetic batches need no data
             data_dir = None if cfg.mode == "throughput" or spec.task is None else spec.task.prepare(cfg)
@@ -82,7 +83,7 @@ def run_job(cfg: DictConfig) -> RunRecord:
             with shielded():  # a second Ctrl-C must not leave a half-written result.json
                 try:
                     rec.write(record, run_dir / "result.json")
-                except disk.DiskFull as err:
+                except files.DiskFull as err:
                     record = replace(record, status=FAILED, reason=str(err))
             _summarise(record)
     return record
@@ -111,8 +112,8 @@ def _failed(err: Exception, cfg: Optional[DictConfig] = None) -> RunEnd:
             log.error("rank %d's traceback:\n%s", err.rank, err.child_traceback, extra=console.FILE_ONLY)
         reason = str(err) + _memory_fix(str(err), cfg)
         return RunEnd(FAILED, reason, Failure("RankFailed", reason, err.rank, err.child_traceback))
-    if disk.is_full(err):
-        full = err if isinstance(err, disk.DiskFull) else disk.DiskFull(getattr(err, "filename", None) or "a file",
+    if files.is_full(err):
+        full = err if isinstance(err, files.DiskFull) else files.DiskFull(getattr(err, "filename", None) or "a file",
                                                                          err)  # type: ignore[arg-type]
         return RunEnd(FAILED, str(full), Failure("DiskFull", str(full), 0))
     if isinstance(err, (ConfigError, DataError)):

@@ -36,7 +36,7 @@ from harness.precisions import check_device
 from harness.observe import console
 from harness.run import distributed, threads
 from harness.run.distributed import World
-from harness.run.interrupts import Stopped, signal_number, stop_on_sigterm
+from harness.signals import Stopped, signal_number, stop_on_sigterm
 from harness.run.precision import precision_name
 from harness.run.process_exit import before_exit
 from harness.record import RunRecord

@@ -4,7 +4,7 @@ mllog's module-level logger is shared by the whole process and appends to whatev
 configured before, so two runs in one process (a Hydra sweep) would mix their lines. Each run
 therefore gets its own MLLogger around a private logging.Logger whose only handler writes a new
 file, created exclusively so that an existing log is never appended to. The handler writes each
-record whole or not at all (harness/observe/disk.py): a full disk leaves the log ending at its last
+record whole or not at all (harness/files.py): a full disk leaves the log ending at its last
 whole record and raises DiskFull into the run, which ends it. A value that is not a number (a NaN
 loss) is logged as null, so that every line is strict JSON.
 
@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from mlperf_logging.mllog import constants, mllog
 
-from harness.observe import disk
+from harness import files
 
 _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 
@@ -74,13 +74,13 @@ class MLPerfLog:
 
 
 class _WholeLines(logging.Handler):
-    """A logging handler that appends each record to a new file as one whole line (disk.RecordFile).
+    """A logging handler that appends each record to a new file as one whole line (files.RecordFile).
     mllog catches any error of a write and logs "Failed to encode" in its place: the handler keeps
     the error instead (`failed`), writes no such line, and MLPerfLog raises it to the loop."""
 
     def __init__(self, path: Path):
         super().__init__()
-        self.file = disk.RecordFile(path)
+        self.file = files.RecordFile(path)
         self.failed: Optional[Exception] = None
 
     def emit(self, record: logging.LogRecord) -> None:

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from harness.observe import disk
+from harness import files
 from harness.record import SUCCESS, Epoch, Evaluation, RunEnd, RunRecord, derive, to_json
 
 
@@ -81,7 +81,7 @@ def _records(path: Path) -> Iterator[tuple[str, Any, dict, float]]:
 def write(record: RunRecord, path: Path) -> None:
     """Replace path in one step, so a reader never sees half a result; a disk too full for it
     leaves no half-written file behind and raises DiskFull."""
-    disk.write_atomic(path, to_json(record))
+    files.write_atomic(path, to_json(record))
 
 
 def versions() -> dict[str, Optional[str]]:

@@ -22,9 +22,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness import fastpath
 from harness.interface import EvalSchedule, Logged, ModelSpec
-from harness.observe import disk, heartbeat
+from harness import files
+from harness.observe import heartbeat
 from harness.observe.board import BoardHook
 from harness.observe.datawait import DataWait
+from harness.observe.disk import DiskCheck
 from harness.observe.finite import FiniteLossCheck
 from harness.observe.heartbeat import HeartbeatHook
 from harness.observe.hooks import Hooks
@@ -36,7 +38,7 @@ from harness.run.record_file import versions as software_versions
 from harness.run import compile_guard, distributed, flops, peers, threads
 from harness.run.build import BuiltRun, build_run, clear_page_cache, context_for, device_sync, pick_device
 from harness.run.distributed import SINGLE, World
-from harness.run.interrupts import shielded, signal_name
+from harness.signals import shielded, signal_name
 from harness.run.loop import Judge, LoopResult, train_to_target
 from harness.run import throughput
 from harness.run import windows as timing
@@ -133,7 +135,7 @@ def run_rank(job: RankJob) -> RunRecord:
                     meta["before_run_start"] = True
                 try:
                     held.mlperf.end(C.RUN_STOP, metadata=meta)
-                except disk.DiskFull:
+                except files.DiskFull:
                     pass  # the log ends at its last whole record; result.json says why
             if held.watch is not None:
                 _finish(held.watch, None, cfg, spec)
@@ -163,7 +165,7 @@ def _stop_reason(err: BaseException, cause: Optional[PeerDied]) -> str:
     name = signal_name(err)
     if name is not None:
         return name
-    if isinstance(err, disk.DiskFull):
+    if isinstance(err, files.DiskFull):
         return f"DiskFull: {err}"
     return type(err).__name__
 
@@ -193,7 +195,7 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
     progress = Progress(enabled=cfg.progress and world.is_main, unit=spec.sample_unit, world_size=world.world_size,
                         max_epochs=cfg.max_epochs if training else cfg.throughput_repeats)
     # in order: the meter, the data-wait timer and the loss check measure; the board reports what they measured
-    hooks = Hooks([meter, DataWait(warmup), progress, HeartbeatHook(), watch, disk.DiskCheck(),
+    hooks = Hooks([meter, DataWait(warmup), progress, HeartbeatHook(), watch, DiskCheck(),
                    FiniteLossCheck(device, world.rank),
                    BoardHook(watch.board, spec.task.quality.name if spec.task else "", lambda: _lr(built))])
     base = replace(job.record, seed=master, world_size=world.world_size, device=str(device), platform=watch.platform,

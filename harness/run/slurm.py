@@ -44,8 +44,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness.errors import ConfigError
 from harness.run import slurm_queue
-from harness.observe import disk
-from harness.run.interrupts import Stopped
+from harness import files
+from harness.signals import Stopped
 
 log = logging.getLogger("harness.slurm")
 
@@ -237,4 +237,4 @@ def _outcome(job, slurm_state: str, num: int, overrides: list[str]) -> TaskEnd:
 
 def _write_ends(path: Path, ends: list[TaskEnd]) -> None:
     old = json.loads(path.read_text()) if path.exists() else []  # several batches of one sweep
-    disk.write_atomic(path, json.dumps(old + [asdict(e) for e in ends], indent=1))
+    files.write_atomic(path, json.dumps(old + [asdict(e) for e in ends], indent=1))

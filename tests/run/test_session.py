@@ -11,7 +11,7 @@ import pytest
 from harness import registry
 from harness.config import compose
 from harness.run import session
-from harness.run.interrupts import stop_on_sigterm
+from harness.signals import stop_on_sigterm
 from harness.run.world import World
 
 TWO = World(rank=0, local_rank=0, world_size=2, local_world_size=2, node_rank=0, nodes=1, source="elastic")

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from harness.run import slurm, slurm_queue
-from harness.run.interrupts import Stopped
+from harness.signals import Stopped
 from harness.run.slurm_queue import JobState
 
 

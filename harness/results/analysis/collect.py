@@ -84,7 +84,7 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
     logs, orphans, errors = find_logs(paths)
     parse = partial(_parse, max_bytes=max_log_bytes)
     if len(logs) >= PARALLEL_FROM and (jobs is None or jobs > 1):
-        from harness.run.interrupts import forking_workers, leave_signals_to_parent
+        from harness.signals import forking_workers, leave_signals_to_parent
 
         _warm()  # what every worker needs, imported once before the fork
         # parsing is CPU-bound: one process per core

@@ -16,7 +16,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
-from harness.observe.disk import write_atomic
+from harness.files import write_atomic
 from harness.results.report import bench_page
 from harness.results.report.bench_page import SMOKE, ran_on, title as page_title
 from harness.results.analysis import throughput as tp
@@ -200,7 +200,7 @@ def _csv(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _replace(path: Path, data: Union[str, bytes]) -> Path:
-    """Write the file in one step (harness.observe.disk.write_atomic): a reader, or the page's browser,
+    """Write the file in one step (harness.files.write_atomic): a reader, or the page's browser,
     never sees half a table, and a full disk is one line naming the file."""
     write_atomic(path, data, hint=WRITE_HINT)
     return path

@@ -230,10 +230,10 @@ def _save(fig, path: Path, plt) -> Path:
 
 
 def save_figure(fig, path: Path, dpi: int = 110) -> None:
-    """The figure's image replaces `path` in one step (harness.observe.disk.write_atomic)."""
+    """The figure's image replaces `path` in one step (harness.files.write_atomic)."""
     import io
 
-    from harness.observe.disk import write_atomic
+    from harness.files import write_atomic
 
     image = io.BytesIO()
     fig.savefig(image, format=path.suffix.lstrip(".") or "png", dpi=dpi)

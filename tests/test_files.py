@@ -8,19 +8,19 @@ import os
 
 import pytest
 
-from harness.observe import disk
+from harness import files
 from tests.helpers import fill_disk
 
 
 @pytest.fixture(autouse=True)
 def fresh():
-    disk.reset()
+    files.reset()
     yield
-    disk.reset()
+    files.reset()
 
 
 def test_a_line_the_disk_cannot_hold_is_taken_back_whole(tmp_path, monkeypatch):
-    f = disk.RecordFile(tmp_path / "log")
+    f = files.RecordFile(tmp_path / "log")
     f.write_line('{"a": 1}')
     real_write = os.write
 
@@ -30,34 +30,34 @@ def test_a_line_the_disk_cannot_hold_is_taken_back_whole(tmp_path, monkeypatch):
             return 4
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(disk.os, "write", half_then_full)
-    with pytest.raises(disk.DiskFull, match=r"^cannot write .*log: the disk is full \(No space left on device\); "
+    monkeypatch.setattr(files.os, "write", half_then_full)
+    with pytest.raises(files.DiskFull, match=r"^cannot write .*log: the disk is full \(No space left on device\); "
                                             r"free space or choose another output_root$"):
         f.write_line('{"b": 2}')
     monkeypatch.undo()
     assert (tmp_path / "log").read_text() == '{"a": 1}\n'
-    with pytest.raises(disk.DiskFull):  # the run learns it at its next step
-        disk.raise_if_full()
+    with pytest.raises(files.DiskFull):  # the run learns it at its next step
+        files.raise_if_full()
 
 
 def test_an_existing_file_is_never_appended_to_unless_asked(tmp_path):
     (tmp_path / "log").write_text("earlier\n")
     with pytest.raises(FileExistsError):
-        disk.RecordFile(tmp_path / "log")
-    f = disk.RecordFile(tmp_path / "log", exclusive=False)
+        files.RecordFile(tmp_path / "log")
+    f = files.RecordFile(tmp_path / "log", exclusive=False)
     f.write_line("more")
     f.close()
     assert (tmp_path / "log").read_text() == "earlier\nmore\n"
 
 
 def test_the_first_failed_write_frees_the_reserve_and_only_the_first_is_kept(tmp_path):
-    reserve = disk.Reserve(tmp_path / ".reserve", size=1 << 16)
+    reserve = files.Reserve(tmp_path / ".reserve", size=1 << 16)
     assert (tmp_path / ".reserve").stat().st_blocks * 512 >= 1 << 16  # real blocks, not a hole
-    first = disk.trip(tmp_path / "a", OSError(errno.ENOSPC, "full"))
-    disk.trip(tmp_path / "b", OSError(errno.EDQUOT, "quota"))
+    first = files.trip(tmp_path / "a", OSError(errno.ENOSPC, "full"))
+    files.trip(tmp_path / "b", OSError(errno.EDQUOT, "quota"))
     assert not (tmp_path / ".reserve").exists()
-    with pytest.raises(disk.DiskFull) as raised:
-        disk.raise_if_full()
+    with pytest.raises(files.DiskFull) as raised:
+        files.raise_if_full()
     assert raised.value is first and str(first).startswith(f"cannot write {tmp_path / 'a'}")
     reserve.release()  # twice is fine
 
@@ -67,7 +67,7 @@ def test_a_log_file_that_fills_trips_the_run_instead_of_printing_tracebacks(tmp_
     root = logging.getLogger()
     root.addHandler(handler)
     try:
-        disk.watch_logging()
+        files.watch_logging()
         handler.stream.close()
         handler.stream = _Full()  # type: ignore[assignment]
         logging.getLogger("harness.test").warning("a line the disk cannot hold")
@@ -75,8 +75,8 @@ def test_a_log_file_that_fills_trips_the_run_instead_of_printing_tracebacks(tmp_
         root.removeHandler(handler)
         handler.close()
     assert "Logging error" not in capsys.readouterr().err
-    with pytest.raises(disk.DiskFull, match="train.log"):
-        disk.raise_if_full()
+    with pytest.raises(files.DiskFull, match="train.log"):
+        files.raise_if_full()
 
 
 class _Full:
@@ -93,10 +93,10 @@ class _Full:
 
 
 def test_a_file_size_limit_is_named_as_such():
-    err = disk.DiskFull("out/mlperf.log", OSError(errno.EFBIG, "File too large"))
+    err = files.DiskFull("out/mlperf.log", OSError(errno.EFBIG, "File too large"))
     assert str(err) == ("cannot write out/mlperf.log: a file-size limit (ulimit -f) stops it (File too large); "
                         "free space or choose another output_root")
-    assert disk.is_full(err) and not disk.is_full(OSError(errno.EACCES, "denied"))
+    assert files.is_full(err) and not files.is_full(OSError(errno.EACCES, "denied"))
 
 
 @pytest.mark.parametrize("data", ["new text that the disk cannot hold\n", b"\x89PNG new image"])
@@ -104,21 +104,21 @@ def test_a_whole_file_the_disk_cannot_hold_leaves_the_old_one_whole_and_no_parti
     target = tmp_path / "report.md"
     target.write_text("the old report\n")
     fill_disk(monkeypatch, room=5)
-    with pytest.raises(disk.DiskFull, match=rf"^cannot write {target}: the disk is full \(No space left on device\); "
+    with pytest.raises(files.DiskFull, match=rf"^cannot write {target}: the disk is full \(No space left on device\); "
                                             "free space or write elsewhere$"):
-        disk.write_atomic(target, data, hint="free space or write elsewhere")
+        files.write_atomic(target, data, hint="free space or write elsewhere")
     monkeypatch.undo()
     assert target.read_text() == "the old report\n"
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]  # no temporary file, no 0-byte file
-    disk.write_atomic(target, data)  # with room, it is replaced in one step
+    files.write_atomic(target, data)  # with room, it is replaced in one step
     assert target.read_bytes() == (data.encode() if isinstance(data, str) else data)
     assert oct(target.stat().st_mode & 0o777) == "0o644" and [p.name for p in tmp_path.iterdir()] == ["report.md"]
 
 
 def test_a_file_that_cannot_be_written_for_another_reason_is_named_in_one_line(tmp_path):
     (tmp_path / "taken").mkdir()  # a folder where the file should go
-    with pytest.raises(disk.WriteFailed, match=rf"^cannot write {tmp_path / 'taken'}: it is not a regular file"):
-        disk.write_atomic(tmp_path / "taken", "x")
+    with pytest.raises(files.WriteFailed, match=rf"^cannot write {tmp_path / 'taken'}: it is not a regular file"):
+        files.write_atomic(tmp_path / "taken", "x")
     assert [p.name for p in tmp_path.iterdir()] == ["taken"] and not any((tmp_path / "taken").iterdir())
 
 
@@ -128,10 +128,10 @@ def test_a_link_is_written_through_and_a_node_that_is_no_file_is_refused_untouch
     kept.write_text("old\n")
     link = tmp_path / "link.md"
     link.symlink_to(kept)
-    disk.write_atomic(link, "new\n")
+    files.write_atomic(link, "new\n")
     assert link.is_symlink() and kept.read_text() == "new\n"  # the link stays; its file has the new text
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)  # a device or a pipe: the rename would put a plain file in its place
-    with pytest.raises(disk.WriteFailed, match=rf"^cannot write {pipe}: it is not a regular file"):
-        disk.write_atomic(pipe, "x")
+    with pytest.raises(files.WriteFailed, match=rf"^cannot write {pipe}: it is not a regular file"):
+        files.write_atomic(pipe, "x")
     assert pipe.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["kept", "link.md", "pipe"]

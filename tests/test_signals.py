@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from harness.run.interrupts import Stopped, shielded, signal_name, signal_number, stop_on_sigterm
+from harness.signals import Stopped, shielded, signal_name, signal_number, stop_on_sigterm
 
 
 def test_a_signal_inside_the_block_waits_until_the_block_is_done():
@@ -44,7 +44,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_says_which_it_was():
 # module-lock callback is while a module is imported) is printed as "Exception ignored" and dropped.
 SWALLOWED = """
 import sys, time, weakref
-from harness.run.interrupts import Stopped, stop_on_sigterm
+from harness.signals import Stopped, stop_on_sigterm
 stop_on_sigterm()
 class Obj: pass
 def callback(_):
