@@ -41,11 +41,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness import bench_files, bench_start, registry
+from harness import bench_files, bench_start, files, registry
 from harness import record as rec
 from harness.bench_suite import Cell, check_overrides, estimate_s, plan, suite_models, usage_error, wall_estimate
 from harness.errors import ConfigError
-from harness import files
+from harness.observe.progress import figure
 from harness.precisions import Precision
 from harness.results.report import bench_tables
 from harness.run import record_file
@@ -313,7 +313,7 @@ def _report(o: Outcome, n: int, total: int, t0: float, progress: dict, out: Path
     elapsed = time.perf_counter() - t0
     # the estimates of the cells left, scaled by how the finished ones compared with theirs
     eta = elapsed / max(progress["done_s"], 1e-9) * progress["left_s"]
-    what = (f"{o.throughput:,.1f} {o.unit} (windows {min(o.windows):,.0f}-{max(o.windows):,.0f})"
+    what = (f"{figure(o.throughput)} {o.unit} (windows {figure(min(o.windows))}-{figure(max(o.windows))})"
             if o.status == "success" and o.throughput and o.windows else f"FAILED: {o.reason}")
     _say(f"[{n}/{total}] {o.cell}: {what}, {o.seconds:.0f} s; elapsed {elapsed / 60:.1f} min, ETA {eta / 60:.1f} min")
     return o

@@ -87,24 +87,59 @@ class _Totals(FlopCounterMode):
         self.mod_tracker = _AllModules()  # type: ignore[assignment]
 
 
-def forward_flops(run: BuiltRun, batch: Any) -> tuple[int, int]:
-    """(FLOPs of one forward of the loss on `batch`, the samples the batch counts)."""
-    with _Totals(display=False, custom_mapping=RNN_FORMULAS) as counter, torch.no_grad(), \
-            torch.compiler.set_stance("force_eager"), run.precision.autocast():
+class _Frozen:
+    """The backward work frozen weights skip, measured during the counted forward: the FLOPs inside each
+    leaf module whose parameters are all frozen, once (input gradient only) after a trained parameter
+    has run, twice (no backward at all) before one has."""
+
+    def __init__(self, model: Any, counter: FlopCounterMode) -> None:
+        self.counter, self.skipped, self.trained_ran = counter, 0, False
+        self.starts: list[int] = []
+        self.handles: list[Any] = []
+        for module in model.modules() if isinstance(model, torch.nn.Module) else ():
+            own = list(module.parameters(recurse=False))
+            if any(p.requires_grad for p in own):
+                self.handles.append(module.register_forward_pre_hook(self._trained))
+            elif own and next(module.children(), None) is None:
+                self.handles += [module.register_forward_pre_hook(self._enter), module.register_forward_hook(self._leave)]
+
+    def _trained(self, *_: Any) -> None:
+        self.trained_ran = True
+
+    def _enter(self, *_: Any) -> None:
+        self.starts.append(self.counter.get_total_flops())
+
+    def _leave(self, *_: Any) -> None:
+        inside = self.counter.get_total_flops() - self.starts.pop()
+        self.skipped += inside if self.trained_ran else 2 * inside
+
+    def __enter__(self) -> "_Frozen":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
+def forward_flops(run: BuiltRun, batch: Any) -> tuple[int, int, int]:
+    """(FLOPs of one forward of the loss on `batch`, the backward FLOPs its frozen weights skip, the samples
+    the batch counts)."""
+    with _Totals(display=False, custom_mapping=RNN_FORMULAS) as counter, _Frozen(run.trained, counter) as frozen, \
+            torch.no_grad(), torch.compiler.set_stance("force_eager"), run.precision.autocast():
         _, samples = run.bench.loss(run.trained, batch)
-    return counter.get_total_flops(), int(samples)
+    return counter.get_total_flops(), frozen.skipped, int(samples)
 
 
 def flops_per_sample(run: BuiltRun, batch: Any) -> tuple[Optional[float], Optional[str]]:
     """(training FLOPs a sample, None) or (None, why not counted): a count that fails never fails the run."""
     try:
-        forward, samples = forward_flops(run, batch)
+        forward, skipped, samples = forward_flops(run, batch)
     except Exception as err:  # the figure is a report's, not the run's: say why and go on
         log.warning("warning: model FLOPs not counted: %s: %s", type(err).__name__, err)
         return None, f"FLOPs not counted: {type(err).__name__}"
     if forward <= 0 or samples <= 0:
         return None, "FlopCounterMode counted no matmul or convolution"
-    return TRAINING_FACTOR * forward / samples, None
+    return (TRAINING_FACTOR * forward - skipped) / samples, None
 
 
 def utilisation(flops: Optional[float], throughput: Optional[float], device_name: Optional[str], precision: str,

@@ -23,6 +23,7 @@ from harness.errors import ConfigError
 from harness.interface import DataError, ModelSpec
 from harness import files
 from harness.observe import console, host_load
+from harness.observe.progress import figure
 from harness.run import record_file as rec
 from harness.record import ABORTED, FAILED, Failure, RunEnd, RunRecord
 from harness.run import distributed, seeding, threads, windows
@@ -184,7 +185,7 @@ def _summarise(r: RunRecord) -> None:
         return
     wait = _data_wait_line(r)
     if r.mode == "throughput":
-        tput = f"{r.throughput:,.0f} {r.throughput_unit}" if r.throughput else "n/a"
+        tput = f"{figure(r.throughput)} {r.throughput_unit}" if r.throughput else "n/a"
         log.info("THROUGHPUT: %s (%s warm-up steps left out), %s, %s, global batch %s; %s",
                  tput, r.warmup_steps, r.platform, r.precision, r.global_batch_size,
                  describe(r.model_flops_per_sample, r.achieved_tflops, r.mfu, r.mfu_note))

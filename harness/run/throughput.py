@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from harness.observe.finite import NonFiniteLoss
 from harness.observe.hooks import EpochStats, Hook
+from harness.observe.progress import figure
 from harness.record import FAILED, SUCCESS, Epoch, Failure
 from harness.run.build import BuiltRun, device_sync
 from harness.run.distributed import sum_over_ranks
@@ -88,7 +89,7 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
             training.train()
             record, stats = training.close()
             log.info("window %d/%d: %d steps in %.2f s, %s %s/s", window, repeats, record.steps or 0,
-                     record.train_seconds or 0.0, "n/a" if record.throughput is None else f"{record.throughput:,.0f}",
+                     record.train_seconds or 0.0, "n/a" if record.throughput is None else figure(record.throughput),
                      unit)
             windows.append(record)
             kept.append(stats)

@@ -75,9 +75,10 @@ def table(check: dict[str, Any], baseline: Optional[dict[str, Any]], partial: bo
         mark, ratio = verdict(row, base)
         counts[mark] = counts.get(mark, 0) + 1
         shown = f"**{mark}**" if mark in (SLOWER, FAILED, NOT_RUN) else mark
+        older = f" (baseline recorded {base['recorded']})" if base and base.get("recorded") else ""
         lines.append(f"| {row['group']} | {row['label']} | {_figure(row.get('value'), row.get('unit', ''))} | "
                      f"{_figure(base.get('value'), base.get('unit', '')) if base else '-'} | "
-                     f"{'-' if ratio is None else f'{ratio:.3f}'} | {shown} | {row.get('note', '')} |")
+                     f"{'-' if ratio is None else f'{ratio:.3f}'} | {shown} | {row.get('note', '')}{older} |")
     for key, base in rows_base.items():  # a row the baseline has and this check lost is a row not run
         # a path before a fix (compare "none") is measured on demand (gpu_check.py --before): not a loss
         if key not in seen and not partial and base.get("compare", "none") != "none":
@@ -104,8 +105,14 @@ def merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def record(check: dict[str, Any], path: Path = BASELINE) -> None:
-    """Make `check` the baseline: its rows that ran, with its machine, date and tree."""
+    """Make `check` the baseline: its rows that ran, with its machine, date and tree. A row of the old
+    baseline that this check did not run (a part of the check made on another day) stays, stamped with
+    the date and tree it was recorded at, so recording one part never drops the others' rows."""
     kept = [r for r in check["rows"] if r.get("status") == "ok"]
+    ran = {r["key"] for r in check["rows"]}
+    old = json.loads(path.read_text()) if path.is_file() else {}
+    stamp = f"{old.get('date', '?')}, tree {old.get('commit', '?')}"
+    kept += [{**r, "recorded": r.get("recorded", stamp)} for r in old.get("rows", []) if r["key"] not in ran]
     path.write_text(json.dumps({"date": check.get("date"), "commit": check.get("commit"),
                                 "command": check.get("command"), "machine": check.get("machine", {}),
                                 "rows": kept}, indent=1) + "\n")

@@ -41,7 +41,32 @@ def test_an_lstm_counts_its_gate_matmuls_fused_or_packed(packed):
     steps = 5 * 3
     layer0 = 2 * steps * 4 * 16 * (8 + 16)  # both directions, each its own input and hidden matmuls
     layer1 = 2 * steps * 4 * 16 * (32 + 16)
-    assert flops.forward_flops(run, None) == (2 * (layer0 + layer1), 3)
+    assert flops.forward_flops(run, None) == (2 * (layer0 + layer1), 0, 3)
+
+
+class _Adapted(torch.nn.Module):
+    """A frozen stem, then a trained layer, then a frozen layer: LoRA's and a frozen-body detector's shape."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem, self.trained, self.head = (torch.nn.Linear(8, 8) for _ in range(3))
+        self.stem.requires_grad_(False)
+        self.head.requires_grad_(False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.trained(self.stem(x)))
+
+
+def test_a_frozen_weight_counts_no_weight_gradient_and_no_backward_before_the_first_trained_one():
+    """MFU of a LoRA or frozen-body run is not inflated by gradients that are never computed: the stem
+    runs no backward (x1), the trained layer both gradients (x3), the frozen head its input's (x2)."""
+    model = _Adapted()
+    run = SimpleNamespace(bench=SimpleNamespace(loss=lambda m, x: (m(x).sum(), 4)), trained=model,
+                          precision=SimpleNamespace(autocast=contextlib.nullcontext))
+    layer = 2 * 4 * 8 * 8  # a batch of 4 through one 8x8 matmul
+    assert flops.forward_flops(run, torch.randn(4, 8)) == (3 * layer, 2 * layer + layer, 4)
+    assert flops.flops_per_sample(run, torch.randn(4, 8)) == ((1 + 3 + 2) * layer / 4, None)
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())  # the count leaves none
 
 
 def test_mfu_is_throughput_times_flops_over_the_peak_of_every_rank():
@@ -69,7 +94,7 @@ def test_a_submodule_given_a_view_of_a_parameter_is_counted():
     the count takes totals alone, without torch's per-module tracker that fails on it."""
     inner, outer = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
     run = _run_of(lambda _model, _batch: (inner(outer.weight.view(4, 4)), 4))
-    assert flops.forward_flops(run, None) == (2 * 4 * 4 * 4, 4)
+    assert flops.forward_flops(run, None) == (2 * 4 * 4 * 4, 0, 4)
 
 
 @pytest.mark.parametrize("op", ["_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",

@@ -83,3 +83,18 @@ def test_the_check_measures_each_bench_cell_as_harness_bench_sets_it():
         shape = {o for o in suite.overrides if not o.startswith("model.batch_size=")} if suite else set()
         assert suite is not None and shape <= set(overrides), model
     assert set(rows.LATER_CALLS) <= set(rows.THROUGHPUT) | {key for key, *_ in rows.VARIANTS}
+
+
+def test_recording_one_part_keeps_the_other_parts_rows_with_the_date_they_were_recorded(tmp_path):
+    """A check made in parts on different days: recording the parts that ran replaces their rows and
+    keeps the rest, each saying when it was measured, in the baseline and in the next table."""
+    path = tmp_path / "baseline.json"
+    table_mod.record(_check([_row("tput", 100.0), _row("real", 0.9, group="real data")]), path)
+    later = {**_check([_row("tput", 110.0)]), "date": "2026-12-03", "commit": "def"}
+    table_mod.record(later, path)
+    written = {r["key"]: r for r in json.loads(path.read_text())["rows"]}
+    assert written["tput"]["value"] == 110.0 and "recorded" not in written["tput"]
+    assert written["real"]["value"] == 0.9 and written["real"]["recorded"] == "2026-12-02, tree abc"
+    page, counts = table_mod.table(_check([_row("real", 0.91, group="real data")]), json.loads(path.read_text()),
+                                   partial=True)
+    assert counts == {"ok": 1} and "(baseline recorded 2026-12-02, tree abc)" in page

@@ -22,6 +22,7 @@ from harness.results.report.bench_page import SMOKE, ran_on, title as page_title
 from harness.results.analysis import throughput as tp
 from harness.results.report import throughput_tables as tp_tables
 from harness.results.report.plots import WRITE_HINT
+from harness.results.report import render
 from harness.results.report.render import markdown_table
 
 # The baseline of the precision gain, in order of preference: the studies the suite reproduces call
@@ -52,7 +53,8 @@ def window_spread(g: tp.ThroughputGroup, runs: Sequence[tp.ThroughputRun]) -> st
                == (g.workload, g.model, g.accelerator, g.precision, g.world_size) for w in r.windows]
     if not windows or not g.median:
         return "n/a"
-    return f"{min(windows):,.0f}-{max(windows):,.0f} ({(max(windows) - min(windows)) / g.median:.1%}, {len(windows)} windows)"
+    low, high = render.throughput(min(windows)), render.throughput(max(windows))
+    return f"{low}-{high} ({(max(windows) - min(windows)) / g.median:.1%}, {len(windows)} windows)"
 
 
 UTILISATION = ("GFLOP a sample", "TFLOP/s", "MFU")  # harness/run/flops.py: 3x the forward's FLOPs, dense peak
