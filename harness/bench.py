@@ -46,7 +46,7 @@ from harness import record as rec
 from harness.bench_suite import Cell, check_overrides, estimate_s, plan, suite_models, usage_error, wall_estimate
 from harness.errors import ConfigError
 from harness.observe.progress import figure
-from harness.precisions import Precision
+from harness.fastpath import Precision
 from harness.results.report import bench_tables
 from harness.run import record_file
 from harness.results.analysis.throughput import read_runs

@@ -29,7 +29,7 @@ from harness.interface import options as model_options
 from harness.interface.options import OptionError, UnknownOption
 from harness.interface.schedule import EvalSchedule
 from harness.outputs import check_roots
-from harness.precisions import check_device
+from harness.fastpath import check_device
 from harness.presets import compose_unchecked, dataset_choice, datasets_for
 
 

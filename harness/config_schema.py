@@ -13,7 +13,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from harness.interface.options import Choice, option
-from harness.precisions import Precision
+from harness.fastpath import Precision
 
 
 class Device(Choice):

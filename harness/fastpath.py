@@ -1,10 +1,15 @@
-"""What the command line left to the device: the precision and the model's fast path, filled in once
-the run's device is known.
+"""Precision and the fast path, in one place: the precisions a run can ask for and the device each needs,
+what the command line left to the device (filled in once the run's device is known), and the label a
+run is grouped by. Each config is resolved once, by the one who composed it: the command's checks
+(harness/train.py), the job (harness/run/job.py), or build_run for a script's config.
 
+- Precisions: amp (fp16 autocast with a gradient scaler) and tf32 are CUDA's; fp32 and bf16 run
+  anywhere (`check_device`, called where the device becomes known: the command line, the host, a rank
+  of an outside launcher). The torch side (autocast, the scaler, TF32 switches) is harness/run/precision.py.
 - `precision` null: the model's reference mixed precision on CUDA (ModelSpec.gpu_precision: amp for
   every model here), fp32 elsewhere. `precision=fp32` stays a value away.
 - On CUDA, unless `eager=true`: the model's declared fast path (ModelSpec.fast,
-  harness/interface/fastpath.py): its options (torch.compile, its mode) in mode=throughput, and in
+  harness/interface/fast_declaration.py): its options (torch.compile, its mode) in mode=throughput, and in
   mode=train where the model says its step's shapes are static; `cuda_graph` null becomes the fast
   path's choice in mode=throughput on one GPU. An option given on the command line always wins.
 - Elsewhere (CPU) nothing of a fast path applies: the embedded presets train as calibrated.
@@ -18,19 +23,44 @@ cfg = compose(['model=tacotron2', 'mode=throughput']); resolve(cfg, cuda=True); 
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from harness import registry
-from harness.interface import ModelSpec
+from harness.errors import ConfigError
+from harness.interface.options import Choice
 from harness.results.read.labels import EAGER, join_label
 
+if TYPE_CHECKING:
+    from harness.interface import ModelSpec
 
-def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = (), spec: Optional[ModelSpec] = None) -> None:
-    """Fill `cfg` in place for a run on CUDA (`cuda`) or not; `given`: the command line's overrides,
-    whose keys the fast path leaves alone; `spec`: the model's, when the caller has it. Idempotent."""
-    spec = spec or registry.get(str(cfg.model.name))
+
+class Precision(Choice):
+    fp32 = "fp32"
+    tf32 = "tf32"
+    amp = "amp"  # fp16 autocast with a gradient scaler
+    bf16 = "bf16"
+
+
+CUDA_ONLY = (Precision.tf32.value, Precision.amp.value)  # TF32 matmuls and fp16 autocast with its scaler
+
+
+def check_device(precision: str, cuda: bool, where: str = "") -> None:
+    """ConfigError when `precision` needs CUDA and the run's device is not CUDA; `where` says how the
+    device was decided (", not device=cpu", " and this host has none")."""
+    if str(precision) in CUDA_ONLY and not cuda:
+        raise ConfigError(f"precision={precision} needs a CUDA device{where}; on CPU use precision=fp32 or "
+                          "precision=bf16")
+
+
+def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = (), spec: Optional["ModelSpec"] = None) -> None:
+    """Fill `cfg` in place, once, before it is read-only, for a run on CUDA (`cuda`) or not; `given`: the
+    command line's overrides, whose keys the fast path leaves alone; `spec`: the model's, when the caller
+    has it (else the registry's, looked up here: the command layer's list of models)."""
+    if spec is None:
+        from harness import registry
+
+        spec = registry.get(str(cfg.model.name))
     keys = {o.split("=", 1)[0].lstrip("+~") for o in given}
     with open_dict(cfg):
         if cfg.get("precision") is None:

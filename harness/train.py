@@ -96,7 +96,8 @@ def print_help(args: list[str]) -> int:
 def _host_checks(args: list[str], first: list[DictConfig]) -> Callable[[DictConfig], None]:
     """What this host must hold for each job: GPUs, writable folders, the dataset, run directories
     not taken. `first` gets the first job's config."""
-    from harness.run.launch import check_resources
+    from harness import fastpath
+    from harness.run.launch import check_resources, uses_cuda
 
     shows_only = any(a in ("--cfg", "-c", "--info", "-i") or a.startswith(("--cfg=", "--info=")) for a in args)
     hydra_overrides = [a for a in args if a.startswith("hydra.")]
@@ -104,6 +105,7 @@ def _host_checks(args: list[str], first: list[DictConfig]) -> Callable[[DictConf
 
     def checks(cfg: DictConfig) -> None:
         first.append(cfg)
+        fastpath.resolve(cfg, uses_cuda(cfg))  # this config's one resolution; the job resolves its own
         check_resources(cfg)
         check_paths(cfg)
         if not shows_only:

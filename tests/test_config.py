@@ -264,7 +264,7 @@ def test_the_ssd_rule_on_feature_maps_computes_the_sides_the_model_has():
 def test_the_cuda_rule_of_amp_and_tf32_is_one_rule_wherever_the_device_is_decided():
     import torch
 
-    from harness.precisions import CUDA_ONLY
+    from harness.fastpath import CUDA_ONLY
     from harness.run.launch import check_resources
     from harness.run.precision import policy
 

@@ -24,3 +24,27 @@ def test_a_disk_already_full_is_one_line_and_leaves_no_run_folder(tmp_path, monk
                                 "full (8 kB free; a run needs 4 MiB to start); free space or choose another output_root"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.txt"]  # no run folder, no empty train.log
     assert (tmp_path / "kept.txt").read_text() == "a user's file\n"
+
+
+def test_each_config_is_resolved_once_and_the_run_reads_it_as_resolved(tmp_path):
+    """The precision and the fast path are filled in once per composed config (the command's checks on
+    theirs, the job on its own), and nothing after the job's resolution writes them again."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO, child_env
+
+    out = tmp_path / "out"
+    count = ("import sys; from harness import fastpath, train; seen = []; real = fastpath.resolve\n"
+             "def counting(cfg, *a, **k):\n    seen.append(id(cfg)); return real(cfg, *a, **k)\n"
+             "fastpath.resolve = counting\n"
+             f"rc = train.main(['model=ncf', '+debug=ncf', 'device=cpu', 'seed=1', 'data_root={tmp_path / 'data'}', "
+             f"'output_root={out}'])\n"
+             "print('RESOLVED', len(seen), len(set(seen))); sys.exit(rc)")
+    proc = subprocess.run([sys.executable, "-c", count], cwd=REPO, env=child_env(), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "RESOLVED 2 2" in proc.stdout  # the checks' config, then the job's: once each
+    (result,) = out.rglob("result.json")
+    assert json.loads(result.read_text())["precision"] == "fp32"  # resolved for the CPU, as the record says

@@ -25,7 +25,7 @@ from harness.interface.contract import (
     ThroughputBenchmark,
     scaled_learning_rate,
 )
-from harness.interface.fastpath import FastPath
+from harness.interface.fast_declaration import FastPath
 from harness.interface.lazy import lazy
 from harness.interface.options import Broken, Choice, CompileMode, LrScaling, ModelOptions, compile_kwargs, option
 from harness.interface.quality import FRACTION, Quality, QualityError, QualitySpec

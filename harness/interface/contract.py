@@ -26,7 +26,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Mapping, Optional, Protocol, TypeVar, Union, cast
 
-from harness.interface.fastpath import FastPath
+from harness.interface.fast_declaration import FastPath
 from harness.interface.options import ModelOptions
 from harness.interface.quality import Quality, QualitySpec
 from harness.interface.suite import CATEGORIES, OTHER, SuiteEntry

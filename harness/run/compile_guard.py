@@ -1,6 +1,6 @@
 """A torch.compile that fails falls back to the eager code, and the run says so in one line.
 
-A model's fast path compiles parts of it on CUDA (harness/interface/fastpath.py); a compilation that
+A model's fast path compiles parts of it on CUDA (harness/interface/fast_declaration.py); a compilation that
 fails there (an operator Inductor cannot lower, a Triton build error, a graph dynamo cannot trace)
 must not fail the run or the bench cell: dynamo's own `suppress_errors` runs the failing frame
 eagerly. Its report of each failure (a warning with a traceback from torch._dynamo.convert_frame) is

@@ -31,7 +31,6 @@ from harness.run.distributed import World
 from harness.signals import shielded, signal_name
 from harness.run.flops import describe
 from harness.run.launch import RankFailed, launch, uses_cuda
-from harness.run.precision import precision_name
 
 log = logging.getLogger("harness.train")
 
@@ -96,7 +95,7 @@ def _plan(cfg: DictConfig, spec: ModelSpec, start: RunRecord) -> RunRecord:
     if cfg.seed is None:
         cfg.seed = seeding.draw_seed()
     start = replace(start, model=spec.name, benchmark=spec.benchmark, seed=int(cfg.seed),
-                    precision=precision_name(cfg), path=fastpath.path(cfg), throughput_unit=f"{spec.sample_unit}/s",
+                    precision=fastpath.label(cfg), path=fastpath.path(cfg), throughput_unit=f"{spec.sample_unit}/s",
                     dataset=cfg.dataset.name if cfg.get("dataset") else "")
     if spec.task is None:
         return start

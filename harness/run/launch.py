@@ -32,12 +32,11 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from harness import fastpath, registry
 from harness.errors import ConfigError
 from harness.interface import ModelSpec
-from harness.precisions import check_device
+from harness.fastpath import check_device
 from harness.observe import console
 from harness.run import distributed, threads
 from harness.run.distributed import World
 from harness.signals import Stopped, signal_number, stop_on_sigterm
-from harness.run.precision import precision_name
 from harness.run.process_exit import before_exit
 from harness.record import RunRecord
 from harness.run.session import PeerDied, RankJob, run_rank
@@ -56,12 +55,12 @@ class RankFailed(RuntimeError):
         self.child_traceback = traceback
 
 
-def check_resources(cfg: DictConfig, spec: Optional[ModelSpec] = None) -> None:
-    """Refuse, before anything starts, a run this host cannot hold (`spec`: the model's, when the caller has it)."""
+def check_resources(cfg: DictConfig) -> None:
+    """Refuse, before anything starts, a run this host cannot hold. `cfg` resolved already (fastpath.resolve:
+    the precision and fast path this host's device gets, by the command's checks or the job)."""
     if distributed.from_environment() is not None:
         return  # the outside launcher decided the layout
     wants_cuda = uses_cuda(cfg)
-    fastpath.resolve(cfg, wants_cuda, spec=spec)  # the precision and fast path this host's device gets
     if cfg.get("master_weights") and str(cfg.precision) not in ("amp", "bf16"):
         raise ConfigError(f"master_weights=true keeps fp16 or bf16 weights and this run trains in {cfg.precision} "
                           "(this host has no GPU): add precision=bf16")
@@ -100,7 +99,7 @@ def launch(cfg: DictConfig, spec: ModelSpec, run_dir: Path, data_dir: Optional[P
                 if dog is not None and dog.verdict is not None:
                     raise RankFailed(dog.verdict[0], dog.verdict[1], None, stalled=True) from err
                 raise
-    check_resources(cfg, spec)
+    check_resources(cfg)
     ranks = cfg.gpus * cfg.nodes
     if ranks == 1:
         job = RankJob(cfg=cfg, spec=spec, run_dir=run_dir, data_dir=data_dir, host_load=host_load, record=record)
@@ -118,7 +117,7 @@ def launch(cfg: DictConfig, spec: ModelSpec, run_dir: Path, data_dir: Optional[P
     if crowded:
         log.warning("warning: %s", crowded)
     log.info("world: %d rank(s) = %d node(s) x %d, device=%s (%s), precision=%s; per-rank logs in %s",
-             ranks, cfg.nodes, cfg.gpus, cfg.device, "nccl" if uses_cuda(cfg) else "gloo", precision_name(cfg), run_dir)
+             ranks, cfg.nodes, cfg.gpus, cfg.device, "nccl" if uses_cuda(cfg) else "gloo", fastpath.label(cfg), run_dir)
     return _run_elastic(cfg, run_dir, data_dir, record, host_load)
 
 

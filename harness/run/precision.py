@@ -10,8 +10,7 @@ import torch
 
 
 from harness.errors import ConfigError
-from harness.fastpath import label
-from harness.precisions import check_device
+from harness.fastpath import check_device
 from harness.run.master_weights import MasterWeights
 
 
@@ -48,10 +47,3 @@ def policy(name: str, device: torch.device) -> PrecisionPolicy:
     if name == "bf16":
         return PrecisionPolicy(name, device, torch.bfloat16, None)
     return PrecisionPolicy(name, device, None, None)
-
-
-def precision_name(cfg, graph_fell_back: bool = False) -> str:
-    """The name runs are grouped by (harness.fastpath.label): the precision, "+master" when the weights
-    themselves are fp16, then the path that ran when it is not the eager step ("amp+graph",
-    "amp+compile(reduce-overhead)"): none of them is the plain step."""
-    return label(cfg, graph_fell_back)

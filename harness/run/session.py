@@ -43,7 +43,6 @@ from harness.run.loop import Judge, LoopResult, train_to_target
 from harness.run import throughput
 from harness.run import windows as timing
 from harness.run.mlperf_log import C, MLPerfLog
-from harness.run.precision import precision_name
 
 log = logging.getLogger("harness.session")
 
@@ -83,7 +82,7 @@ def _log_init(mlperf: MLPerfLog, spec: ModelSpec, cfg: DictConfig, world: World,
     mlperf.event("number_of_nodes", value=world.nodes)
     # ranks per node: GPUs, or CPU processes with device=cpu (docs/results.md)
     mlperf.event("accelerators_per_node", value=world.local_world_size)
-    mlperf.event("precision", value=precision_name(cfg))  # a harness key, for grouping runs
+    mlperf.event("precision", value=fastpath.label(cfg))  # a harness key, for grouping runs
 
 
 def _log_hyperparameters(mlperf: MLPerfLog, built: BuiltRun, training: bool) -> dict[str, Any]:
@@ -255,7 +254,7 @@ def _record(base: RunRecord, loop: LoopResult, *, ttt_s: Optional[float], throug
     fell_back = [*([loop.fallback] if loop.fallback else []), *compile_guard.failures()]
     if cfg is not None:  # the path that ran, after any fallback
         fell = loop.graph_fell_back
-        base = replace(base, precision=precision_name(cfg, fell), path=fastpath.path(cfg, fell))
+        base = replace(base, precision=fastpath.label(cfg, fell), path=fastpath.path(cfg, fell))
     return replace(
         base, fallback="; ".join(fell_back) or None, status=loop.status, time_to_train_s=ttt_s, throughput=throughput, epochs=loop.epochs,
         epochs_to_converge=loop.epochs_to_converge, reason=loop.reason, error=loop.error,
@@ -278,7 +277,7 @@ def _finish(watch: Optional[Observers], record: Optional[RunRecord], cfg: DictCo
     if watch is None:
         return record
     hparams = {"model": spec.name, "dataset": cfg.dataset.name if cfg.get("dataset") else None, "seed": cfg.seed,
-               "world_size": watch.where.world_size, "precision": precision_name(cfg), "platform": watch.platform}
+               "world_size": watch.where.world_size, "precision": fastpath.label(cfg), "platform": watch.platform}
     results: dict[str, Optional[float]] = {}
     if record is not None:
         hparams.update({f"hp/{k}": v for k, v in record.hyperparameters.items()})

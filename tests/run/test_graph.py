@@ -7,11 +7,11 @@ import json
 import pytest
 import torch
 
+from harness import fastpath
 from harness.config import compose
 from harness.errors import ConfigError
 from harness.run.build import build_run, context_for
 from harness.run.graph import EAGER_STEPS, CaptureFailed, CapturedStep
-from harness.run.precision import precision_name
 from harness.run.step import train_step
 from tests.helpers import run_cli, said
 
@@ -41,10 +41,10 @@ def test_cuda_graph_on_a_host_without_a_gpu_is_one_line_before_the_run(tmp_path)
 
 def test_a_graphed_run_is_grouped_apart_from_the_eager_one():
     cfg = compose([*NCF, "device=auto", "cuda_graph=true", "precision=bf16"])
-    assert precision_name(cfg) == "bf16+graph"
-    assert precision_name(compose([*NCF, "precision=bf16", "master_weights=true", "cuda_graph=true"])) \
+    assert fastpath.label(cfg) == "bf16+graph"
+    assert fastpath.label(compose([*NCF, "precision=bf16", "master_weights=true", "cuda_graph=true"])) \
         == "bf16+master+graph"
-    assert precision_name(compose([*NCF, "precision=fp32"])) == "fp32"
+    assert fastpath.label(compose([*NCF, "precision=fp32"])) == "fp32"
 
 
 def test_capturing_a_run_on_the_cpu_is_a_config_error():
