@@ -35,7 +35,7 @@ from harness.results.report import export, render, sections
 from harness.results.analysis.collect import Report, build, label_for, target_for
 from harness.results.read.parse import MAX_LOG_BYTES
 from harness.results.report.decision import render_decision
-from harness.results.report.notes import notes
+from harness.results.report.sections import notes
 from harness.files import not_a_file, write_atomic
 from harness.results.read.find import files_read
 from harness.results.report.plots import WRITE_HINT
@@ -242,7 +242,7 @@ def _terminal_text(report: Report, paged: bool) -> str:
     """The full tables, or, where a round's tables went to a page, its summary (a round's tables run to a
     megabyte, which no terminal is read for)."""
     from harness.results.analysis import round as round_view
-    from harness.results.report.round_summary import short_text
+    from harness.results.report.round_render import short_text
 
     short = short_text(round_view.of(report)) if paged else None
     return short if short is not None else render_text(report)

@@ -70,7 +70,7 @@ def test_missing_path_is_an_error(tmp_path):
 
 
 def test_gpu_model_energy_and_power_come_from_the_run_directory(tmp_path):
-    from tests.results.analysis.test_compare import write_run
+    from tests.results.analysis.test_speedups import write_run
 
     for seed, energy in ((1, 90_000.0), (2, 110_000.0), (3, 100_000.0)):
         run_dir = tmp_path / f"s{seed}"

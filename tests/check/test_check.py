@@ -172,7 +172,7 @@ def test_a_run_still_in_progress_is_listed_as_such_and_leaves_the_exit_status_to
     import os
 
     from harness.check.__main__ import main
-    from tests.results.analysis.test_compare import write_run
+    from tests.results.analysis.test_speedups import write_run
 
     run = tmp_path / "run"
     write_run(run / "mlperf.log", 1, 1, 3, 1000.0)

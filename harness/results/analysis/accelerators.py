@@ -25,7 +25,7 @@ from typing import Any, Optional, Sequence
 
 from harness.results.analysis.categories import category
 from harness.results.analysis.confidence import Interval, Judgement, judge as judge_pair
-from harness.results.analysis.platforms import ALL, geomean
+from harness.results.analysis.comparison import ALL, geomean
 
 
 @dataclass(frozen=True)

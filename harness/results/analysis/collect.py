@@ -15,7 +15,7 @@ from typing import Any, Optional
 from harness.interface.quality import QualityError, QualitySpec
 from harness.results.analysis import confidence, throughput
 from harness.results.read import checking, rules, runfiles
-from harness.results.analysis.compare import PrecisionRatio, Speedup, precision_ratios, world_speedups
+from harness.results.analysis.speedups import PrecisionRatio, Speedup, precision_ratios, world_speedups
 from harness.results.read.find import find_logs
 from harness.results.read.parse import MAX_LOG_BYTES, LogError, RunSummary, from_result_json, read_file
 from harness.results.read.summary import Shortfall
@@ -44,7 +44,7 @@ class Report:
     scalings: list[throughput.Scaling] = field(default_factory=list)
     gains: list[throughput.PrecisionGain] = field(default_factory=list)
     # runs whose success is counted as not converged (each one's short_of_target says why); the report's notes
-    # say so, with the groups' notes (harness.results.report.notes): worth knowing, not a reason to fail
+    # say so, with the groups' notes (harness.results.report.sections): worth knowing, not a reason to fail
     short: list[RunSummary] = field(default_factory=list)
     confidence: dict[GroupKey, confidence.GroupConfidence] = field(default_factory=dict)
     prices: dict[str, float] = field(default_factory=dict)  # --price: platform, system or accelerator -> USD/h

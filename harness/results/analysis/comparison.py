@@ -1,5 +1,6 @@
 """Platform A against platform B, or one GPU count (or precision) against another: two reports paired by
-benchmark, with intervals, verdicts, chances, cost and energy, and geometric means per category.
+benchmark, with intervals, verdicts, chances, cost and energy, and geometric means per category
+(harness.results.analysis.categories) and overall.
 
     python -m harness.report RESULTS_A RESULTS_B --compare [--md F --csv F --json F --html F --plots DIR]
     python -m harness.report SWEEP_1GPU SWEEP_2GPU --compare --price CPU=0.05
@@ -10,31 +11,130 @@ whatever its GPU count and precision (a 1-rank sweep against a 2-rank one: the G
 with each of the other side's. The rest is listed as unpaired, not dropped silently. A's speedup over B =
 B's time / A's time (MLPerf scores where both have one) = throughput ratio (A / B) x epochs ratio (B's
 olympic-mean epochs / A's) x rest. Throughput results (mode=throughput) pair by workload, precision, GPU
-count and global batch (harness.results.analysis.platforms). The tables, verdicts and plots of a
-comparison: harness.results.report.comparison_render.
+count and global batch: ratio = A's median / B's. The tables, verdicts and plots of a comparison:
+harness.results.report.comparison_render.
 """
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
-from harness.results.analysis import cost, platforms
+from harness.results.analysis import cost
 from harness.results.analysis.categories import category
 from harness.results.analysis.chances import Chances, chances
 from harness.results.analysis.collect import Report, build
-from harness.results.analysis.compare import count_label, epochs_of, ratio, time_of
+from harness.results.analysis.speedups import count_label, epochs_of, ratio, time_of
 from harness.results.analysis.confidence import Judgement, judge
 from harness.results.analysis.stats import GroupKey, GroupStats, accelerator_kind
+from harness.results.analysis.throughput import ThroughputGroup
 from harness.results.read.parse import MAX_LOG_BYTES
+
+
+ALL = "overall"
+
+
+@dataclass(frozen=True)
+class Unpaired:
+    """What one side has and the other lacks, not compared (the words:
+    harness.results.report.comparison_render.unpaired_line)."""
+
+    name: str  # benchmark or workload
+    side: str  # "A" or "B": the side that has it
+    gpus: Optional[str] = None  # "1 CPU rank": a group's count; None for a throughput workload
+    precision: Optional[str] = None
+    others: int = 0  # the other side's groups of the benchmark left unpaired (other counts or precisions)
+
+
+@dataclass(frozen=True)
+class Pair:
+    benchmark: str
+    category: str
+    world: Optional[int]
+    precision: Optional[str]
+    a: str  # A's system: platform and accelerator
+    b: str
+    time_to_train: Optional[float]  # A's speedup: B's time / A's time
+    throughput: Optional[float]  # A / B
+    epochs_ratio: Optional[float]  # B's epochs / A's
+    rest: Optional[float]
+
+
+@dataclass(frozen=True)
+class ThroughputPair:
+    workload: str
+    category: str
+    world: int
+    precision: str
+    global_batch_size: Optional[int]
+    a: str
+    b: str
+    ratio: Optional[float]  # A's median / B's
+
+
+@dataclass(frozen=True)
+class GeoMean:
+    category: str
+    what: str  # "time_to_train", "throughput", "epochs_ratio"
+    n: int
+    value: Optional[float]
+
+
+def system_of(g: GroupStats) -> str:
+    return g.key.platform + (f" ({g.key.accelerator})" if g.key.accelerator else "")
+
+
+def pair_throughput(a: Sequence[ThroughputGroup], b: Sequence[ThroughputGroup]) -> list[ThroughputPair]:
+    def index(groups):
+        return {(g.workload, g.precision, g.world_size, g.global_batch_size, g.unit): g for g in groups}
+
+    left, right = index(a), index(b)
+    out = []
+    for key in sorted(set(left) & set(right), key=str):
+        ga, gb = left[key], right[key]
+        out.append(ThroughputPair(key[0], category(ga.model if category(key[0]) == "other" else key[0]), key[2], key[1],
+                                  key[3], ga.accelerator, gb.accelerator, ratio(ga.median, gb.median)))
+    return out
+
+
+def geomean(values: Sequence[Optional[float]]) -> tuple[int, Optional[float]]:
+    v = [x for x in values if x is not None and x > 0]
+    return len(v), (math.exp(sum(map(math.log, v)) / len(v)) if v else None)
+
+
+def geomeans(rows: Sequence, fields: Sequence[str]) -> list[GeoMean]:
+    """Per category (in order of first appearance) and overall, for each field; none without rows."""
+    if not rows:
+        return []
+    cats = list(dict.fromkeys(r.category for r in rows))
+    out = []
+    for cat in cats + [ALL]:
+        members = [r for r in rows if cat == ALL or r.category == cat]
+        for what in fields:
+            n, value = geomean([getattr(r, what) for r in members])
+            out.append(GeoMean(cat, what, n, value))
+    return out
+
+
+def left_unpaired(a: Sequence, b: Sequence, pairs: Sequence, name) -> list[Unpaired]:
+    """What one side has and the other lacks, so that a missing benchmark is not silently dropped."""
+    paired = Counter(getattr(p, "benchmark", None) or getattr(p, "workload", None) for p in pairs)
+    out = []
+    for side, groups in (("A", a), ("B", b)):
+        for n in sorted({name(g) for g in groups} - set(paired)):
+            out.append(Unpaired(n, side))
+    return out
+
 
 TTT_FIELDS = ("time_to_train", "throughput", "epochs_ratio")
 
 
 @dataclass(frozen=True)
 class Matched:
-    """One pair's groups and what is known about it beyond platforms.Pair's ratios."""
+    """One pair's groups and what is known about it beyond Pair's ratios."""
 
     a_key: GroupKey
     b_key: GroupKey
@@ -54,11 +154,11 @@ class Comparison:
     b_paths: list[str]
     a: Report
     b: Report
-    pairs: list[platforms.Pair]
-    means: list[platforms.GeoMean]
-    tput_pairs: list[platforms.ThroughputPair]
-    tput_means: list[platforms.GeoMean]
-    unpaired: list[platforms.Unpaired] = field(default_factory=list)
+    pairs: list[Pair]
+    means: list[GeoMean]
+    tput_pairs: list[ThroughputPair]
+    tput_means: list[GeoMean]
+    unpaired: list[Unpaired] = field(default_factory=list)
     matched: list[Matched] = field(default_factory=list)  # one per pair, in the same order
     prices: dict[str, float] = field(default_factory=dict)
     rank_by: str = "time"
@@ -116,7 +216,7 @@ def _pick(groups: list[GroupStats]) -> dict[tuple, GroupStats]:
 
 
 def match(a: list[GroupStats], b: list[GroupStats]
-          ) -> tuple[list[tuple[GroupStats, GroupStats]], list[platforms.Unpaired]]:
+          ) -> tuple[list[tuple[GroupStats, GroupStats]], list[Unpaired]]:
     """(pairs of A's and B's groups, what could not be paired), as the module docstring says."""
     left, right = _pick(a), _pick(b)
     pairs = [(left[k], right[k]) for k in sorted(set(left) & set(right), key=str)]
@@ -129,7 +229,7 @@ def match(a: list[GroupStats], b: list[GroupStats]
         else:
             for side, rest in (("A", la), ("B", rb)):
                 for g in rest:
-                    unpaired.append(platforms.Unpaired(bench, side, _gpus(g), g.key.precision,
+                    unpaired.append(Unpaired(bench, side, _gpus(g), g.key.precision,
                                                        len(rb if side == "A" else la)))
     return pairs, unpaired
 
@@ -142,7 +242,7 @@ def _gpus(g: GroupStats) -> str:
     return count_label(g.key.world, _system_kind(g))
 
 
-def _pair(ga: GroupStats, gb: GroupStats, a: Report, b: Report) -> platforms.Pair:
+def _pair(ga: GroupStats, gb: GroupStats, a: Report, b: Report) -> Pair:
     ttt = ratio(time_of(gb, b.scores[gb.key].minutes), time_of(ga, a.scores[ga.key].minutes))
     tput = ratio(ga.throughput.mean, gb.throughput.mean) if ga.throughput_unit == gb.throughput_unit else None
     epochs = ratio(epochs_of(gb), epochs_of(ga))
@@ -150,8 +250,8 @@ def _pair(ga: GroupStats, gb: GroupStats, a: Report, b: Report) -> platforms.Pai
     world = ga.key.world if ga.key.world == gb.key.world else None
     precision = ga.key.precision if ga.key.precision == gb.key.precision else \
         f"{ga.key.precision or 'n/a'} vs {gb.key.precision or 'n/a'}"
-    return platforms.Pair(ga.key.benchmark, category(ga.key.benchmark), world, precision, platforms.system_of(ga),
-                          platforms.system_of(gb), ttt, tput, epochs, rest)
+    return Pair(ga.key.benchmark, category(ga.key.benchmark), world, precision, system_of(ga),
+                          system_of(gb), ttt, tput, epochs, rest)
 
 
 def compare(a_paths: list[str], b_paths: list[str], jobs: Optional[int] = None,
@@ -174,10 +274,10 @@ def compare(a_paths: list[str], b_paths: list[str], jobs: Optional[int] = None,
         matched.append(Matched(ga.key, gb.key, ga.key.world, gb.key.world, gpus, j,
                                chances("A", ra, "B", rb, j.time_to_train), a_usd, b_usd,
                                cost.compare_cost(a_usd, b_usd, pair.time_to_train, j.time_interval)))
-    tput = platforms.pair_throughput(a.tput_groups, b.tput_groups)
-    unpaired += platforms.unpaired(a.tput_groups, b.tput_groups, tput, lambda g: g.workload)
-    return Comparison(a_paths, b_paths, a, b, pairs, platforms.geomeans(pairs, TTT_FIELDS), tput,
-                      platforms.geomeans(tput, ("ratio",)), unpaired, matched, prices, rank_by)
+    tput = pair_throughput(a.tput_groups, b.tput_groups)
+    unpaired += left_unpaired(a.tput_groups, b.tput_groups, tput, lambda g: g.workload)
+    return Comparison(a_paths, b_paths, a, b, pairs, geomeans(pairs, TTT_FIELDS), tput,
+                      geomeans(tput, ("ratio",)), unpaired, matched, prices, rank_by)
 
 
 def cost_rows(c: Comparison) -> list[cost.CostRow]:

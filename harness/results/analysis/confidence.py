@@ -207,7 +207,7 @@ def judge(subject: str, sub_runs: Sequence[RunSummary], sub_score: Optional[floa
     interval = p = needed = None
     if np.isfinite(ts).any() and np.isfinite(tr).any():
         log_point = float(_log_ratio(stat(tr), stat(ts)))
-        # the speedup as the tables give it (harness.results.analysis.compare.time_of: each side's score, else
+        # the speedup as the tables give it (harness.results.analysis.speedups.time_of: each side's score, else
         # its converged runs' mean), which can differ from the resampled estimator's (a counted run that did
         # not converge): the interval must hold the figure printed beside it, or there is none
         reported = (_reported(ref_score, tr), _reported(sub_score, ts))

@@ -14,7 +14,7 @@ folder, or a few system folders): every submission folder's group is one entry.
 - throughput per accelerator: the folder's mean throughput (logged, or derived from the epoch intervals
   and marked so) over its accelerators, in the logs' unit;
 - energy: the summarizer's energy score where the folder published power results (harness.results.read.power);
-- scaling: the report's speedups between a submitter's systems (harness.results.analysis.compare and lineage),
+- scaling: the report's speedups between a submitter's systems (harness.results.analysis.speedups and lineage),
   each said to be one system family or not; counts of different submitters are never paired, and
   `across` says, per benchmark and chip, how many systems and submitters that leaves unpaired;
 - accelerators: harness.results.analysis.accelerators.
@@ -32,7 +32,7 @@ from typing import Any, Optional
 from harness.results.read import availability, power
 from harness.results.analysis import lineage
 from harness.results.analysis.accelerators import AcceleratorPair, GeoMean, compare_accelerators, shape
-from harness.results.analysis.compare import Speedup
+from harness.results.analysis.speedups import Speedup
 from harness.results.analysis.score import Score
 from harness.results.analysis.stats import GroupKey, accelerator_kind
 
@@ -62,7 +62,7 @@ class Entry:
     runs: int
     counted: int
     required: Optional[int]
-    score: Score  # what the score stands on (harness.results.report.scores.score_note says it)
+    score: Score  # what the score stands on (harness.results.report.score_render.score_note says it)
     rank: Optional[int]
     accelerator_minutes: Optional[float]
     throughput_per_accelerator: Optional[float]

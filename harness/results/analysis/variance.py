@@ -5,7 +5,7 @@ at the most epochs, and the share of the variance of time to train that epochs e
 least-squares line of time to train on epochs (the squared Pearson correlation). 1.0 means the spread
 is all convergence (seed luck in epochs); 0 means none of it is (every run needed the same epochs, or
 the time per epoch varies as much). The rest is throughput and time outside the training loop. The table and
-the words: harness.results.report.seed_spread.
+the words: harness.results.report.spread.
 """
 from __future__ import annotations
 

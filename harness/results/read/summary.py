@@ -43,7 +43,7 @@ def interrupted_by(reason: Any) -> Optional[str]:
 @dataclass(frozen=True)
 class Shortfall:
     """Why a run whose log says success is not converged (harness.results.analysis.collect finds it;
-    harness.results.report.notes.shortfall_text says it): its last evaluation against the target, in the terms
+    harness.results.report.sections.shortfall_text says it): its last evaluation against the target, in the terms
     of the metric's spec, or the one-line error where the two cannot be compared (NaN, not a number)."""
 
     spec: QualitySpec

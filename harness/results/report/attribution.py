@@ -1,4 +1,4 @@
-"""Why a speedup is what it is, in words (harness.results.analysis.compare.attribution finds the factors):
+"""Why a speedup is what it is, in words (harness.results.analysis.speedups.attribution finds the factors):
 a superlinear speedup's causes and what worked against it, or what a time to train lost against its
 throughput, each factor with its share of the gap.
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from harness.results.analysis.compare import SUPERLINEAR, Attribution, Factor
-from harness.results.report.distribution import summary
+from harness.results.analysis.speedups import SUPERLINEAR, Attribution, Factor
+from harness.results.report.spread import summary
 
 
 def _share(f: Factor) -> str:

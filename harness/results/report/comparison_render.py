@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness.results.analysis.compare import count_label
+from harness.results.analysis.speedups import count_label
 from harness.results.analysis.comparison import TTT_FIELDS, Comparison, Matched, cost_rows
 from harness.results.analysis.confidence import Judgement
-from harness.results.analysis.platforms import GeoMean, ThroughputPair, Unpaired
+from harness.results.analysis.comparison import GeoMean, ThroughputPair, Unpaired
 from harness.results.analysis.stats import BUSY
 from harness.results.report import render
-from harness.results.report.costs import cost_notes, cost_table, describe_cost
+from harness.results.report.cost_render import cost_notes, cost_table, describe_cost
 from harness.results.report.decision import METHOD
 from harness.results.report.plots import plot_compare
 from harness.results.report.verdicts import describe, describe_chances

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 
 from harness.results.analysis import confidence, cost
 from harness.results.report import render
-from harness.results.report.costs import cost_notes, cost_table
+from harness.results.report.cost_render import cost_notes, cost_table
 from harness.results.analysis.confidence import GroupConfidence, Interval
 from harness.results.analysis.stats import key_cells
 from harness.results.report.verdicts import describe, describe_chances, describe_group

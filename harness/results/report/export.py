@@ -17,15 +17,15 @@ from harness.results.analysis import confidence, cost
 from harness.results.analysis import round as round_view
 from harness.results.analysis.accelerators import AcceleratorPair
 from harness.results.analysis.chances import Chances
-from harness.results.analysis.compare import Speedup
+from harness.results.analysis.speedups import Speedup
 from harness.results.read.summary import tally
 from harness.results.report import render, round_render
 from harness.results.report.attribution import describe_attribution
-from harness.results.report.costs import describe_cost
+from harness.results.report.cost_render import describe_cost
 from harness.results.report.families import family_text
-from harness.results.report.notes import notes, shortfall_text
-from harness.results.report.scores import score_json, score_note
-from harness.results.report.seed_spread import describe_spread
+from harness.results.report.sections import notes, shortfall_text
+from harness.results.report.score_render import score_json, score_note
+from harness.results.report.spread import describe_spread
 from harness.results.report.verdicts import describe, describe_chances, describe_group, input_bound_sides
 
 SCHEMA = "harness.report/4"

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from harness.results.analysis.compare import Speedup
+from harness.results.analysis.speedups import Speedup
 from harness.results.analysis.stats import GroupKey
 from harness.results.read.summary import RunSummary
 

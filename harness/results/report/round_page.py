@@ -1,5 +1,5 @@
 """The one-page view of a round (`harness.report ROUND --html FILE` on a submission tree): a bar of links
-to each benchmark, then the summary (harness.results.report.round_summary: per benchmark the fastest system
+to each benchmark, then the summary (harness.results.report.round_render: per benchmark the fastest system
 and the fastest per accelerator, and the legend), so that the first screen answers "which system trains
 BERT fastest per accelerator"; then the round view's compact tables (systems ranked per benchmark, each
 benchmark's chart beside its tables, scaling within system families, accelerator against accelerator with
@@ -21,7 +21,7 @@ from harness.results.report import html as page_html
 from harness.results.analysis.round import RoundView
 from harness.results.report.round_plots import charts
 from harness.results.report.round_render import ACCELERATORS, SCALING, render_round
-from harness.results.report.round_summary import SUMMARY, render_summary
+from harness.results.report.round_render import SUMMARY, render_summary
 
 CSS = """
 nav.jump { position: sticky; top: 0; background: #fff; border-bottom: 1px solid #ccc; padding: 4px 0; z-index: 1;

@@ -14,7 +14,7 @@ import numpy as np
 
 from harness.results.analysis.chances import Chances
 from harness.results.analysis.confidence import MAX_RUNS, ONE_RUN, OLYMPIC, GroupConfidence, Interval, Judgement
-from harness.results.report.distribution import number, summary
+from harness.results.report.spread import number, summary
 
 
 INPUT_BOUND_TEXT = "input-bound: the numbers measure the loader"

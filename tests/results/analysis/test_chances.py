@@ -11,7 +11,7 @@ import pytest
 from harness.report import build, main
 from harness.results.analysis.chances import chances
 from harness.results.read.summary import RunSummary
-from tests.results.analysis.test_compare import THROUGHPUT, write_run
+from tests.results.analysis.test_speedups import THROUGHPUT, write_run
 
 # epochs to converge per seed at each GPU count; seed 2 is the published 12/7/5/4 case
 T4_EPOCHS = {1: {1: 4, 2: 12, 3: 4, 4: 5, 5: 4},

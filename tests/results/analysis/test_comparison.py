@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.results.analysis import comparison, platforms
-from harness.results.analysis.platforms import Unpaired
+from harness.results.analysis import comparison
+from harness.results.analysis.comparison import Unpaired
 from harness.results.analysis.stats import GroupKey, group_stats
 from harness.results.read.summary import RunSummary
 from harness.results.report.comparison_render import unpaired_line
@@ -54,7 +54,7 @@ def test_the_side_with_most_runs_stands_for_its_count():
 
 def test_a_throughput_workload_one_side_lacks_is_named_not_dropped():
     a, b = [SimpleNamespace(workload="resnet"), SimpleNamespace(workload="bert")], [SimpleNamespace(workload="bert")]
-    (only,) = platforms.unpaired(a, b, [SimpleNamespace(workload="bert")], lambda g: g.workload)
+    (only,) = comparison.left_unpaired(a, b, [SimpleNamespace(workload="bert")], lambda g: g.workload)
     assert only == Unpaired("resnet", "A")
     assert unpaired_line(only) == "resnet: only A has it (or no GPU count matches): not compared"
 

@@ -2,7 +2,7 @@
 causes with their shares and the cause that wins; a shortfall names what each factor cost."""
 from __future__ import annotations
 
-from harness.results.analysis.compare import SHORTFALL, SUPERLINEAR, Attribution, Factor
+from harness.results.analysis.speedups import SHORTFALL, SUPERLINEAR, Attribution, Factor
 from harness.results.report.attribution import describe_attribution
 
 

@@ -13,7 +13,7 @@ from harness.results.report import html
 from tests.helpers import run_cli
 from tests.results import chromium
 from tests.results.analysis.test_chances import T4_EPOCHS
-from tests.results.analysis.test_compare import THROUGHPUT, write_run
+from tests.results.analysis.test_speedups import THROUGHPUT, write_run
 
 needs_chromium = pytest.mark.skipif(chromium.find() is None, reason="no Chromium on the PATH (apt-get install chromium; "
                                     ".ci/run installs it): the page is not checked in a browser")

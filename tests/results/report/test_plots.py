@@ -7,7 +7,7 @@ import pytest
 
 from harness.results.report import plots, render
 from harness.results.analysis.collect import build, label_for, target_for
-from harness.results.analysis.compare import Speedup
+from harness.results.analysis.speedups import Speedup
 from tests.results.read.test_runfiles import harness_run
 
 

@@ -1,10 +1,10 @@
-"""The report's notes (harness.results.report.notes): a seed several runs share, runs on a busy machine,
+"""The report's notes (harness.results.report.sections): a seed several runs share, runs on a busy machine,
 and runs that waited for data, whether the group as a whole did or only some of its runs."""
 from __future__ import annotations
 
 from harness.results.analysis.stats import group_runs, group_stats
 from harness.results.read.summary import RunSummary
-from harness.results.report.notes import group_notes, input_bound_notes
+from harness.results.report.sections import group_notes, input_bound_notes
 
 
 def _run(i, seed, share=None, busy=False):

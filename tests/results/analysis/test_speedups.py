@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.report import build, main
-from harness.results.analysis.compare import SHORTFALL, SUPERLINEAR, precision_ratios
+from harness.results.analysis.speedups import SHORTFALL, SUPERLINEAR, precision_ratios
 
 EPOCHS = {1: 12, 2: 7, 3: 5, 4: 4}
 THROUGHPUT = {1: 100_000.0, 2: 195_000.0, 3: 285_000.0, 4: 347_000.0}  # 3.47x at 4 GPUs

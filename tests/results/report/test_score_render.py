@@ -1,4 +1,4 @@
-"""A score's note (harness.results.report.scores): what scaling.json did to the olympic mean, said after it:
+"""A score's note (harness.results.report.score_render): what scaling.json did to the olympic mean, said after it:
 applied, given for a void score, not applied to logs that predate it, or not applied with the file's problem."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from harness.results.analysis.score import round_score
 from harness.results.read.summary import RunSummary
-from harness.results.report.scores import score_json, score_note
+from harness.results.report.score_render import score_json, score_note
 
 
 def _runs(folder, round_, failed=0):

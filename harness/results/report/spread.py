@@ -1,0 +1,99 @@
+"""Spreads as a reader takes them in: a spread of convergence figures, and the seed-variance view.
+
+A spread of convergence figures: the runs at each value while there are few values, else a summary:
+median, range, runs and a small histogram. Epochs to converge take a few values (`4:9 5:1`,
+epochs:runs), and the report lists them. Convergence counted in samples or steps (BERT,
+llama2_70b_lora, stable diffusion) takes a different value in almost every run: a list of ten
+seven-digit sample counts reads as noise, so it is summarised instead:
+
+    4:9 5:1
+    median 3.45M (3.20M-3.70M), 10 runs ▂▅█▃▁▁▂▁
+
+The histogram has eight bins from the least to the most, one block character per bin, its height the
+bin's share of the runs relative to the fullest bin.
+
+    python -c "from harness.results.report.spread import summary; print(summary({'3200000': 1, '3450000': 2}))"
+
+The seed-variance view (harness.results.analysis.variance computes it): a row per group and a line
+saying how much of its spread in time to train the epochs explain.
+
+    python -m harness.report outputs/sweeps/X        # "Seed variance: ..." after the speedups
+"""
+from __future__ import annotations
+
+import statistics
+from typing import Mapping, Sequence
+
+from harness.results.analysis.variance import SeedSpread
+
+LISTED = 6  # distinct values up to which each is listed with its runs
+BINS = 8
+BLOCKS = "▁▂▃▄▅▆▇█"
+
+
+def number(x: float) -> str:
+    """3448344 -> '3.45M', 23500 -> '23.5k', 4 -> '4', 0.75 -> '0.75'."""
+    if abs(x) >= 1e6:
+        return f"{x / 1e6:.3g}M"
+    if abs(x) >= 1e4:
+        return f"{x / 1e3:.3g}k"
+    return f"{x:g}"
+
+
+def values(counts: Mapping[str, int]) -> list[float]:
+    """Every run's figure, from {figure: runs}."""
+    return sorted(float(k) for k, n in counts.items() for _ in range(n))
+
+
+def histogram(xs: list[float], bins: int = BINS) -> str:
+    """Eight block characters, one per equal-width bin from min to max."""
+    lo, hi = min(xs), max(xs)
+    if hi == lo:
+        return BLOCKS[-1]
+    tally = [0] * bins
+    for x in xs:
+        tally[min(bins - 1, int((x - lo) / (hi - lo) * bins))] += 1
+    top = max(tally)
+    return "".join(" " if n == 0 else BLOCKS[max(0, round(n / top * (len(BLOCKS) - 1)))] for n in tally)
+
+
+def summary(counts: Mapping[str, int], listed: int = LISTED) -> str:
+    """'4:9 5:1' for a few distinct values, else 'median 3.45M (3.20M-3.70M), 10 runs ▂▅█▃▁▁▂▁'; 'n/a'
+    without runs."""
+    if not counts:
+        return "n/a"
+    if len(counts) <= listed:
+        return " ".join(f"{k}:{v}" for k, v in counts.items())
+    xs = values(counts)
+    return (f"median {number(statistics.median(xs))} ({number(xs[0])}-{number(xs[-1])}), {len(xs)} runs "
+            f"{histogram(xs)}")
+
+
+def describe_spread(s: SeedSpread) -> str:
+    """'epochs explain 100% of the variance of time to train; 4 epochs took 40 min on average, 7 epochs 70 min'."""
+    if s.explained is None:
+        return "too few converged runs"
+    lo, hi = min(s.epochs, key=float), max(s.epochs, key=float)
+    u = s.unit
+    text = f"{'epochs' if u == 'epochs' else u + ' to converge'} explain {s.explained:.0%} of the variance of time to train"
+    if lo != hi:
+        text += (f"; {lo} {u} took {s.ttt_at_fewest:.4g} min on average, {hi} {u} "
+                 f"{s.ttt_at_most:.4g} min")
+    else:
+        text += f"; every converged run needed {lo} {u}: the spread is throughput and the rest"
+    if s.converged < s.runs:
+        text += f"; {s.runs - s.converged} of {s.runs} runs did not converge"
+    return text
+
+
+def spread_rows(spreads: Sequence[SeedSpread]) -> tuple[list[str], list[list[str]]]:
+    header = ["benchmark", "platform", "world", "runs", "conv", "epochs: runs", "ttt_min std (cv)",
+              "explained by epochs", "ttt_min at fewest / most epochs"]
+    rows = []
+    for s in spreads:
+        rows.append([s.key.benchmark, s.key.platform, "n/a" if s.key.world is None else str(s.key.world),
+                     str(s.runs), str(s.converged), summary(s.epochs),
+                     "n/a" if s.ttt_std is None else f"{s.ttt_std:.3g} ({s.ttt_cv:.1%})",
+                     "n/a" if s.explained is None else f"{s.explained:.0%}",
+                     "n/a" if s.ttt_at_fewest is None else f"{s.ttt_at_fewest:.4g} / {s.ttt_at_most:.4g}"])
+    return header, rows
