@@ -11,7 +11,7 @@ or, where the checker itself raises, "the official checker crashed", which is no
 
 Before the checker sees a log (harness.results.read.screen): no record line over 1 MiB, and no logged value
 that would choose the rules file the checker runs next (a crafted submission_division would make it
-exec another file's code). After it, the harness's own sanity pass (harness.results.read.sanity:
+exec another file's code). After it, the harness's own sanity pass (harness.results.read.screen:
 timestamps and epochs that go backwards, run_stop before run_start) adds warnings, which do not
 change the verdict. A harness run stopped by Ctrl-C or SIGTERM is not a completed run: it is listed
 as such and not checked; nor is a harness run still in progress (no run_stop yet, no result.json, and a heartbeat
@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from harness import registry
-from harness.results.read import formats, official, rules, sanity, screen
+from harness.results.read import formats, official, rules, screen
 from harness.results.read.checking import official_check
-from harness.results.read.jsonfile import loads
+from harness.results.read.formats import loads
 from harness.results.read.parse import LogError, parse_lines
 from harness.results.read.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
 from harness.results.read.summary import CRASH, FAIL, INCOMPLETE, PASS, REFUSED, UNCHECKED, interrupted_by
@@ -253,7 +253,7 @@ def _check(path: Path, ruleset: Optional[str]) -> CheckResult:
     if verdict.status in (UNCHECKED, CRASH):
         result.passed = True  # not judged: neither a pass nor a failure of the log
     if verdict.status in (PASS, FAIL):
-        result.warnings = [f"harness sanity check: {f}" for f in sanity.check(formats.read(lines).records)]
+        result.warnings = [f"harness sanity check: {f}" for f in screen.sanity_check(formats.read(lines).records)]
         result.warnings += [f"the official checker warns: {w}" for w in verdict.warnings]
     doubts = summary.faults + [f"the official checker warns: {w}" for w in verdict.warnings]
     if verdict.status == PASS and doubts:  # the official pass stands, but not as a plain one

@@ -21,7 +21,7 @@ from harness.results.read.parse import MAX_LOG_BYTES, LogError, RunSummary, from
 from harness.results.read.summary import Shortfall
 from harness.results.analysis.score import Score, round_score
 from harness.results.analysis.stats import GroupKey, GroupStats, group_key, group_runs, group_stats
-from harness.results.analysis.variance import SeedSpread, seed_spread
+from harness.results.analysis.stats import SeedSpread, seed_spread
 
 SKIPPED = "skipped"
 SKIPPED_BESIDE_LOG = "skipped: the run is read from its mlperf.log alone"

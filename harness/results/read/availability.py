@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.results.read.jsonfile import loads
+from harness.results.read.formats import loads
 
 ON_PREMISE = "Available on-premise"
 CLOUD = "Available cloud"

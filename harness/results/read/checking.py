@@ -1,5 +1,5 @@
 """Checking a log, a step of its own after reading it (harness.results.read.parse says what the log
-says): the harness's sanity pass (harness.results.read.sanity), and on an official log (anything but a
+says): the harness's sanity pass (harness.results.read.screen), and on an official log (anything but a
 harness run's own mlperf.log, which `harness.check` judges) MLPerf's own tools as they judge it
 (harness.results.read.official): the compliance checker with the ruleset of its round
 (harness.results.read.log_round), and the RCP checker's convergence reading in its unit. A v0.5 log, which
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness.results.read import formats, log_round, official, sanity
+from harness.results.read import formats, log_round, official, screen
 from harness.results.read.official import Verdict
 from harness.results.read.parse import NO_EPOCH, ReadLog, print_runs, read_file, round_in_path
 from harness.results.read.rules import Ruleset
@@ -60,7 +60,7 @@ def check(log: ReadLog, ruleset: Optional[str] = None) -> LogCheck:
     if not log.readable:
         return LogCheck()
     facts = log.facts
-    findings = sanity.check(log.records)
+    findings = screen.sanity_check(log.records)
     path = Path(facts.path)
     if path.name == "mlperf.log" or facts.interrupted is not None:
         return LogCheck(findings)

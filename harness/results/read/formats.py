@@ -10,6 +10,9 @@ the line, so a rank prefix or shell noise before it is ignored); unlike them, on
 counted and named, not fatal, so a report over many files can keep what can be trusted.
 
     python -m harness.results.read.formats FILE     # the format and the first records of a log
+
+JSON a user's files hold (`loads`) is read as one kind of failure: a file nested deeper than Python's
+parser can follow raises RecursionError, which every reader would otherwise let through as a traceback.
 """
 from __future__ import annotations
 
@@ -18,6 +21,14 @@ import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
+
+def loads(text: str) -> Any:
+    """json.loads, with nesting too deep to parse raised as the ValueError any other bad JSON raises."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deep to read") from None
+
 
 MLLOG, MLL, V05 = ":::MLLOG ", ":::MLL ", ":::MLPv0.5.0 "
 ROUND_OF = {V05: "v0.5", MLL: "v0.6", MLLOG: "v0.7+"}  # MLLOG is every round from v0.7 on

@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from harness import record
 from harness.record import RunRecord
-from harness.results.read.jsonfile import loads
+from harness.results.read.formats import loads
 from harness.results.read.summary import LogError, RunSummary, interrupted_by
 
 MAX_NAMED = 3  # fields named per file; the rest are counted

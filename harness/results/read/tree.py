@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.results.read.jsonfile import loads
+from harness.results.read.formats import loads
 
 MAX_LITERAL = 100_000  # characters: a system description is a few hundred; nothing bigger is evaluated
 FIRST_50 = "first_50_success_file"  # v0.5 NCF: the runs the submitter scored

@@ -3,14 +3,21 @@ a superlinear speedup's causes and what worked against it, or what a time to tra
 throughput, each factor with its share of the gap.
 
     python -m harness.report outputs/sweeps/X        # the speedups' notes: "superlinear: 10.4x faster on 4x ..."
+
+Whether a speedup pairs one system family, in words (harness.results.analysis.lineage applies the rule):
+'one system family', or what differs: 'not one system family: system line A vs B; framework X vs Y'.
+The report's speedup notes, the round view and the JSON's `family` give this text.
+
+    python -m harness.results.report.attribution SYSTEM_NAME...     # the system line of each name
 """
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
+from harness.results.analysis.lineage import Kinship, system_line
 from harness.results.analysis.speedups import SUPERLINEAR, Attribution, Factor
 from harness.results.report.spread import summary
-
 
 def _share(f: Factor) -> str:
     return "n/a" if f.share is None else f"{f.share:.0%}"
@@ -54,3 +61,33 @@ def describe_attribution(a: Optional[Attribution]) -> str:
              "shortfall" for f in a.factors]
     return (f"time to train gained {a.time_to_train:.2f}x of the {a.throughput:.2f}x throughput: "
             + "; ".join(costs or [f"epochs {span} ({a.epochs_ratio:.2f}x)"]))
+
+
+VOUCHED = "one system family"
+
+
+def family_text(kin: Kinship) -> str:
+    """VOUCHED where the pair is one family, else what differs."""
+    if kin.vouched:
+        return VOUCHED
+    a, b = kin.base, kin.other
+    differs = []
+    if (a.submitter, a.division) != (b.submitter, b.division):
+        differs.append(f"submitter {a.submitter} ({a.division}) vs {b.submitter} ({b.division})")
+    if a.line != b.line:
+        differs.append(f"system line {a.line} vs {b.line}")
+    if a.accelerator != b.accelerator:
+        differs.append(f"accelerator {a.accelerator} vs {b.accelerator}")
+    if a.framework != b.framework:
+        differs.append(f"framework {kin.base_framework or 'n/a'} vs {kin.other_framework or 'n/a'}")
+    return "not one system family: " + "; ".join(differs)
+
+
+def main(argv: list[str]) -> int:
+    for name in argv:
+        print(f"{name}: {system_line(name)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -22,7 +22,7 @@ from harness.results.read.summary import tally
 from harness.results.report import render, round_render
 from harness.results.report.attribution import describe_attribution
 from harness.results.report.cost_render import describe_cost
-from harness.results.report.families import family_text
+from harness.results.report.attribution import family_text
 from harness.results.report.sections import notes, shortfall_text
 from harness.results.report.score_render import score_json, score_note
 from harness.results.report.spread import describe_spread

@@ -14,7 +14,7 @@ from harness.results.analysis.score import Score
 from harness.results.analysis.stats import BUSY, GroupStats, RCPVerdict, key_cells
 from harness.results.read.summary import RunSummary
 from harness.results.report.attribution import describe_attribution
-from harness.results.report.families import family_text
+from harness.results.report.attribution import family_text
 from harness.results.report.score_render import score_note
 from harness.results.report.verdicts import INPUT_BOUND_TEXT, ratio_number, ratio_range
 

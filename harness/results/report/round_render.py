@@ -23,7 +23,7 @@ from harness.results.report import render
 from harness.results.analysis.accelerators import AcceleratorPair
 from harness.results.analysis.comparison import ALL
 from harness.results.analysis.round import Across, Entry, RoundView
-from harness.results.report.families import family_text
+from harness.results.report.attribution import family_text
 from harness.results.report.score_render import score_note
 from harness.results.report.verdicts import ratio_range
 

@@ -14,7 +14,7 @@ bin's share of the runs relative to the fullest bin.
 
     python -c "from harness.results.report.spread import summary; print(summary({'3200000': 1, '3450000': 2}))"
 
-The seed-variance view (harness.results.analysis.variance computes it): a row per group and a line
+The seed-variance view (harness.results.analysis.stats computes it): a row per group and a line
 saying how much of its spread in time to train the epochs explain.
 
     python -m harness.report outputs/sweeps/X        # "Seed variance: ..." after the speedups
@@ -24,7 +24,7 @@ from __future__ import annotations
 import statistics
 from typing import Mapping, Sequence
 
-from harness.results.analysis.variance import SeedSpread
+from harness.results.analysis.stats import SeedSpread
 
 LISTED = 6  # distinct values up to which each is listed with its runs
 BINS = 8

@@ -5,7 +5,7 @@ spread the epochs explain, or that every run needed the same epochs."""
 from __future__ import annotations
 
 from harness.results.analysis.stats import GroupKey
-from harness.results.analysis.variance import seed_spread
+from harness.results.analysis.stats import seed_spread
 from harness.results.read.summary import RunSummary
 from harness.results.report.spread import describe_spread, histogram, spread_rows, summary
 
