@@ -135,7 +135,7 @@ def apply_at_start(main_name: str = "__main__") -> ThreadPolicy:
     torch = sys.modules.get("torch")
     if torch is not None and _current.omp_num_threads:
         # a command imported torch before choosing: its OpenMP already read the environment. The count
-        # can still be set; the wait policy cannot (tests/test_threads.py keeps every command from this)
+        # can still be set; the wait policy cannot (tests/run/test_threads.py keeps every command from this)
         torch.set_num_threads(_current.omp_num_threads)
         log.warning("threads: torch was loaded before the thread policy; OMP_WAIT_POLICY=%s did not reach "
                     "OpenMP", _current.omp_wait_policy)

@@ -25,7 +25,7 @@ def test_drawn_seed_sweep_records_its_seeds_and_writes_its_summary(tmp_path):
     assert len(seeds) == 2 and len(set(seeds)) == 2
     results = [json.loads(p.read_text()) for p in sweep.rglob("result.json")]
     assert sorted(r["seed"] for r in results) == sorted(seeds)
-    for r in results:  # each run under the thread policy harness.train applies (tests/test_threads.py)
+    for r in results:  # each run under the thread policy harness.train applies (tests/run/test_threads.py)
         assert r["threads"]["torch_threads"] == r["threads"]["omp_num_threads"]
         assert r["threads"]["chosen_by"] == "user" or "1 local rank(s)" in r["threads"]["reason"]
     assert {p.name for p in sweep.iterdir()} >= {"seeds.txt", "summary.md", "summary.json", "summary.csv", "plots"}
