@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
@@ -291,6 +292,15 @@ def command_line(doc: str, folder: str, params: dict[str, Any], **options: dict[
     for name, value in params.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
     return parser
+
+
+def generator_main(doc: Optional[str], spec_type: Callable[..., Any], ensure: Callable[[Any, str], Path],
+                   argv: Optional[Sequence[str]] = None) -> None:
+    """A generator's `python -m <model>.generate OUT [--param value ...]`: the spec dataclass's fields
+    as options (command_line), the layout written into OUT or kept, and its path printed."""
+    args = vars(command_line(doc or "", "out_dir", asdict(spec_type())).parse_args(argv))
+    out_dir = args.pop("out_dir")
+    print(f"wrote {ensure(spec_type(**args), out_dir)}")
 
 
 def run_parallel(work: Callable[..., Any], tasks: Sequence[tuple], workers: Optional[int] = None) -> list[Any]:

@@ -58,9 +58,7 @@ def ensure(spec: LanguageSpec, out_dir: str | Path) -> Path:
 
 
 def main() -> None:
-    args = vars(generated.command_line(__doc__, "out_dir", asdict(LanguageSpec())).parse_args())
-    out_dir = args.pop("out_dir")
-    print(f"wrote {ensure(LanguageSpec(**args), out_dir)}")
+    generated.generator_main(__doc__, LanguageSpec, ensure)
 
 
 if __name__ == "__main__":

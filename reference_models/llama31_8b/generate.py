@@ -135,9 +135,7 @@ def ensure(spec: CorpusSpec, out_dir: str | Path) -> Path:
 
 
 def main() -> None:
-    args = vars(generated.command_line(__doc__, "out_dir", asdict(CorpusSpec())).parse_args())
-    out_dir = args.pop("out_dir")
-    print(f"wrote {ensure(CorpusSpec(**args), out_dir)}")
+    generated.generator_main(__doc__, CorpusSpec, ensure)
 
 
 if __name__ == "__main__":

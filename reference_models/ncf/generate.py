@@ -156,10 +156,7 @@ def ensure(spec: GeneratorSpec, out_dir: str | Path) -> Path:
 
 
 def main() -> None:
-    args = vars(generated.command_line(__doc__, "out_dir", asdict(GeneratorSpec())).parse_args())
-    out_dir = args.pop("out_dir")
-    path = ensure(GeneratorSpec(**args), out_dir)
-    print(f"wrote {path}")
+    generated.generator_main(__doc__, GeneratorSpec, ensure)
 
 
 if __name__ == "__main__":
