@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness import config, presets, registry
+from harness import config, registry
+from harness.config import presets
 from harness.errors import ConfigError
 from harness.interface import SuiteEntry
 

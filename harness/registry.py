@@ -153,7 +153,7 @@ def _check_presets(module_name: str, module: ModuleType) -> None:
     YAML that can be read."""
     import yaml
 
-    harness_conf = Path(__file__).resolve().parent.parent / "conf"  # harness.presets.CONF_DIR, which imports this
+    harness_conf = Path(__file__).resolve().parent.parent / "conf"  # harness.config.presets.CONF_DIR, which imports this
     folders = [harness_conf, *filter(None, map(_conf_folder, PACKAGES))]
     taken = {f"{p.parent.name}/{p.stem}": p for folder in folders for p in sorted(folder.glob("*/*.yaml"))}
     own = _conf_folder(module)

@@ -26,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness import registry
 from harness.config import HarnessConfig, check_cli, compose
-from harness.presets import CONF_DIR, datasets_for
+from harness.config.presets import CONF_DIR, datasets_for
 from harness.errors import ConfigError
 from harness.interface import DataError
 from harness.outputs import check_paths, check_room, check_run_dirs, claim_run_dir, claim_sweep_dir, sweep_name
@@ -62,7 +62,7 @@ def print_help(args: list[str]) -> int:
     default model), with its value, bound, what set it (a preset file, the command line or the
     default) and documentation."""
     from harness.interface.option_help import describe
-    from harness.presets import compose_unchecked, source_of, sources
+    from harness.config.presets import compose_unchecked, source_of, sources
 
     overrides = overrides_of(args)
     try:
@@ -82,7 +82,7 @@ def print_help(args: list[str]) -> int:
     print(__doc__.split("\n\n", 1)[1].rstrip())
     print("\n<- what set each value last: a preset file (`--info defaults` lists them in the order Hydra merges "
           "them), the command line, or the default of the options' dataclass.")
-    print("\nOptions (key=value; harness/config_schema.py):")
+    print("\nOptions (key=value; harness/config/schema.py):")
     print(describe(HarnessConfig, {**values, "model": spec.name, "dataset": dataset},
                    source=lambda key: source_of(where, key)))
     print(f"\nmodel={spec.name} ({spec.summary}; model.<option>=...; dataset "

@@ -1,6 +1,6 @@
 """A bad command line gives one line that names the option, the value and what it needs: an unknown
 choice lists the choices, an unknown option the options beside it (the closest first), a value of the
-wrong type the type (harness/config_messages.py)."""
+wrong type the type (harness/config/messages.py)."""
 from __future__ import annotations
 
 import pytest

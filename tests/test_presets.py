@@ -1,7 +1,7 @@
 """A model's presets live in its own package (reference_models/<m>/conf: model/, dataset/, model_for/,
 debug/), Hydra finds them through hydra_plugins/harness_presets, a dataset file holds dataset keys
 alone and names the model's preset for it, and `--help` says which file set each value
-(harness/presets.py)."""
+(harness/config/presets.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 from harness import registry
 from harness.config import compose
 from harness.errors import ConfigError
-from harness.presets import CONF_DIR, COMMAND_LINE, DEFAULT, choices, datasets_for, source_of, sources
+from harness.config.presets import CONF_DIR, COMMAND_LINE, DEFAULT, choices, datasets_for, source_of, sources
 from tests.helpers import REPO, run_cli
 
 

@@ -34,7 +34,7 @@ class ModelPresets(SearchPathPlugin):
 
 
 def _harness_conf() -> Path | None:
-    """The conf/ folder beside the harness package Python imports (harness/presets.py's CONF_DIR),
+    """The conf/ folder beside the harness package Python imports (harness/config/presets.py's CONF_DIR),
     found without importing it."""
     spec = importlib.util.find_spec("harness")
     return Path(spec.origin).resolve().parent.parent / "conf" if spec is not None and spec.origin else None

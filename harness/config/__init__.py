@@ -1,11 +1,11 @@
 """The harness's configuration: a composed config and its checks.
 
 Hydra composes conf/config.yaml (found next to this package, whatever the working directory) and each
-model's presets (<package>/conf, harness/presets.py) over the schemas: HarnessConfig
-(harness/config_schema.py) for the harness's own options, each model's options dataclass for model.*. The schemas hold every default,
+model's presets (<package>/conf, harness/config/presets.py) over the schemas: HarnessConfig
+(harness/config/schema.py) for the harness's own options, each model's options dataclass for model.*. The schemas hold every default,
 type, choice and bound (harness.interface.options); a preset's YAML holds only what it changes. This
 module checks the command-line overrides before Hydra runs anything, so that a typo or a value out of
-bounds gives one line that names the option, the value and what it needs (harness/config_messages.py),
+bounds gives one line that names the option, the value and what it needs (harness/config/messages.py),
 instead of a stack of composition errors or a failure deep in torch.
 
     python -c "from harness.config import compose; print(compose(['model=ncf']))"
@@ -20,8 +20,8 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from harness import registry
-from harness.config_schema import HarnessConfig
-from harness.config_messages import (GROUPS, composition_message, kind_message, known_options,
+from harness.config.schema import HarnessConfig
+from harness.config.messages import (GROUPS, composition_message, kind_message, known_options,
                                      missing_group_message, omegaconf_message, value_message)
 from harness.errors import ConfigError
 from harness.interface import ScheduleError
@@ -30,7 +30,7 @@ from harness.interface.options import OptionError, UnknownOption
 from harness.interface.schedule import EvalSchedule
 from harness.outputs import check_roots
 from harness.fastpath import check_device
-from harness.presets import compose_unchecked, dataset_choice, datasets_for
+from harness.config.presets import compose_unchecked, dataset_choice, datasets_for
 
 
 def compose(overrides: list[str]) -> DictConfig:

@@ -2,7 +2,7 @@
 model's <package>/conf, added by hydra_plugins/harness_presets), the configs of a group, and, from
 Hydra's own defaults list, the file that set each value last.
 
-    python -c "from harness.presets import sources; print(sources(['model=gnmt'])['model.batch_size'])"
+    python -c "from harness.config.presets import sources; print(sources(['model=gnmt'])['model.batch_size'])"
 """
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 import harness.outputs  # noqa: F401  (registers the run and sweep directory resolvers conf/config.yaml uses)
-import harness.config_schema  # noqa: F401  (stores the harness's schema, conf/config.yaml's first default)
+import harness.config.schema  # noqa: F401  (stores the harness's schema, conf/config.yaml's first default)
 from harness import registry
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 REPO = CONF_DIR.parent
 DEFAULT = "default"
 COMMAND_LINE = "command line"

@@ -13,7 +13,7 @@ from typing import Any, Optional
 from hydra.errors import ConfigCompositionException, MissingConfigException
 from omegaconf import DictConfig, OmegaConf
 
-from harness.presets import choices, compose_unchecked
+from harness.config.presets import choices, compose_unchecked
 
 # the command-line options that choose a group: the rest of a command line changes values in them
 GROUPS = ("model", "dataset")
