@@ -9,7 +9,7 @@ import pytest
 
 from harness.bench import _parser, machine, plan
 from harness.observe.system import cpu_model
-from harness.bench_suite import Cell, default_gpus, suite_models
+from harness.bench.suite import Cell, default_gpus, suite_models
 from tests.helpers import REPO, run_cli
 
 

@@ -16,7 +16,7 @@ started later). A user's own OMP_NUM_THREADS or OMP_WAIT_POLICY wins: the harnes
 neither. Where it is applied: first thing in harness.train's and harness.sweep's main(), before
 anything imports torch, for the command's own process (a run, a multirun's jobs) and for a torchrun
 or srun rank; in harness/run/slurm.py for a submitit task; in harness/run/launch.py for
-the ranks it spawns (which inherit it through the environment); in harness/bench_start.py for the
+the ranks it spawns (which inherit it through the environment); in harness/bench/start.py for the
 process that forks harness.bench's CPU cells, and anew in each cell (apply_in_fork); in tests/conftest.py
 for the test suite. Importing a harness module applies nothing.
 
@@ -152,7 +152,7 @@ def _decide_for_this_process() -> ThreadPolicy:
 
 def apply_in_fork(environ: dict[str, str]) -> ThreadPolicy:
     """In a child forked from a process that applied the policy first thing and loaded torch
-    (harness/bench_start.py's cells): the environment back to `environ`, as that process started, and
+    (harness/bench/start.py's cells): the environment back to `environ`, as that process started, and
     the policy chosen anew from it, as a process started now would choose it (the harness's measures
     the load now). The parent's OpenMP started with the same wait policy (the harness's is always
     PASSIVE; a user's is in `environ`); the thread count is set here."""

@@ -11,7 +11,7 @@ from the step time it measured (harness/run/throughput.py measure_throughput), s
 run by hand, measures the same steps. The entry's guess of the step time on one H200 only sizes the
 bench's time estimate; a model outside the suite (run with --models) gets SuiteEntry's, 0.1 s / 0.3 s.
 
-    python -c "from harness.bench_suite import suite_models; print(suite_models())"
+    python -c "from harness.bench.suite import suite_models; print(suite_models())"
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from harness.errors import ConfigError
 from harness.interface import SuiteEntry
 
 STARTUP_S = {1: 15.0, "many": 25.0}  # process, CUDA and model start; NCCL too on several GPUs
-SMOKE_S = 3.0  # a forked smoke cell (harness/bench_start.py): 1-3.5 s on a 2-core CPU, two at a time
+SMOKE_S = 3.0  # a forked smoke cell (harness/bench/start.py): 1-3.5 s on a 2-core CPU, two at a time
 CPU_S = 15.0  # another CPU cell: its start-up and its windows
 
 

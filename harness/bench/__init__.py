@@ -9,7 +9,7 @@
     python -m harness.bench --smoke                           # each suite model once: debug preset, fp32, 1 CPU rank
 
 Each cell is its own process, `python -m harness.train model=... mode=throughput precision=... gpus=...`
-(a CPU cell of one rank: a fork of one process that loaded torch and the harness once, harness/bench_start.py)
+(a CPU cell of one rank: a fork of one process that loaded torch and the harness once, harness/bench/start.py)
 at the model's real-scale preset (a time-to-train model with its real dataset's config; no data is
 read) and --seed: a warm-up of --warmup-s seconds left out, then --repeats windows of as many steps
 as --window-s holds at the step time the warm-up measured (the same command run by hand measures
@@ -41,9 +41,10 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness import bench_files, bench_start, files, registry
+from harness import files, registry
 from harness import record as rec
-from harness.bench_suite import Cell, check_overrides, estimate_s, plan, suite_models, usage_error, wall_estimate
+from harness.bench import readback, start
+from harness.bench.suite import Cell, check_overrides, estimate_s, plan, suite_models, usage_error, wall_estimate
 from harness.errors import ConfigError
 from harness.observe.progress import figure
 from harness.fastpath import Precision
@@ -130,7 +131,7 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus:
     result_path.unlink(missing_ok=True)  # an earlier attempt's, under --resume
     reason, timed_out = None, False
     starter = getattr(args, "starter", None) if cell.gpus == 1 else None
-    proc = bench_start.start(argv, run_dir / "bench.log", bench_start.cell_env(device, gpus), starter)
+    proc = start.start(argv, run_dir / "bench.log", start.cell_env(device, gpus), starter)
     RUNNING.add(proc)
     try:
         if proc.wait(timeout=args.timeout) != 0:
@@ -160,10 +161,10 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus:
                    r.reason or (reason if r.status != rec.SUCCESS else None), str(run_dir), shown)
 
 
-RUNNING: set[bench_start.CellProcess] = set()  # the cells' launchers now running
+RUNNING: set[start.CellProcess] = set()  # the cells' launchers now running
 
 
-def stop(proc: bench_start.CellProcess) -> None:
+def stop(proc: start.CellProcess) -> None:
     """End a cell's process session: SIGTERM (the harness marks the run aborted), then SIGKILL."""
     for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
         try:
@@ -183,7 +184,7 @@ def _last_line(path: Path) -> Optional[str]:
 
 
 def _done(out: Path, cell: Cell) -> bool:
-    return bench_files.succeeded(out / "runs" / cell.name / "result.json")
+    return readback.succeeded(out / "runs" / cell.name / "result.json")
 
 
 def _say(text: str) -> None:
@@ -208,7 +209,7 @@ def _main(argv: Optional[list[str]]) -> int:
         print(f"harness.bench: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     # the tables name the machine that ran the cells, which --tables-only may not be
-    saved = bench_files.saved_machine(out) if args.tables_only else {}
+    saved = readback.saved_machine(out) if args.tables_only else {}
     meta = saved or machine()
     if not args.tables_only:
         meta["command"] = "python -m harness.bench " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
@@ -229,8 +230,8 @@ def _main(argv: Optional[list[str]]) -> int:
         _say(f"{len(cells)} cells ({len(cells) - len(todo)} kept from {out}) -> {len(todo)} to run, estimated "
              f"{wall_estimate(todo, est, args.jobs, device, meta['gpu_count']) / 60:.1f} min; {meta['machine']}")
     args.accelerator = meta.get("accelerator", "?") if device == "cuda" else "CPU"
-    # CPU cells of one rank start as forks of one process that loaded torch once (harness/bench_start.py)
-    args.starter = bench_start.Starter(bench_start.cell_env(device)) if device == "cpu" and any(
+    # CPU cells of one rank start as forks of one process that loaded torch once (harness/bench/start.py)
+    args.starter = start.Starter(start.cell_env(device)) if device == "cpu" and any(
         c.gpus == 1 for c in todo) else None
     try:
         outcomes, stopped, t0 = _run_all(todo, est, args, out, device, meta.get("gpu_count") or 0)
@@ -255,10 +256,10 @@ def _tables(args: argparse.Namespace, out: Path, meta: dict, outcomes: list[Outc
     """bench.json and the tables from every run under OUT; the exit status."""
     if not args.tables_only:
         files.write_atomic(out / "bench.json", json.dumps({**meta, "cells": [asdict(o) for o in outcomes]}, indent=1) + "\n")
-    bench_files.damaged_results(out)
+    readback.damaged_results(out)
     runs = read_runs([out / "runs"]) if (out / "runs").is_dir() else []
     meta.update(cells_run=len(runs), cells_failed=sum(r.status != "success" for r in runs),
-                minutes=bench_files.seconds(bench_files.cell_lines(out / "bench.jsonl")) / 60)
+                minutes=readback.seconds(readback.cell_lines(out / "bench.jsonl")) / 60)
     for path in bench_tables.summarise(runs, meta, out, order=suite_models()):
         _say(f"wrote {path}")
     if stopped:
@@ -318,6 +319,3 @@ def _report(o: Outcome, n: int, total: int, t0: float, progress: dict, out: Path
     _say(f"[{n}/{total}] {o.cell}: {what}, {o.seconds:.0f} s; elapsed {elapsed / 60:.1f} min, ETA {eta / 60:.1f} min")
     return o
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,7 +6,7 @@ one: Python, torch (with torch._dynamo, which torch.optim imports for the first 
 harness load in about 3 s of CPU, and the interpreter takes about 0.5 s more to free every module's objects
 at its end, against about a second of work for a model at its debug preset: `--smoke`'s 16 cells took 81 s
 of CPU and 64 s of wall time on 2 cores that way, and 21 s and 20 s as forks (2026-12-02). So for the CPU
-cells of one rank the bench starts this module once (`python -m harness.bench_start`, in the cells'
+cells of one rank the bench starts this module once (`python -m harness.bench.start`, in the cells'
 environment, on the first cell): it chooses the thread policy as harness.train's main() does, loads what
 every run loads, and forks one child per cell. The child becomes what `python -m harness.train <overrides>`
 is at its first line (the printed command's argv, a process and a session of its own, its output in the
@@ -93,7 +93,7 @@ class Starter:
             if self._open and self._proc is None:
                 try:
                     self._proc = subprocess.Popen(
-                        [sys.executable, "-m", "harness.bench_start"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                        [sys.executable, "-m", "harness.bench.start"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                         stderr=subprocess.DEVNULL, env=self._env, text=True,
                         start_new_session=True)  # a Ctrl-C is the bench's to handle
                 except OSError:

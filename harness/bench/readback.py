@@ -3,7 +3,7 @@ cells), bench.jsonl (one line per cell run) and each cell's runs/<cell>/result.j
 kill or a full disk left damaged (cut short, NUL bytes, JSON that is not an object) is named in one line
 on stderr and skipped: the tables are made from the good cells, and --resume runs a damaged cell again.
 
-    python -c "from harness.bench_files import damaged_results; print(damaged_results('outputs/bench/X'))"
+    python -c "from harness.bench.readback import damaged_results; print(damaged_results('outputs/bench/X'))"
 """
 from __future__ import annotations
 
