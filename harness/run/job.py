@@ -18,10 +18,9 @@ from typing import Optional
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from harness import fastpath, registry
+from harness import fastpath, files, registry
 from harness.errors import ConfigError
 from harness.interface import DataError, ModelSpec
-from harness import files
 from harness.observe import console, host_load
 from harness.observe.progress import figure
 from harness.run import record_file as rec

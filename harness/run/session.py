@@ -20,9 +20,8 @@ import torch
 import torch.distributed as dist
 from omegaconf import DictConfig, OmegaConf
 
-from harness import fastpath
+from harness import fastpath, files
 from harness.interface import EvalSchedule, Logged, ModelSpec
-from harness import files
 from harness.observe import heartbeat
 from harness.observe.board import BoardHook
 from harness.observe.datawait import DataWait
