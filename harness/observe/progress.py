@@ -29,8 +29,9 @@ def _clock(seconds: Optional[float]) -> str:
 
 def figure(value: float) -> str:
     """A rate as the console's result lines print it: whole and grouped from 100 up (163,902), three
-    significant figures under it, so a slow model's 0.759 sequences/s does not read as 1."""
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    significant figures under it with their trailing zeros, so a slow model's 0.759 sequences/s does not
+    read as 1, nor 0.99999 as 1."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:#.3g}"
 
 
 def _rate(value: Optional[float], unit: str) -> str:

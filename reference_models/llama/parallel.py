@@ -1,6 +1,6 @@
 """How Llama is spread over ranks and memory, with PyTorch's own parts: FSDP2 (`fully_shard` on each
 block, then on the root, as torchtitan applies it), activation checkpointing (`checkpoint_wrapper` on
-each block) and FSDP's bf16 MixedPrecisionPolicy.
+each block), FSDP's bf16 MixedPrecisionPolicy, and torch.compile per block.
 
     python -m harness.train model=llama31_8b gpus=2 device=cpu model.fsdp=true model.activation_checkpointing=true
 
@@ -23,6 +23,14 @@ def checkpoint_blocks(model: Llama) -> None:
     """Each block's activations recomputed in backward instead of kept from the forward pass."""
     for i, block in enumerate(model.layers):
         model.layers[i] = checkpoint_wrapper(block)
+
+
+def compile_blocks(model: Llama) -> None:
+    """Each block compiled in place (its parameter names kept for checkpoints), after activation
+    checkpointing wraps it and before FSDP shards it, the order torchtitan applies them in: the blocks are
+    one module type, so Dynamo traces one graph and every block reuses it."""
+    for block in model.layers:
+        block.compile()
 
 
 def shard(model: Llama, device: torch.device, bf16: bool) -> None:

@@ -5,7 +5,7 @@
     python -m harness.train model=llama2_70b_lora dataset=govreport model.base=PATH gpus=8 model.fsdp=true seed=1
     python -m harness.train model=llama2_70b_lora dataset=govreport mode=throughput precision=bf16 model.fsdp=true
 """
-from harness.interface import MLPerfTask, ModelSpec, QualitySpec, lazy
+from harness.interface import FastPath, MLPerfTask, ModelSpec, QualitySpec, lazy
 from harness.interface.suite import LANGUAGE, SuiteEntry
 from reference_models.llama2_70b_lora.options import Llama2LoraOptions
 
@@ -17,6 +17,8 @@ SPEC = ModelSpec(
     summary="Llama 2 70B LoRA fine-tuning on GovReport, validation loss",
     category=LANGUAGE,
     gpu_precision="bf16",  # the reference fine-tunes in bf16
+    # each block compiled: its packed sequences are one shape in training too (docs/benchmarks/fast_path_2026-12-03.md)
+    fast=FastPath(options=("compile=true",), measured="docs/benchmarks/fast_path_2026-12-03.md"),
     # harness.bench's cell: 16 of the 80 blocks (14B parameters, 57 GB in fp32) and one packed sequence of
     # 8,192 tokens a GPU, activations recomputed: the whole 69B base fits no single GPU (the reference shards
     # it over 8)

@@ -85,6 +85,8 @@ class Llama2LoraBenchmark:
             apply_lora(self.model, hp.lora_targets, hp.lora_rank, hp.lora_alpha, hp.lora_dropout)
         if hp.activation_checkpointing:
             parallel.checkpoint_blocks(self.model)
+        if hp.compile and ctx.device.type == "cuda":
+            parallel.compile_blocks(self.model)
         self.sharded = hp.fsdp and ctx.world_size > 1
         if self.sharded:
             parallel.shard(self.model, ctx.device, hp.fsdp_bf16)

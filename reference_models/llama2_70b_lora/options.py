@@ -80,6 +80,8 @@ class Llama2LoraOptions(ModelOptions):
     activation_checkpointing: bool = False
     """Recompute each block's activations in backward (checkpoint_wrapper per block; the reference's
     gradient checkpointing) instead of keeping them."""
+    compile: bool = False
+    """CUDA: torch.compile each block, adapters included (one graph the blocks share; compiled in the first steps)."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         allowed = {"wqkv", "wo"} if self.fused_qkv else {"wq", "wk", "wv", "wo"}

@@ -72,6 +72,8 @@ class Llama31Benchmark:
             self.model = Llama(self.shape, hp.init_std)
         if hp.activation_checkpointing:
             parallel.checkpoint_blocks(self.model)
+        if hp.compile and ctx.device.type == "cuda":
+            parallel.compile_blocks(self.model)
         # FSDP shards the model itself, before the optimizer takes its parameters: the harness trains it
         # as built instead of wrapping it in DDP (the contract's `sharded`)
         self.sharded = hp.fsdp and ctx.world_size > 1

@@ -80,6 +80,8 @@ class Llama31Options(ModelOptions):
     sharded fp32 parameters stay the optimizer's)."""
     activation_checkpointing: bool = False
     """Recompute each block's activations in backward (checkpoint_wrapper per block) instead of keeping them."""
+    compile: bool = False
+    """CUDA: torch.compile each block (one graph the blocks share; compiled in the first steps)."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         if self.dim % self.heads:

@@ -53,7 +53,7 @@ from typing import Any, Optional
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_check_table  # noqa: E402
-from gpu_check_rows import (COMPILED, EMBEDDED, LATER_CALLS, REAL_DATA, THROUGHPUT, VARIANTS, BEFORE_FIX,  # noqa: E402
+from gpu_check_rows import (COMPILED, EMBEDDED, LATER_CALLS, REAL_DATA, THROUGHPUT, VARIANTS, BEFORE_FIX, SPREAD,  # noqa: E402
                             pipeline_label)
 
 MLPERF_BATCH = dict(THROUGHPUT)  # each model's row, kept for its variants when --part or --models drops the row
@@ -76,7 +76,7 @@ class Check:
     def row(self, key: str, group: str, label: str, status: str, value: Any = None, unit: str = "",
             compare: str = "none", note: str = "") -> None:
         self.rows.append({"key": key, "group": group, "label": label, "status": status, "value": value, "unit": unit,
-                          "compare": compare, "note": note})
+                          "compare": compare, "note": note, **({"tolerance": SPREAD[key]} if key in SPREAD else {})})
         print(f"[{self.elapsed():5.0f} s] {group} {label}: {status} {'' if value is None else value} {unit} {note}",
               flush=True)
 
@@ -248,10 +248,13 @@ def real_data(check: Check, data: Path, deadline: float) -> None:
             continue
         unit, why = rec.get("unit", ""), BEFORE_FIX.get(name)
         group, compare = ("real data, before a fix", "none") if why else ("real data", "higher")
+        # the loader alone slower than the held step: the rate on files is the host's CPUs decoding, and the lent
+        # host is not the same machine from one call to the next (SSD's 8 workers: 499, 595, 735 images/s)
+        on_files = "host" if compare == "higher" and rec["loader"] < rec["synthetic"] else compare
         check.row(f"real:{name}:ratio", group, f"{label}: real / held", "ok", round(rec["real_over_synthetic"], 3),
-                  "", compare, f"{why + '; ' if why else ''}data wait {rec['data_wait_share']:.1%}; "
+                  "", on_files, f"{why + '; ' if why else ''}data wait {rec['data_wait_share']:.1%}; "
                   f"{rec.get('verdict', '')}"[:150])
-        check.row(f"real:{name}:real", group, f"{label}: on files", "ok", rec["real"], f"{unit}/s", compare,
+        check.row(f"real:{name}:real", group, f"{label}: on files", "ok", rec["real"], f"{unit}/s", on_files,
                   f"loader alone {rec['loader']:,.0f}")
         check.row(f"real:{name}:held", group, f"{label}: held batches", "ok", rec["synthetic"], f"{unit}/s", compare)
         if rec.get("first_pass"):
