@@ -38,8 +38,8 @@ from typing import Any, Iterator, Optional, Sequence
 import yaml
 from mlperf_logging.compliance_checker import mlp_compliance
 
-from harness.results.read import formats, rulecode, screen
-from harness.results.read.rules import Ruleset
+from harness.results.read import formats, screen
+from harness.results.read.rules import Ruleset, cached_eval, cached_exec
 from harness.results.read.summary import CRASH, FAIL, PASS, REFUSED, UNCHECKED
 
 # The benchmarks whose convergence rcp_checker.read_submission_file counts in samples_count; the set is
@@ -106,10 +106,10 @@ def _patched(module: Any, **names: Any) -> Iterator[None]:
 
 def fast_checker() -> contextlib.AbstractContextManager[None]:
     """While the compliance checker runs: each rules file parsed once per process (_RulesYaml) and each
-    rule string compiled once (rulecode), not once per log and once per log line. Both for speed alone
+    rule string compiled once (rules.cached_eval), not once per log and once per log line. Both for speed alone
     (three quarters and half of the checker's time over a round); what keeps log content from choosing
     code is the screen before the checker is called (harness.results.read.screen)."""
-    return _patched(mlp_compliance, yaml=_RULES_YAML, eval=rulecode.cached_eval, exec=rulecode.cached_exec)
+    return _patched(mlp_compliance, yaml=_RULES_YAML, eval=cached_eval, exec=cached_exec)
 
 
 class _SharedJson:

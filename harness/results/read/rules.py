@@ -1,4 +1,5 @@
-"""Which MLPerf rules a log answers to, and the quality target those rules hold it to.
+"""Which MLPerf rules a log answers to, the quality target those rules hold it to, and the official
+checker's rule code compiled once.
 
 The ruleset of a log (`choose`), in this order: the one asked for (`--ruleset`); the round of a
 `vX.Y` folder on the way to an official log (`training_results_v4.1/...` -> 4.1.0), as the official
@@ -11,7 +12,7 @@ the version always comes from mlperf_logging's own list.
 
 The target is read from the rules file's `ATLEAST_ONE_CHECK` for `eval_accuracy` (mlperf_logging's
 own rules, or the rules file a registered model ships, its rules_file), by a regular
-expression over the expression's text: rule code is never evaluated here. The first `>=` or `<=`
+expression over the expression's text: no rule code is evaluated to find it. The first `>=` or `<=`
 comparison of each part is its target (the rules put the target first and a sanity bound after it):
 
     "v['value'] >= 0.240 and v['value'] < 1"                         -> 0.24, higher is better
@@ -19,13 +20,29 @@ comparison of each part is its target (the rules put the target first and a sani
     "v['value'] <= 0.058 and v['value'] > 0.0"                       -> 0.058, lower is better
 
     python -m harness.check.targets gnmt maskrcnn rnnt    # each benchmark's rules file and target
+
+The official checker's rule code, compiled once per process (`cached_eval`, `cached_exec`):
+mlp_compliance evaluates each rule of its rules files as a string, `eval(test.strip(), state, {...})`
+and `exec(code.strip(), ...)`, for every log line its key matches: Python compiles the same few hundred
+strings again for each of a round's million lines, which was about half of the time the checker took
+over a whole published round (v3.1: 1.7 million evaluations). While it checks a log
+(harness.results.read.official.fast_checker), mlp_compliance is given an `eval` and an `exec` that
+compile each distinct string once, with the same mode and no inherited compiler flags (mlp_compliance's only future import, print_function, is the default in Python 3), and run the
+compiled code with the globals and locals the checker passes: the checker runs the same code on the same
+state, so its verdicts and messages are unchanged (tests/results/read/test_official.py holds them equal to the
+checker's own command). A string that does not compile raises the same SyntaxError in the same place, which
+the checker reports as it always has.
+
+    python -m harness.report ROUND        # every log checked, each rule compiled once
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from types import CodeType
 from typing import Any, Optional
 
 from mlperf_logging.benchmark_meta import get_allowed_benchmarks
@@ -235,3 +252,28 @@ def round_at_least(round_: Optional[str], major: int, minor: int) -> Optional[bo
     m = re.fullmatch(r"v(\d+)\.(\d+)", round_ or "")
     return None if m is None else (int(m.group(1)), int(m.group(2))) >= (major, minor)
 
+
+LIMIT = 4096  # distinct strings kept: the rules files of every ruleset hold far fewer
+
+_compiled: dict[tuple[str, str], CodeType] = {}
+
+
+def _code(source: Any, mode: str) -> Any:
+    """The compiled code of a string (cached); anything else (a code object) as it is."""
+    if not isinstance(source, str):
+        return source
+    key = (source, mode)
+    code = _compiled.get(key)
+    if code is None:
+        code = compile(source, "<string>", mode, dont_inherit=True)
+        if len(_compiled) < LIMIT:
+            _compiled[key] = code
+    return code
+
+
+def cached_eval(source: Any, globals: Optional[dict] = None, locals: Optional[Any] = None) -> Any:
+    return builtins.eval(_code(source, "eval"), globals, locals)
+
+
+def cached_exec(source: Any, globals: Optional[dict] = None, locals: Optional[Any] = None) -> None:
+    builtins.exec(_code(source, "exec"), globals, locals)

@@ -1,8 +1,10 @@
-"""Targets from the rules, as text: a number or named parts, higher or lower is better, never evaluated."""
+"""Targets from the rules, as text: a number or named parts, higher or lower is better, never evaluated; and the
+official checker's rule strings, compiled once and run as eval and exec run them."""
 from __future__ import annotations
 
 import pytest
 
+from harness.results.read import rules
 from harness.results.read.rules import parse_check, rules_target
 from tests.helpers import run_cli
 
@@ -45,3 +47,18 @@ def test_a_registered_model_s_own_rules_file_gives_its_parts():
     out = run_cli("harness.check.targets", "twopart", env={"HARNESS_MODELS": "tests.models.twopart"})
     assert out.returncode == 0, out.stderr
     assert "{'A': 0.9, 'B': 0.85} (higher is better)" in out.stdout and "twopart_rules.yaml" in out.stdout
+
+
+@pytest.mark.parametrize("source", ["v['value'] >= 0.24", "s['x'] = 1"])
+def test_a_rule_string_compiles_once_and_runs_as_eval_and_exec_run_it(source):
+    state: dict = {"s": {}}
+    if "=" in source and ">=" not in source:
+        rules.cached_exec(source, state, {})
+        rules.cached_exec(source, state, {})
+        assert state["s"] == {"x": 1}
+    else:
+        assert rules.cached_eval(source, state, {"v": {"value": 0.25}}) is True
+        assert rules.cached_eval(source, state, {"v": {"value": 0.2}}) is False
+    assert (source, "eval" if ">=" in source else "exec") in rules._compiled
+    with pytest.raises(SyntaxError):  # a rule that does not compile fails where the checker expects it to
+        rules.cached_eval("v[", state, {})
