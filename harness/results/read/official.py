@@ -106,8 +106,8 @@ def _patched(module: Any, **names: Any) -> Iterator[None]:
 
 def fast_checker() -> contextlib.AbstractContextManager[None]:
     """While the compliance checker runs: each rules file parsed once per process (_RulesYaml) and each
-    rule string compiled once (rules.cached_eval), not once per log and once per log line. Both for speed alone
-    (three quarters and half of the checker's time over a round); what keeps log content from choosing
+    rule string compiled once (rules.cached_eval), not once per log and once per log line. Both for speed
+    alone (three quarters and half of the checker's time over a round); what keeps log content from choosing
     code is the screen before the checker is called (harness.results.read.screen)."""
     return _patched(mlp_compliance, yaml=_RULES_YAML, eval=cached_eval, exec=cached_exec)
 

@@ -27,10 +27,11 @@ and `exec(code.strip(), ...)`, for every log line its key matches: Python compil
 strings again for each of a round's million lines, which was about half of the time the checker took
 over a whole published round (v3.1: 1.7 million evaluations). While it checks a log
 (harness.results.read.official.fast_checker), mlp_compliance is given an `eval` and an `exec` that
-compile each distinct string once, with the same mode and no inherited compiler flags (mlp_compliance's only future import, print_function, is the default in Python 3), and run the
-compiled code with the globals and locals the checker passes: the checker runs the same code on the same
-state, so its verdicts and messages are unchanged (tests/results/read/test_official.py holds them equal to the
-checker's own command). A string that does not compile raises the same SyntaxError in the same place, which
+compile each distinct string once, with the same mode and no inherited compiler flags (mlp_compliance's
+only future import, print_function, is the default in Python 3), and run the compiled code with the
+globals and locals the checker passes: the checker runs the same code on the same state, so its verdicts
+and messages are unchanged (tests/results/read/test_official_checker.py holds them equal to the checker's
+own command). A string that does not compile raises the same SyntaxError in the same place, which
 the checker reports as it always has.
 
     python -m harness.report ROUND        # every log checked, each rule compiled once

@@ -170,7 +170,8 @@ def _utilisation_line(runs: Sequence[tp.ThroughputRun]) -> str:
     """What the FLOP columns count, and why a cell has no MFU."""
     notes = sorted({r.mfu_note for r in runs if r.mfu is None and r.mfu_note and r.status == "success"})
     return ("GFLOP a sample: training FLOPs, 3x the forward's matmuls, convolutions and attention as FlopCounterMode "
-            "counts them on the model's synthetic batch, less the weight gradients frozen weights skip (a LoRA base); TFLOP/s: the median throughput times that; MFU: TFLOP/s over "
+            "counts them on the model's synthetic batch, less the weight gradients frozen weights skip (a LoRA base); "
+            "TFLOP/s: the median throughput times that; MFU: TFLOP/s over "
             "the GPUs' dense peak for the cell's precision (docs/gpu_suite.md)."
             + (" MFU n/a: " + "; ".join(notes) + "." if notes else ""))
 
