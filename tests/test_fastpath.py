@@ -103,7 +103,8 @@ NO_DROPOUT = {"txl_base": ["model.dropout=0"], "bert_base": ["model.dropout=0", 
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the fast paths compile for a CUDA device")
-@pytest.mark.parametrize("model", ["resnet", "txl_base", "bert_base", "transformer", "llama31_8b", "llama2_70b_lora"])
+@pytest.mark.parametrize("model", ["resnet", "txl_base", "bert_base", "transformer", "llama31_8b", "llama2_70b_lora",
+                                   "dlrm_dcnv2", "retinanet"])
 def test_a_compiled_fast_path_trains_as_the_eager_step_does(model, monkeypatch):
     """The declared compile options change how the step runs, not what it computes: in IEEE fp32 the
     compiled losses follow the eager ones step by step within 1e-3 (Inductor reorders reductions)."""

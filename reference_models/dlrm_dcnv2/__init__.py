@@ -4,7 +4,7 @@
     python -m harness.train model=dlrm_dcnv2 seed=1                                 # embedded generated days, CPU
     python -m harness.train model=dlrm_dcnv2 dataset=criteo_1tb_multihot seed=1     # the real days, reference scale
 """
-from harness.interface import FRACTION, MLPerfTask, ModelSpec, QualitySpec, lazy
+from harness.interface import FRACTION, FastPath, MLPerfTask, ModelSpec, QualitySpec, lazy
 from harness.interface.suite import RECOMMENDATION, SuiteEntry
 from reference_models.dlrm_dcnv2.criteo import REFERENCE_CARDINALITIES
 from reference_models.dlrm_dcnv2.options import DLRMOptions
@@ -22,6 +22,7 @@ SPEC = ModelSpec(
     summary="DLRM with a DCNv2 cross network on multi-hot Criteo 1TB click logs, ROC AUC",
     category=RECOMMENDATION,
     gpu_precision="fp32",  # the reference trains in fp32: no autocast, and its --allow_tf32 is off by default
+    fast=FastPath(options=("sparse_gradients=true", "compile=true"), measured="docs/benchmarks/fast_path_2026-12-03.md"),
     suite=SuiteEntry(overrides=("model.num_embeddings_per_feature=["
                                 + ",".join(str(min(n, BENCH_ROWS)) for n in REFERENCE_CARDINALITIES) + "]",),
                      step_s=(0.03, 0.05)),

@@ -72,12 +72,20 @@ class DLRMBenchmark:
                                       f"reference's {MULTI_HOT_SIZES}")
         self.shape = DLRMShape(tuple(hp.num_embeddings_per_feature), hp.embedding_dim, tuple(hp.bottom_mlp),
                                tuple(hp.top_mlp), hp.dcn_layers, hp.dcn_low_rank)
+        self.sparse_gradients = hp.sparse_gradients and ctx.world_size == 1  # DDP's NCCL reduces dense tensors
         with ctx.device:  # made where it runs: the real tables are 105 GB, no host copy to make and move
-            self.model = DLRMDCNv2(self.shape)
+            self.model = DLRMDCNv2(self.shape, self.sparse_gradients)
+        if self.sparse_gradients:
+            # Adagrad builds the sparse updates itself, from a coalesced gradient: torch's default for them
+            # (no invariant checks), said explicitly so that it does not warn on every run
+            torch.sparse.check_sparse_tensor_invariants.disable()
+        if hp.compile and ctx.device.type == "cuda":
+            self.model.compile_dense()
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
         # One Adagrad over every parameter: the reference applies Adagrad to the tables in the backward
         # pass (FBGEMM's fused EXACT_ADAGRAD) and to the dense parts after it, with the same settings;
-        # rows no sample touched get a zero gradient here, which leaves them and their state unchanged.
+        # rows no sample touched get a zero gradient here (or none, with sparse gradients), which leaves
+        # them and their state unchanged: the same update either way (lr_decay and weight decay are 0).
         self.optimizer = torch.optim.Adagrad(self.model.parameters(), lr=self.lr, lr_decay=ADAGRAD_LR_DECAY,
                                              weight_decay=WEIGHT_DECAY, initial_accumulator_value=ADAGRAD_INIT_ACC,
                                              eps=ADAGRAD_EPS)

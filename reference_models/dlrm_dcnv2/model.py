@@ -64,7 +64,7 @@ class LowRankCrossNet(nn.Module):
 
 
 class DLRMDCNv2(nn.Module):
-    def __init__(self, shape: DLRMShape):
+    def __init__(self, shape: DLRMShape, sparse_gradients: bool = False):
         super().__init__()
         d = shape.embedding_dim
         if shape.bottom_mlp[-1] != d:
@@ -73,7 +73,8 @@ class DLRMDCNv2(nn.Module):
         if shape.top_mlp[-1] != 1:
             raise ValueError(f"the top MLP ends in one logit, not {shape.top_mlp[-1]}")
         self.dense_arch = _mlp([shape.dense_features, *shape.bottom_mlp])
-        self.embeddings = nn.ModuleList(nn.EmbeddingBag(n, d, mode="sum") for n in shape.cardinalities)
+        self.embeddings = nn.ModuleList(nn.EmbeddingBag(n, d, mode="sum", sparse=sparse_gradients)
+                                        for n in shape.cardinalities)
         for table in self.embeddings:
             assert isinstance(table, nn.EmbeddingBag)
             bound = math.sqrt(1.0 / table.num_embeddings)
@@ -81,6 +82,13 @@ class DLRMDCNv2(nn.Module):
         width = (len(shape.cardinalities) + 1) * d
         self.crossnet = LowRankCrossNet(width, shape.dcn_layers, shape.dcn_low_rank)
         self.over_arch = nn.Sequential(_mlp([width, *shape.top_mlp[:-1]]), nn.Linear(shape.top_mlp[-2], 1))
+
+    def compile_dense(self) -> None:
+        """torch.compile, in place (parameter names kept), the parts that are matmuls and elementwise work:
+        the cross network's x0 * (...) + x and the MLPs' bias and ReLU fuse around the matmuls. Shapes are
+        static but the last batch of an epoch: specialised (dynamic=False), one more graph for that one."""
+        for part in (self.dense_arch, self.crossnet, self.over_arch):
+            part.compile(dynamic=False)
 
     def forward(self, dense: torch.Tensor, sparse: list[torch.Tensor]) -> torch.Tensor:
         """Logits (B,) of B samples: dense (B, 13) floats, sparse one (B, hotness) id tensor per feature

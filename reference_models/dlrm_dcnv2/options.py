@@ -43,6 +43,14 @@ class DLRMOptions(ModelOptions):
     """Steps of that decay (--lr_decay_steps; 0: none, the closed rules' value)."""
     eval_batch_size: int = option(65536, ge=1)
     """Validation samples scored together on each rank (memory, not quality)."""
+    sparse_gradients: bool = False
+    """The tables' gradients as sparse rows (EmbeddingBag(sparse=True)), which Adagrad applies to the rows a
+    batch touched alone: the same update (an untouched row's is zero either way) without a dense gradient
+    and an optimizer pass over every row. On one rank: with several, DDP all-reduces dense gradients (NCCL
+    reduces no sparse tensor) and the tables keep them."""
+    compile: bool = False
+    """CUDA: torch.compile the dense arch, the cross network and the over arch (the tables stay eager: one
+    kernel each already)."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         if self.bottom_mlp[-1] != self.embedding_dim:

@@ -5,7 +5,7 @@
     python -m harness.train model=retinanet dataset=openimages seed=1              # real openimages-mlperf
     python -m harness.train model=retinanet dataset=openimages mode=throughput precision=amp
 """
-from harness.interface import FRACTION, MLPerfTask, ModelSpec, QualitySpec, lazy
+from harness.interface import FRACTION, FastPath, MLPerfTask, ModelSpec, QualitySpec, lazy
 from harness.interface.suite import VISION, SuiteEntry
 from reference_models.retinanet.options import RetinaNetOptions
 
@@ -17,6 +17,7 @@ SPEC = ModelSpec(
     build=lazy("reference_models.retinanet.benchmark:RetinaNetBenchmark"),
     summary="RetinaNet ResNeXt-50 32x4d FPN object detection on openimages-mlperf, box mAP",
     category=VISION,
+    fast=FastPath(options=("channels_last=true", "compile=true"), measured="docs/benchmarks/fast_path_2026-12-03.md"),
     suite=SuiteEntry(step_s=(0.25, 0.80)),  # the preset's 32 images of 800 x 800 a GPU (the reference's)
     task=MLPerfTask(
         benchmark="retinanet",

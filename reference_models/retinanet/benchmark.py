@@ -16,7 +16,7 @@ from reference_models.detection.cocoeval import evaluate_on_ranks, my_images
 from reference_models.detection.schedule import WarmupMultiStep
 from reference_models.detection.training import CocoTraining
 from reference_models.retinanet.data import OPENIMAGES, TrainTransform, as_lists, eval_transform, to_unit
-from reference_models.retinanet.model import build_model
+from reference_models.retinanet.model import build_model, compile_convolutions
 from reference_models.retinanet.options import RetinaNetOptions
 
 Batch = tuple[list[torch.Tensor], list[dict[str, torch.Tensor]]]
@@ -42,6 +42,8 @@ class RetinaNetBenchmark(CocoTraining):
         self.model = build_model(hp, self.num_classes, throughput=ctx.data_dir is None).to(ctx.device)
         if hp.channels_last:
             self.model.to(memory_format=torch.channels_last)
+        if hp.compile and ctx.device.type == "cuda":
+            compile_convolutions(self.model)
 
         self.start_training(ctx, "cpu")  # PIL in the workers: the images cross as uint8 at their stored sizes
         if ctx.data_dir is not None:
@@ -92,10 +94,9 @@ class RetinaNetBenchmark(CocoTraining):
         return images, targets
 
     def _images(self, pixels: list[torch.Tensor]) -> list[torch.Tensor]:
-        images = [to_unit(p) for p in pixels]
-        if self.hp.channels_last:
-            images = [im.contiguous(memory_format=torch.channels_last) for im in images]
-        return images
+        # each image (C, H, W) as it is: a 3-D tensor has no channels_last layout; with channels_last the
+        # first convolution's weights give the resized batch its NHWC layout
+        return [to_unit(p) for p in pixels]
 
     def loss(self, model: torch.nn.Module, batch: Batch) -> tuple[LossTerms, int]:
         """torchvision's loss dict (focal classification, L1 box regression), summed as the reference sums it."""

@@ -73,3 +73,11 @@ def build_model(hp: RetinaNetOptions, num_classes: int, throughput: bool = False
                      score_thresh=hp.score_threshold, nms_thresh=hp.nms_iou,
                      detections_per_img=hp.detections_per_image, fg_iou_thresh=hp.fg_iou, bg_iou_thresh=hp.bg_iou,
                      topk_candidates=hp.topk_candidates)
+
+
+def compile_convolutions(model: RetinaNet) -> None:
+    """torch.compile, in place (parameter names kept), the backbone with its FPN and the heads: their
+    shapes are the batch's and the fixed square's, specialised (dynamic=False: an epoch's shorter last
+    batch is one more graph, not a dynamic one for all)."""
+    model.backbone.compile(dynamic=False)
+    model.head.compile(dynamic=False)

@@ -97,6 +97,10 @@ class RetinaNetOptions(ModelOptions):
     channels_last: bool = False
     """Backbone, FPN and heads in NHWC: tensor-core convolutions without layout transposes (the reference's
     --data-layout channels_last; GPU with amp/bf16)."""
+    compile: bool = False
+    """CUDA: torch.compile the backbone with its FPN and the two heads, each over the fixed image_size square
+    (the frozen batch norms, ReLUs and adds fuse around the convolutions); anchors, matching and the loss
+    stay eager: their shapes follow each image's boxes."""
     synthetic: Synthetic = field(default_factory=Synthetic)
     """mode=throughput: the random images and targets."""
 

@@ -164,7 +164,11 @@ def _result(run_dir: Optional[Path]) -> Optional[dict[str, Any]]:
 def datasets(check: Check, data: Path) -> None:
     # COCO: 31 batches of 128 an epoch, more than twice what 15 workers hold ahead (pipeline_bench.small_epochs)
     sizes = ("400", "200") if check.smoke else ("4000", "4000")
+    # each only where a row reads it: the text rows generate their own (a Transformer-only check skips both)
+    needs = {"imagenet": ("resnet",), "coco": ("ssd", "maskrcnn")}
     for kind, folder, n in (("imagenet", "inet500", sizes[0]), ("coco", "coco640", sizes[1])):
+        if not any(row.split(":")[0] in needs[kind] for row in REAL_DATA):
+            continue
         rc, console = check.run(f"dataset_{kind}", [PY, "scripts/tools/pipeline_datasets.py", kind, str(data / folder),
                                                     "--images", n], 240)
         if rc != 0:

@@ -55,6 +55,28 @@ def test_a_small_model_gives_one_logit_per_sample_from_multi_hot_bags():
     assert torch.allclose(table(ids), 3 * table.weight[2:3])
 
 
+def _trained(extra: list[str], steps: int = 5) -> tuple[list[float], list[torch.Tensor]]:
+    from harness.run.build import build_run, context_for
+    from harness.run.step import train_step
+
+    cfg = compose(["model=dlrm_dcnv2", "+debug=dlrm_dcnv2", "mode=throughput", "seed=1", "device=cpu",
+                   "precision=fp32", *extra])
+    run = build_run(cfg, context_for(cfg))
+    batch = run.synthetic_batch()
+    losses = [float(train_step(run, batch)[0]) for _ in range(steps)]
+    return losses, [p.detach().clone() for p in run.bench.model.parameters()]
+
+
+def test_sparse_table_gradients_train_as_the_dense_ones_do():
+    """model.sparse_gradients changes what Adagrad touches (the rows a batch used), not the update: the
+    losses and every weight, tables included, follow the dense step's to float rounding."""
+    dense_losses, dense = _trained([])
+    sparse_losses, sparse = _trained(["model.sparse_gradients=true"])
+    assert sparse_losses == pytest.approx(dense_losses, rel=1e-6) and len(set(dense_losses)) > 1
+    for a, b in zip(dense, sparse):
+        assert torch.allclose(a, b, atol=1e-6)
+
+
 class _ReferencePolicy(torch.optim.lr_scheduler.LRScheduler):
     """The reference's lr_scheduler.py (LRPolicyScheduler), line for line."""
 

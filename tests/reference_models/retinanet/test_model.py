@@ -2,6 +2,7 @@
 (built on the meta device: no memory, no time), the reference's frozen body, and a finite loss on a batch."""
 from __future__ import annotations
 
+import pytest
 import torch
 import torchvision
 from omegaconf import OmegaConf
@@ -73,3 +74,18 @@ def test_a_debug_model_takes_a_batch_to_a_finite_loss_and_detects_in_stored_pixe
         h, w = image.shape[-2:]
         assert len(result["boxes"]) > 0 and result["boxes"][:, 2].max() <= w and result["boxes"][:, 3].max() <= h
         assert int(result["labels"].max()) < 6
+
+
+def test_channels_last_trains_the_same_step_in_nhwc():
+    """model.channels_last (part of the GPU fast path) takes the images as they come and trains a step to
+    the loss the default layout gives: the layout is the convolutions' business, not the images'."""
+    from harness.run.build import build_run, context_for
+    from harness.run.step import train_step
+
+    def first_loss(*extra: str) -> float:
+        cfg = compose(["model=retinanet", "+debug=retinanet", "mode=throughput", "seed=1", "device=cpu",
+                       "precision=fp32", *extra])
+        run = build_run(cfg, context_for(cfg))
+        return float(train_step(run, run.synthetic_batch())[0])
+
+    assert first_loss("model.channels_last=true") == pytest.approx(first_loss(), rel=1e-4)
