@@ -22,7 +22,10 @@ SPEC = ModelSpec(
     summary="DLRM with a DCNv2 cross network on multi-hot Criteo 1TB click logs, ROC AUC",
     category=RECOMMENDATION,
     gpu_precision="fp32",  # the reference trains in fp32: no autocast, and its --allow_tf32 is off by default
-    fast=FastPath(options=("sparse_gradients=true", "compile=true"), measured="docs/benchmarks/fast_path_2026-12-03.md"),
+    # sparse table gradients and the dense parts compiled: 1.46x the eager step on one H200 (1.32x the sparse
+    # gradients alone); mode=train keeps the eager step until a GPU run to the target has taken this path
+    fast=FastPath(options=("sparse_gradients=true", "compile=true"), train=False,
+                  measured="docs/benchmarks/fast_path_2026-12-03.md"),
     suite=SuiteEntry(overrides=("model.num_embeddings_per_feature=["
                                 + ",".join(str(min(n, BENCH_ROWS)) for n in REFERENCE_CARDINALITIES) + "]",),
                      step_s=(0.03, 0.05)),

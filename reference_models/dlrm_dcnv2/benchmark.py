@@ -5,6 +5,7 @@ click logits, Adagrad with the reference's warm-up/decay policy, and the validat
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Callable, Iterator, cast
 
@@ -22,6 +23,7 @@ from reference_models.dlrm_dcnv2.metric import auc
 from reference_models.dlrm_dcnv2.model import DLRMDCNv2, DLRMShape
 from reference_models.dlrm_dcnv2.options import DLRMOptions
 
+log = logging.getLogger(__name__)
 Batch = tuple[torch.Tensor, list[torch.Tensor], torch.Tensor]
 # the reference's fixed Adagrad settings (dlrm_main.py), which the closed rules check
 ADAGRAD_LR_DECAY, ADAGRAD_INIT_ACC, ADAGRAD_EPS, WEIGHT_DECAY = 0.0, 0.0, 1e-8, 0.0
@@ -72,7 +74,10 @@ class DLRMBenchmark:
                                       f"reference's {MULTI_HOT_SIZES}")
         self.shape = DLRMShape(tuple(hp.num_embeddings_per_feature), hp.embedding_dim, tuple(hp.bottom_mlp),
                                tuple(hp.top_mlp), hp.dcn_layers, hp.dcn_low_rank)
-        self.sparse_gradients = hp.sparse_gradients and ctx.world_size == 1  # DDP's NCCL reduces dense tensors
+        self.sparse_gradients = hp.sparse_gradients and ctx.world_size == 1
+        if hp.sparse_gradients and not self.sparse_gradients and ctx.rank == 0:
+            log.info("model.sparse_gradients: dense table gradients on %d ranks (DDP's NCCL all-reduce takes no "
+                     "sparse tensor)", ctx.world_size)
         with ctx.device:  # made where it runs: the real tables are 105 GB, no host copy to make and move
             self.model = DLRMDCNv2(self.shape, self.sparse_gradients)
         if self.sparse_gradients:

@@ -42,8 +42,12 @@ LATER_CALLS = {"waveglow": 2, "maskrcnn:identity_norms": 2, "txl_large": 3,
 # tolerance each is held to instead: the launch-bound detection steps (MFU 7-10%). On the lent machines,
 # 2026-12-03: Mask R-CNN b8 59, 61.5, 63, 64, 65 and 67 images/s (61.5 and 67 from this tree, 63 and 64 from
 # the tree before, alternated in one call), 68 on 2026-12-02; RetinaNet b32 71, 74 and 82: lowest over highest 0.87
+# the Transformer's real-data row (2026-12-02 and 03, 8 processes; trees 4215650 and f3ee95d alternated in one call,
+# each on its own dataset and on the other's): held batches 281,459-301,438 tokens/s (lowest over highest 0.934),
+# on files 268,718-301,240 (0.892), real / held 0.938-1.027; the held-batch step is the same code in every tree
 SPREAD = {"throughput:maskrcnn": 0.12, "throughput:retinanet": 0.12, "real:maskrcnn:nvimgcodec:held": 0.10,
-          "real:maskrcnn:nvimgcodec:real": 0.10, "real:maskrcnn:nvimgcodec:ratio": 0.10}
+          "real:maskrcnn:nvimgcodec:real": 0.10, "real:maskrcnn:nvimgcodec:ratio": 0.10,
+          "real:transformer:held": 0.07, "real:transformer:real": 0.11, "real:transformer:ratio": 0.08}
 # pipeline_h200.sh's measurements: the held-batch step beside training on files
 # (the paths before a fix last: where the call's deadline cuts the list, the default rows have run)
 REAL_DATA = ["transformer", "maskrcnn:nvimgcodec", "ssd:cpu8", "ssd:cpu", "resnet:nvimgcodec", "gnmt", "ncf",
