@@ -23,7 +23,7 @@ HARNESS = REPO / "harness"
 MLPERF_RULES = {
     "harness/results/analysis/score.py": {"ncf"},  # v0.5 scored NCF by its own rule (the best of its 100 runs' ...)
     # MLPerf's benchmark names as published logs use them, keys of a table of their training sets
-    "harness/results/read/epochs.py": {"ssd", "maskrcnn"},
+    "harness/results/read/intervals.py": {"ssd", "maskrcnn"},
 }
 
 
@@ -146,7 +146,7 @@ def test_a_model_from_outside_joins_the_bench_and_the_report_by_its_spec_alone(t
     (official / "result_0.txt").write_text(log.read_text())
     named = _python("from harness import registry\nregistry.publish()\n"
                     "from harness.results.analysis.collect import build, label_for\n"
-                    "from harness.results.analysis.categories import category\n"
+                    "from harness.results.read.own import category\n"
                     f"r = build([{str(official)!r}])\n"
                     f"print(label_for(r)({suited.BENCHMARK!r}), '|', category({suited.BENCHMARK!r}), '|',"
                     " [k.benchmark for k in r.groups])", env)

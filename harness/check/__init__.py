@@ -4,7 +4,7 @@ The ruleset (harness.results.read.rules.choose): `--ruleset`; else the round of 
 to an official log (training_results_v4.1/... -> 4.1.0), as MLCommons runs the checker per round;
 else the log's own format (:::MLL is v0.6's, 0.6.0; :::MLPv0.5.0 has no checker in mlperf_logging);
 else, for a harness run's mlperf.log, the ruleset its model declares (with the harness's rules file
-where MLPerf ships none, NCF); else the round the log itself shows (harness.results.read.log_round: its
+where MLPerf ships none, NCF); else the round the log itself shows (harness.results.read.submission: its
 dates, its keys), saying which; else the newest ruleset that has the benchmark, saying the round was
 not known. The verdict is the official checker's, unchanged (harness.results.read.official): pass, fail,
 or, where the checker itself raises, "the official checker crashed", which is not a failure of the log.

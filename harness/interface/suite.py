@@ -2,7 +2,7 @@
 
 A model declares both in its ModelSpec (`category=`, `suite=SuiteEntry(...)`), so that the bench's
 matrix (harness/bench/suite.py) and the report's per-category geometric means
-(harness/results/analysis/categories.py) find it without any file of harness/ naming it.
+(harness/results/read/own.py) find it without any file of harness/ naming it.
 
     python -c "from harness import registry; print([(s.name, s.category, s.suite) for s in registry.models()])"
 """

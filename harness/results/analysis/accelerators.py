@@ -9,7 +9,7 @@ accelerator counts, with the geometric means per category and overall, as the se
   harness.results.analysis.confidence over the two folders' runs (both sides have runs: every official score
   stands on five or more);
 - the chips of a pair are ordered so that A is the faster one overall (its geometric mean above 1);
-- geometric means per category (harness.results.analysis.categories) and overall, over the pair's rows;
+- geometric means per category (harness.results.read.own) and overall, over the pair's rows;
 - a row whose systems differ beyond the chip (form factor: SXM against PCIe; node shape: 2 nodes of 8 against
   8 nodes of 2) says so (`unlike`), and the geometric means count such rows apart.
 
@@ -23,7 +23,7 @@ import itertools
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from harness.results.analysis.categories import category
+from harness.results.read.own import category
 from harness.results.analysis.confidence import Interval, Judgement, judge as judge_pair
 from harness.results.analysis.comparison import ALL, geomean
 

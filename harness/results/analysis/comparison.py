@@ -1,6 +1,6 @@
 """Platform A against platform B, or one GPU count (or precision) against another: two reports paired by
 benchmark, with intervals, verdicts, chances, cost and energy, and geometric means per category
-(harness.results.analysis.categories) and overall.
+(harness.results.read.own) and overall.
 
     python -m harness.report RESULTS_A RESULTS_B --compare [--md F --csv F --json F --html F --plots DIR]
     python -m harness.report SWEEP_1GPU SWEEP_2GPU --compare --price CPU=0.05
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from harness.results.analysis import cost
-from harness.results.analysis.categories import category
+from harness.results.read.own import category
 from harness.results.analysis.chances import Chances, chances
 from harness.results.analysis.collect import Report, build
 from harness.results.analysis.speedups import count_label, epochs_of, ratio, time_of

@@ -19,7 +19,7 @@ accelerator-hour, times the GPU count (CPU ranks count as one each).
   GPUs of the run, run_start..run_stop), with its 95% interval.
 
 Rows rank within each benchmark by time, cost or energy (`--rank`), lowest first. The table, its notes and
-a comparison's cost in words: harness.results.report.cost_render.
+a comparison's cost in words: harness.results.report.decision.
 """
 from __future__ import annotations
 
@@ -195,7 +195,7 @@ def rank(rows: Sequence[CostRow], rank_by: str) -> list[CostRow]:
 
 @dataclass(frozen=True)
 class CostRatio:
-    """A against B: what an hour costs and how fast each is; the words: harness.results.report.cost_render."""
+    """A against B: what an hour costs and how fast each is; the words: harness.results.report.decision."""
 
     per_hour: float  # A's USD per hour / B's
     speedup: float  # A's speedup over B (time to train)

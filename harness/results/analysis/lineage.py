@@ -17,9 +17,9 @@ another's 8-GPU server can make BERT look slower on twice the GPUs. The rule, in
 
 Pairs of one family are vouched for. Pairs of one submitter and one chip that the rule cannot vouch
 for (another line, accelerator model or framework) are kept, marked with what differs; pairs of two
-submitters are never made. harness.results.report.attribution says it in words.
+submitters are never made. harness.results.report.explain says it in words.
 
-    python -m harness.results.report.attribution SYSTEM_NAME...     # the system line of each name
+    python -m harness.results.report.explain SYSTEM_NAME...     # the system line of each name
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from harness.results.read.availability import listing
+from harness.results.read.submission import listing
 from harness.results.analysis.stats import GroupKey, accelerator_kind
 
 _SCALE = [

@@ -13,7 +13,7 @@ folder, or a few system folders): every submission folder's group is one entry.
   512 GPUs in 5 minutes and 8 GPUs in 120 minutes compare (2,560 against 960);
 - throughput per accelerator: the folder's mean throughput (logged, or derived from the epoch intervals
   and marked so) over its accelerators, in the logs' unit;
-- energy: the summarizer's energy score where the folder published power results (harness.results.read.power);
+- energy: the summarizer's energy score where the folder published power results (harness.results.read.submission);
 - scaling: the report's speedups between a submitter's systems (harness.results.analysis.speedups and lineage),
   each said to be one system family or not; counts of different submitters are never paired, and
   `across` says, per benchmark and chip, how many systems and submitters that leaves unpaired;
@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.results.read import availability, power
+from harness.results.read import submission
+
 from harness.results.analysis import lineage
 from harness.results.analysis.accelerators import AcceleratorPair, GeoMean, compare_accelerators, shape
 from harness.results.analysis.speedups import Speedup
@@ -46,7 +47,7 @@ OFF_BY = 5.0  # throughput per accelerator this many times off its score's sampl
 class Entry:
     benchmark: str
     division: str
-    availability: str  # MLPerf's category (availability.ORDER), or the status as written
+    availability: str  # MLPerf's category (submission.ORDER), or the status as written
     status: Optional[str]  # the system description's status, as written
     org: str  # the organisation's folder
     submitter: str
@@ -62,7 +63,7 @@ class Entry:
     runs: int
     counted: int
     required: Optional[int]
-    score: Score  # what the score stands on (harness.results.report.score_render.score_note says it)
+    score: Score  # what the score stands on (harness.results.report.verdicts.score_note says it)
     rank: Optional[int]
     accelerator_minutes: Optional[float]
     throughput_per_accelerator: Optional[float]
@@ -128,12 +129,12 @@ def _entry(report: Any, key: GroupKey) -> Entry:
     score = report.scores[key]
     runs = report.groups[key]
     folder = str(key.folder)
-    found = availability.listing(folder)
+    found = submission.listing(folder)
     parts = Path(folder).parts
     world = key.world if key.world else None
     energy, energy_note = None, None
-    if power.has_power(folder):
-        energy, energy_note = power.folder_energy(folder, runs, key.benchmark, score.scaling)
+    if submission.has_power(folder):
+        energy, energy_note = submission.folder_energy(folder, runs, key.benchmark, score.scaling)
     tput = g.throughput.mean if key.benchmark not in NO_EPOCH_WORK else None
     return Entry(
         key.benchmark, _division(key), found.availability, found.status, parts[-4] if len(parts) >= 4 else "?",
@@ -178,7 +179,7 @@ def _plausible(entries: list[Entry]) -> list[Entry]:
 
 
 def _order(e: Entry) -> tuple:
-    return (e.benchmark, e.round, e.division != "closed", e.division, availability.order(e.availability), e.availability,
+    return (e.benchmark, e.round, e.division != "closed", e.division, submission.order(e.availability), e.availability,
             e.minutes is None, e.minutes or 0.0, e.org, e.system)
 
 

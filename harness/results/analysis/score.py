@@ -12,7 +12,7 @@ summarizer does (from v2.0 on: harness.results.read.tree.scaling_factor).
 v0.5 (its training rules): 5 runs for the vision benchmarks, 10 for translation and minigo, olympic
 mean; NCF ran 100 times and scored the first 50 that converged (the submitter's first_50_success_file
 where the tree has one, else the first 50 by result number), olympic mean of those 50.
-Each score says which rule it applied, and records what its note stands on (harness.results.report.score_render
+Each score says which rule it applied, and records what its note stands on (harness.results.report.verdicts
 writes the note).
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ their throughput derived from their epoch intervals (harness.results.read.interv
 can be had at all, the throughput speedup is implied by the other two. A time-to-train speedup beyond
 the GPU ratio is flagged as superlinear, one far below the throughput speedup as a shortfall, and
 `attribution` names the factor behind each: throughput beyond the GPU ratio (hardware), epochs
-(convergence) or the rest, each with its share (in words: harness.results.report.attribution).
+(convergence) or the rest, each with its share (in words: harness.results.report.explain).
 
 Across precisions (same benchmark, system and world size): throughput ratio against time-to-train
 ratio, amp or bf16 or tf32 against fp32.
@@ -193,7 +193,7 @@ class Factor:
 @dataclass(frozen=True)
 class Attribution:
     """What made a speedup superlinear or fall short of its throughput speedup, as numbers and causes;
-    the sentence: harness.results.report.attribution."""
+    the sentence: harness.results.report.explain."""
 
     kind: str  # SUPERLINEAR or SHORTFALL
     time_to_train: float

@@ -15,7 +15,7 @@ fewest and at the most epochs, and the share of the variance of time to train th
 least-squares line of time to train on epochs (the squared Pearson correlation). 1.0 means the spread
 is all convergence (seed luck in epochs); 0 means none of it is (every run needed the same epochs, or
 the time per epoch varies as much). The rest is throughput and time outside the training loop. The
-table and the words: harness.results.report.spread.
+table and the words: harness.results.report.explain.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 says): the harness's sanity pass (harness.results.read.screen), and on an official log (anything but a
 harness run's own mlperf.log, which `harness.check` judges) MLPerf's own tools as they judge it
 (harness.results.read.official): the compliance checker with the ruleset of its round
-(harness.results.read.log_round), and the RCP checker's convergence reading in its unit. A v0.5 log, which
+(harness.results.read.submission), and the RCP checker's convergence reading in its unit. A v0.5 log, which
 no official checker reads, is held to the eval_target it states, as the summarizer held it.
 
 `join` puts what the checkers say beside what the log says, as the report's run: a run is voided only
@@ -19,7 +19,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from harness.results.read import formats, log_round, official, screen
+from harness.results.read import formats, official, screen
+
+from harness.results.read import submission
 from harness.results.read.official import Verdict
 from harness.results.read.parse import NO_EPOCH, ReadLog, print_runs, read_file, round_in_path
 from harness.results.read.rules import Ruleset
@@ -49,7 +51,7 @@ def official_check(facts: RunSummary, lines: Sequence[str], path: Path, explicit
                    harness_run: bool = False) -> tuple[Ruleset, Verdict]:
     """The ruleset a log is checked with (its round's, or the one `explicit` names) and the official
     checker's verdict under it."""
-    chosen = log_round.choose(facts.benchmark, lines, facts.run_start_ms, explicit=explicit,
+    chosen = submission.choose(facts.benchmark, lines, facts.run_start_ms, explicit=explicit,
                               path_round=None if harness_run else round_in_path(path), log_format=facts.log_format,
                               harness_run=harness_run, seconds_based=facts.timestamp_unit == "s")
     return chosen, official.judge(lines, chosen, facts.timestamp_unit == "s")

@@ -6,7 +6,7 @@ The ruleset of a log (`choose`), in this order: the one asked for (`--ruleset`);
 tools are run per round; the log's own format (`:::MLPv0.5.0`: v0.5, which mlperf_logging has no
 checker for; `:::MLL`: 0.6.0); for a harness run, its registered model's ruleset (and rules file,
 where MLPerf ships none); else the newest ruleset that has the benchmark, saying that the round
-was not known (harness.results.read.log_round then reads the round from the log itself: its dates, its
+was not known (harness.results.read.submission then reads the round from the log itself: its dates, its
 keys). A benchmark that no ruleset has is not checked. Nothing a log holds forms a path:
 the version always comes from mlperf_logging's own list.
 
@@ -106,8 +106,8 @@ class Ruleset:
     label: str  # what the check prints: "4.0.0", "harness-ncf-0.7.0", or why there is none ("v0.5")
     rules: Optional[str]  # the rules file the checker starts from
     source: str  # why: "--ruleset", "v4.0 in the path", "the :::MLL format (v0.6)", ...
-    fallback: bool = False  # the newest ruleset with the benchmark, for want of a round (log_round refines it)
-    from_log: bool = False  # chosen by the log's own dates or keys (harness.results.read.log_round)
+    fallback: bool = False  # the newest ruleset with the benchmark, for want of a round (submission.choose refines it)
+    from_log: bool = False  # chosen by the log's own dates or keys (harness.results.read.submission)
 
 
 def choose(benchmark: Optional[str], *, explicit: Optional[str] = None, path_round: Optional[str] = None,

@@ -15,7 +15,7 @@ from harness.results.analysis.confidence import Judgement
 from harness.results.analysis.comparison import GeoMean, ThroughputPair, Unpaired
 from harness.results.analysis.stats import BUSY
 from harness.results.report import render
-from harness.results.report.cost_render import cost_notes, cost_table, describe_cost
+from harness.results.report.decision import cost_notes, cost_table, describe_cost
 from harness.results.report.decision import METHOD
 from harness.results.report.plots import plot_compare
 from harness.results.report.verdicts import describe, describe_chances

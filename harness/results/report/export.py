@@ -20,12 +20,12 @@ from harness.results.analysis.chances import Chances
 from harness.results.analysis.speedups import Speedup
 from harness.results.read.summary import tally
 from harness.results.report import render, round_render
-from harness.results.report.attribution import describe_attribution
-from harness.results.report.cost_render import describe_cost
-from harness.results.report.attribution import family_text
+from harness.results.report.explain import describe_attribution
+from harness.results.report.decision import describe_cost
+from harness.results.report.explain import family_text
 from harness.results.report.sections import notes, shortfall_text
-from harness.results.report.score_render import score_json, score_note
-from harness.results.report.spread import describe_spread
+from harness.results.report.verdicts import score_json, score_note
+from harness.results.report.explain import describe_spread
 from harness.results.report.verdicts import describe, describe_chances, describe_group, input_bound_sides
 
 SCHEMA = "harness.report/4"

@@ -8,14 +8,14 @@ from typing import Any, Optional
 
 from harness.results.analysis.speedups import PrecisionRatio, Speedup, count_label
 from harness.results.analysis.confidence import INPUT_BOUND, input_bound
-from harness.results.report.spread import summary
+from harness.results.report.explain import summary
 from harness.results.analysis.lineage import Kinship
 from harness.results.analysis.score import Score
 from harness.results.analysis.stats import BUSY, GroupStats, RCPVerdict, key_cells
 from harness.results.read.summary import RunSummary
-from harness.results.report.attribution import describe_attribution
-from harness.results.report.attribution import family_text
-from harness.results.report.score_render import score_note
+from harness.results.report.explain import describe_attribution
+from harness.results.report.explain import family_text
+from harness.results.report.verdicts import score_note
 from harness.results.report.verdicts import INPUT_BOUND_TEXT, ratio_number, ratio_range
 
 UNSCORABLE, DERIVED = "*", "(d)"

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from harness.results.read import availability
+from harness.results.read import submission
 from harness.results.report import render
 from harness.results.analysis.accelerators import AcceleratorPair
 from harness.results.analysis.comparison import ALL
 from harness.results.analysis.round import Across, Entry, RoundView
-from harness.results.report.attribution import family_text
-from harness.results.report.score_render import score_note
+from harness.results.report.explain import family_text
+from harness.results.report.verdicts import score_note
 from harness.results.report.verdicts import ratio_range
 
 SCALING = "Scaling within a system family"
@@ -135,7 +135,7 @@ def render_round(view: RoundView, markdown: bool = False, compact: bool = False)
         for b, round_, division, category, rows in view.blocks():
             if b != bench:
                 continue
-            short = availability.SHORT.get(category, category)
+            short = submission.SHORT.get(category, category)
             out += [f"{round_}, {division} division, {short}: {sum(1 for e in rows if e.rank)} ranked of {len(rows)}",
                     "",
                     table(*entry_rows(rows, compact)), ""]
@@ -209,7 +209,7 @@ LEGEND = [
 
 
 def _who(e: Entry) -> str:
-    short = availability.SHORT.get(e.availability, e.availability)
+    short = submission.SHORT.get(e.availability, e.availability)
     count = f"{e.accelerators:,} x {e.chip}" if e.accelerators else e.chip
     return f"{e.submitter}/{e.system} ({count}, {short})"
 

@@ -18,7 +18,7 @@ from harness.results.report import throughput_tables as throughput
 from harness.results.analysis import round as round_view
 from harness.results.report.round_render import render_round
 from harness.results.analysis.collect import Report
-from harness.results.report.spread import describe_spread, spread_rows
+from harness.results.report.explain import describe_spread, spread_rows
 from harness.results.analysis import confidence
 from harness.results.analysis.stats import BUSY, GroupKey, GroupStats, key_cells
 from harness.results.read.summary import RunSummary, Shortfall, tally

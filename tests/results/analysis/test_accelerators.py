@@ -10,7 +10,8 @@ import pytest
 from harness.results.analysis.accelerators import unlike
 from harness.results.analysis.round import form_factor
 from harness.results.analysis.stats import accelerator_kind
-from harness.results.read import availability, tree
+from harness.results.read import tree
+from harness.results.read import submission
 
 
 @pytest.mark.parametrize("name, platform, chip", [
@@ -34,7 +35,7 @@ def test_a_description_s_division_and_node_count_are_read_whatever_their_spellin
                                                   "accelerator_model_name": "Nvidia Tesla V100-SXM2-32GB"}))
     found = tree.read_system(str(systems / "sys.json"))
     assert found is not None and (found.division, found.world_size) == ("closed", 16)
-    listing = availability.listing(str(folder))
+    listing = submission.listing(str(folder))
     assert (listing.nodes, listing.per_node) == (4, 4)
 
 

@@ -7,7 +7,7 @@ import pytest
 from harness.results.analysis.collect import build
 from harness.results.report.export import to_json
 from harness.results.report.sections import notes, shortfall_text
-from harness.results.report.score_render import score_note
+from harness.results.report.verdicts import score_note
 
 BEST = '"value": 0.24350000000000002'  # result_0's last BLEU, the one at run_stop
 

@@ -6,7 +6,7 @@ import pytest
 from harness.results.read.parse import RunSummary
 from harness.results.read.checking import checked_file
 from harness.results.analysis.score import NOT_CONVERGED, TOO_MANY_DROPPED, olympic_score, required_runs
-from harness.results.report.score_render import score_note
+from harness.results.report.verdicts import score_note
 
 OFFICIAL_SCORES = {"gnmt": 18.501885416666664, "transformer": 18.811895833333335}
 

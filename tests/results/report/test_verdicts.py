@@ -1,13 +1,18 @@
-"""A speedup's chances in words (harness.results.report.verdicts.describe_chances): what a reader of the
-report's "chances:" line sees for epoch counts and for sample counts."""
+"""How sure a figure is, in words (harness.results.report.verdicts): a speedup's chances as a reader of the
+report's "chances:" line sees them for epoch counts and for sample counts, and a score's note: what
+scaling.json did to the olympic mean, said after it (applied, given for a void score, not applied to logs
+that predate it, or not applied with the file's problem)."""
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from harness.results.analysis.chances import chances
 from harness.results.analysis.confidence import judge
+from harness.results.analysis.score import round_score
 from harness.results.read.summary import RunSummary
-from harness.results.report.verdicts import describe, describe_chances, input_bound_sides
+from harness.results.report.verdicts import describe, describe_chances, input_bound_sides, score_json, score_note
 
 
 def _run(seed, epochs, minutes, bench="x", unit="epochs"):
@@ -94,3 +99,24 @@ def test_ninety_percent_of_pairs_on_one_value_reads_as_one_value():
     ref = [_run(i, 2, 20.0) for i in range(19)] + [_run(19, 3, 30.0)]
     sub = [_run(i, 2, 10.0) for i in range(20)]
     assert "at least 90% of single-run pairs give 2.00x" in describe_chances(chances("B", sub, "A", ref, None))
+
+
+def _runs(folder, round_, failed=0):
+    return [RunSummary(path=f"{folder}/result_{i}.txt", benchmark="gnmt", round=round_, folder=str(folder),
+                       status="success" if i >= failed else "aborted", time_to_train_min=float(10 + i))
+            for i in range(10)]
+
+
+@pytest.mark.parametrize("scaling, round_, failed, said", [
+    (1.02, "v3.0", 0, "olympic mean of 8 runs, x 1.02 (scaling.json)"),
+    (1.02, "v3.0", 2, "void: 2 did not converge; MLPerf allows 1 such run(s); scaling.json gives 1.02"),
+    (1.02, "v1.0", 0, "olympic mean of 8 runs; scaling.json not applied: the summarizer reads it from v2.0 on, "
+                      "these logs are v1.0's"),
+    (-1, "v3.0", 0, "olympic mean of 8 runs; {path} gives no positive scaling_factor (-1): not applied"),
+])
+def test_the_note_says_what_scaling_json_did(tmp_path, scaling, round_, failed, said):
+    (tmp_path / "scaling.json").write_text(json.dumps({"scaling_factor": scaling}))
+    score = round_score("gnmt", _runs(tmp_path, round_, failed))
+    note = said.format(path=tmp_path / "scaling.json")
+    assert score_note(score) == note and score_json(score)["note"] == note
+    assert score.minutes == (None if failed else pytest.approx(14.5 * (scaling if round_ == "v3.0" and scaling > 0 else 1)))

@@ -1,11 +1,14 @@
-"""Published logs copied out of their round's folder are read with the rules of their round, from the log
-itself (harness.results.read.log_round: its dates, its keys), as they are in place: each run's verdict, minutes
+"""MLPerf's availability categories from the status a system description writes, freely before 4.0.
+
+Published logs copied out of their round's folder are read with the rules of their round, from the log
+itself (harness.results.read.submission: its dates, its keys), as they are in place: each run's verdict, minutes
 and convergence equal mlperf-logging's own compliance checker, summarizer and RCP checker run on the
 original folder with its round's ruleset, and so does the score. End-to-end by necessity (the official
 tools on 45 real logs): about 10 s."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import sys
 
@@ -13,8 +16,36 @@ import pytest
 
 from harness.check import check_log
 from harness.results.analysis.collect import build
-from harness.results.read.log_round import window_of
+from harness.results.read import submission
+from harness.results.read.submission import window_of
 from tests.helpers import REPO
+
+
+@pytest.mark.parametrize("status,category", [
+    ("onprem", submission.ON_PREMISE), ("Available on premise", submission.ON_PREMISE),
+    ("available", submission.ON_PREMISE), ("Available on-premise", submission.ON_PREMISE),
+    ("cloud", submission.CLOUD), ("Available in cloud", submission.CLOUD),
+    ("preview", submission.PREVIEW), ("Research, Development, or Internal (RDI)", submission.RDI),
+    ("research", submission.RDI), ("", submission.UNKNOWN), (None, submission.UNKNOWN),
+    ("beta", "beta"),  # no category's words: kept as written
+])
+def test_each_status_reads_into_mlperf_s_category(status, category):
+    assert submission.category(status) == category
+
+
+def test_the_listing_names_the_description_s_submitter_else_the_folder(tmp_path):
+    org = tmp_path / "NVIDIA"
+    (org / "results" / "cw_n8" / "bert").mkdir(parents=True)
+    (org / "results" / "plain" / "bert").mkdir(parents=True)
+    (org / "systems").mkdir()
+    (org / "systems" / "cw_n8.json").write_text(json.dumps({"submitter": "NVIDIA+CoreWeave", "status": "cloud",
+                                                            "system_name": "cw"}))
+    found = submission.listing(str(org / "results" / "cw_n8" / "bert"))
+    assert (found.submitter, found.availability, found.status, found.system_name) == \
+        ("NVIDIA+CoreWeave", submission.CLOUD, "cloud", "cw")
+    plain = submission.listing(str(org / "results" / "plain" / "bert"))
+    assert (plain.submitter, plain.availability) == ("NVIDIA", submission.UNKNOWN)
+
 
 _spec = importlib.util.spec_from_file_location("official_compare", REPO / "scripts" / "tools" / "official_compare.py")
 compare = importlib.util.module_from_spec(_spec)

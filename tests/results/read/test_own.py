@@ -1,7 +1,7 @@
 """Benchmarks and models by MLPerf category, for the comparison's geometric means: a registered model's
 from its spec, any other benchmark's from MLPerf's own areas."""
 from harness import registry
-from harness.results.analysis.categories import MLPERF_CATEGORIES, category
+from harness.results.read.own import MLPERF_CATEGORIES, category
 
 
 def test_each_name_falls_in_its_mlperf_category_and_unknown_names_in_other():

@@ -1,11 +1,11 @@
-"""Cost in words and cells (harness.results.report.cost_render): what the report's cost table and a comparison's
+"""Cost in words and cells (harness.results.report.decision): what the report's cost table and a comparison's
 cost line say, open interval bounds included."""
 from __future__ import annotations
 
 from harness.results.analysis.confidence import Interval
 from harness.results.analysis.cost import CostRow, compare_cost
 from harness.results.analysis.stats import GroupKey
-from harness.results.report.cost_render import cost_notes, cost_table, describe_cost
+from harness.results.report.decision import cost_notes, cost_table, describe_cost
 
 
 def test_a_comparison_s_cost_line_reads_the_price_ratio_and_the_speedup_s_interval():
