@@ -29,7 +29,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from harness.errors import ConfigError
 from harness.interface.options import Choice
-from harness.results.read.labels import EAGER, join_label
+from harness.results.read.summary import EAGER, join_label
 
 if TYPE_CHECKING:
     from harness.interface import ModelSpec

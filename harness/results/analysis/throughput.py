@@ -8,10 +8,10 @@ are over its runs' medians. Scaling compares each world size with the smallest o
 accelerator, label) at the same per-rank batch; precision gains compare each precision with a
 baseline (fp32) at the same workload, accelerator, world size and path; fast_vs_eager each fast
 path with the eager step of the same base precision. `python -m harness.report` prints their tables
-(harness.results.report.throughput_tables) when such runs are present; `python -m harness.bench` builds
+(harness.results.report.sections) when such runs are present; `python -m harness.bench` builds
 its suite table on them.
 
-    python -m harness.results.report.throughput_tables outputs/benchmark      # the four tables, as text
+    python -m harness.results.report.sections outputs/benchmark      # the four tables, as text
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from typing import Iterable, Optional, Sequence, Union
 
 from harness.record import RunRecord
 from harness.results.read.runfiles import read_result
-from harness.results.read.labels import EAGER, join_label, split_label
+from harness.results.read.summary import EAGER, join_label, split_label
 
 
 @dataclass(frozen=True)

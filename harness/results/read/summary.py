@@ -11,6 +11,17 @@ read; of these, `faults` say the log's own clock or timed region cannot be trust
 the official checker does not forgive), `warnings` (the harness's own sanity findings and other oddities the official tools let
 through) and `interrupted` (stopped by Ctrl-C or SIGTERM: not a completed run, listed apart and
 never scored, as MLPerf scores completed runs only).
+
+A run's precision label (`split_label`, `join_label`): the base precision it trained in, then the path its
+step ran.
+
+result.json's `precision`, bench.jsonl's and the tables' rows carry one label: the base precision first
+(fp32, tf32, amp, bf16, optionally +master for fp16 weights), then the parts of the path the step ran,
+each after a "+": "amp" (the eager step), "tf32+graph" (replayed from a CUDA graph),
+"amp+compile(reduce-overhead)", "amp+master+compile+graph". Tables compare like paths with like, and
+each fast path with the eager step of its base precision (harness/results/analysis/throughput.py).
+
+    python -c "from harness.results.read.summary import split_label; print(split_label('amp+compile+graph'))"
 """
 from __future__ import annotations
 
@@ -19,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
 from harness.interface.quality import QualitySpec
+
 
 SUCCESS = "success"
 INCOMPLETE = "incomplete"  # no run_stop: crashed, killed or still running
@@ -189,3 +201,23 @@ def tally(runs: list[RunSummary]) -> Tally:
             for kind in dict.fromkeys(kind_of(m) for m in messages):
                 bucket[kind] = bucket.get(kind, 0) + 1
     return out
+
+
+EAGER = "eager"
+BASE_PARTS = ("master",)  # parts of a label that belong to its base precision, not to its path
+_PARTS = re.compile(r"\+(?![^()]*\))")  # a "+" outside parentheses: compile(...) is one part
+
+
+def split_label(precision: str) -> tuple[str, str]:
+    """(base precision, path) of a precision label: "amp+master+compile(reduce-overhead)+graph" ->
+    ("amp+master", "compile(reduce-overhead)+graph"); "tf32" -> ("tf32", "eager"). The base comes first
+    (fp32, tf32, amp, bf16, optionally +master), then the parts of the path the step ran."""
+    base, *parts = _PARTS.split(precision)
+    while parts and parts[0] in BASE_PARTS:
+        base += "+" + parts.pop(0)
+    return base, "+".join(p for p in parts if p and p != EAGER) or EAGER
+
+
+def join_label(base: str, path: str) -> str:
+    """The label of a base precision run on a path: "amp" for the eager step, else "amp+graph"."""
+    return base if path == EAGER else f"{base}+{path}"

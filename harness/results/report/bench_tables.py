@@ -17,12 +17,10 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 from harness.files import write_atomic
-from harness.results.report import bench_page
-from harness.results.report.bench_page import SMOKE, ran_on, title as page_title
 from harness.results.analysis import throughput as tp
-from harness.results.report import throughput_tables as tp_tables
+from harness.results.report import bench_page, render, sections
+from harness.results.report.bench_page import SMOKE, ran_on, title as page_title
 from harness.results.report.plots import WRITE_HINT
-from harness.results.report import render
 from harness.results.report.render import markdown_table
 
 # The baseline of the precision gain, in order of preference: the studies the suite reproduces call
@@ -44,7 +42,7 @@ def smoke_banner(meta: dict[str, Any]) -> list[str]:
 def _name(view) -> str:
     """A Scaling's or PrecisionGain's row label: its model beside a workload label two models share
     (an implementation of the API without the model field labels by workload alone)."""
-    return tp_tables.label(view.workload, getattr(view, "model", ""))
+    return sections.label(view.workload, getattr(view, "model", ""))
 
 
 def window_spread(g: tp.ThroughputGroup, runs: Sequence[tp.ThroughputRun]) -> str:
@@ -89,11 +87,11 @@ def summarise(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], out_dir: P
     gs = sorted(tp.groups(runs), key=lambda g: (rank.get(g.model, len(rank)), g.model, g.workload, g.precision,
                                                 g.world_size))
     scalings, gains, fast = tp.scaling(gs), tp.precision_gains(gs, BASELINES), tp.fast_vs_eager(gs)
-    head, rows = tp_tables.table_rows(gs)  # its last column, the windows' range, is said again with their spread
+    head, rows = sections.table_rows(gs)  # its last column, the windows' range, is said again with their spread
     head, rows = head[:-1] + [*UTILISATION, "windows (spread)"], [
         row[:-1] + utilisation(g) + [window_spread(g, runs)] for row, g in zip(rows, gs)]
-    tables = {"throughput.csv": (head, rows), "scaling.csv": tp_tables.scaling_rows(scalings),
-              "precision.csv": gain_rows(gains), "fast_path.csv": tp_tables.fast_rows(fast)}
+    tables = {"throughput.csv": (head, rows), "scaling.csv": sections.scaling_rows(scalings),
+              "precision.csv": gain_rows(gains), "fast_path.csv": sections.fast_rows(fast)}
     charts = _charts(scalings, gains, fast)
     body = _sections(runs, meta, tables, scalings, gains, fast, charts)
     files: dict[str, Union[str, bytes]] = {name: _csv(*table) for name, table in tables.items()}
@@ -157,11 +155,11 @@ def _sections(runs: Sequence[tp.ThroughputRun], meta: dict[str, Any], tables: di
     fell_back = [r for r in runs if r.fallback]
     if fell_back:
         lines += ["## Fell back to the eager step", ""] + [
-            f"- {tp_tables.label(r.workload, r.model)} {r.precision} {r.world_size} GPU(s): {r.fallback} ({r.path})"
+            f"- {sections.label(r.workload, r.model)} {r.precision} {r.world_size} GPU(s): {r.fallback} ({r.path})"
             for r in fell_back] + [""]
     failed = [r for r in runs if r.status != "success"]
     if failed:
-        lines += ["## Failed cells", ""] + [f"- {tp_tables.label(r.workload, r.model)} {r.precision} {r.world_size} GPU(s): "
+        lines += ["## Failed cells", ""] + [f"- {sections.label(r.workload, r.model)} {r.precision} {r.world_size} GPU(s): "
                                             f"{r.reason or 'no reason recorded'} ({r.path})" for r in failed] + [""]
     return "\n".join(lines)
 

@@ -9,20 +9,30 @@ several runs, runs on a busy machine, the runs counted as not converged (harness
 finds them), and groups whose runs waited for data over 5% of training time (result.json). harness.report
 prints them as warnings, under "Notes" and in the JSON's `warnings`.
 
+The mode=throughput tables (harness.results.analysis.throughput computes them): per workload,
+scaling across GPU counts, precision against the baseline, fast path against the eager step, and the
+cells that failed. `python -m harness.report` prints them when such runs are present; harness.bench's
+tables (bench_tables) build on them.
+
     python -m harness.report outputs/sweeps/X
+    python -m harness.results.report.sections outputs/benchmark      # the four throughput tables, as text
 """
 from __future__ import annotations
 
-from harness.results.report import render
-from harness.results.report import throughput_tables as throughput
-from harness.results.analysis import round as round_view
-from harness.results.report.round_render import render_round
+import sys
+from typing import Optional, Sequence
+
+from harness.results.analysis import confidence, round as round_view, throughput as tp
 from harness.results.analysis.collect import Report
-from harness.results.report.explain import describe_spread, spread_rows
-from harness.results.analysis import confidence
 from harness.results.analysis.stats import BUSY, GroupKey, GroupStats, key_cells
+from harness.results.analysis.throughput import FastGain, PrecisionGain, Scaling, ThroughputGroup, ThroughputRun
 from harness.results.read.summary import RunSummary, Shortfall, tally
+from harness.results.report import render
+from harness.results.report.explain import describe_spread, spread_rows
+from harness.results.report.render import rel, text_table
+from harness.results.report.round_render import render_round
 from harness.results.report.verdicts import INPUT_BOUND_TEXT
+
 
 EXAMPLES = 2  # paths shown per kind of warning
 
@@ -71,12 +81,12 @@ def render_text(report: Report, markdown: bool = False) -> str:
                 f"{s.slowest_min:.4g} min)" for s in spreads]
     if report.tput_runs:
         out += ["", head("Throughput (mode=throughput): median of each run's windows; spread over runs"),
-                table(*throughput.table_rows(report.tput_groups))]
+                table(*table_rows(report.tput_groups))]
         if report.scalings:
-            out += ["", head("Scaling efficiency across GPU counts"), table(*throughput.scaling_rows(report.scalings))]
+            out += ["", head("Scaling efficiency across GPU counts"), table(*scaling_rows(report.scalings))]
         if report.gains:
-            out += ["", head("Precision against the baseline"), table(*throughput.gain_rows(report.gains))]
-        failed = throughput.failures(report.tput_runs)
+            out += ["", head("Precision against the baseline"), table(*gain_rows(report.gains))]
+        failed = failures(report.tput_runs)
         if failed:
             out += [""] + [bullet + f for f in failed]
     if report.runs:
@@ -161,3 +171,66 @@ def input_bound_notes(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:
             out.append(f"{' '.join(key_cells(key))}: {len(over)} run(s) {INPUT_BOUND_TEXT} (data wait "
                        f"over {confidence.INPUT_BOUND:.0%}: {', '.join(f'{r.data_wait_share:.0%}' for r in over[:5])})")
     return out
+
+
+def _fmt(x: Optional[float]) -> str:
+    return "n/a" if x is None else (f"{x:,.0f}" if x >= 100 else f"{x:.4g}")
+
+
+def table_rows(groups: Sequence[ThroughputGroup]) -> tuple[list[str], list[list[str]]]:
+    header = ["workload", "model", "accelerator", "precision", "GPUs", "global batch", "runs", "median",
+              "unit", "spread of runs (min-max, std)", "windows (min-max)"]
+    rows = []
+    for g in groups:
+        spread = "n/a" if g.median is None or g.min is None or g.max is None else \
+            f"{_fmt(g.min)}-{_fmt(g.max)} ({(g.max - g.min) / g.median:.1%}), std {_fmt(g.std)}"
+        runs = f"{g.runs}" + (f" ({g.failed} failed)" if g.failed else "")
+        rows.append([g.workload, g.model, g.accelerator, g.precision, str(g.world_size),
+                     "n/a" if g.global_batch_size is None else str(g.global_batch_size), runs, _fmt(g.median), g.unit,
+                     spread, "n/a" if g.windows_min is None else f"{_fmt(g.windows_min)}-{_fmt(g.windows_max)}"])
+    return header, rows
+
+
+def label(workload: str, model: str = "") -> str:
+    """'bert_large squad384' where one workload label belongs to several models, else the workload."""
+    return workload if model in ("", workload) else f"{model} {workload}"
+
+
+def scaling_rows(scalings: Sequence[Scaling]) -> tuple[list[str], list[list[str]]]:
+    header = ["workload", "accelerator", "precision", "GPUs", "speedup", "efficiency"]
+    return header, [[label(s.workload, s.model), s.accelerator, s.precision, f"{s.world} vs {s.base_world}",
+                     "n/a" if s.speedup is None else f"{s.speedup:.2f}x",
+                     "n/a" if s.efficiency is None else f"{s.efficiency:.0%}"] for s in scalings]
+
+
+def gain_rows(gains: Sequence[PrecisionGain]) -> tuple[list[str], list[list[str]]]:
+    header = ["workload", "accelerator", "GPUs", "precision", "vs", "throughput ratio"]
+    return header, [[label(p.workload, p.model), p.accelerator, str(p.world_size), p.precision, p.baseline,
+                     "n/a" if p.ratio is None else f"{p.ratio:.2f}x"] for p in gains]
+
+
+def fast_rows(gains: Sequence[FastGain]) -> tuple[list[str], list[list[str]]]:
+    header = ["workload", "accelerator", "GPUs", "precision", "path", "fast", "eager", "unit", "fast / eager"]
+    return header, [[label(f.workload, f.model), f.accelerator, str(f.world_size), f.base, f.path, _fmt(f.fast),
+                     _fmt(f.eager), f.unit, "n/a" if f.ratio is None else f"{f.ratio:.2f}x"] for f in gains]
+
+
+def failures(runs: Sequence[ThroughputRun]) -> list[str]:
+    return [f"{rel(r.path)}: {r.workload} {r.precision} {r.world_size} GPU(s) failed: {r.reason or 'no reason given'}"
+            for r in runs if r.status != "success"]
+
+
+def main(argv: list[str]) -> int:
+    runs = tp.read_runs(argv)
+    g = tp.groups(runs)
+    for header, rows in (table_rows(g), scaling_rows(tp.scaling(g)), gain_rows(tp.precision_gains(g)),
+                         fast_rows(tp.fast_vs_eager(g))):
+        if rows:
+            print(text_table(header, rows) + "\n")
+    for line in failures(runs):
+        print(line)
+    return 1 if failures(runs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.results.analysis import throughput as tp
-from harness.results.report.throughput_tables import table_rows
+from harness.results.report.sections import table_rows
 from tests.helpers import run_cli
 
 

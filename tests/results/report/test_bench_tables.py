@@ -11,7 +11,7 @@ from harness import record as rec
 from harness.results.report import bench_tables
 from harness.run.record_file import write as write_record
 from harness.results.analysis.throughput import fast_vs_eager, groups, precision_gains, read_runs, scaling
-from harness.results.report.throughput_tables import table_rows
+from harness.results.report.sections import table_rows
 
 
 def write_run(root: Path, model: str, precision: str, world: int, windows: list[float], workload: str | None = None,

@@ -1,9 +1,9 @@
-"""Precision labels: the base precision, then the path the step ran."""
+"""A run's precision label (harness.results.read.summary): the base precision, then the path the step ran."""
 from __future__ import annotations
 
 import pytest
 
-from harness.results.read.labels import join_label, split_label
+from harness.results.read.summary import join_label, split_label
 
 
 @pytest.mark.parametrize("label, base, path", [
