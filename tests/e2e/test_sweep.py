@@ -16,7 +16,7 @@ pytestmark = pytest.mark.e2e
 
 
 def test_drawn_seed_sweep_records_its_seeds_and_writes_its_summary(tmp_path):
-    out = run_cli("harness.sweep", "model=ncf", "runs=2", "max_epochs=1", "output_root=out", "progress=false",
+    out = run_cli("harness.sweep", "model=ncf", "+debug=ncf", "runs=2", "max_epochs=1", "output_root=out", "progress=false",
                   cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     (sweep,) = (tmp_path / "out" / "sweeps").iterdir()

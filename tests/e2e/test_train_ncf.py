@@ -157,7 +157,7 @@ def test_bad_option_exits_2_before_anything_is_written(tmp_path):
 def test_sweep_of_runs_that_miss_the_target(tmp_path):
     """Two runs in one process: each its own directory and log; missing the target exits 0, and
     the official checker fails such a log, as it should."""
-    out = run_cli("harness.train", "-m", "seed=1,2", "max_epochs=1", "output_root=out", "progress=false",
+    out = run_cli("harness.train", "-m", "+debug=ncf", "seed=1,2", "max_epochs=1", "output_root=out", "progress=false",
                   "tensorboard=false", "telemetry=false", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     dirs = _run_dirs(tmp_path / "out")
