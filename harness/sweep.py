@@ -178,7 +178,6 @@ def main(argv: Optional[list[str]] = None) -> int:
     from harness.config import check_cli, compose, first_values
     from harness.outputs import claim_sweep_dir, sweep_name
     from harness.results.analysis.score import required_runs
-    from harness.run import seeding
 
     args = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in args):
@@ -197,6 +196,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     except ConfigError as err:
         print(f"harness.sweep: error: {err}", file=sys.stderr)
         return 2
+    from harness.run import seeding  # torch, once the options are known good: a typo is refused before it
+
     n = planned_runs(spec.benchmark, runs)
     seeds: list[int] = []
     while len(seeds) < n:  # distinct seeds, drawn from the OS

@@ -96,14 +96,16 @@ def print_help(args: list[str]) -> int:
 def _host_checks(args: list[str], first: list[DictConfig]) -> Callable[[DictConfig], None]:
     """What this host must hold for each job: GPUs, writable folders, the dataset, run directories
     not taken. `first` gets the first job's config."""
-    from harness import fastpath
-    from harness.run.launch import check_resources, uses_cuda
-
     shows_only = any(a in ("--cfg", "-c", "--info", "-i") or a.startswith(("--cfg=", "--info=")) for a in args)
     hydra_overrides = [a for a in args if a.startswith("hydra.")]
     multirun = any(a in ("-m", "--multirun") for a in args)
 
     def checks(cfg: DictConfig) -> None:
+        # torch (through the launcher) is imported only for a config that composed and passed its checks:
+        # a mistyped option is refused in the time the config takes, not torch's import
+        from harness import fastpath
+        from harness.run.launch import check_resources, uses_cuda
+
         first.append(cfg)
         fastpath.resolve(cfg, uses_cuda(cfg))  # this config's one resolution; the job resolves its own
         check_resources(cfg)
