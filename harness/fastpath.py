@@ -11,7 +11,8 @@ run is grouped by. Each config is resolved once, by the one who composed it: the
 - On CUDA, unless `eager=true`: the model's declared fast path (ModelSpec.fast,
   harness/interface/fast_declaration.py): its options (torch.compile, its mode) in mode=throughput, and in
   mode=train where the model says its step's shapes are static; `cuda_graph` null becomes the fast
-  path's choice in mode=throughput on one GPU. An option given on the command line always wins.
+  path's choice in mode=throughput on one GPU, and `master_weights` null its choice in mode=throughput
+  at amp or bf16. An option given on the command line always wins.
 - Elsewhere (CPU) nothing of a fast path applies: the embedded presets train as calibrated.
 
 The label a run is grouped by names the path that ran (`label`): "amp", "amp+graph",
@@ -70,6 +71,9 @@ def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = (), spec: Option
         if cfg.get("cuda_graph") is None:
             one_gpu = int(cfg.gpus) * int(cfg.nodes) == 1
             cfg.cuda_graph = bool(takes and throughput and one_gpu and spec.fast.cuda_graph)
+        if cfg.get("master_weights") is None:
+            cfg.master_weights = bool(takes and throughput and spec.fast.master_weights
+                                      and str(cfg.precision) in (Precision.amp.value, Precision.bf16.value))
         if takes and (throughput or spec.fast.train):
             for key, value in spec.fast.settings().items():
                 if f"model.{key}" not in keys:

@@ -31,7 +31,20 @@ def test_on_cuda_each_model_takes_its_declared_fast_path_and_names_it():
     assert label(_resolved(["model=txl_base", "mode=throughput", "precision=tf32"], cuda=True)) \
         == "tf32+compile(reduce-overhead)"
     assert label(_resolved(["model=bert_large", "mode=throughput"], cuda=True)) == "amp+compile+graph"
-    assert label(_resolved(["model=ncf", "mode=throughput"], cuda=True)) == "amp"  # declares none: eager
+    assert label(_resolved(["model=gnmt", "mode=throughput"], cuda=True)) == "amp+master+compile-attention+graph"
+    assert label(_resolved(["model=ssd", "mode=throughput"], cuda=True)) == "amp"  # declares none: eager
+
+
+def test_fp16_weights_are_a_throughput_choice_at_a_low_precision_and_never_a_trainings():
+    """A fast path's master weights apply in mode=throughput at amp or bf16 only: a run in mode=train keeps
+    the fp32 weights its preset was calibrated with, and fp32, eager=true or the command line say no."""
+    assert label(_resolved(["model=ncf", "mode=throughput"], cuda=True)) == "amp+master"
+    assert label(_resolved(["model=ncf", "mode=throughput", "precision=bf16"], cuda=True)) == "bf16+master"
+    for argv in (["model=ncf"], ["model=ncf", "mode=throughput", "precision=fp32"],
+                 ["model=ncf", "mode=throughput", "eager=true"], ["model=ncf", "mode=throughput", "master_weights=false"],
+                 ["model=resnet", "mode=throughput"]):
+        assert _resolved(argv, cuda=True).master_weights is False, argv
+    assert _resolved(["model=ncf", "mode=throughput"], cuda=False).master_weights is False  # fp32 on a CPU
 
 
 def test_eager_is_one_switch_and_a_cpu_never_takes_a_fast_path():
@@ -53,7 +66,7 @@ def test_training_takes_the_fast_paths_options_only_where_the_model_says_its_sha
     assert path(resnet) == "compile" and resnet.model.channels_last is True and resnet.cuda_graph is False
     transformer = _resolved(["model=transformer"], cuda=True)  # batches cut by tokens: many shapes
     assert path(transformer) == "eager"
-    assert path(_resolved(["model=gnmt", "mode=throughput", "gpus=2"], cuda=True)) == "eager"  # a graph: one GPU
+    assert path(_resolved(["model=gnmt", "mode=throughput", "gpus=2"], cuda=True)) == "compile-attention"  # a graph: one GPU
 
 
 @pytest.mark.parametrize("spec", registry.models(), ids=lambda s: s.name)

@@ -78,8 +78,9 @@ class HarnessConfig:
     precision: Optional[Precision] = None
     """fp32, tf32, amp (fp16 autocast with a gradient scaler) or bf16; tf32 and amp need CUDA. null: on CUDA
     the mixed precision the model's MLPerf reference trains in (amp for every model here), fp32 elsewhere."""
-    master_weights: bool = False
-    """amp/bf16: the weights themselves in fp16/bf16, fp32 copies in the optimizer."""
+    master_weights: Optional[bool] = None
+    """amp/bf16: the weights themselves in fp16/bf16, fp32 copies in the optimizer. null: on CUDA in
+    mode=throughput the model's fast path's choice (ModelSpec.fast), false elsewhere."""
     ddp_bucket_mb: float = option(25.0, gt=0)
     """DistributedDataParallel's gradient bucket size on several ranks; above the model's gradient size,
     one all-reduce after backward instead of several overlapping it."""

@@ -6,7 +6,7 @@ the path that measured fastest on an H200 while its losses followed the eager st
 that turn torch.compile on (and its mode), and whether mode=throughput's forward and backward are
 captured once in a CUDA graph and replayed (harness/run/graph.py). On CUDA the harness takes it by
 default (harness/fastpath.py), falls back to the eager step in one line when it cannot, and names the
-path that ran in every record ("amp+graph", "amp+compile(reduce-overhead)"); `eager=true` gives the
+path that ran in every record ("amp+graph", "amp+compile(reduce-overhead)", "amp+master+graph"); `eager=true` gives the
 plain eager step that published eager tables measure.
 
     python -c "from harness import registry; print([(s.name, s.fast) for s in registry.models()])"
@@ -23,6 +23,10 @@ class FastPath:
     options: tuple[str, ...] = ()  # "key=value" of the model's own options (model.<key>), e.g. "compile=true"
     cuda_graph: bool = False  # mode=throughput, one GPU: forward and backward replayed from a CUDA graph
     train: bool = True  # the options apply in mode=train too (a step of static shapes); the graph never does
+    # mode=throughput with amp or bf16: the weights themselves in the autocast dtype, fp32 copies in the
+    # optimizer (harness/run/master_weights.py), as MLPerf's fp16 references kept them; mode=train keeps
+    # the fp32 weights its embedded presets were calibrated with
+    master_weights: bool = False
     measured: str = ""  # where the side-by-side measurement that chose it is written down
 
     def __post_init__(self) -> None:
@@ -35,7 +39,7 @@ class FastPath:
     @property
     def eager(self) -> bool:
         """The model declares no fast path: its step runs as written."""
-        return not self.options and not self.cuda_graph
+        return not self.options and not self.cuda_graph and not self.master_weights
 
     def settings(self) -> dict[str, str]:
         """The options as {key: value text}."""

@@ -18,8 +18,8 @@ SPEC = ModelSpec(
     summary="RetinaNet ResNeXt-50 32x4d FPN object detection on openimages-mlperf, box mAP",
     category=VISION,
     # NHWC with the backbone and heads compiled: 1.49x the eager step on one H200 (1.16x NHWC alone);
-    # mode=train keeps the eager step until a GPU run to the target has taken this path
-    fast=FastPath(options=("channels_last=true", "compile=true"), train=False,
+    # the embedded preset trains on it to its target on one H200 (mAP 0.3409 in 13 epochs, 154 s)
+    fast=FastPath(options=("channels_last=true", "compile=true"),
                   measured="docs/benchmarks/fast_path_2026-12-03.md"),
     suite=SuiteEntry(step_s=(0.25, 0.80)),  # the preset's 32 images of 800 x 800 a GPU (the reference's)
     task=MLPerfTask(

@@ -25,7 +25,7 @@ console). The exit status is 1 when a row failed, did not run or is more than 5%
 On one H200 the whole check takes about 26 minutes (2026-12-02: part 1 527 s; part 2, the real-data rows
 with their warm pass, over 520 s), over the device tool's 10 minutes a command, so it runs as three calls of
 under 9 minutes, made one after the other while the machine is held, whose tables are read together
-(gpu_check_rows.LATER_CALLS names the throughput cells of parts 2 and 3). A copy of the tree whose .git is not the
+(gpu_check_rows.LATER_CALLS names the throughput cells and embedded presets of parts 2 and 3). A copy of the tree whose .git is not the
 tree's own names its commit through CHECK_COMMIT:
 
     CHECK_COMMIT=abc1234 python3 scripts/lab/gpu_check.py "$OUT/a" --part 1 --budget-s 520    # call 1
@@ -140,7 +140,7 @@ def embedded(check: Check, deadline: float, models: list[str]) -> None:
             continue
         argv = [PY, "-m", "harness.train", f"model={model}", "seed=1", "progress=false",
                 f"output_root={check.work / 'emb'}"] + (CPU_SMOKE + [f"+debug={model}"] if check.smoke else [])
-        rc, console = check.run(f"embedded_{model}", argv, min(150.0, deadline - check.elapsed() + 60))
+        rc, console = check.run(f"embedded_{model}", argv, min(240.0, deadline - check.elapsed() + 60))
         run_dir = run_dir_of(console)
         result = _result(run_dir)
         if rc != 0 or result is None:
@@ -295,7 +295,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--models", nargs="+", help="these models' rows alone (default: every model)")
     parser.add_argument("--part", type=int, choices=[1, 2, 3], help="one of the check's calls: 1 the tests, the "
                         "embedded presets and most throughput cells; 2 some cells and the real-data rows; 3 the cells "
-                        "of MLPerf's current benchmarks")
+                        "and embedded presets of MLPerf's current benchmarks")
     parser.add_argument("--before", action="store_true", help="also the paths before a fix (gpu_check_rows.BEFORE_FIX "
                         "and VARIANTS): shown beside the default, not compared; left out by default to keep each part "
                         "under its call")
@@ -309,13 +309,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         REAL_DATA[:] = [r for r in REAL_DATA if r not in BEFORE_FIX]
         VARIANTS.clear()
     if args.part:
-        only &= {1: {"tests", "embedded", "throughput"}, 2: {"throughput", "real"}, 3: {"throughput"}}[args.part]
+        only &= {1: {"tests", "embedded", "throughput"}, 2: {"throughput", "real"}, 3: {"embedded", "throughput"}}[args.part]
 
         def keep(key: str) -> bool:
             return LATER_CALLS.get(key, 1) == args.part
         for name in [m for m in THROUGHPUT if not keep(m)]:
             del THROUGHPUT[name]
         VARIANTS[:] = [v for v in VARIANTS if keep(v[0])]  # a variant goes where its own key says
+        EMBEDDED[:] = [m for m in EMBEDDED if keep(f"embedded:{m}")]
     data = Path(os.environ.get("PIPELINE_DATA", str(check.work / "data")))
     if args.models:
         unknown = set(args.models) - set(THROUGHPUT)
