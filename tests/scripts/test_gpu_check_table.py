@@ -95,7 +95,9 @@ def test_the_check_measures_each_bench_cell_as_harness_bench_sets_it():
         suite = registry.get(model).suite
         shape = {o for o in suite.overrides if not o.startswith("model.batch_size=")} if suite else set()
         assert suite is not None and shape <= set(overrides), model
-    assert set(rows.LATER_CALLS) <= set(rows.THROUGHPUT) | {key for key, *_ in rows.VARIANTS}
+    # each later call's key names a row the check has: a cell, a variant or an embedded preset
+    assert set(rows.LATER_CALLS) <= set(rows.THROUGHPUT) | {key for key, *_ in rows.VARIANTS} | \
+        {f"embedded:{m}" for m in rows.EMBEDDED}
 
 
 def test_recording_one_part_keeps_the_other_parts_rows_with_the_date_they_were_recorded(tmp_path):
