@@ -19,6 +19,9 @@ forked before it ended is waited on to its end (a pidfd), its result.json saying
 The exchange, one JSON object a line: the bench writes {"id": n, "argv": [...], "log": path} on the
 process's stdin; it answers {"id": n, "pid": p} once it forked, and {"pid": p, "rc": status} when the
 child ended (rc as subprocess.Popen's returncode). At the end of its stdin it ends; cells it started run on.
+A request may also name the child's "err" (stderr apart from "log"), "cwd" and "env" (the whole
+environment it starts with, the thread policy chosen from it): tests/helpers.run_cli starts its
+`python -m harness.train` runs through it so, where the environment would load torch the same way.
 """
 from __future__ import annotations
 
@@ -87,8 +90,13 @@ class Starter:
         self._running: dict[int, Forked] = {}
         self._open = True
 
-    def start(self, argv: list[str], log: Path) -> Optional[Forked]:
+    def start(self, argv: list[str], log: Path, *, err: Optional[Path] = None, cwd: Optional[Path] = None,
+              env: Optional[dict[str, str]] = None) -> Optional[Forked]:
+        """The child running `python -m harness.train *argv`, stdout in `log` (stderr too unless `err`), in
+        `cwd` and `env` (this process's start environment unless given); None where it cannot fork."""
         cell = Forked(argv)
+        asked = {"argv": argv, "log": str(log), "err": str(err) if err else None, "cwd": str(cwd) if cwd else None,
+                 "env": env}
         with self._lock:
             if self._open and self._proc is None:
                 try:
@@ -105,7 +113,7 @@ class Starter:
             n = next(self._ids)
             self._asked[n] = cell
             try:
-                self._proc.stdin.write(json.dumps({"id": n, "argv": argv, "log": str(log)}) + "\n")
+                self._proc.stdin.write(json.dumps({"id": n, **asked}) + "\n")
                 self._proc.stdin.flush()
             except OSError:  # it has ended
                 del self._asked[n]
@@ -132,6 +140,7 @@ class Starter:
                         pass
                     self._running[cell.pid] = cell
                     cell.forked.set()
+        proc.stdout.close()
         with self._lock:  # it ended: cells not yet forked start as processes of their own
             self._open = False
             for cell in self._asked.values():
@@ -188,18 +197,29 @@ def _reap(out: IO[str]) -> None:
         _say(out, {"pid": pid, "rc": os.waitstatus_to_exitcode(status)})
 
 
-def _cell(argv: list[str], log: str, answers: int, environ: dict[str, str]) -> NoReturn:
-    """In the child: `python -m harness.train *argv` with its output in `log`, then the end of an interpreter."""
+def _cell(argv: list[str], log: str, answers: int, environ: dict[str, str], err: Optional[str] = None,
+          cwd: Optional[str] = None) -> NoReturn:
+    """In the child: `python -m harness.train *argv` with its output in `log` (stderr in `err` if given), in
+    `cwd`, then the end of an interpreter."""
+    import tempfile
+
     from harness.run import threads
 
     os.setsid()
     threads.apply_in_fork(environ)  # each cell's threads chosen at its own start, as its own process chooses them
+    tempfile.tempdir = None  # found again from this environment's TMPDIR
+    if cwd:
+        os.chdir(cwd)
+        sys.path[0] = os.getcwd()  # where `python -m` looks first
     os.close(answers)
-    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+    write = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, log, write), (2, err, write)):
+        if path is None:
+            os.dup2(1, 2)
+            continue
         opened = os.open(path, flags, 0o644)
         os.dup2(opened, fd)
         os.close(opened)
-    os.dup2(1, 2)
     from harness import train
 
     sys.argv = [str(train.__file__), *argv]
@@ -257,7 +277,7 @@ def main() -> int:
             asked = json.loads(line)
             pid = os.fork()
             if pid == 0:
-                _cell(asked["argv"], asked["log"], answers, environ)
+                _cell(asked["argv"], asked["log"], answers, asked.get("env") or environ, asked.get("err"), asked.get("cwd"))
             _say(out, {"id": asked["id"], "pid": pid})
 
 
