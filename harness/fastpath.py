@@ -85,12 +85,19 @@ def _value(text: str) -> Any:
     return OmegaConf.create({"v": text}).v if text else text
 
 
+def compiled_options(cfg: DictConfig) -> list[str]:
+    """The model's torch.compile switches this config turns on ("compile", "compile_attention"): every
+    model compiles on CUDA alone, so a run without a GPU refuses them (config check, launch check)."""
+    model = cfg.get("model") or {}
+    return sorted(str(k) for k in model.keys() if str(k).startswith("compile") and model.get(k) is True)
+
+
 def path(cfg: DictConfig, graph_fell_back: bool = False) -> str:
     """The path a run's config asks for: "eager", "graph", "compile", "compile(reduce-overhead)+graph"...;
     `graph_fell_back`: the capture failed and the eager step ran instead (the run's loop says)."""
     parts = []
     model = cfg.get("model") or {}
-    for key in sorted(k for k in model.keys() if str(k).startswith("compile") and model.get(k) is True):
+    for key in compiled_options(cfg):
         part = "compile" if key == "compile" else str(key).replace("_", "-")
         mode = str(model.get("compile_mode") or "default")
         parts.append(part if key != "compile" or mode == "default" else f"{part}({mode})")

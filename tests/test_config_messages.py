@@ -59,6 +59,12 @@ def _choices(group: str) -> str:
                            "or the whole list (model.layers=[...])"),
     (["seed=1,x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),
     (["model=ncf,foo"], "unknown model 'foo'"),
+    # a switch says true or false (OmegaConf would read 2 as true); torch.compile is CUDA's in every model
+    (["model=retinanet", "model.compile=2"], "model.compile=2: model.compile is a switch; give it true or false"),
+    (["tensorboard=-1"], "tensorboard=-1: tensorboard is a switch; give it true or false"),
+    (["model=retinanet", "model.compile=true", "device=cpu"],
+     "model.compile=true compiles for a CUDA device, not device=cpu: leave it out (on a CPU the step runs eager)"),
+    (["model=gnmt", "model.compile_attention=yes", "device=cpu"], "model.compile_attention=true compiles for a CUDA"),
 ])
 def test_bad_options_give_one_line(args, message):
     with pytest.raises(ConfigError) as err:

@@ -29,7 +29,7 @@ from harness.interface import options as model_options
 from harness.interface.options import OptionError, UnknownOption
 from harness.interface.schedule import EvalSchedule
 from harness.outputs import check_roots
-from harness.fastpath import check_device
+from harness.fastpath import check_device, compiled_options
 from harness.config.presets import compose_unchecked, dataset_choice, datasets_for
 
 
@@ -55,8 +55,24 @@ def compose(overrides: list[str]) -> DictConfig:
     except OmegaConfBaseException as err:
         raise ConfigError(omegaconf_message(err)) from None
     _check_generator_types(cfg, overrides)
+    _check_switches(cfg, overrides)
     check(cfg)
     return cfg
+
+
+_SWITCH_WORDS = ("true", "false", "yes", "no", "on", "off", "1", "0")
+
+
+def _check_switches(cfg: DictConfig, overrides: list[str]) -> None:
+    """A switch (a bool option) given on the command line says true or false: OmegaConf reads any
+    integer as a bool (model.compile=2 would be true), which hides a value meant for another option."""
+    for override in overrides:
+        key, sep, value = override.partition("=")
+        key = key.lstrip("+~")
+        if not sep or key in GROUPS or value.strip().startswith("${"):
+            continue
+        if isinstance(OmegaConf.select(cfg, key, default=None), bool) and value.strip().lower() not in _SWITCH_WORDS:
+            raise ConfigError(f"{key}={value}: {key} is a switch; give it true or false")
 
 
 def _unparsable(overrides: list[str]) -> str:
@@ -125,6 +141,10 @@ def check(cfg: DictConfig) -> None:
             raise ConfigError(str(err)) from None
     if str(cfg.device) == "cpu" and cfg.precision is not None:
         check_device(cfg.precision, cuda=False, where=", not device=cpu")
+    compiled = compiled_options(cfg)
+    if compiled and str(cfg.device) == "cpu":
+        raise ConfigError(f"model.{compiled[0]}=true compiles for a CUDA device, not device=cpu: leave it out (on a "
+                          "CPU the step runs eager)")
     if cfg.get("cuda_graph"):
         _check_cuda_graph(cfg)
     if cfg.get("eager") and cfg.get("cuda_graph"):

@@ -39,6 +39,16 @@ def test_cuda_graph_on_a_host_without_a_gpu_is_one_line_before_the_run(tmp_path)
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal a host without a GPU gets")
+def test_compiling_on_a_host_without_a_gpu_is_one_line_before_the_run(tmp_path):
+    """Every model compiles on CUDA alone: asked for on a CPU, the run would run eager under a compiled label."""
+    out = run_cli("harness.train", "model=retinanet", "seed=1", "model.compile=true", "output_root=out", cwd=tmp_path)
+    assert out.returncode == 2 and said(out.stderr) == [
+        "harness.train: error: model.compile=true compiles for a CUDA device and this host has none: leave it out "
+        "(on a CPU the step runs eager)"]
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_graphed_run_is_grouped_apart_from_the_eager_one():
     cfg = compose([*NCF, "device=auto", "cuda_graph=true", "precision=bf16"])
     assert fastpath.label(cfg) == "bf16+graph"
