@@ -86,10 +86,18 @@ def _value(text: str) -> Any:
 
 
 def compiled_options(cfg: DictConfig) -> list[str]:
-    """The model's torch.compile switches this config turns on ("compile", "compile_attention"): every
-    model compiles on CUDA alone, so a run without a GPU refuses them (config check, launch check)."""
+    """The model's torch.compile switches this config turns on ("compile", "compile_attention")."""
     model = cfg.get("model") or {}
     return sorted(str(k) for k in model.keys() if str(k).startswith("compile") and model.get(k) is True)
+
+
+def check_compiled(cfg: DictConfig, cuda: bool, where: str) -> None:
+    """ConfigError when `cfg` turns a compile switch on and the run's device is not CUDA: every model
+    compiles on CUDA alone, and the run would train eager under a compiled label; `where` as check_device's."""
+    compiled = compiled_options(cfg)
+    if compiled and not cuda:
+        raise ConfigError(f"model.{compiled[0]}=true compiles for a CUDA device{where}: leave it out (on a CPU the "
+                          "step runs eager)")
 
 
 def path(cfg: DictConfig, graph_fell_back: bool = False) -> str:

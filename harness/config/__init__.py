@@ -29,7 +29,7 @@ from harness.interface import options as model_options
 from harness.interface.options import OptionError, UnknownOption
 from harness.interface.schedule import EvalSchedule
 from harness.outputs import check_roots
-from harness.fastpath import check_device, compiled_options
+from harness.fastpath import check_compiled, check_device
 from harness.config.presets import compose_unchecked, dataset_choice, datasets_for
 
 
@@ -141,10 +141,7 @@ def check(cfg: DictConfig) -> None:
             raise ConfigError(str(err)) from None
     if str(cfg.device) == "cpu" and cfg.precision is not None:
         check_device(cfg.precision, cuda=False, where=", not device=cpu")
-    compiled = compiled_options(cfg)
-    if compiled and str(cfg.device) == "cpu":
-        raise ConfigError(f"model.{compiled[0]}=true compiles for a CUDA device, not device=cpu: leave it out (on a "
-                          "CPU the step runs eager)")
+    check_compiled(cfg, cuda=str(cfg.device) != "cpu", where=", not device=cpu")
     if cfg.get("cuda_graph"):
         _check_cuda_graph(cfg)
     if cfg.get("eager") and cfg.get("cuda_graph"):

@@ -65,10 +65,7 @@ def check_resources(cfg: DictConfig) -> None:
         raise ConfigError(f"master_weights=true keeps fp16 or bf16 weights and this run trains in {cfg.precision} "
                           "(this host has no GPU): add precision=bf16")
     check_device(cfg.precision, wants_cuda, where=" and this host has none")  # device=auto without a GPU
-    compiled = fastpath.compiled_options(cfg)
-    if compiled and not wants_cuda:
-        raise ConfigError(f"model.{compiled[0]}=true compiles for a CUDA device and this host has none: leave it out "
-                          "(on a CPU the step runs eager)")
+    fastpath.check_compiled(cfg, wants_cuda, where=" and this host has none")
     if cfg.get("cuda_graph") and not wants_cuda:
         raise ConfigError("cuda_graph=true captures CUDA work and this host has no GPU: run it on one, or leave "
                           "cuda_graph out")
