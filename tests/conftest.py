@@ -6,11 +6,19 @@ from harness.run import threads
 
 threads.apply_at_start("tests")
 
+import signal  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
 from tests.helpers import FIXTURES  # noqa: E402
+
+# A suite started in the background by a shell without job control (`pytest ... &`) inherits SIGINT ignored,
+# and Python then leaves it ignored in every process it starts: the tests of what Ctrl-C does would see a run
+# that never hears it. A terminal's suite has Python's own handler; this gives every suite that one, and a
+# handler (unlike SIG_IGN) goes back to the default in each process exec starts.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

@@ -45,6 +45,10 @@
 #   transformer:workers  the Transformer row with its batches padded by 2 DataLoader workers and pinned by the
 #              pin thread (model.collate_workers=2: the path before padding in the training thread)
 #   transformer:compile  the Transformer row with torch.compile in mode=train too (model.compile=true)
+#   gnmt:paths  the GNMT row as it trains (mode=train: fp32 weights, eager attention; the fast path's fp16
+#              weights and compiled attention scores are mode=throughput's), then with fp16 weights
+#              (gnmt:fp16-weights), with the scores compiled (gnmt:compiled-attention) and with both
+#              (gnmt:both), side by side: whether training on bucketed lengths gains what the fixed shapes did
 #   text       GNMT (batch 512, amp) and Transformer-big (8,192 tokens, amp) on their generated token files,
 #              NCF (batch 2^20, amp, master weights) on a generated ml-20m-format ratings.csv; target 0.97
 # Datasets are generated in the call (scripts/tools/pipeline_datasets.py, the models' generators), on
@@ -122,6 +126,13 @@ run() {  # one measurement by name
       model.workers=12 model.decode=nvimgcodec model.aspect_grouping=false ;;
     gnmt) bench "gnmt" 0.97 "$steps" model=gnmt dataset=gnmt_embedded data_root=$data model.hidden_size=1024 \
       model.batch_size=512 precision=amp ;;
+    gnmt:fp16-weights) bench "gnmt fp16 weights" 0.97 "$steps" model=gnmt dataset=gnmt_embedded data_root=$data \
+      model.hidden_size=1024 model.batch_size=512 precision=amp master_weights=true ;;
+    gnmt:compiled-attention) bench "gnmt compiled attention" 0.97 "$steps" model=gnmt dataset=gnmt_embedded \
+      data_root=$data model.hidden_size=1024 model.batch_size=512 precision=amp model.compile_attention=true ;;
+    gnmt:both) bench "gnmt fp16 weights, compiled attention" 0.97 "$steps" model=gnmt dataset=gnmt_embedded \
+      data_root=$data model.hidden_size=1024 model.batch_size=512 precision=amp master_weights=true \
+      model.compile_attention=true ;;
     transformer) bench "transformer" 0.97 "$steps" model=transformer dataset=transformer_embedded data_root=$data \
       model.hidden_size=1024 model.num_layers=6 model.num_heads=16 model.filter_size=4096 model.batch_size=8192 precision=amp ;;
     transformer:auto) bench "transformer auto unpadded" 0.97 "$steps" model=transformer dataset=transformer_embedded \
@@ -155,6 +166,7 @@ for stage in "$@"; do
     resnet:compare) run resnet:nvimgcodec; run resnet:prealloc ;;
     ssd:compare) for n in 15 8 6; do run ssd:cpu$n; done ;;
     text) run gnmt; run transformer; run ncf ;;
+    gnmt:paths) for m in gnmt gnmt:fp16-weights gnmt:compiled-attention gnmt:both; do run $m; done ;;
     *) run "$stage" ;;
   esac
 done
