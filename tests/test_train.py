@@ -28,7 +28,8 @@ def test_a_disk_already_full_is_one_line_and_leaves_no_run_folder(tmp_path, monk
 
 def test_each_config_is_resolved_once_and_the_run_reads_it_as_resolved(tmp_path):
     """The precision and the fast path are filled in once per composed config (the command's checks on
-    theirs, the job on its own), and nothing after the job's resolution writes them again."""
+    theirs, the job on its own), and nothing after the job's resolution writes them again: the launcher's config
+    is read-only from its plan on, as each rank's is (tests/run/test_session.py)."""
     import json
     import subprocess
     import sys
@@ -39,6 +40,9 @@ def test_each_config_is_resolved_once_and_the_run_reads_it_as_resolved(tmp_path)
     count = ("import sys; from harness import fastpath, train; seen = []; real = fastpath.resolve\n"
              "def counting(cfg, *a, **k):\n    seen.append(id(cfg)); return real(cfg, *a, **k)\n"
              "fastpath.resolve = counting\n"
+             "from omegaconf import OmegaConf; from harness.run import job; real_launch = job.launch\n"
+             "def launching(cfg, *a, **k):\n    print('READONLY', OmegaConf.is_readonly(cfg)); return real_launch(cfg, *a, **k)\n"
+             "job.launch = launching\n"
              f"rc = train.main(['model=ncf', '+debug=ncf', 'device=cpu', 'seed=1', 'data_root={tmp_path / 'data'}', "
              f"'output_root={out}'])\n"
              "print('RESOLVED', len(seen), len(set(seen))); sys.exit(rc)")
@@ -46,5 +50,6 @@ def test_each_config_is_resolved_once_and_the_run_reads_it_as_resolved(tmp_path)
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "RESOLVED 2 2" in proc.stdout  # the checks' config, then the job's: once each
+    assert "READONLY True" in proc.stdout  # planned and its seed drawn: the launch reads it, and nothing writes it
     (result,) = out.rglob("result.json")
     assert json.loads(result.read_text())["precision"] == "fp32"  # resolved for the CPU, as the record says

@@ -59,6 +59,9 @@ def run_job(cfg: DictConfig) -> RunRecord:
     try:
         try:
             start = _plan(cfg, spec, start)
+            # composed, resolved and its seed drawn: from here the run reads its config and never writes it
+            # (a value computed during the run is a field of what that step returns)
+            OmegaConf.set_readonly(cfg, True)
             if main_rank:
                 files.write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
             log.info("%s on %s, seed %d -> %s", spec.name, start.dataset or "synthetic batches", cfg.seed, run_dir)
