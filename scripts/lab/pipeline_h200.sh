@@ -95,6 +95,7 @@ resnet="model=resnet dataset=imagenet dataset.path=$data/inet500 model.num_class
 rmode=${RESNET_COMPILE_MODE:+ $RESNET_COMPILE_MODE}  # in the labels
 [ -n "${RESNET_COMPILE_MODE:-}" ] && resnet="$resnet model.compile_mode=$RESNET_COMPILE_MODE"
 ssd="model=ssd dataset=ssd_coco2017 dataset.path=$data/coco640 precision=${PRECISION:-amp} model.channels_last=true model.batch_size=${SSD_BATCH:-128}${DEVICE:+ device=$DEVICE}${SSD_EXTRA:+ $SSD_EXTRA}"
+gnmt="model=gnmt dataset=gnmt_embedded data_root=$data model.hidden_size=1024 model.batch_size=512 precision=amp"
 maskrcnn="model=maskrcnn dataset=maskrcnn_coco2017 dataset.path=$data/coco640 precision=amp model.channels_last=true model.batch_size=8"
 
 run() {  # one measurement by name
@@ -124,14 +125,10 @@ run() {  # one measurement by name
       model.decode=cpu model.aspect_grouping=false ;;
     maskrcnn:nvimgcodec:ungrouped) cocosize; bench "maskrcnn nvimgcodec ungrouped" 0.9 $((steps * 2 / 5)) $maskrcnn \
       model.workers=12 model.decode=nvimgcodec model.aspect_grouping=false ;;
-    gnmt) bench "gnmt" 0.97 "$steps" model=gnmt dataset=gnmt_embedded data_root=$data model.hidden_size=1024 \
-      model.batch_size=512 precision=amp ;;
-    gnmt:fp16-weights) bench "gnmt fp16 weights" 0.97 "$steps" model=gnmt dataset=gnmt_embedded data_root=$data \
-      model.hidden_size=1024 model.batch_size=512 precision=amp master_weights=true ;;
-    gnmt:compiled-attention) bench "gnmt compiled attention" 0.97 "$steps" model=gnmt dataset=gnmt_embedded \
-      data_root=$data model.hidden_size=1024 model.batch_size=512 precision=amp model.compile_attention=true ;;
-    gnmt:both) bench "gnmt fp16 weights, compiled attention" 0.97 "$steps" model=gnmt dataset=gnmt_embedded \
-      data_root=$data model.hidden_size=1024 model.batch_size=512 precision=amp master_weights=true \
+    gnmt) bench "gnmt" 0.97 "$steps" $gnmt ;;
+    gnmt:fp16-weights) bench "gnmt fp16 weights" 0.97 "$steps" $gnmt master_weights=true ;;
+    gnmt:compiled-attention) bench "gnmt compiled attention" 0.97 "$steps" $gnmt model.compile_attention=true ;;
+    gnmt:both) bench "gnmt fp16 weights, compiled attention" 0.97 "$steps" $gnmt master_weights=true \
       model.compile_attention=true ;;
     transformer) bench "transformer" 0.97 "$steps" model=transformer dataset=transformer_embedded data_root=$data \
       model.hidden_size=1024 model.num_layers=6 model.num_heads=16 model.filter_size=4096 model.batch_size=8192 precision=amp ;;
