@@ -96,6 +96,8 @@ def test_a_debug_run_writes_what_its_checker_accepts(name, tmp_path):
     assert out.returncode == 0, out.stderr
     (result_path,) = (tmp_path / "out").rglob("result.json")
     result = json.loads(result_path.read_text())
+    # counted on the synthetic batch against the model as built for this dataset (its own vocabulary)
+    assert result["model_flops_per_sample"], result.get("mfu_note")
     if spec.throughput_only:
         assert result["mode"] == "throughput" and result["throughput"] > 0
         return

@@ -32,6 +32,7 @@ def test_on_cuda_each_model_takes_its_declared_fast_path_and_names_it():
         == "tf32+compile(reduce-overhead)"
     assert label(_resolved(["model=bert_large", "mode=throughput"], cuda=True)) == "amp+compile+graph"
     assert label(_resolved(["model=gnmt", "mode=throughput"], cuda=True)) == "amp+master+compile-attention+graph"
+    assert label(_resolved(["model=maskrcnn", "mode=throughput"], cuda=True)) == "amp+compile"
     assert label(_resolved(["model=ssd", "mode=throughput"], cuda=True)) == "amp"  # declares none: eager
 
 
@@ -66,6 +67,8 @@ def test_training_takes_the_fast_paths_options_only_where_the_model_says_its_sha
     assert path(resnet) == "compile" and resnet.model.channels_last is True and resnet.cuda_graph is False
     transformer = _resolved(["model=transformer"], cuda=True)  # batches cut by tokens: many shapes
     assert path(transformer) == "eager"
+    maskrcnn = _resolved(["model=maskrcnn"], cuda=True)  # images of many sizes
+    assert path(maskrcnn) == "eager" and maskrcnn.model.channels_last is False
     assert path(_resolved(["model=gnmt", "mode=throughput", "gpus=2"], cuda=True)) == "compile-attention"  # a graph: one GPU
 
 
@@ -117,7 +120,7 @@ NO_DROPOUT = {"txl_base": ["model.dropout=0"], "bert_base": ["model.dropout=0", 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the fast paths compile for a CUDA device")
 @pytest.mark.parametrize("model", ["resnet", "txl_base", "bert_base", "transformer", "llama31_8b", "llama2_70b_lora",
-                                   "dlrm_dcnv2", "retinanet"])
+                                   "dlrm_dcnv2", "retinanet", "maskrcnn"])
 def test_a_compiled_fast_path_trains_as_the_eager_step_does(model, monkeypatch):
     """The declared compile options change how the step runs, not what it computes: in IEEE fp32 the
     compiled losses follow the eager ones step by step within 1e-3 (Inductor reorders reductions)."""

@@ -59,6 +59,7 @@ class GNMTBenchmark:
             self.detokenize = Detokenizer()
 
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
+        self.vocab_size = vocab_size  # the synthetic batch draws its tokens from the model's own vocabulary
         self.model = GNMT(vocab_size, hp.hidden_size, hp.num_layers, hp.dropout, PAD_ID).to(ctx.device)
         if hp.compile_attention and ctx.device.type == "cuda":
             # Inductor fuses tanh(q + k + b).v into one kernel: eager materialises the
@@ -116,7 +117,7 @@ class GNMTBenchmark:
         """Random tokens at fixed lengths (model.synthetic), made on the device."""
         syn, b = self.hp.synthetic, self.hp.batch_size
         gen = torch.Generator(device=self.device).manual_seed(self.shared_seed)
-        vocab = self.hp.vocab_size
+        vocab = self.vocab_size
 
         def sentences(length: int) -> torch.Tensor:
             body = torch.randint(EOS_ID + 1, vocab, (length - 2, b), generator=gen, device=self.device)

@@ -44,7 +44,8 @@ class SSDBenchmark(CocoTraining):
             ctx.data_dir, "val", EvalTransform(hp.image_size), keep_empty=True, include_crowd=True)
         if self.val is not None:  # a bad validation image is found now, not after the first training epoch
             self.val.check_images(self._eval_shard(), check_command(ctx))
-        num_classes = hp.synthetic.num_classes if self.val is None else self.val.num_classes
+        # the synthetic batch draws its labels from the model's own classes (the dataset's, where there is one)
+        self.num_classes = num_classes = hp.synthetic.num_classes if self.val is None else self.val.num_classes
         self.model = SSD300(num_classes, boxes_per_location(hp.aspect_ratios), hp.backbone_layers,
                             hp.backbone_widths, hp.backbone_stem, [list(b) for b in hp.extra_blocks])
         if hp.backbone_weights:
@@ -128,7 +129,7 @@ class SSDBenchmark(CocoTraining):
         corners = torch.rand(b, n, 2, generator=gen) * 0.7
         sides = 0.05 + torch.rand(b, n, 2, generator=gen) * 0.25
         boxes = torch.cat([corners, corners + sides], dim=2)
-        labels = torch.randint(1, hp.synthetic.num_classes, (b, n), generator=gen)
+        labels = torch.randint(1, self.num_classes, (b, n), generator=gen)
         encoded = [self.encoder.encode(bx, lb) for bx, lb in zip(boxes, labels)]
         images = torch.randn(b, 3, hp.image_size, hp.image_size, generator=gen)
         return images, torch.stack([e[0] for e in encoded]), torch.stack([e[1] for e in encoded])

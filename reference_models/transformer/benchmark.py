@@ -75,6 +75,7 @@ class TransformerBenchmark:
                 raise wmt.DatasetError(f"{len(self.data.train_src)} training pairs make fewer batches than the "
                                        f"{ctx.world_size} ranks: lower model.batch_size or use fewer ranks")
             metric.bleu_tokenize("")  # builds its expressions (2 s) here, at initialisation
+        self.vocab_size = vocab  # the synthetic batch draws its tokens from the model's own vocabulary
         rows = -(-vocab // hp.vocab_multiple) * hp.vocab_multiple
         with ctx.device:  # made where it runs: no host copy of Transformer-big's 843 MB to initialise and move
             self.model = Transformer(rows, hp.hidden_size, hp.num_layers, hp.num_heads, hp.filter_size, hp.dropout,
@@ -162,7 +163,7 @@ class TransformerBenchmark:
         gen = torch.Generator(device=self.device).manual_seed(self.shared_seed)
 
         def sentences(length: int) -> torch.Tensor:
-            ids = torch.randint(EOS_ID + 1, hp.vocab_size, (count, length), generator=gen, device=self.device)
+            ids = torch.randint(EOS_ID + 1, self.vocab_size, (count, length), generator=gen, device=self.device)
             ids[:, -1] = EOS_ID
             return ids
 
