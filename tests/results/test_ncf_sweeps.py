@@ -82,7 +82,8 @@ def test_the_verdict_on_two_ranks_against_one_is_the_permutation_tests(sweeps, t
     assert conf["p_value"] == pytest.approx(p)
     assert conf["verdict"] == verdict
     assert (conf["subject"], conf["reference"]) == ("2 CPU ranks", "1 CPU rank")
-    assert conf["time_interval"]["low"] <= s["time_to_train"] <= conf["time_interval"]["high"]
+    iv = conf["time_interval"]  # a bound is None where resamples leave a side with no converged run: open
+    assert (iv["low"] is None or iv["low"] <= s["time_to_train"]) and (iv["high"] is None or s["time_to_train"] <= iv["high"])
     assert s["chances"]["expected"] > 0 and "expected about" in s["chances"]["text"]
     assert "2 vs 1: " + conf["text"] in out.stdout
     for sweep in sweeps:  # each sweep's own summary has its score's interval
