@@ -1,4 +1,5 @@
-"""`python -m harness.train ...` for tests, forked from one process per pytest worker that has loaded torch.
+"""`python -m harness.train ...` (and harness.report, harness.check) for tests, forked from one process per pytest
+worker that has loaded torch.
 
 On 2 cores a `python -m harness.train` at a debug preset spends about 6 of its ~10 s loading torch and
 torch._dynamo (torch.optim's first optimizer imports it) before its first step. harness.bench already starts
@@ -6,6 +7,8 @@ its CPU cells as forks of one process that loaded them (harness/bench/start.py: 
 command is at its first line, chooses its threads from its own environment, and ends as an interpreter
 ends); run_cli starts harness.train runs through the same forker, so each test pays the import once.
 
+harness.report and harness.check spend 2 s and 0.5 s of their ~2.3 and ~0.7 s loading scipy, pandas (through the
+official result summarizer) and the compliance checker: the forker loads those once, at the first such command.
 What stays a process of its own, as before: any other command; a run whose environment differs from the
 forker's in what is read while torch, OpenMP or Python start (thread counts, allocator settings, paths);
 several ranks, nodes or another Hydra launcher (their ranks start processes of their own anyway); a host
@@ -35,6 +38,13 @@ _READ_AT_START = ("PYTHON", "OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_", "TORCH
 
 _starter: Optional[Starter] = None
 _starter_env: dict[str, str] = {}
+# what a command imports as it runs, beyond what the forker loaded: loaded into the forker at its first use
+_LOADS = {"harness.train": [],
+          "harness.report": ["harness.report", "harness.results.analysis.collect", "scipy.stats",
+                             "mlperf_logging.result_summarizer.result_summarizer"],
+          "harness.check": ["harness.check.__main__", "mlperf_logging.compliance_checker.mlp_compliance"],
+          "harness.check_data": ["harness.check_data"]}
+_loaded: set[str] = set()
 
 
 def _forks_here() -> bool:
@@ -61,25 +71,28 @@ def _same_start(env: dict[str, str], base: dict[str, str]) -> bool:
     return not any(k.startswith(_READ_AT_START) for k in changed)
 
 
-def run_forked(argv: tuple[str, ...], cwd: Path, env: dict[str, str], timeout: float,
+def run_forked(command: str, argv: tuple[str, ...], cwd: Path, env: dict[str, str], timeout: float,
                start_env: dict[str, str]) -> Optional[subprocess.CompletedProcess]:
-    """`python -m harness.train *argv` as a fork, with subprocess.run's result and timeout; None where this run
+    """`python -m <command> *argv` as a fork, with subprocess.run's result and timeout; None where this command
     must be a process of its own. `start_env`: the environment the forker starts with (the first call's)."""
     global _starter, _starter_env
-    if not _one_process(argv) or not _forks_here():
+    if command not in _LOADS or (command == "harness.train" and not _one_process(argv)) or not _forks_here():
         return None
     if _starter is None:
         _starter, _starter_env = Starter(start_env), dict(start_env)
         atexit.register(_starter.close)
     if not _same_start(env, _starter_env):
         return None
+    if command not in _loaded:
+        _starter.load(_LOADS[command])
+        _loaded.add(command)
     scratch = Path(tempfile.mkdtemp(prefix="forked-cli-"))
     try:
         out, err = scratch / "stdout", scratch / "stderr"
-        child = _starter.start(list(argv), out, err=err, cwd=cwd, env=env)
+        child = _starter.start(list(argv), out, err=err, cwd=cwd, env=env, command=command)
         if child is None:
             return None
-        args = [sys.executable, "-m", "harness.train", *argv]
+        args = [sys.executable, "-m", command, *argv]
         try:
             rc = child.wait(timeout)
         except subprocess.TimeoutExpired:

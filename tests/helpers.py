@@ -25,13 +25,14 @@ def child_env(base: dict | None = None, **extra: str) -> dict:
 
 
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
-    """python -m <args>, as a user types it; output captured as text. A harness.train run of one process
-    is forked from one that loaded torch already (tests/forked_cli.py), where its environment allows."""
+    """python -m <args>, as a user types it; output captured as text. A harness.train run of one process, and
+    harness.report and harness.check, are forked from one that loaded torch already (tests/forked_cli.py), where
+    the environment allows."""
     full_env = child_env(**(env or {}))
-    if args and args[0] == "harness.train":
+    if args:
         from tests.forked_cli import run_forked
 
-        done = run_forked(args[1:], cwd or REPO, full_env, timeout, child_env())
+        done = run_forked(args[0], args[1:], cwd or REPO, full_env, timeout, child_env())
         if done is not None:
             return done
     return subprocess.run(

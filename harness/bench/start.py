@@ -19,13 +19,17 @@ forked before it ended is waited on to its end (a pidfd), its result.json saying
 The exchange, one JSON object a line: the bench writes {"id": n, "argv": [...], "log": path} on the
 process's stdin; it answers {"id": n, "pid": p} once it forked, and {"pid": p, "rc": status} when the
 child ended (rc as subprocess.Popen's returncode). At the end of its stdin it ends; cells it started run on.
-A request may also name the child's "err" (stderr apart from "log"), "cwd" and "env" (the whole
-environment it starts with, the thread policy chosen from it): tests/helpers.run_cli starts its
-`python -m harness.train` runs through it so, where the environment would load torch the same way.
+A request may also name the child's "err" (stderr apart from "log"), "cwd", "env" (the whole
+environment it starts with, the thread policy chosen from it) and "command" (another of COMMANDS than
+harness.train); a request {"load": [module, ...]} has the process import those modules, so that the
+children it forks next find them loaded (no answer). tests/helpers.run_cli starts its `python -m
+harness.train`, harness.report and harness.check commands through it so, where the environment would
+load torch the same way.
 """
 from __future__ import annotations
 
 import atexit
+import importlib
 import itertools
 import json
 import os
@@ -35,6 +39,10 @@ import sys
 import threading
 from pathlib import Path
 from typing import IO, NoReturn, Optional, Sequence, Union
+
+
+# the commands a child may become (`python -m <command>`): the runs a bench starts, and what tests run beside them
+COMMANDS = ("harness.train", "harness.report", "harness.check", "harness.check_data")
 
 
 def cell_env(device: str, gpus: Sequence[int] = ()) -> dict[str, str]:
@@ -91,23 +99,16 @@ class Starter:
         self._open = True
 
     def start(self, argv: list[str], log: Path, *, err: Optional[Path] = None, cwd: Optional[Path] = None,
-              env: Optional[dict[str, str]] = None) -> Optional[Forked]:
-        """The child running `python -m harness.train *argv`, stdout in `log` (stderr too unless `err`), in
+              env: Optional[dict[str, str]] = None, command: str = "harness.train") -> Optional[Forked]:
+        """The child running `python -m <command> *argv`, stdout in `log` (stderr too unless `err`), in
         `cwd` and `env` (this process's start environment unless given); None where it cannot fork."""
+        if command not in COMMANDS:
+            raise ValueError(f"{command} is not one of {COMMANDS}")
         cell = Forked(argv)
         asked = {"argv": argv, "log": str(log), "err": str(err) if err else None, "cwd": str(cwd) if cwd else None,
-                 "env": env}
+                 "env": env, "command": command}
         with self._lock:
-            if self._open and self._proc is None:
-                try:
-                    self._proc = subprocess.Popen(
-                        [sys.executable, "-m", "harness.bench.start"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                        stderr=subprocess.DEVNULL, env=self._env, text=True,
-                        start_new_session=True)  # a Ctrl-C is the bench's to handle
-                except OSError:
-                    self._open = False
-                else:
-                    threading.Thread(target=self._read, args=(self._proc,), name="bench-start", daemon=True).start()
+            self._ensure_running()
             if not self._open or self._proc is None or self._proc.stdin is None:
                 return None
             n = next(self._ids)
@@ -120,6 +121,30 @@ class Starter:
                 return None
         cell.forked.wait()
         return cell if cell.pid else None
+
+    def load(self, modules: list[str]) -> None:
+        """Have the process import `modules` before it forks the next children (a command's heavy imports)."""
+        with self._lock:
+            self._ensure_running()
+            if self._open and self._proc is not None and self._proc.stdin is not None:
+                try:
+                    self._proc.stdin.write(json.dumps({"load": modules}) + "\n")
+                    self._proc.stdin.flush()
+                except OSError:  # it has ended: the children start as processes of their own
+                    pass
+
+    def _ensure_running(self) -> None:
+        """Start the forking process on first use (under the lock)."""
+        if self._open and self._proc is None:
+            try:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-m", "harness.bench.start"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL, env=self._env, text=True,
+                    start_new_session=True)  # a Ctrl-C is the bench's to handle
+            except OSError:
+                self._open = False
+            else:
+                threading.Thread(target=self._read, args=(self._proc,), name="bench-start", daemon=True).start()
 
     def _read(self, proc: subprocess.Popen) -> None:
         assert proc.stdout is not None
@@ -197,9 +222,9 @@ def _reap(out: IO[str]) -> None:
         _say(out, {"pid": pid, "rc": os.waitstatus_to_exitcode(status)})
 
 
-def _cell(argv: list[str], log: str, answers: int, environ: dict[str, str], err: Optional[str] = None,
+def _cell(command: str, argv: list[str], log: str, answers: int, environ: dict[str, str], err: Optional[str] = None,
           cwd: Optional[str] = None) -> NoReturn:
-    """In the child: `python -m harness.train *argv` with its output in `log` (stderr in `err` if given), in
+    """In the child: `python -m <command> *argv` with its output in `log` (stderr in `err` if given), in
     `cwd`, then the end of an interpreter."""
     import tempfile
 
@@ -220,13 +245,14 @@ def _cell(argv: list[str], log: str, answers: int, environ: dict[str, str], err:
         opened = os.open(path, flags, 0o644)
         os.dup2(opened, fd)
         os.close(opened)
-    from harness import train
-
-    sys.argv = [str(train.__file__), *argv]
-    sys.orig_argv = [sys.executable, "-m", "harness.train", *argv]  # the command's name in its one-line errors
+    runnable = importlib.import_module(command)
+    if hasattr(runnable, "__path__"):  # a package (harness.check): `python -m` runs its __main__
+        runnable = importlib.import_module(f"{command}.__main__")
+    sys.argv = [str(runnable.__file__), *argv]
+    sys.orig_argv = [sys.executable, "-m", command, *argv]  # the command's name in its one-line errors
     code = 1
     try:
-        code = train.main(argv)
+        code = runnable.main(argv)
     except SystemExit as end:
         code = end.code if isinstance(end.code, int) else int(end.code is not None)
     except BaseException:  # noqa: BLE001  (as an uncaught exception ends the command: its hook, status 1)
@@ -275,9 +301,19 @@ def main() -> int:
         while b"\n" in pending:
             line, pending = pending.split(b"\n", 1)
             asked = json.loads(line)
+            if "load" in asked:  # imported here once, so that every child forked after finds them loaded
+                for name in asked["load"]:
+                    importlib.import_module(name)
+                gc.freeze()
+                continue
+            command = asked.get("command") or "harness.train"
+            if command not in COMMANDS:  # the bench's own request, but never a module the pipe chose
+                _say(out, {"id": asked["id"], "pid": 0})
+                continue
             pid = os.fork()
             if pid == 0:
-                _cell(asked["argv"], asked["log"], answers, asked.get("env") or environ, asked.get("err"), asked.get("cwd"))
+                _cell(command, asked["argv"], asked["log"], answers, asked.get("env") or environ, asked.get("err"),
+                      asked.get("cwd"))
             _say(out, {"id": asked["id"], "pid": pid})
 
 
