@@ -41,7 +41,7 @@ def test_each_config_is_resolved_once_and_the_run_reads_it_as_resolved(tmp_path)
              "def counting(cfg, *a, **k):\n    seen.append(id(cfg)); return real(cfg, *a, **k)\n"
              "fastpath.resolve = counting\n"
              "from omegaconf import OmegaConf; from harness.run import job; real_launch = job.launch\n"
-             "def launching(cfg, *a, **k):\n    print('READONLY', OmegaConf.is_readonly(cfg)); return real_launch(cfg, *a, **k)\n"
+             "def launching(plan, *a, **k):\n    print('READONLY', OmegaConf.is_readonly(plan.cfg)); return real_launch(plan, *a, **k)\n"
              "job.launch = launching\n"
              f"rc = train.main(['model=ncf', '+debug=ncf', 'device=cpu', 'seed=1', 'data_root={tmp_path / 'data'}', "
              f"'output_root={out}'])\n"

@@ -21,18 +21,19 @@ import subprocess
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Optional, cast
+from typing import Any, Callable, Optional, Union, cast
 
 import torch
 from omegaconf import DictConfig
 
-from harness import fastpath, registry
+from harness import registry
 from harness.errors import ConfigError
-from harness.interface import Benchmark, ModelSpec, RunContext, ThroughputBenchmark
+from harness.interface import Benchmark, RunContext, ThroughputBenchmark
 from harness.interface.contract import sharded_by
 from harness.run import compile_guard, distributed, seeding
 from harness.run.distributed import SINGLE, World
 from harness.run.feed import Feed
+from harness.run.plan import RunPlan, plan_run, read_plan
 from harness.run.precision import PrecisionPolicy, policy
 
 log = logging.getLogger("harness.build")
@@ -115,32 +116,37 @@ def context_for(cfg: DictConfig, *, data_dir: Optional[Path] = None, world: Worl
                       seed=seeds.rank, shared_seed=seeds.shared)
 
 
-def build_run(cfg: DictConfig, ctx: RunContext, *, spec: Optional[ModelSpec] = None, ddp: Optional[bool] = None,
+def build_run(run: Union[RunPlan, DictConfig], ctx: RunContext, *, ddp: Optional[bool] = None,
               bucket_mb: Optional[float] = None, **ddp_options) -> BuiltRun:
     """Seed this rank, build the model and optimizer, apply the precision (with master_weights=true
     the weights in 16 bits and fp32 copies in the optimizer, which must come before DDP takes the
     parameters) and wrap the model in DDP: on several ranks, or as `ddp` says (a profiling script's
-    world of one), unless the model sharded itself (its `sharded` attribute: FSDP); `bucket_mb` (default cfg.ddp_bucket_mb) and `ddp_options` go to DDP. `spec`: the
-    model's, as the run looked it up (a script's call looks it up here)."""
-    spec = spec or registry.get(str(cfg.model.name))
-    if cfg.get("precision") is None:  # a script's config that no command resolved (harness/fastpath.py)
-        fastpath.resolve(cfg, ctx.device.type == "cuda", spec=spec)
-    if ctx.device.type == "cuda" and "compile" in fastpath.path(cfg):
+    world of one), unless the model sharded itself (its `sharded` attribute: FSDP); `bucket_mb` (default
+    the config's ddp_bucket_mb) and `ddp_options` go to DDP. `run`: the run's plan, or a script's composed
+    config, planned here for ctx's device (harness/run/plan.py)."""
+    if isinstance(run, RunPlan):
+        plan = run
+    else:  # a script's config: resolved here unless its command did, then read-only as a run's
+        spec = registry.get(str(run.model.name))
+        resolved = run.get("precision") is not None and run.get("seed") is not None
+        plan = read_plan(run, spec) if resolved else plan_run(run, spec, ctx.device.type == "cuda")
+    spec = plan.spec
+    if ctx.device.type == "cuda" and "compile" in plan.path:
         compile_guard.install()  # a compilation that fails runs eagerly, and the run says so
-    precision = policy(str(cfg.precision), ctx.device)
+    precision = policy(plan.precision, ctx.device)
     seeding.seed_everything(ctx.seed)
     bench = spec.build(ctx)
     missing = [m for m in _TASK_METHODS if spec.task is not None and not callable(getattr(bench, m, None))]
     if missing:
         raise TypeError(f"model={spec.name} has an MLPerf task, but what its build returned lacks the Benchmark "
                         f"methods {', '.join(missing)} (harness/interface/contract.py)")
-    if cfg.master_weights and not sharded_by(bench):
+    if plan.config.master_weights and not sharded_by(bench):
         precision.keep_master_weights(bench.model, bench.optimizer)
     trained = bench.model
     if sharded_by(bench):  # FSDP's shards, made by the model before its optimizer: nothing to wrap
-        if cfg.master_weights:
+        if plan.config.master_weights:
             raise ConfigError(f"master_weights=true: model={spec.name} shards itself (FSDP), whose shards the "
                               "optimizer holds; use the model's own mixed precision option instead")
     elif ctx.world_size > 1 if ddp is None else ddp:
-        trained = distributed.wrap_ddp(bench.model, float(bucket_mb or cfg.ddp_bucket_mb), **ddp_options)
-    return BuiltRun(bench, precision, ctx, trained, Feed(ctx.device), str(cfg.mode))
+        trained = distributed.wrap_ddp(bench.model, float(bucket_mb or plan.config.ddp_bucket_mb), **ddp_options)
+    return BuiltRun(bench, precision, ctx, trained, Feed(ctx.device), str(plan.config.mode))

@@ -18,18 +18,19 @@ from typing import Optional
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from harness import fastpath, files, registry
+from harness import files, registry
 from harness.errors import ConfigError
-from harness.interface import DataError, ModelSpec
+from harness.interface import DataError
 from harness.observe import console, host_load
 from harness.observe.progress import figure
 from harness.run import record_file as rec
 from harness.record import ABORTED, FAILED, Failure, RunEnd, RunRecord
-from harness.run import distributed, seeding, threads, windows
+from harness.run import distributed, threads, windows
 from harness.run.distributed import World
 from harness.signals import shielded, signal_name
 from harness.run.flops import describe
 from harness.run.launch import RankFailed, launch, uses_cuda
+from harness.run.plan import RunPlan, plan_run
 
 log = logging.getLogger("harness.train")
 
@@ -39,9 +40,6 @@ def run_job(cfg: DictConfig) -> RunRecord:
     run_dir = Path(HydraConfig.get().runtime.output_dir)
     world = distributed.from_environment()
     spec = registry.get(str(cfg.model.name))  # once: the rest of the run is handed it
-    # the precision and fast path the device gets (a rank of torchrun or srun decides for itself);
-    # an option on the command line wins over the model's fast path
-    fastpath.resolve(cfg, uses_cuda(cfg), given=HydraConfig.get().overrides.task, spec=spec)
     main_rank = world is None or world.is_main
     if world is not None and not world.is_main:
         console.setup_rank_logging(world.rank, run_dir)
@@ -58,16 +56,17 @@ def run_job(cfg: DictConfig) -> RunRecord:
     end: Optional[RunEnd] = None
     try:
         try:
-            start = _plan(cfg, spec, start)
-            # composed, resolved and its seed drawn: from here the run reads its config and never writes it
-            # (a value computed during the run is a field of what that step returns)
-            OmegaConf.set_readonly(cfg, True)
+            # the precision and fast path the device gets (a rank of torchrun or srun decides for itself; an
+            # option on the command line wins over the model's fast path) and the seed: from here the run
+            # reads its plan and never writes its config (what a step learns is a field of what it returns)
+            plan = plan_run(cfg, spec, uses_cuda(cfg), given=HydraConfig.get().overrides.task)
+            start = _record_plan(plan, start)
             if main_rank:
                 files.write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
-            log.info("%s on %s, seed %d -> %s", spec.name, start.dataset or "synthetic batches", cfg.seed, run_dir)
+            log.info("%s on %s, seed %d -> %s", spec.name, start.dataset or "synthetic batches", plan.seed, run_dir)
             # synthetic batches need no data
-            data_dir = None if cfg.mode == "throughput" or spec.task is None else spec.task.prepare(cfg)
-            rank0 = launch(cfg, spec, run_dir, data_dir, world, start, load)
+            data_dir = None if not plan.training or spec.task is None else spec.task.prepare(cfg)
+            rank0 = launch(plan, run_dir, data_dir, world, start, load)
         except KeyboardInterrupt as err:
             end = RunEnd(ABORTED, _interrupted(err, log_path if cfg.mode == "train" else None))
             raise
@@ -91,13 +90,12 @@ def run_job(cfg: DictConfig) -> RunRecord:
     return record
 
 
-def _plan(cfg: DictConfig, spec: ModelSpec, start: RunRecord) -> RunRecord:
-    """The model's facts in the record: which model, benchmark, metric and target, and the seed
-    (drawn from the OS when the config leaves it null). harness.train checked the config already."""
-    if cfg.seed is None:
-        cfg.seed = seeding.draw_seed()
-    start = replace(start, model=spec.name, benchmark=spec.benchmark, seed=int(cfg.seed),
-                    precision=fastpath.label(cfg), path=fastpath.path(cfg), throughput_unit=f"{spec.sample_unit}/s",
+def _record_plan(plan: RunPlan, start: RunRecord) -> RunRecord:
+    """The plan's facts in the record: which model, benchmark, metric and target, the seed, the precision
+    and the path. harness.train checked the config already."""
+    cfg, spec = plan.cfg, plan.spec
+    start = replace(start, model=spec.name, benchmark=spec.benchmark, seed=plan.seed, precision=plan.label,
+                    path=plan.path, throughput_unit=f"{spec.sample_unit}/s",
                     dataset=cfg.dataset.name if cfg.get("dataset") else "")
     if spec.task is None:
         return start

@@ -31,7 +31,6 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from harness import fastpath, registry
 from harness.errors import ConfigError
-from harness.interface import ModelSpec
 from harness.fastpath import check_device
 from harness.observe import console
 from harness.run import distributed, threads
@@ -39,6 +38,7 @@ from harness.run.distributed import World
 from harness.signals import Stopped, signal_number, stop_on_sigterm
 from harness.run.process_exit import before_exit
 from harness.record import RunRecord
+from harness.run.plan import RunPlan, read_plan
 from harness.run.session import PeerDied, RankJob, run_rank
 from harness.run.watchdog import Watchdog
 
@@ -80,15 +80,15 @@ def check_resources(cfg: DictConfig) -> None:
                           "every node (or hydra/launcher=slurm, where SLURM places the ranks)")
 
 
-def launch(cfg: DictConfig, spec: ModelSpec, run_dir: Path, data_dir: Optional[Path], world: Optional[World],
-           record: RunRecord, host_load: Optional[dict] = None) -> Optional[RunRecord]:
+def launch(plan: RunPlan, run_dir: Path, data_dir: Optional[Path], world: Optional[World], record: RunRecord,
+           host_load: Optional[dict] = None) -> Optional[RunRecord]:
     """Run every rank of the run; returns rank 0's record (this rank's own when this process is one
     rank of an outside launcher's world), or None when rank 0 ran on another node. `record`: what
     the command knows of the run. A failed or interrupted run raises."""
+    cfg = plan.cfg
     if world is not None:  # torchrun / srun: this process is one rank
         log.info("world: %s", world.describe())
-        job = RankJob(cfg=cfg, spec=spec, run_dir=run_dir, data_dir=data_dir, world=world, host_load=host_load,
-                      record=record)
+        job = RankJob(plan=plan, run_dir=run_dir, data_dir=data_dir, world=world, host_load=host_load, record=record)
         with _node_watchdog(cfg, run_dir, world) as dog:
             try:
                 return _run_in_process(job)
@@ -103,7 +103,7 @@ def launch(cfg: DictConfig, spec: ModelSpec, run_dir: Path, data_dir: Optional[P
     check_resources(cfg)
     ranks = cfg.gpus * cfg.nodes
     if ranks == 1:
-        job = RankJob(cfg=cfg, spec=spec, run_dir=run_dir, data_dir=data_dir, host_load=host_load, record=record)
+        job = RankJob(plan=plan, run_dir=run_dir, data_dir=data_dir, host_load=host_load, record=record)
         # a rank stuck in a read that never returns (a FIFO named .JPEG) ends as a stalled one of several does
         with Watchdog(run_dir, [0], float(cfg.progress_timeout_s)) as dog:
             try:
@@ -118,7 +118,7 @@ def launch(cfg: DictConfig, spec: ModelSpec, run_dir: Path, data_dir: Optional[P
     if crowded:
         log.warning("warning: %s", crowded)
     log.info("world: %d rank(s) = %d node(s) x %d, device=%s (%s), precision=%s; per-rank logs in %s",
-             ranks, cfg.nodes, cfg.gpus, cfg.device, "nccl" if uses_cuda(cfg) else "gloo", fastpath.label(cfg), run_dir)
+             ranks, cfg.nodes, cfg.gpus, cfg.device, "nccl" if uses_cuda(cfg) else "gloo", plan.label, run_dir)
     return _run_elastic(cfg, run_dir, data_dir, record, host_load)
 
 
@@ -312,8 +312,8 @@ def _rank_main(payload: _Payload) -> Optional[RunRecord]:
     spec = registry.get(str(cfg.model.name))  # once in this process: the rank is handed it
     with open_dict(cfg):
         cfg.model = OmegaConf.merge(OmegaConf.structured(spec.options), cfg.model)
-    job = RankJob(cfg=cfg, spec=spec, run_dir=run_dir, data_dir=None if payload.data_dir is None else Path(payload.data_dir),
-                  world=world, host_load=payload.host_load, record=payload.record)
+    job = RankJob(plan=read_plan(cfg, spec), run_dir=run_dir, world=world, host_load=payload.host_load,
+                  data_dir=None if payload.data_dir is None else Path(payload.data_dir), record=payload.record)
     try:
         record = run_rank(job)
     finally:

@@ -18,10 +18,10 @@ from typing import Any, Optional
 
 import torch
 import torch.distributed as dist
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from harness import fastpath, files
-from harness.interface import EvalSchedule, Logged, ModelSpec
+from harness import files
+from harness.interface import EvalSchedule, Logged
 from harness.observe import heartbeat
 from harness.observe.board import BoardHook
 from harness.observe.datawait import DataWait
@@ -42,14 +42,14 @@ from harness.run.loop import Judge, LoopResult, train_to_target
 from harness.run import throughput
 from harness.run import windows as timing
 from harness.run.mlperf_log import C, MLPerfLog
+from harness.run.plan import RunPlan
 
 log = logging.getLogger("harness.session")
 
 
 @dataclass(frozen=True)
 class RankJob:
-    cfg: DictConfig  # resolved; cfg.seed is the master seed, already drawn (on rank 0 at least)
-    spec: ModelSpec  # cfg.model.name's, looked up once by the process
+    plan: RunPlan  # the run resolved, typed and read-only; its seed is the master seed (on rank 0 at least)
     run_dir: Path
     data_dir: Optional[Path]
     world: World = SINGLE
@@ -72,8 +72,9 @@ def schedule_of(cfg: DictConfig) -> EvalSchedule:
                            every_samples=m.get("eval_every_samples"))
 
 
-def _log_init(mlperf: MLPerfLog, spec: ModelSpec, cfg: DictConfig, world: World, watch: Observers) -> None:
-    mlperf.event(C.SUBMISSION_BENCHMARK, value=spec.benchmark)
+def _log_init(mlperf: MLPerfLog, plan: RunPlan, world: World, watch: Observers) -> None:
+    cfg = plan.cfg
+    mlperf.event(C.SUBMISSION_BENCHMARK, value=plan.spec.benchmark)
     mlperf.event(C.SUBMISSION_ORG, value=cfg.mlperf.org)
     mlperf.event(C.SUBMISSION_DIVISION, value=str(cfg.mlperf.division))
     mlperf.event(C.SUBMISSION_STATUS, value=str(cfg.mlperf.status))
@@ -81,7 +82,7 @@ def _log_init(mlperf: MLPerfLog, spec: ModelSpec, cfg: DictConfig, world: World,
     mlperf.event("number_of_nodes", value=world.nodes)
     # ranks per node: GPUs, or CPU processes with device=cpu (docs/results.md)
     mlperf.event("accelerators_per_node", value=world.local_world_size)
-    mlperf.event("precision", value=fastpath.label(cfg))  # a harness key, for grouping runs
+    mlperf.event("precision", value=plan.label)  # a harness key, for grouping runs
 
 
 def _log_hyperparameters(mlperf: MLPerfLog, built: BuiltRun, training: bool) -> dict[str, Any]:
@@ -108,16 +109,15 @@ class _Open:
 
 
 def run_rank(job: RankJob) -> RunRecord:
-    cfg, world, spec = job.cfg, job.world, job.spec
-    # composed, resolved and typed before the rank starts: from here the run reads its config, and what
-    # it learns (a fallback, the path that ran) goes into its results, never back into the config
-    OmegaConf.set_readonly(cfg, True)
-    training = cfg.mode != "throughput"
+    # planned before the rank starts (harness/run/plan.py): the run reads its config, read-only, and what it
+    # learns (a fallback, the path that ran) goes into its results, never back into the config
+    plan, world = job.plan, job.world
+    training = plan.training
     # a throughput measurement is not an MLPerf run: it writes no MLPerf log
     held = _Open(MLPerfLog(job.run_dir / "mlperf.log" if world.is_main and training else None))
     heartbeat.start(job.run_dir, world.rank)  # the watchdog reads it (harness/run/watchdog.py), one rank or many
     try:
-        record = _run(job, spec, training, held)
+        record = _run(job, training, held)
     except BaseException as err:
         # From here the launcher's SIGTERM (sent the moment it sees a peer die, while this rank is
         # still naming the dead peer from gloo's error) is held: arriving mid-way, it would replace
@@ -136,7 +136,7 @@ def run_rank(job: RankJob) -> RunRecord:
                 except files.DiskFull:
                     pass  # the log ends at its last whole record; result.json says why
             if held.watch is not None:
-                _finish(held.watch, None, cfg, spec)
+                _finish(held.watch, None, plan)
             if cause is not None:
                 raise cause from err
             raise
@@ -144,7 +144,7 @@ def run_rank(job: RankJob) -> RunRecord:
         with shielded():
             held.mlperf.close()
         heartbeat.stop()
-    return _finish(held.watch, record, cfg, spec) or record
+    return _finish(held.watch, record, plan) or record
 
 
 def _cause(job: RankJob, err: BaseException) -> Optional[PeerDied]:
@@ -168,19 +168,20 @@ def _stop_reason(err: BaseException, cause: Optional[PeerDied]) -> str:
     return type(err).__name__
 
 
-def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecord:
-    cfg, world, mlperf = job.cfg, job.world, held.mlperf
-    mlperf.event(C.CACHE_CLEAR, value=clear_page_cache() if cfg.clear_caches and world.is_main else False)
+def _run(job: RankJob, training: bool, held: _Open) -> RunRecord:
+    plan, world, mlperf = job.plan, job.world, held.mlperf
+    cfg, spec = plan.cfg, plan.spec
+    mlperf.event(C.CACHE_CLEAR, value=clear_page_cache() if plan.config.clear_caches and world.is_main else False)
     init_start = mlperf.start(C.INIT_START)
     device = pick_device(cfg, world.local_rank)
     distributed.init_process_group(world, device)
     watch = held.watch = open_observers(cfg, world, job.run_dir, device, software_versions(), job.host_load)
-    _log_init(mlperf, spec, cfg, world, watch)
+    _log_init(mlperf, plan, world, watch)
     # every rank takes rank 0's master seed: under torchrun each process drew its own
-    master = distributed.broadcast_int(int(cfg.seed), device)
+    master = distributed.broadcast_int(plan.seed, device)
     mlperf.event(C.SEED, value=master)
     ctx = context_for(cfg, data_dir=job.data_dir, world=world, device=device, master_seed=master)
-    built = build_run(cfg, ctx, spec=spec)
+    built = build_run(plan, ctx)
     hyper = _log_hyperparameters(mlperf, built, training)
     init_s = (mlperf.end(C.INIT_STOP) - init_start) / 1000.0
     log.info("initialised in %.1f s on %s: %s", init_s, watch.platform, ", ".join(f"{k}={v}" for k, v in hyper.items()))
@@ -190,8 +191,9 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
     # throughput mode: the warm-up is a window of its own, so every window counts from its first step
     warmup = timing.warmup_steps(cfg) if training else 0
     meter = ThroughputMeter(warmup, device_sync(device), distributed.sum_over_ranks(device), world.world_size)
-    progress = Progress(enabled=cfg.progress and world.is_main, unit=spec.sample_unit, world_size=world.world_size,
-                        max_epochs=cfg.max_epochs if training else cfg.throughput_repeats)
+    progress = Progress(enabled=plan.config.progress and world.is_main, unit=spec.sample_unit,
+                        world_size=world.world_size,
+                        max_epochs=plan.config.max_epochs if training else plan.config.throughput_repeats)
     # in order: the meter, the data-wait timer and the loss check measure; the board reports what they measured
     hooks = Hooks([meter, DataWait(warmup), progress, HeartbeatHook(), watch, DiskCheck(),
                    FiniteLossCheck(device, world.rank),
@@ -208,23 +210,23 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
         median = statistics.median(windows) if windows and loop.status == SUCCESS else None
         base = replace(base, warmup_steps=loop.warmup_steps if loop.warmup_steps is not None else base.warmup_steps,
                        throughput_steps=loop.window_steps)
-        record = _record(base, loop, ttt_s=None, throughput=median, cfg=cfg)
+        record = _record(base, loop, ttt_s=None, throughput=median, plan=plan)
         if loop.status != SUCCESS:
             return record
         # counted after the windows: a forward that never returns hangs a step under the progress
         # watchdog first, and the one extra forward changes nothing the windows measured
-        return _utilisation(built, record, flops.flops_per_sample(built, built.synthetic_batch()))
+        return _utilisation(built, record, flops.flops_per_sample(built, built.synthetic_batch()), plan.precision)
 
     task = spec.task
     assert task is not None  # config.check refuses mode=train for a throughput-only model
-    target = OmegaConf.to_object(cfg.model.target) if OmegaConf.is_config(cfg.model.target) else cfg.model.target
-    judge = Judge(task.quality, task.quality.value(target, "target"), schedule_of(cfg), int(cfg.max_epochs))
+    judge = Judge(task.quality, task.quality.value(plan.config.model.target, "target"), schedule_of(cfg),
+                  plan.config.max_epochs)
     held.run_start = mlperf.start(C.RUN_START)
     loop = train_to_target(built, judge=judge, mlperf=mlperf, hooks=hooks)  # energy to train counts in here
     reason = loop.reason
     if loop.status == C.ABORTED:
         reason = (f"{task.quality.name} target {task.quality.describe_target(judge.target)} not reached in "
-                  f"{cfg.max_epochs} epochs")
+                  f"{plan.config.max_epochs} epochs")
     stop: dict[str, Any] = {"status": C.SUCCESS if loop.status == SUCCESS else C.ABORTED}
     if loop.status == FAILED:
         stop["reason"] = reason  # MLPerf's run_stop knows success and aborted only: the reason says why
@@ -234,26 +236,27 @@ def _run(job: RankJob, spec: ModelSpec, training: bool, held: _Open) -> RunRecor
     if findings is not None:
         base = replace(base, data_findings=findings())
     record = _record(base, replace(loop, reason=reason), ttt_s=(run_stop - held.run_start) / 1000.0,
-                     throughput=meter.throughput(), mlperf=mlperf, cfg=cfg)
+                     throughput=meter.throughput(), mlperf=mlperf, plan=plan)
     if loop.status == FAILED:
         return record
     # counted after run_stop, outside the timed region: the extra forward changes nothing the run measured
-    return _utilisation(built, record, flops.flops_per_sample(built, built.synthetic_batch()))
+    return _utilisation(built, record, flops.flops_per_sample(built, built.synthetic_batch()), plan.precision)
 
 
-def _utilisation(built: BuiltRun, record: RunRecord, counted: tuple[Optional[float], Optional[str]]) -> RunRecord:
-    """The record with its model FLOPs a sample, achieved TFLOP/s and MFU (harness/run/flops.py)."""
+def _utilisation(built: BuiltRun, record: RunRecord, counted: tuple[Optional[float], Optional[str]],
+                 precision: str) -> RunRecord:
+    """The record with its model FLOPs a sample, achieved TFLOP/s and MFU (harness/run/flops.py) at the
+    run's `precision` (the peak it is measured against)."""
     per_sample, why = counted
     return replace(record, **flops.utilisation(per_sample, record.throughput, flops.device_name(built.ctx.device),
-                                               str(built.ctx.cfg.precision), record.world_size, why))
+                                               precision, record.world_size, why))
 
 
 def _record(base: RunRecord, loop: LoopResult, *, ttt_s: Optional[float], throughput: Optional[float],
-            mlperf: Optional[MLPerfLog] = None, cfg: Optional[DictConfig] = None) -> RunRecord:
+            plan: RunPlan, mlperf: Optional[MLPerfLog] = None) -> RunRecord:
     fell_back = [*([loop.fallback] if loop.fallback else []), *compile_guard.failures()]
-    if cfg is not None:  # the path that ran, after any fallback
-        fell = loop.graph_fell_back
-        base = replace(base, precision=fastpath.label(cfg, fell), path=fastpath.path(cfg, fell))
+    label, path = plan.ran(loop.graph_fell_back)  # the path that ran, after any fallback
+    base = replace(base, precision=label, path=path)
     return replace(
         base, fallback="; ".join(fell_back) or None, status=loop.status, time_to_train_s=ttt_s, throughput=throughput, epochs=loop.epochs,
         epochs_to_converge=loop.epochs_to_converge, reason=loop.reason, error=loop.error,
@@ -269,14 +272,14 @@ def _lr(built: BuiltRun) -> Optional[float]:
     return float(groups[0]["lr"]) if groups else None
 
 
-def _finish(watch: Optional[Observers], record: Optional[RunRecord], cfg: DictConfig,
-            spec: ModelSpec) -> Optional[RunRecord]:
+def _finish(watch: Optional[Observers], record: Optional[RunRecord], plan: RunPlan) -> Optional[RunRecord]:
     """Stop the observers; the record gains the telemetry summary. Telemetry and TensorBoard must
     not turn a finished run into a failed one."""
     if watch is None:
         return record
-    hparams = {"model": spec.name, "dataset": cfg.dataset.name if cfg.get("dataset") else None, "seed": cfg.seed,
-               "world_size": watch.where.world_size, "precision": fastpath.label(cfg), "platform": watch.platform}
+    dataset = plan.cfg.dataset.name if plan.cfg.get("dataset") else None
+    hparams = {"model": plan.spec.name, "dataset": dataset, "seed": plan.seed, "world_size": watch.where.world_size,
+               "precision": plan.label, "platform": watch.platform}
     results: dict[str, Optional[float]] = {}
     if record is not None:
         hparams.update({f"hp/{k}": v for k, v in record.hyperparameters.items()})

@@ -17,6 +17,7 @@ from harness import fastpath, registry
 from harness.config import compose
 from harness.errors import ConfigError
 from harness.run.build import build_run, context_for
+from harness.run.plan import plan_run
 
 
 def _cfg(*extra: str):
@@ -31,7 +32,7 @@ def test_a_model_with_a_task_whose_build_lacks_the_benchmark_methods_is_named():
     cfg = _cfg()
     with pytest.raises(TypeError, match=r"model=ncf has an MLPerf task, but what its build returned lacks the "
                                         r"Benchmark methods train_batches, train_samples, eval_samples, evaluate"):
-        build_run(cfg, context_for(cfg), spec=half)
+        build_run(plan_run(cfg, half, cuda=False), context_for(cfg))
 
 
 def test_master_weights_of_a_run_in_fp32_is_refused_before_anything_is_built():

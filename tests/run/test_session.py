@@ -11,6 +11,7 @@ import pytest
 from harness import registry
 from harness.config import compose
 from harness.run import session
+from harness.run.plan import plan_run
 from harness.signals import stop_on_sigterm
 from harness.run.world import World
 
@@ -25,7 +26,7 @@ def test_the_launchers_sigterm_while_a_rank_names_its_dead_peer_still_ends_the_l
     """Rank 1 is killed; rank 0's collective fails and, while rank 0 is still finding out which rank
     died, the elastic agent's SIGTERM arrives. The log must still end with run_stop aborted."""
 
-    def failing_run(job, spec, training, held):
+    def failing_run(job, training, held):
         held.run_start = held.mlperf.start(session.C.RUN_START)
         held.mlperf.start(session.C.EPOCH_START, metadata={"epoch_num": 1})
         raise RuntimeError("[gloo] Connection reset by peer. This may indicate a remote worker died")
@@ -40,7 +41,8 @@ def test_the_launchers_sigterm_while_a_rank_names_its_dead_peer_still_ends_the_l
     saved = signal.getsignal(signal.SIGTERM)
     stop_on_sigterm()
     try:
-        job = session.RankJob(cfg=compose(["model=ncf", "device=cpu"]), spec=registry.get("ncf"), run_dir=tmp_path,
+        plan = plan_run(compose(["model=ncf", "device=cpu"]), registry.get("ncf"), cuda=False)
+        job = session.RankJob(plan=plan, run_dir=tmp_path,
                               data_dir=None, world=TWO)
         with pytest.raises(session.PeerDied) as caught:  # the dead peer is the run's error, not the signal
             session.run_rank(job)
@@ -62,16 +64,17 @@ def test_a_rank_runs_on_a_read_only_config_and_a_failed_capture_is_named_from_th
 
     seen = {}
 
-    def run(job, spec, training, held):
-        seen["readonly"] = OmegaConf.is_readonly(job.cfg)
+    def run(job, training, held):
+        seen["readonly"] = OmegaConf.is_readonly(job.plan.cfg)
         with pytest.raises(ReadonlyConfigError):
-            job.cfg.cuda_graph = False
+            job.plan.cfg.cuda_graph = False
         raise RuntimeError("stop here")
 
     monkeypatch.setattr(session, "_run", run)
     monkeypatch.setattr(session.heartbeat, "start", lambda run_dir, rank: None)
     one = World(rank=0, local_rank=0, world_size=1, local_world_size=1, node_rank=0, nodes=1, source="elastic")
-    job = session.RankJob(cfg=compose(["model=ncf", "device=cpu", "mode=throughput"]), spec=registry.get("ncf"), run_dir=tmp_path, data_dir=None, world=one)
+    plan = plan_run(compose(["model=ncf", "device=cpu", "mode=throughput"]), registry.get("ncf"), cuda=False)
+    job = session.RankJob(plan=plan, run_dir=tmp_path, data_dir=None, world=one)
     with pytest.raises(RuntimeError, match="stop here"):
         session.run_rank(job)
     assert seen["readonly"]
