@@ -2,6 +2,7 @@
 
     python scripts/tools/profile_step.py model=gnmt dataset=wmt16 precision=amp
     python scripts/tools/profile_step.py model=ncf dataset=ml20m precision=amp --steps 30 --rows 25
+    python scripts/tools/profile_step.py model=maskrcnn dataset=maskrcnn_coco2017 model.batch_size=8 --by host
     torchrun --standalone --nproc_per_node=2 scripts/tools/profile_step.py model=gnmt dataset=wmt16 \
         precision=amp master_weights=true model.batch_size=1024 --trace-dir traces
 
@@ -43,6 +44,9 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rows", type=int, default=20)
     parser.add_argument("--trace-dir", help="write each rank's Chrome trace here")
+    parser.add_argument("--by", choices=["device", "host"], default="device",
+                        help="sort by the GPU's time (default on a GPU) or the host's: a step whose time under the "
+                        "profiler is well over the GPU's busy time is held by the host, and --by host says where")
     args = parser.parse_args()
 
     cfg = compose([*args.overrides, "mode=throughput", "seed=1"])
@@ -67,7 +71,7 @@ def main() -> int:
         train_epoch(run, 1, meter, max_steps=args.steps)
     elapsed = time.perf_counter() - t0
     params = sum(p.numel() for p in bench.model.parameters())
-    key = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    key = "self_cuda_time_total" if device.type == "cuda" and args.by == "device" else "self_cpu_time_total"
     table = prof.key_averages().table(sort_by=key, row_limit=args.rows, max_name_column_width=70)
     if args.trace_dir:
         Path(args.trace_dir).mkdir(parents=True, exist_ok=True)
