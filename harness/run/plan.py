@@ -63,6 +63,9 @@ def read_plan(cfg: DictConfig, spec: ModelSpec) -> RunPlan:
         raise ValueError("read_plan takes a resolved config (precision and seed set): plan it with plan_run")
     OmegaConf.set_readonly(cfg, True)
     config = OmegaConf.to_object(cfg)
-    assert isinstance(config, HarnessConfig)  # compose's schema
+    if not isinstance(config, HarnessConfig):  # a rank's YAML carries the values, not compose's schema
+        config = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(HarnessConfig), cfg))
+    if not isinstance(config, HarnessConfig):
+        raise TypeError(f"the run's config reads as {type(config).__name__}, not the harness's HarnessConfig")
     return RunPlan(cfg=cfg, spec=spec, config=config, seed=int(cfg.seed), precision=str(cfg.precision),
                    label=fastpath.label(cfg), path=fastpath.path(cfg))

@@ -29,11 +29,11 @@ def test_a_spawned_rank_reads_the_launchers_plan_back_from_its_yaml_without_reso
     spec = registry.get("ncf")
     launcher = plan_run(compose([*NCF, "mode=throughput", "precision=bf16", "master_weights=true", "seed=3"]), spec,
                         cuda=False)
-    rank_cfg = OmegaConf.merge(OmegaConf.structured(HarnessConfig), OmegaConf.create(OmegaConf.to_yaml(launcher.cfg)))
+    rank_cfg = OmegaConf.create(OmegaConf.to_yaml(launcher.cfg))  # as harness/run/launch.py's _rank_main reads it
     rank_cfg.model = OmegaConf.merge(OmegaConf.structured(spec.options), rank_cfg.model)
     rank = read_plan(rank_cfg, spec)
     assert (rank.label, rank.path, rank.seed, rank.precision) == ("bf16+master", "eager", 3, "bf16")
-    assert not rank.training
+    assert not rank.training and isinstance(rank.config, HarnessConfig) and rank.config.model.batch_size == 2048
     with pytest.raises(ValueError, match="read_plan takes a resolved config"):
         read_plan(compose([*NCF, "seed=3"]), spec)
 
