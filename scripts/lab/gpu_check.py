@@ -7,7 +7,7 @@ recorded baseline (scripts/lab/gpu_check_table.py):
 
 Phases, each row its own process under a limit, and a row that would start past the phase's deadline
 written as not run:
-  A, at once: (tests) every test file with a CUDA-only test, pytest-xdist over 4 workers, a per-test
+  A, at once: (tests) every test file with a CUDA-only test, pytest-xdist over 6 workers, a per-test
      limit; (embedded, two lanes) each time-to-train model's embedded preset trained to its target at the
      default precision and path, then `python -m harness.check` on its log; (caches) each compiled
      throughput cell once, a step long, so that phase B finds its kernels in Inductor's caches on disk;
@@ -41,6 +41,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -84,12 +85,36 @@ class Check:
         """(exit status, console) of one command under `limit` seconds (124: killed at the limit)."""
         log = self.logs / f"{name}.txt"
         with log.open("w") as f:
+            # its own process group: at the limit every process it started stops with it (pytest-xdist's workers
+            # and a run's ranks outlived a killed parent and held the GPU through the next phase's rows)
+            proc = subprocess.Popen(argv, cwd=REPO, stdout=f, stderr=subprocess.STDOUT, start_new_session=True,
+                                    env={**os.environ, **(env or {})})
             try:
-                rc = subprocess.run(argv, cwd=REPO, stdout=f, stderr=subprocess.STDOUT, timeout=max(limit, 1),
-                                    env={**os.environ, **(env or {})}).returncode
+                rc = proc.wait(timeout=max(limit, 1))
             except subprocess.TimeoutExpired:
                 rc = 124
+                stop_group(proc)
         return rc, log.read_text(errors="replace")
+
+
+def stop_group(proc: subprocess.Popen) -> None:
+    """SIGINT to the command's process group first (pytest then writes its report and the tests that ran,
+    a run its record), SIGKILL to what is left 20 s later."""
+    for sig, grace in ((signal.SIGINT, 20.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue
+        if sig == signal.SIGINT:  # the leader ended; its children may not have
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return
 
 
 def last_line(text: str) -> str:
@@ -108,7 +133,7 @@ def tests(check: Check, deadline: float) -> None:
     files = sorted(str(p.relative_to(REPO)) for p in (REPO / "tests").rglob("test_*.py")
                    if "cuda.is_available()" in p.read_text())
     xml = check.work / "tests.xml"
-    argv = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=-ra", "-n", "4", "--dist", "loadfile",
+    argv = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=-ra", "-n", "6", "--dist", "loadfile", "--no-loadscope-reorder",
             "-o", "timeout=150", "-p", "no:benchmark", f"--junitxml={xml}", *files]
     rc, console = check.run("tests", argv, deadline - check.elapsed())
     if not xml.is_file():
