@@ -128,7 +128,8 @@ def build_run(run: Union[RunPlan, DictConfig], ctx: RunContext, *, ddp: Optional
         plan = run
     else:  # a script's config: resolved here unless its command did, then read-only as a run's
         spec = registry.get(str(run.model.name))
-        resolved = run.get("precision") is not None and run.get("seed") is not None
+        # fastpath.resolve fills in all four; a command line that typed precision alone is not resolved yet
+        resolved = all(run.get(key) is not None for key in ("precision", "seed", "cuda_graph", "master_weights"))
         plan = read_plan(run, spec) if resolved else plan_run(run, spec, ctx.device.type == "cuda")
     spec = plan.spec
     if ctx.device.type == "cuda" and "compile" in plan.path:

@@ -35,6 +35,7 @@ from harness.run.loop import train_epoch  # noqa: E402
 from harness.observe.meter import ThroughputMeter  # noqa: E402
 from harness.run.build import build_run, context_for, device_sync, pick_device  # noqa: E402
 from harness.run.distributed import World  # noqa: E402
+from harness.run.plan import plan_run  # noqa: E402
 
 
 def main() -> int:
@@ -57,7 +58,10 @@ def main() -> int:
     if world > 1:
         torch.distributed.init_process_group(distributed.backend_for(device))
     where = World(rank, int(os.environ.get("LOCAL_RANK", 0)), world, world, 0, 1, "torchrun")
-    run = build_run(cfg, context_for(cfg, world=where, device=device))
+    # planned as `python -m harness.train ... mode=throughput` plans it: the model's fast path unless an
+    # override says otherwise, so the profile is of the step a run takes
+    plan = plan_run(cfg, spec, device.type == "cuda", given=args.overrides)
+    run = build_run(plan, context_for(plan.cfg, world=where, device=device))
     bench = run.bench
     sync = device_sync(device)
     train_epoch(run, 0, ThroughputMeter(0, sync), max_steps=args.warmup)
@@ -78,8 +82,7 @@ def main() -> int:
         prof.export_chrome_trace(str(Path(args.trace_dir) / f"{spec.name}_rank{rank}.json"))
     for r in range(world):  # one rank at a time, so that the tables do not interleave
         if r == rank:
-            print(f"[rank {rank}/{world}] {spec.name}, {params:,} parameters, {cfg.precision}"
-                  f"{' + master weights' if cfg.master_weights else ''}, batch {cfg.model.batch_size} per rank, "
+            print(f"[rank {rank}/{world}] {spec.name}, {params:,} parameters, {plan.label}, batch {cfg.model.batch_size} per rank, "
                   f"{device}: {elapsed / args.steps * 1e3:.2f} ms/step under the profiler, "
                   f"{meter.throughput() or 0:,.0f} {spec.sample_unit}/s on this rank\n{table}", flush=True)
         if world > 1:
