@@ -62,9 +62,9 @@ def read_plan(cfg: DictConfig, spec: ModelSpec) -> RunPlan:
     if cfg.get("precision") is None or cfg.get("seed") is None:
         raise ValueError("read_plan takes a resolved config (precision and seed set): plan it with plan_run")
     OmegaConf.set_readonly(cfg, True)
-    config = OmegaConf.to_object(cfg)
-    if not isinstance(config, HarnessConfig):  # a rank's YAML carries the values, not compose's schema
-        config = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(HarnessConfig), cfg))
+    # compose's config carries the schema; a rank's YAML carries the values alone, typed here in the one pass
+    typed = cfg if OmegaConf.get_type(cfg) is HarnessConfig else OmegaConf.merge(OmegaConf.structured(HarnessConfig), cfg)
+    config = OmegaConf.to_object(typed)
     if not isinstance(config, HarnessConfig):
         raise TypeError(f"the run's config reads as {type(config).__name__}, not the harness's HarnessConfig")
     return RunPlan(cfg=cfg, spec=spec, config=config, seed=int(cfg.seed), precision=str(cfg.precision),
