@@ -75,3 +75,5 @@ _.tolerance
 
 # pytest fixtures used by name (autouse: never named)
 _._published_registry
+# pytest hooks, called by pytest by their names
+_.pytest_collection_modifyitems
