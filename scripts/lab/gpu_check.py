@@ -355,9 +355,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     info = machine()
     print(json.dumps(info), flush=True)
     # phase A: the GPU shared by the tests and the embedded presets; the files written on the cores
-    # the phases share the budget: A and B alone (part 1 of two calls) split it 45:55; with C, 32:28:40
+    # the phases share the budget: A and B alone (parts 1 and 3) split it 50:50; with C, 32:28:40
     a_deadline, b_deadline = (0.32 * args.budget_s, 0.60 * args.budget_s) if "real" in only else \
-        (0.45 * args.budget_s, args.budget_s)
+        (0.50 * args.budget_s, args.budget_s)
     half = (len(EMBEDDED) + 1) // 2
     with ThreadPoolExecutor(5) as pool:
         jobs = [pool.submit(tests, check, a_deadline)] if "tests" in only else []

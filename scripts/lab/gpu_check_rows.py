@@ -36,8 +36,10 @@ VARIANTS = [("maskrcnn:identity_norms", "maskrcnn", ["model.synthetic.calibrate_
 # the throughput cells (a model, or a variant's key) of the check's later calls (gpu_check.py --part 2 or 3); the rest
 # go in part 1. On one H200 part 1 (tests, embedded presets, the other cells) took 527 s; part 2's real rows in 40-step
 # windows after a warm pass took 300 s for five of them (2026-12-02 16:49); part 3 holds MLPerf's current benchmarks,
-# whose cells start large models, and TXL-large, whose compile takes two minutes
-LATER_CALLS = {"waveglow": 2, "maskrcnn:identity_norms": 2, "txl_large": 3,
+# whose cells start large models, TXL-large, whose compile takes two minutes, and since 2026-12-04 TXL-base and
+# Tacotron 2: on a slower lease that day part 1's tests ran past phase A and its last cell past phase B (546 s), where
+# part 3 took 106-185 s
+LATER_CALLS = {"waveglow": 2, "maskrcnn:identity_norms": 2, "txl_large": 3, "txl_base": 3, "tacotron2": 3,
                "llama31_8b": 3, "retinanet": 3, "llama2_70b_lora": 3, "dlrm_dcnv2": 3,
                # their presets in mode=train on the fast path: DLRM 35 s, RetinaNet 13 epochs in 154 s (2026-12-03)
                "embedded:dlrm_dcnv2": 3, "embedded:retinanet": 3}
