@@ -12,7 +12,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from tests.helpers import FIXTURES  # noqa: E402
+from tests.helpers import FIXTURES, REPO  # noqa: E402
 
 FILE_TIMES = Path(__file__).resolve().parent / "file_times.json"
 
@@ -33,12 +33,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     The sort is stable: a file's tests keep their order."""
     times = json.loads(FILE_TIMES.read_text()) if FILE_TIMES.is_file() else {}
     typical = sum(times.values()) / len(times) if times else 0.0
-    root = Path(__file__).resolve().parent.parent
 
     def seconds(item: pytest.Item) -> float:
         try:
-            name = item.path.resolve().relative_to(root).as_posix()
-        except ValueError:  # a file outside the checkout (a test's own tmp_path pytest run)
+            name = item.path.resolve().relative_to(REPO).as_posix()
+        except ValueError:  # a test file named outside the checkout
             return typical
         return float(times.get(name, typical))
 

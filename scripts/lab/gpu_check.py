@@ -99,22 +99,17 @@ class Check:
 
 def stop_group(proc: subprocess.Popen) -> None:
     """SIGINT to the command's process group first (pytest then writes its report and the tests that ran,
-    a run its record), SIGKILL to what is left 20 s later."""
-    for sig, grace in ((signal.SIGINT, 20.0), (signal.SIGKILL, 5.0)):
+    a run its record), SIGKILL 20 s later to whatever of the group is left."""
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
         try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=grace)
+            proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            continue
-        if sig == signal.SIGINT:  # the leader ended; its children may not have
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        return
+            pass
+        os.killpg(proc.pid, signal.SIGKILL)  # the leader may have ended before its children
+    except ProcessLookupError:  # nothing of the group is left
+        pass
+    proc.wait()
 
 
 def last_line(text: str) -> str:
@@ -133,8 +128,8 @@ def tests(check: Check, deadline: float) -> None:
     files = sorted(str(p.relative_to(REPO)) for p in (REPO / "tests").rglob("test_*.py")
                    if "cuda.is_available()" in p.read_text())
     xml = check.work / "tests.xml"
-    argv = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=-ra", "-n", "6", "--dist", "loadfile", "--no-loadscope-reorder",
-            "-o", "timeout=150", "-p", "no:benchmark", f"--junitxml={xml}", *files]
+    argv = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=-ra", "-n", "6", "--dist", "loadfile",
+            "--no-loadscope-reorder", "-o", "timeout=150", "-p", "no:benchmark", f"--junitxml={xml}", *files]
     rc, console = check.run("tests", argv, deadline - check.elapsed())
     if not xml.is_file():
         check.row("tests", "tests", f"{len(files)} files with CUDA tests", "not run" if rc == 124 else "failed",

@@ -48,16 +48,23 @@ def time_call(step: Callable[[], None], repeats: int) -> float:
     return start.elapsed_time(end) / repeats
 
 
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive whole number")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--heads", type=int, default=16)
-    parser.add_argument("--seq", type=int, default=384)
-    parser.add_argument("--head-dim", type=int, default=64)
+    parser.add_argument("--batch", type=positive, default=32)
+    parser.add_argument("--heads", type=positive, default=16)
+    parser.add_argument("--seq", type=positive, default=384)
+    parser.add_argument("--head-dim", type=positive, default=64)
     parser.add_argument("--dtype", choices=["float16", "bfloat16"], default="float16")
     parser.add_argument("--dropout", type=float, nargs="+", default=[0.1, 0.0])
     parser.add_argument("--causal", action="store_true")
-    parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--repeats", type=positive, default=50)
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("error: the attention backends are CUDA kernels: run this on a GPU", file=sys.stderr)

@@ -82,7 +82,8 @@ def main() -> int:
         prof.export_chrome_trace(str(Path(args.trace_dir) / f"{spec.name}_rank{rank}.json"))
     for r in range(world):  # one rank at a time, so that the tables do not interleave
         if r == rank:
-            print(f"[rank {rank}/{world}] {spec.name}, {params:,} parameters, {plan.label}, batch {cfg.model.batch_size} per rank, "
+            print(f"[rank {rank}/{world}] {spec.name}, {params:,} parameters, {plan.label}, "
+                  f"batch {cfg.model.batch_size} per rank, "
                   f"{device}: {elapsed / args.steps * 1e3:.2f} ms/step under the profiler, "
                   f"{meter.throughput() or 0:,.0f} {spec.sample_unit}/s on this rank\n{table}", flush=True)
         if world > 1:

@@ -44,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=TIMES)
     parser.add_argument("--show", type=int, default=0, help="print this many of the slowest files")
     args = parser.parse_args(argv)
-    runs = [times_of(x) for x in args.xml]
+    try:
+        runs = [times_of(x) for x in args.xml]
+    except (OSError, ET.ParseError, ValueError) as err:  # a missing file, an XML cut short, a time that is no number
+        print(f"error: {err}: pass the --junitxml file of a whole pytest run", file=sys.stderr)
+        return 2
     files = sorted({f for run in runs for f in run})
     mean = {f: round(statistics.fmean(run[f] for run in runs if f in run), 1) for f in files}
     ordered = dict(sorted(mean.items(), key=lambda kv: (-kv[1], kv[0])))
