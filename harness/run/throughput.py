@@ -80,7 +80,7 @@ def measure_throughput(run: BuiltRun, *, warmup_steps: int, steps: int, repeats:
             step_s = statistics.median(step_times[-SETTLED_STEPS:])
             if window_s is not None:
                 steps = max(1, round(agree(window_s / step_s)))
-            log.info("warm-up: %d steps in %.1f s; a step takes %.3f s, so %d steps a window%s", ran,
+            log.info("warm-up: %d steps in %.1f s; a step takes %.4g s, so %d steps a window%s", ran,
                      time.perf_counter() - t0, step_s, steps, "" if _settled(step_times) else
                      f" (the last {SETTLED_STEPS} warm-up steps still differed by more than {SETTLED_SPREAD}x:"
                      " raise warmup_s)")

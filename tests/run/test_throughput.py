@@ -27,7 +27,7 @@ def test_windows_are_sized_in_seconds_from_the_warm_up_and_each_says_its_figure(
     wall = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr
     said = proc.stdout + proc.stderr
-    warm = re.search(r"warm-up: (\d+) steps in ([\d.]+) s; a step takes ([\d.]+) s, so (\d+) steps a window", said)
+    warm = re.search(r"warm-up: (\d+) steps in ([\d.]+) s; a step takes ([\d.e+-]+) s, so (\d+) steps a window", said)
     assert warm, said
     per_window = int(warm.group(4))
     step_s = float(warm.group(3))
