@@ -39,17 +39,29 @@ from harness.results.report.sections import notes
 from harness.files import not_a_file, write_atomic
 from harness.results.read.find import files_read
 from harness.results.report.plots import WRITE_HINT
+from harness.rounds import view as round_view
+from harness.rounds.export import round_json
+from harness.rounds.text import render_round, short_text
 from harness.signals import ended_by, stop_on_sigterm
 
 SCHEMA = export.SCHEMA
-to_json, to_csv = export.to_json, export.to_csv
+to_csv = export.to_csv
 __all__ = ["Report", "build", "render_text", "write_outputs", "to_json", "to_csv", "main"]
 
 
 def render_text(report: Report, markdown: bool = False) -> str:
-    """The whole report as text or Markdown: its tables (harness.results.report.sections), then the scores'
-    intervals, the comparisons' verdicts and chances, and cost and energy (harness.results.report.decision)."""
-    return sections.render_text(report, markdown) + render_decision(report, markdown)
+    """The whole report as text or Markdown: a submission tree's round, ranked (harness.rounds.text), its
+    tables (harness.results.report.sections), then the scores' intervals, the comparisons' verdicts and
+    chances, and cost and energy (harness.results.report.decision)."""
+    view = round_view.of(report)
+    first = [render_round(view, markdown)] if view is not None else []
+    return sections.render_text(report, markdown, first) + render_decision(report, markdown)
+
+
+def to_json(report: Report) -> dict:
+    """The report as JSON (docs/report.md): harness.results.report.export's, and a submission tree's
+    systems ranked, families and chips under `round` (null elsewhere)."""
+    return export.to_json(report) | {"round": round_json(round_view.of(report))}
 
 
 def _write(dest: Optional[str], text: Callable[[], str], written: list[str]) -> None:
@@ -75,11 +87,14 @@ def write_outputs(report: Report, *, md: Optional[str] = None, json_out: Optiona
         pngs = _plots(report, Path(plots))
         written += [str(p) for p in pngs]
     if html:
-        from harness.results.report import pages as page
-
         def text() -> str:
-            return page.report_page(report, render_text(report, markdown=True), pngs or (lambda d: _plots(report, d)),
-                                    paths or [])
+            from harness.results.report.decision import report_page
+            from harness.rounds.page import round_page
+
+            view, markdown = round_view.of(report), render_text(report, markdown=True)
+            if view is not None:  # a submission tree: the round's page, tables first, a few light charts
+                return round_page(report, view, markdown, paths or [])
+            return report_page(report, markdown, pngs or (lambda d: _plots(report, d)), paths or [])
 
         _write(html, text, written)
     return written
@@ -138,11 +153,9 @@ def _compare(args: argparse.Namespace) -> int:
             pngs = shown.plot(c, Path(args.plots))
             written += [str(p) for p in pngs]
         if args.html:
-            from harness.results.report import pages as page
-
             def text() -> str:
-                return page.compare_page(c, shown.render_compare(c, markdown=True),
-                                         pngs or (lambda d: shown.plot(c, d)))
+                return shown.compare_page(c, shown.render_compare(c, markdown=True),
+                                          pngs or (lambda d: shown.plot(c, d)))
 
             _write(args.html, text, written)
     except OSError as err:
@@ -241,9 +254,6 @@ def _main(argv: Optional[list[str]]) -> int:
 def _terminal_text(report: Report, paged: bool) -> str:
     """The full tables, or, where a round's tables went to a page, its summary (a round's tables run to a
     megabyte, which no terminal is read for)."""
-    from harness.results.analysis import round as round_view
-    from harness.results.report.round_render import short_text
-
     short = short_text(round_view.of(report)) if paged else None
     return short if short is not None else render_text(report)
 

@@ -130,6 +130,18 @@ def test_only_the_registry_imports_a_model_package():
     assert bad == []
 
 
+READERS = ("harness.results", "harness.rounds")  # what reads logs and trees: no model, no run
+
+
+def test_results_never_imports_the_round_view_built_on_it():
+    """harness.rounds (a published round's view) builds on results/'s three layers; results/ never imports
+    it, so the round view is one package that can be read, changed or left out alone."""
+    assert "harness.results.report.html" in imports("harness.rounds.page", at_import=True)
+    bad = sorted(f"{m} imports {name}" for m in MODULES if m.startswith("harness.results")
+                 for name in imports(m, at_import=False) if name.startswith("harness.rounds"))
+    assert bad == []
+
+
 # the leaves every layer may use: standard library underneath, nothing of the harness
 LEAVES = ("harness.record", "harness.files", "harness.signals", "harness.errors")
 
@@ -137,7 +149,7 @@ LEAVES = ("harness.record", "harness.files", "harness.signals", "harness.errors"
 def test_results_never_imports_the_registry_and_asks_for_the_table_it_was_not_handed():
     """results/ learns the harness's own models from the table a command publishes; a caller that reads a
     log without publishing it is told so, rather than checked against another ruleset."""
-    bad = sorted(f"{m} imports {name}" for m in MODULES if m.startswith("harness.results")
+    bad = sorted(f"{m} imports {name}" for m in MODULES if m.startswith(READERS)
                  for name in imports(m, at_import=False) if name.split(".")[:2] == ["harness", "registry"]
                  or name.startswith("reference_models"))
     assert bad == []
@@ -164,7 +176,7 @@ def test_a_leaf_imports_nothing_of_the_harness(leaf):
 
 
 def test_results_imports_nothing_of_the_run_or_its_hooks_with_no_exception():
-    bad = sorted(f"{m} imports {name}" for m in MODULES if m.startswith("harness.results")
+    bad = sorted(f"{m} imports {name}" for m in MODULES if m.startswith(READERS)
                  for name in imports(m, at_import=False) if name.startswith(("harness.run", "harness.observe")))
     assert bad == []
 

@@ -6,6 +6,8 @@ Three layers, each importing only the ones before it (tests/test_layers.py holds
 - read/: what a log or a tree says: the three log formats, a log -> RunSummary, a tree's system
   descriptions, result.json and system.json, rulesets, and the official checkers' verdicts.
 - analysis/: numbers from runs: groups, scores, statistics, speedups, intervals, chances, cost,
-  platform pairs, a round's view, throughput results, and the whole report's figures (collect).
+  platform pairs, system families, throughput results, and the whole report's figures (collect).
 - report/: the figures as tables and words: text, Markdown, CSV, JSON, the HTML page and plots.
+
+A published round's view (harness.rounds) builds on all three; nothing here imports it.
 """

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.results.analysis import round as round_view
+from harness.rounds import view as round_view
 from harness.results.analysis.collect import build
 
 ROUNDS = Path(os.environ.get("HARNESS_ROUNDS", "/nonexistent"))

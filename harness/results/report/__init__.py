@@ -2,7 +2,6 @@
 report's notes), decision (intervals, verdicts, chances, cost and energy in words and tables), verdicts (how
 sure, chances and a score's note, in words), explain (a spread of figures as read, the seed-variance view, why
 a speedup is what it is, and whether it pairs one system family), comparison_render (platform A against B),
-export (CSV and JSON), html (the report as one page), pages (which page a report gets), plots, round_render (a
-submission round's view and its summary) / round_page (its page and charts), bench_tables and bench_page
+export (CSV and JSON), html (the report as one page), plots, bench_tables and bench_page
 (harness.bench's tables and its page). Imports analysis/ and read/.
 """

@@ -1,6 +1,6 @@
 """Platform A against platform B as the report shows it (harness.results.analysis.comparison pairs
 them): the pairs' table with intervals and verdicts, the geometric means, the verdicts, chances and cost
-in words, and the comparison's plots.
+in words, the comparison's plots, and its page (`--html`).
 
     python -m harness.report RESULTS_A RESULTS_B --compare [--md F --html F --plots DIR]
 """
@@ -17,6 +17,7 @@ from harness.results.analysis.stats import BUSY
 from harness.results.report import render
 from harness.results.report.decision import cost_notes, cost_table, describe_cost
 from harness.results.report.decision import METHOD
+from harness.results.report.html import Figures, page
 from harness.results.report.plots import plot_compare
 from harness.results.report.verdicts import describe, describe_chances
 
@@ -156,3 +157,11 @@ def plot(c: Comparison, out_dir: Path) -> list[Path]:
 def _bounds(j: Optional[Judgement], what: str) -> Optional[tuple[Optional[float], Optional[float]]]:
     iv = None if j is None else getattr(j, f"{what}_interval")
     return None if iv is None else (iv.low, iv.high)
+
+
+def compare_page(c: Comparison, markdown: str, figures: Figures) -> str:
+    """The comparison's page; a loaded machine heads its verdicts, as it heads the text."""
+    busy = busy_line(c)
+    return page(f"harness.report --compare: A ({c.a_name}) against B ({c.b_name})",
+                [f"A: {', '.join(c.a_paths)}{c.a_what}", f"B: {', '.join(c.b_paths)}{c.b_what}"], figures,
+                [f"Figures {busy}"] * bool(busy) + verdict_lines(c), markdown)

@@ -2,7 +2,8 @@
 comparison's verdict and chances, and cost and energy ranked by time, cost or energy.
 
 harness.report prints them after harness.results.report.sections (the runs, groups, speedups and seed spread);
-the JSON and CSV carry the same figures (harness.results.report.export).
+the JSON and CSV carry the same figures (harness.results.report.export), and the page (`--html`, report_page)
+opens with the verdicts.
 
 Cost and energy as the report shows them (harness.results.analysis.cost computes them): the table ranked
 by time, cost or energy, its notes, and a comparison's cost in words.
@@ -19,6 +20,7 @@ from harness.results.analysis.confidence import GroupConfidence, Interval
 from harness.results.analysis.cost import CostRatio, CostRow
 from harness.results.analysis.stats import key_cells
 from harness.results.report import render
+from harness.results.report.html import Figures, page
 from harness.results.report.verdicts import describe, describe_chances, describe_group, ratio_range
 
 
@@ -169,3 +171,12 @@ def describe_cost(c: Optional[CostRatio]) -> Optional[str]:
         c_hi = "unbounded" if span[1] is None else f"{span[1]:.2f}x"
         return text + f": a run costs {c.per_run:.2f}x as much on A ({c_lo}x-{c_hi})"
     return text + f": a run costs {c.per_run:.2f}x as much on A"
+
+
+def report_page(report: Any, markdown: str, figures: Figures, paths: Sequence[str]) -> str:
+    """harness.report's page (a submission tree's is harness.rounds.page's); verdicts: every comparison's
+    verdict and chances (comparison_lines), else every score's interval."""
+    verdicts = comparison_lines(report)
+    if not verdicts:
+        verdicts = [f"{' '.join(key_cells(k))}: {describe_group(c)}" for k, c in report.confidence.items()]
+    return page("harness.report", paths, figures if report.groups else [], verdicts, markdown)

@@ -14,17 +14,15 @@ import math
 from typing import Any, Optional, Sequence
 
 from harness.results.analysis import confidence, cost
-from harness.results.analysis import round as round_view
-from harness.results.analysis.accelerators import AcceleratorPair
 from harness.results.analysis.chances import Chances
 from harness.results.analysis.speedups import Speedup
 from harness.results.read.summary import tally
-from harness.results.report import render, round_render
+from harness.results.report import render
 from harness.results.report.explain import describe_attribution
 from harness.results.report.decision import describe_cost
 from harness.results.report.explain import family_text
 from harness.results.report.sections import notes, shortfall_text
-from harness.results.report.verdicts import score_json, score_note
+from harness.results.report.verdicts import score_json
 from harness.results.report.explain import describe_spread
 from harness.results.report.verdicts import describe, describe_chances, describe_group, input_bound_sides
 
@@ -69,7 +67,7 @@ def _bound(run: Any) -> bool:
 
 def plain(x: Any) -> Any:
     """dataclasses.asdict, with the sentences the JSON has always carried written where the words are made:
-    a verdict's (a Judgement's "text"), a score's interval (a GroupConfidence's), a chip pair's verdict,
+    a verdict's (a Judgement's "text"), a score's interval (a GroupConfidence's),
     a speedup's chances (a Chances' "text"), a speedup's explanation (its "flag", where its attribution is) and
     its system family (its "family")."""
     if isinstance(x, confidence.Judgement):
@@ -86,8 +84,6 @@ def plain(x: Any) -> Any:
                 for k, v in _fields(x).items()}
     if isinstance(x, Chances):
         return {**_fields(x), "text": describe_chances(x)}
-    if isinstance(x, AcceleratorPair):
-        return {**_fields(x, skip="judgement"), "text": "" if x.judgement is None else describe(x.judgement)}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return _fields(x)
     if isinstance(x, tuple) and hasattr(x, "_fields"):  # a NamedTuple, as asdict keeps it
@@ -102,39 +98,6 @@ def plain(x: Any) -> Any:
 def _fields(x: Any, skip: str | tuple[str, ...] = "") -> dict[str, Any]:
     skipped = (skip,) if isinstance(skip, str) else skip
     return {f.name: plain(getattr(x, f.name)) for f in dataclasses.fields(x) if f.name not in skipped}
-
-
-def round_json(v: Optional[round_view.RoundView]) -> Optional[dict[str, Any]]:
-    """The round view as JSON (docs/report.md, schema's `round`); None outside a submission tree."""
-    if v is None:
-        return None
-
-    def speedup(s: Speedup) -> dict[str, Any]:
-        iv = s.confidence.time_interval if s.confidence is not None else None
-        return {"benchmark": s.benchmark, "system": s.system, "accelerators": s.world,
-                "baseline_accelerators": s.baseline_world, "speedup": s.time_to_train,
-                "interval": None if iv is None else {"low": iv.low, "high": iv.high, "method": iv.method},
-                "speedup_per_count_ratio": None if s.time_to_train is None else s.time_to_train / s.gpu_ratio,
-                "family": None if s.family is None else family_text(s.family),
-                "one_family": s.family is not None and s.family.vouched,
-                "platforms": None if s.platforms is None else list(s.platforms),
-                "verdict": None if s.confidence is None else s.confidence.verdict}
-
-    return {
-        "benchmarks": v.benchmarks,
-        "entries": [{_ENTRY_KEYS.get(k, k): _entry_text(e, k) if k in _ENTRY_KEYS else val
-                     for k, val in plain(e).items() if k != "key"} for e in v.entries],
-        "scaling": [speedup(s) for s in v.scaling],
-        "across_submitters": [round_render.across_line(a) for a in v.across],
-        "accelerators": {"pairs": [plain(p) for p in v.accelerators], "geomeans": [plain(m) for m in v.means]},
-    }
-
-
-_ENTRY_KEYS = {"score": "note", "implied_samples": "throughput_note"}  # a round entry's record -> the JSON's words
-
-
-def _entry_text(e: round_view.Entry, field: str) -> Optional[str]:
-    return score_note(e.score) if field == "score" else round_render.throughput_note(e)
 
 
 def group_json(report: Any) -> list[dict[str, Any]]:
@@ -191,7 +154,6 @@ def to_json(report: Any) -> dict[str, Any]:
         "warnings": notes(report),
         "outcome": plain(tally(report.runs)),  # runs scored, not converged, not scorable, interrupted, by reason
         "errors": [{"path": p, "message": m} for p, m in report.errors],
-        "round": round_json(round_view.of(report)),  # a submission tree's systems ranked, families, chips
     }
 
 

@@ -12,8 +12,8 @@ headings, pipe tables with escaped bars, - bullets, lines of text, and `![captio
 naming a chart the caller hands over, drawn where the line stands), converted here line by line: a
 general Markdown library would read `*` and `_` in log paths and platform names as emphasis and pass
 raw HTML in log content through, where every cell here is escaped text. harness.bench's page
-(harness/results/report/bench_page.py) and a round's (round_page.py) are built from the same pieces;
-pages.py says which page a report gets.
+(harness/results/report/bench_page.py) and a round's (harness/rounds/page.py) are built from the same pieces;
+harness.report says which page a report gets.
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from typing import Optional, Sequence
 
-from harness.results.analysis import confidence, round as round_view, throughput as tp
+from harness.results.analysis import confidence, throughput as tp
 from harness.results.analysis.collect import Report
 from harness.results.analysis.stats import BUSY, GroupKey, GroupStats, key_cells
 from harness.results.analysis.throughput import FastGain, PrecisionGain, Scaling, ThroughputGroup, ThroughputRun
@@ -30,21 +30,19 @@ from harness.results.read.summary import RunSummary, Shortfall, tally
 from harness.results.report import render
 from harness.results.report.explain import describe_spread, spread_rows
 from harness.results.report.render import rel, text_table
-from harness.results.report.round_render import render_round
 from harness.results.report.verdicts import INPUT_BOUND_TEXT
 
 
 EXAMPLES = 2  # paths shown per kind of warning
 
 
-def render_text(report: Report, markdown: bool = False) -> str:
+def render_text(report: Report, markdown: bool = False, first: Sequence[str] = ()) -> str:
+    """The report's sections; `first`, text a caller puts before the per-run detail (harness.report puts a
+    submission round's view there: harness.rounds builds on this layer, so it cannot be called from it)."""
     table = render.markdown_table if markdown else render.text_table
     head = (lambda t: f"## {t}\n") if markdown else (lambda t: f"{t}\n{'=' * len(t)}")
     bullet = "- " if markdown else "  "
-    out: list[str] = []
-    view = round_view.of(report)  # a submission tree: the round, ranked, before the per-run detail
-    if view is not None:
-        out += [render_round(view, markdown)]
+    out: list[str] = list(first)
     completed = [r for r in report.runs if r.interrupted is None]
     stopped = [r for r in report.runs if r.interrupted is not None]
     if completed or not (report.tput_runs or stopped):

@@ -61,7 +61,7 @@ def test_a_throughput_workload_one_side_lacks_is_named_not_dropped():
 
 def test_a_loaded_machine_on_either_side_heads_the_comparison_text_and_page():
     from harness.results.report.comparison_render import render_compare
-    from harness.results.report.pages import compare_page
+    from harness.results.report.comparison_render import compare_page
 
     def side(busy):
         return SimpleNamespace(runs=[RunSummary(path=f"r{i}", busy=b) for i, b in enumerate(busy)])

@@ -1,4 +1,4 @@
-"""The round view (harness.results.analysis.round) on real submission trees, side by side with mlperf-logging's own
+"""The round view (harness.rounds.view) on real submission trees, side by side with mlperf-logging's own
 result summarizer run on the same folders in the test: per benchmark the systems ranked by the official
 score, with the summarizer's system, accelerator, count, framework and status, and its energy score where
 power was published; no speedup pairs two submitters' systems; a pair of one submitter that is not one

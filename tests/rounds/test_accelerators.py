@@ -1,4 +1,4 @@
-"""Chip against chip (harness.results.analysis.accelerators): chips named alike whatever the description writes,
+"""Chip against chip (harness.rounds.accelerators): chips named alike whatever the description writes,
 divisions whatever their case, and a pair whose systems differ beyond the chip labelled with both shapes."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.results.analysis.accelerators import unlike
-from harness.results.analysis.round import form_factor
+from harness.rounds.accelerators import unlike
+from harness.rounds.view import form_factor
 from harness.results.analysis.stats import accelerator_kind
 from harness.results.read import tree
 from harness.results.read import submission

@@ -1,7 +1,7 @@
-"""The round view (harness.results.analysis.round) as text or Markdown: one section per benchmark, a table per
+"""The round view (harness.rounds.view) as text or Markdown: one section per benchmark, a table per
 division and availability category with its systems ranked; then scaling within system families, and
 accelerator against accelerator. harness.report prints it before its other sections; the page
-(harness.results.report.round_page) shows the same Markdown.
+(harness.rounds.page) shows the same Markdown.
 
 The round in a few lines (`render_summary`, `short_text`): per benchmark, the fastest system and the
 fastest per accelerator, with one definition of "per accelerator" and the legend of the round's tables.
@@ -20,9 +20,9 @@ from typing import Callable, Optional
 
 from harness.results.read import submission
 from harness.results.report import render
-from harness.results.analysis.accelerators import AcceleratorPair
+from harness.rounds.accelerators import AcceleratorPair
 from harness.results.analysis.comparison import ALL
-from harness.results.analysis.round import Across, Entry, RoundView
+from harness.rounds.view import Across, Entry, RoundView
 from harness.results.report.explain import family_text
 from harness.results.report.verdicts import score_note
 from harness.results.report.verdicts import ratio_range
@@ -174,7 +174,7 @@ def across_line(a: Across) -> str:
 
 
 def throughput_note(e: Entry) -> Optional[str]:
-    """Why an entry's throughput per accelerator is not shown (harness.results.analysis.round._plausible); None
+    """Why an entry's throughput per accelerator is not shown (harness.rounds.view._plausible); None
     where it is."""
     if e.implied_samples is None:
         return None

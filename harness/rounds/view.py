@@ -17,7 +17,7 @@ folder, or a few system folders): every submission folder's group is one entry.
 - scaling: the report's speedups between a submitter's systems (harness.results.analysis.speedups and lineage),
   each said to be one system family or not; counts of different submitters are never paired, and
   `across` says, per benchmark and chip, how many systems and submitters that leaves unpaired;
-- accelerators: harness.results.analysis.accelerators.
+- accelerators: harness.rounds.accelerators.
 
     python -m harness.report training_results_v3.1 --md round.md --json round.json --html round.html
 """
@@ -32,7 +32,7 @@ from typing import Any, Optional
 from harness.results.read import submission
 
 from harness.results.analysis import lineage
-from harness.results.analysis.accelerators import AcceleratorPair, GeoMean, compare_accelerators, shape
+from harness.rounds.accelerators import AcceleratorPair, GeoMean, compare_accelerators, shape
 from harness.results.analysis.speedups import Speedup
 from harness.results.analysis.score import Score
 from harness.results.analysis.stats import GroupKey, accelerator_kind
@@ -78,18 +78,18 @@ class Entry:
     nodes: Optional[int] = None  # the description's number_of_nodes
     form: Optional[str] = None  # the accelerator's form factor as its name writes it: SXM, PCIe, OAM, NVL
     # throughput per accelerator not shown: the samples it implies with the score, as a multiple of the benchmark's
-    # median system's (harness.results.report.round_render.throughput_note says it)
+    # median system's (harness.rounds.text.throughput_note says it)
     implied_samples: Optional[float] = None
 
     @property
     def shape(self) -> str:
-        return shape(self)  # harness.results.analysis.accelerators.shape
+        return shape(self)  # harness.rounds.accelerators.shape
 
 
 @dataclass(frozen=True)
 class Across:
     """Systems of several submitters with one benchmark, division and chip at several counts: their ratios
-    are not scaling, and are not given (the words: harness.results.report.round_render.across_line)."""
+    are not scaling, and are not given (the words: harness.rounds.text.across_line)."""
 
     benchmark: str
     round: str

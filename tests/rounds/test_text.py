@@ -1,12 +1,12 @@
-"""The round view in words (harness.results.report.round_render) on the real v0.7 submission tree: an entry
+"""The round view in words (harness.rounds.text) on the real v0.7 submission tree: an entry
 whose throughput per accelerator disagrees with its score by more than round.OFF_BY times loses the figure,
 and the view's notes and the JSON's `throughput_note` say why in one sentence."""
 from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.results.analysis import collect, round as round_view
-from harness.results.report import export, round_render
+from harness.results.analysis import collect
+from harness.rounds import export, text as round_render, view as round_view
 
 
 def test_a_throughput_at_odds_with_its_score_is_not_shown_and_the_notes_say_why(trees_dir):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from harness.results.report.html import _slug
-from harness.results.report.round_render import SUMMARY
+from harness.rounds.text import SUMMARY
 from tests.helpers import run_cli
 from tests.results import chromium
 from tests.results.report.test_html import _drawn, _rows, needs_chromium

@@ -1,5 +1,5 @@
 """The one-page view of a round (`harness.report ROUND --html FILE` on a submission tree): a bar of links
-to each benchmark, then the summary (harness.results.report.round_render: per benchmark the fastest system
+to each benchmark, then the summary (harness.rounds.text: per benchmark the fastest system
 and the fastest per accelerator, and the legend), so that the first screen answers "which system trains
 BERT fastest per accelerator"; then the round view's compact tables (systems ranked per benchmark, each
 benchmark's chart beside its tables, scaling within system families, accelerator against accelerator with
@@ -15,7 +15,7 @@ questions, one per benchmark and one for the chips.
   on log scales, one colour per chip; the systems of one family (harness.results.analysis.lineage) joined by a
   line, so that scaling reads along a line and the ranking across the chart; dotted diagonals are equal
   accelerator-minutes (a point below another's diagonal costs less accelerator time);
-- `accelerators.svg`: each pair of chips' geometric mean speedup (harness.results.analysis.accelerators), overall.
+- `accelerators.svg`: each pair of chips' geometric mean speedup (harness.rounds.accelerators), overall.
 
     python -m harness.report training_results_v3.1 --html round.html
 """
@@ -28,9 +28,9 @@ import re
 from typing import Any, Optional, Sequence
 
 from harness.results.analysis.lineage import family_of
-from harness.results.analysis.round import Entry, RoundView
+from harness.rounds.view import Entry, RoundView
 from harness.results.report import html as page_html
-from harness.results.report.round_render import ACCELERATORS, SCALING, SUMMARY, render_round, render_summary
+from harness.rounds.text import ACCELERATORS, SCALING, SUMMARY, render_round, render_summary
 
 
 CSS = """
