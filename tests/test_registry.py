@@ -151,7 +151,7 @@ def test_a_model_from_outside_joins_the_bench_and_the_report_by_its_spec_alone(t
                     f"print(label_for(r)({suited.BENCHMARK!r}), '|', category({suited.BENCHMARK!r}), '|',"
                     " [k.benchmark for k in r.groups])", env)
     assert named == f"{suited.METRIC} | {suited.CATEGORY} | [{suited.BENCHMARK!r}]"
-    out = run_cli("harness.check.targets", suited.BENCHMARK, env=env)
+    out = run_cli("harness.check.show", "targets", suited.BENCHMARK, env=env)
     assert out.stdout.startswith(f"{suited.BENCHMARK}: {suited.METRIC}; ")
 
 

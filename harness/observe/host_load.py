@@ -12,11 +12,10 @@ and calls the difference "other processes' CPU", in percent of one core (100 = o
 `measure` takes one reading over a short window; `HostLoadMonitor` samples through a run so that the
 mean over run_start..run_stop can be told. Where the counters cannot be read, every figure is None.
 
-    python -m harness.observe.host_load        # prints this machine's load now
+    python -m harness.check.show host        # prints this machine's load now
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -182,6 +181,3 @@ def summary(start_pct: Optional[float], mean_pct: Optional[float], load_avg: Opt
     return {"cpus": n, "load_avg_start": load_avg, "other_cpu_pct_start": start_pct,
             "other_cpu_pct_mean": mean_pct, "busy": busy, "note": note}
 
-
-if __name__ == "__main__":
-    print(json.dumps(summary(measure(window_s=1.0), None, load_average()), indent=2))

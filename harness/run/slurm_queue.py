@@ -2,7 +2,7 @@
 squeue, scancel; sacct only when the cluster keeps accounting): the facts the harness's SLURM
 launcher (harness/run/slurm.py) decides by. No torch here: it runs in the submitting process.
 
-    python -m harness.run.slurm_queue            # the default partition's nodes, as the launcher sees them
+    python -m harness.check.show slurm            # the default partition's nodes, as the launcher sees them
 """
 from __future__ import annotations
 
@@ -186,9 +186,3 @@ def _accounted(array_ids: set[str]) -> dict[str, JobState]:
 def cancel(job_id: str) -> None:
     subprocess.run(["scancel", job_id], capture_output=True, timeout=60)
 
-
-if __name__ == "__main__":
-    p = partition(None)
-    print(f"partition {p.name}: {len(p.nodes)} node(s), time limit {p.max_time_min or 'none'} min")
-    for n in p.nodes:
-        print(f"  {n.name}: {n.cpus} CPUs, {n.gpus} GPUs")

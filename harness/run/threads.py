@@ -20,7 +20,7 @@ the ranks it spawns (which inherit it through the environment); in harness/bench
 process that forks harness.bench's CPU cells, and anew in each cell (apply_in_fork); in tests/conftest.py
 for the test suite. Importing a harness module applies nothing.
 
-    python -m harness.run.threads         # what a run started now would choose
+    python -m harness.check.show host         # what a run started now would choose
 """
 from __future__ import annotations
 
@@ -174,6 +174,3 @@ def current() -> ThreadPolicy:
         _current = _inherited(os.environ) or decide(1)
     return _current
 
-
-if __name__ == "__main__":
-    print(json.dumps(asdict(decide(1)), indent=2))

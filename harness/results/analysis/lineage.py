@@ -19,7 +19,7 @@ Pairs of one family are vouched for. Pairs of one submitter and one chip that th
 for (another line, accelerator model or framework) are kept, marked with what differs; pairs of two
 submitters are never made. harness.results.report.explain says it in words.
 
-    python -m harness.results.report.explain SYSTEM_NAME...     # the system line of each name
+    python -m harness.check.show family SYSTEM_NAME...     # the system line of each name
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ path with the eager step of the same base precision. `python -m harness.report` 
 (harness.results.report.sections) when such runs are present; `python -m harness.bench` builds
 its suite table on them.
 
-    python -m harness.results.report.sections outputs/benchmark      # the four tables, as text
+    python -m harness.check.show throughput outputs/benchmark      # the four tables, as text
 """
 from __future__ import annotations
 

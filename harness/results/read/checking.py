@@ -9,12 +9,11 @@ no official checker reads, is held to the eval_target it states, as the summariz
 where the official checker rejects a log that claims success; what it passes is scored, the parser's
 own findings then warnings; the sanity findings are warnings.
 
-    python -m harness.results.read.checking FILE...   # each log as the report has it, one JSON object each
+    python -m harness.check.show checked FILE...   # each log as the report has it, one JSON object each
     python -m harness.report DIR        # each log read, checked, and the two joined (analysis.collect)
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Sequence
@@ -23,7 +22,7 @@ from harness.results.read import formats, official, screen
 
 from harness.results.read import submission
 from harness.results.read.official import Verdict
-from harness.results.read.parse import NO_EPOCH, ReadLog, print_runs, read_file, round_in_path
+from harness.results.read.parse import NO_EPOCH, ReadLog, read_file, round_in_path
 from harness.results.read.rules import Ruleset
 from harness.results.read.summary import CRASH, FAIL, PASS, REFUSED, SUCCESS, RunSummary
 
@@ -134,11 +133,3 @@ def checked_file(path: str | Path, ruleset: Optional[str] = None) -> RunSummary:
     """One log file read, checked and joined: the run as the report has it (read_file's LogError aside)."""
     log = read_file(path)
     return join(log.facts, check(log, ruleset))
-
-
-def main(argv: list[str]) -> int:
-    return print_runs(argv, checked_file)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -9,7 +9,7 @@ Each line is read the way mlperf_logging's parsers read it (the record starts at
 the line, so a rank prefix or shell noise before it is ignored); unlike them, one unreadable line is
 counted and named, not fatal, so a report over many files can keep what can be trusted.
 
-    python -m harness.results.read.formats FILE     # the format and the first records of a log
+    python -m harness.check.show format FILE     # the format and the first records of a log
 
 JSON a user's files hold (`loads`) is read as one kind of failure: a file nested deeper than Python's
 parser can follow raises RecursionError, which every reader would otherwise let through as a traceback.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
@@ -172,17 +171,3 @@ def _v05(out: Lines, lineno: int, text: str) -> None:
 
 def _number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def main(argv: list[str]) -> int:
-    for name in argv:
-        with open(name, encoding="latin-1") as f:
-            got = read(f)
-        print(f"{name}: {got.format or 'no MLPerf records'} ({got.round or '-'}), {len(got.records)} records")
-        for r in got.records[:5]:
-            print(f"  line {r.lineno}: {r.key} = {r.value!r} {r.meta or ''}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

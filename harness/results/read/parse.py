@@ -17,19 +17,17 @@ checkers, the harness's sanity pass) are a step of their own (harness.results.re
 report runs on what read_file returns and joins with these facts. A run stopped by a signal (run_stop's
 reason SIGINT or SIGTERM) is interrupted, not a run that did not converge.
 
-    python -m harness.results.read.parse FILE...     # what each log says, one JSON object per file
-    python -m harness.results.read.checking FILE...  # and what the checkers say of it, joined
+    python -m harness.check.show log FILE...        # what each log says, one JSON object per file
+    python -m harness.check.show checked FILE...    # and what the checkers say of it, joined
 """
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from harness.results.read import formats, tree
 from harness.results.read.formats import Record
@@ -299,24 +297,3 @@ def _v05_status(value: Any) -> str:
 
 def _number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def print_runs(argv: list[str], read: Callable[[str], RunSummary] = parse_file) -> int:
-    """Each named log read by `read` as one JSON line; a log that cannot be read is one line on stderr
-    and exit status 1. The command of this module (facts) and of read/checking.py (checked) alike."""
-    code = 0
-    for name in argv:
-        try:
-            print(json.dumps(read(name).to_dict()))
-        except LogError as err:
-            print(f"{name}: {err}", file=sys.stderr)
-            code = 1
-    return code
-
-
-def main(argv: list[str]) -> int:
-    return print_runs(argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

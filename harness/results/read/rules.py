@@ -19,7 +19,7 @@ comparison of each part is its target (the rules put the target first and a sani
     "v['value']['BBOX'] >= 0.377 and ... v['value']['SEGM'] >= 0.339"  -> {"BBOX": 0.377, "SEGM": 0.339}
     "v['value'] <= 0.058 and v['value'] > 0.0"                       -> 0.058, lower is better
 
-    python -m harness.check.targets gnmt maskrcnn rnnt    # each benchmark's rules file and target
+    python -m harness.check.show targets gnmt maskrcnn rnnt    # each benchmark's rules file and target
 
 The official checker's rule code, compiled once per process (`cached_eval`, `cached_exec`):
 mlp_compliance evaluates each rule of its rules files as a string, `eval(test.strip(), state, {...})`

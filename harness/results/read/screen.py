@@ -16,7 +16,7 @@ The screen:
   past 300 s). The checker here gets lines already cut at their last token, and a longer line is
   refused, naming it.
 
-    python -m harness.check.screen training_0.7.0/common.yaml   # the keys that choose rules files, and their values
+    python -m harness.check.show rules training_0.7.0/common.yaml   # the keys that choose rules files, and their values
 
 Used by `harness.check` and by `harness.report` (which runs the official checker on official logs).
 
@@ -39,7 +39,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -84,7 +83,7 @@ def path_choosing_keys(path: str) -> dict[str, tuple[Optional[frozenset], tuple[
     return out
 
 
-def _start(rules: str) -> Path:
+def rules_start(rules: str) -> Path:
     return Path(rules) if Path(rules).is_absolute() else CHECKER_DIR / rules
 
 
@@ -104,7 +103,7 @@ def _allowed(check: Any) -> Optional[frozenset]:
 def refused_value(loglines: Sequence[Any], rules: str) -> Optional[str]:
     """One line naming a logged value that would choose a rules file it may not, or None. Follows
     the files the checker would enqueue for this log's (allowed) values, as the checker does."""
-    queue, seen = [_start(rules)], set()
+    queue, seen = [rules_start(rules)], set()
     while queue:
         path = queue.pop(0)
         if path in seen:
@@ -120,14 +119,6 @@ def refused_value(loglines: Sequence[Any], rules: str) -> Optional[str]:
                             "log content may not choose the rules the checker runs; not checked")
                 queue += [CHECKER_DIR / (t.format(value) if "{" in t else t) for t in templates]
     return None
-
-
-def main(argv: list[str]) -> int:
-    for rules in argv:
-        for key, (allowed, templates) in sorted(path_choosing_keys(str(_start(rules))).items()):
-            print(f"{rules} {key}: {', '.join(sorted(allowed)) if allowed else 'no value allowed'} -> "
-                  f"{', '.join(templates)}")
-    return 0
 
 
 TIMED = frozenset({"init_stop", "run_start", "block_start", "block_stop", "epoch_start", "epoch_stop", "eval_start",
@@ -177,6 +168,3 @@ def sanity_check(records: Sequence[Record]) -> list[str]:
             last = (epoch, r)
     return problems
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

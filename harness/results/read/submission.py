@@ -9,7 +9,7 @@ descriptions write it freely (`onprem`, `Available on premise`, `cloud`, `availa
 read into its category by its words, and a status no word matches is kept as written. The submitter is
 the description's `submitter` (`NVIDIA+CoreWeave` in NVIDIA's folder), else the organisation's folder.
 
-    python -m harness.results.read.submission BENCHMARK_FOLDER...   # each system's submitter and category
+    python -m harness.check.show submitters BENCHMARK_FOLDER...   # each system's submitter and category
 
 Energy to train (`folder_energy`), where a round published power: a benchmark folder's `power/result_<i>/node_*.txt` (and
 `sw_*.txt`, the interconnect's estimate) beside its result files, MLPerf's power measurement from v4.0 on.
@@ -46,7 +46,6 @@ import contextlib
 import datetime
 import functools
 import io
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -198,16 +197,6 @@ def _read(path: Path) -> Optional[dict]:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def main(argv: list[str]) -> int:
-    for folder in argv:
-        print(f"{folder}: {listing(str(Path(folder).resolve()))}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
 
 
 def has_power(folder: Optional[str]) -> bool:

@@ -21,7 +21,7 @@ official score carries (`scaling_factor`: the review committee's, or, from v2.1,
 normalisation of a submission that converges faster than the reference mean); the summarizer reads
 it from v2.0 on.
 
-    python -m harness.results.read.tree RESULT_FILE...    # what the tree says about each file's system
+    python -m harness.check.show system RESULT_FILE...    # what the tree says about each file's system
 """
 from __future__ import annotations
 
@@ -30,7 +30,6 @@ import functools
 import json
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -254,13 +253,3 @@ def _first_50(system_dir: str) -> Optional[frozenset[str]]:
     # each name is looked up under the system folder; one that leads outside it is ignored
     found = {os.path.realpath(root / n) for n in names}  # a name that loops is matched by no log
     return frozenset(f for f in found if f.startswith(str(root) + "/"))
-
-
-def main(argv: list[str]) -> int:
-    for name in argv:
-        print(f"{name}: {system_for(name)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -30,15 +30,14 @@ Whether a speedup pairs one system family, in words (harness.results.analysis.li
 'one system family', or what differs: 'not one system family: system line A vs B; framework X vs Y'.
 The report's speedup notes, the round view and the JSON's `family` give this text.
 
-    python -m harness.results.report.explain SYSTEM_NAME...     # the system line of each name
+    python -m harness.check.show family SYSTEM_NAME...     # the system line of each name (analysis.lineage)
 """
 from __future__ import annotations
 
 import statistics
-import sys
 from typing import Mapping, Optional, Sequence
 
-from harness.results.analysis.lineage import Kinship, system_line
+from harness.results.analysis.lineage import Kinship
 from harness.results.analysis.speedups import Attribution, Factor, SUPERLINEAR
 from harness.results.analysis.stats import SeedSpread
 
@@ -178,13 +177,3 @@ def family_text(kin: Kinship) -> str:
     if a.framework != b.framework:
         differs.append(f"framework {kin.base_framework or 'n/a'} vs {kin.other_framework or 'n/a'}")
     return "not one system family: " + "; ".join(differs)
-
-
-def main(argv: list[str]) -> int:
-    for name in argv:
-        print(f"{name}: {system_line(name)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -15,21 +15,20 @@ cells that failed. `python -m harness.report` prints them when such runs are pre
 tables (bench_tables) build on them.
 
     python -m harness.report outputs/sweeps/X
-    python -m harness.results.report.sections outputs/benchmark      # the four throughput tables, as text
+    python -m harness.check.show throughput outputs/benchmark      # the four throughput tables, as text
 """
 from __future__ import annotations
 
-import sys
 from typing import Optional, Sequence
 
-from harness.results.analysis import confidence, throughput as tp
+from harness.results.analysis import confidence
 from harness.results.analysis.collect import Report
 from harness.results.analysis.stats import BUSY, GroupKey, GroupStats, key_cells
 from harness.results.analysis.throughput import FastGain, PrecisionGain, Scaling, ThroughputGroup, ThroughputRun
 from harness.results.read.summary import RunSummary, Shortfall, tally
 from harness.results.report import render
 from harness.results.report.explain import describe_spread, spread_rows
-from harness.results.report.render import rel, text_table
+from harness.results.report.render import rel
 from harness.results.report.verdicts import INPUT_BOUND_TEXT
 
 
@@ -216,19 +215,3 @@ def fast_rows(gains: Sequence[FastGain]) -> tuple[list[str], list[list[str]]]:
 def failures(runs: Sequence[ThroughputRun]) -> list[str]:
     return [f"{rel(r.path)}: {r.workload} {r.precision} {r.world_size} GPU(s) failed: {r.reason or 'no reason given'}"
             for r in runs if r.status != "success"]
-
-
-def main(argv: list[str]) -> int:
-    runs = tp.read_runs(argv)
-    g = tp.groups(runs)
-    for header, rows in (table_rows(g), scaling_rows(tp.scaling(g)), gain_rows(tp.precision_gains(g)),
-                         fast_rows(tp.fast_vs_eager(g))):
-        if rows:
-            print(text_table(header, rows) + "\n")
-    for line in failures(runs):
-        print(line)
-    return 1 if failures(runs) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -44,7 +44,7 @@ def test_code_in_a_rules_expression_is_read_as_text_and_never_run(tmp_path):
 
 
 def test_a_registered_model_s_own_rules_file_gives_its_parts():
-    out = run_cli("harness.check.targets", "twopart", env={"HARNESS_MODELS": "tests.models.twopart"})
+    out = run_cli("harness.check.show", "targets", "twopart", env={"HARNESS_MODELS": "tests.models.twopart"})
     assert out.returncode == 0, out.stderr
     assert "{'A': 0.9, 'B': 0.85} (higher is better)" in out.stdout and "twopart_rules.yaml" in out.stdout
 

@@ -1,0 +1,44 @@
+"""`python -m harness.check.show`: the pieces the report and the checker read, each printed alone from a real
+submission tree; a file it cannot read is named in one line and the others are still shown."""
+from __future__ import annotations
+
+import ast
+import json
+
+from tests.helpers import REPO, run_cli
+
+GNMT = "v0.7/NVIDIA/results/dgx1_ngc20.06_pytorch/gnmt/result_0.txt"
+
+
+def test_a_log_its_format_and_its_system_as_the_report_reads_them(trees_dir, tmp_path):
+    log = str(trees_dir / GNMT)
+    said = run_cli("harness.check.show", "log", log, str(tmp_path / "missing.txt"), cwd=tmp_path)
+    assert said.returncode == 1
+    (line,) = said.stdout.splitlines()
+    run = json.loads(line)
+    assert (run["benchmark"], run["world_size"], run["global_batch_size"]) == ("gnmt", 8, 2048)
+    assert said.stderr.strip() == f"{tmp_path / 'missing.txt'}: cannot read: No such file or directory"
+    form = run_cli("harness.check.show", "format", log, cwd=tmp_path)
+    assert form.returncode == 0 and form.stdout.startswith(f"{log}: MLLOG (v0.7+), 62 records\n")
+    assert "  line 10: submission_benchmark = 'gnmt'" in form.stdout
+    system = run_cli("harness.check.show", "system", log, cwd=tmp_path)
+    assert "world_size=8, accelerator='NVIDIA V100-SXM2-16GB (300W)'" in system.stdout
+
+
+def test_a_benchmark_s_target_and_a_bad_choice_in_one_line(tmp_path):
+    said = run_cli("harness.check.show", "targets", "gnmt", cwd=tmp_path)
+    assert said.returncode == 0 and said.stdout.startswith("gnmt: BLEU; rules 0.7.0 (training_0.7.0/common.yaml); 0.24")
+    bad = run_cli("harness.check.show", "bleu", cwd=tmp_path)
+    assert bad.returncode == 2 and "invalid choice: 'bleu'" in bad.stderr.splitlines()[-1]
+
+
+def test_only_the_commands_run_as_scripts():
+    """What a module printed when run alone is a piece of harness.check.show: the harness's modules that run
+    as scripts are its commands and the bench's cell starter."""
+    scripts = set()
+    for path in (REPO / "harness").rglob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
+                scripts.add(str(path.relative_to(REPO)))
+    assert scripts == {"harness/train.py", "harness/sweep.py", "harness/report.py", "harness/check_data.py",
+                       "harness/check/__main__.py", "harness/check/show.py", "harness/bench/start.py"}
