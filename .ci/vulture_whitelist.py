@@ -16,6 +16,7 @@ _.b_key
 _.schema  # result.json's schema version
 _.peak_tflops  # result.json: the GPU peak MFU is measured against, and its source
 _.peak_source
+_.warm_up_s  # result.json: the seconds of init_time_s the warm-up before run_start took
 # option and config fields read by name from the composed Hydra config, and enum members chosen by name
 _.throughput_window_s
 _.onprem

@@ -87,6 +87,7 @@ class RunRecord:
     time_to_train_s: Optional[float] = None  # run_stop - run_start, from the logged times
     time_to_train_min: Optional[float] = None
     init_time_s: Optional[float] = None  # init_stop - init_start
+    warm_up_s: Optional[float] = None  # warm_up=true: of init_time_s, the warm-up's (harness/run/warmup.py)
     # time to train outside training epochs and evaluations: logging, telemetry, checks, progress
     overhead_s: Optional[float] = None
     overhead_fraction: Optional[float] = None
@@ -206,7 +207,7 @@ READS: dict[str, Check] = {
     "epoch_unit": _one_of("epochs", "samples"), "target": _QUALITY, "final_quality": _QUALITY,
     "data_wait_share": (lambda x: number(x) and 0 <= x <= 1, "a number from 0 to 1"),
     **{k: _NONNEG for k in ("time_to_train_s", "time_to_train_min", "throughput", "init_time_s", "epochs_to_converge",
-                            "data_wait_s")},
+                            "data_wait_s", "warm_up_s")},
 }
 NESTED: dict[str, dict[str, Check]] = {  # inside the fields that hold an object
     "telemetry": {"energy_j": _NONNEG, "power_mean_w": _NONNEG},

@@ -144,6 +144,9 @@ def check(cfg: DictConfig) -> None:
     check_compiled(cfg, cuda=str(cfg.device) != "cpu", where=", not device=cpu")
     if cfg.get("cuda_graph"):
         _check_cuda_graph(cfg)
+    if cfg.get("warm_up") and cfg.mode == "throughput":
+        raise ConfigError("warm_up=true warms mode=train up before its clock starts; mode=throughput warms up by "
+                          "itself (warmup_s, warmup_steps): leave warm_up out")
     if cfg.get("eager") and cfg.get("cuda_graph"):
         raise ConfigError("eager=true runs the plain step and cuda_graph=true captures it: choose one")
     if cfg.master_weights and str(cfg.device) == "cpu" and cfg.precision is None:

@@ -116,6 +116,11 @@ class HarnessConfig:
     replay it (the optimizer runs eagerly after it): for models bound by launching small kernels
     (harness/run/graph.py). null: the model's fast path decides (on CUDA, unless eager=true). A step that
     cannot be captured falls back to the eager step, and the run says why."""
+    warm_up: bool = False
+    """mode=train: before run_start, step the forward and backward on the model's synthetic batches of every
+    shape it trains on, then put back its buffers, gradients and random generators, so that torch.compile's
+    compilations are model initialization, not time to train, as MLPerf's rules allow (harness/run/warmup.py).
+    No training data is touched; the run trains exactly as it would have without."""
     clear_caches: bool = False
     """Drop the OS page cache before the run (needs root), as MLPerf submissions must."""
     progress: bool = True

@@ -175,7 +175,11 @@ class Benchmark(ThroughputBenchmark, Protocol):
         gather helps): a number, or a mapping with the task's quality parts. `model` is the module
         itself (never DDP's wrapper), in eval mode, under torch.no_grad() and the run's autocast,
         with rank 0's buffers (batch-norm statistics) on every rank. `epoch` is the epoch just
-        trained, or the samples trained so far under a schedule by samples."""
+        trained, or the samples trained so far under a schedule by samples.
+
+    Optional: `warmup_batches() -> Iterable[batch]`, synthetic batches of each shape training sees, the same
+    count and order on every rank, that warm_up=true steps before run_start (harness/run/warmup.py);
+    without it, [synthetic_batch()]."""
 
 
 def sharded_by(bench: ThroughputBenchmark) -> bool:

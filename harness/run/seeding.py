@@ -1,9 +1,11 @@
-"""Seeds: the master seed of a run, and the per-rank and shared seeds derived from it."""
+"""Seeds: the master seed of a run, the per-rank and shared seeds derived from it, and every generator's state
+put back after work that must not move the run's draws (harness/run/warmup.py)."""
 from __future__ import annotations
 
 import os
 import random
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -36,3 +38,19 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # seeds every CUDA device too
+
+
+def random_states() -> tuple[Any, ...]:
+    """Every generator a run draws from (Python's, numpy's, torch's on the host and on each CUDA device), to
+    put back with `restore_random_states` after work that must leave the run's draws as they were."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+    return random.getstate(), np.random.get_state(), torch.get_rng_state(), cuda
+
+
+def restore_random_states(states: tuple[Any, ...]) -> None:
+    py, numpy_state, host, cuda = states
+    random.setstate(py)
+    np.random.set_state(numpy_state)
+    torch.set_rng_state(host)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)

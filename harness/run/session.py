@@ -40,6 +40,7 @@ from harness.run.distributed import SINGLE, World
 from harness.signals import shielded, signal_name
 from harness.run.loop import Judge, LoopResult, train_to_target
 from harness.run import throughput
+from harness.run.warmup import warm_up
 from harness.run import windows as timing
 from harness.run.mlperf_log import C, MLPerfLog
 from harness.run.plan import RunPlan
@@ -183,6 +184,7 @@ def _run(job: RankJob, training: bool, held: _Open) -> RunRecord:
     ctx = context_for(cfg, data_dir=job.data_dir, world=world, device=device, master_seed=master)
     built = build_run(plan, ctx)
     hyper = _log_hyperparameters(mlperf, built, training)
+    warm_s = warm_up(built) if training and plan.config.warm_up else None  # compilation, off the clock
     init_s = (mlperf.end(C.INIT_STOP) - init_start) / 1000.0
     log.info("initialised in %.1f s on %s: %s", init_s, watch.platform, ", ".join(f"{k}={v}" for k, v in hyper.items()))
 
@@ -199,7 +201,7 @@ def _run(job: RankJob, training: bool, held: _Open) -> RunRecord:
                    FiniteLossCheck(device, world.rank),
                    BoardHook(watch.board, spec.task.quality.name if spec.task else "", lambda: _lr(built))])
     base = replace(job.record, seed=master, world_size=world.world_size, device=str(device), platform=watch.platform,
-                   accelerator=watch.accelerator, hyperparameters=hyper, init_time_s=init_s,
+                   accelerator=watch.accelerator, hyperparameters=hyper, init_time_s=init_s, warm_up_s=warm_s,
                    threads=threads.current().record(torch.get_num_threads()))
     if not training:
         w = timing.Windows.of(cfg)

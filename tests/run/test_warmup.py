@@ -1,0 +1,63 @@
+"""warm_up=true: the step compiled before run_start on synthetic batches of every shape, and a run warmed up
+trains exactly as one that was not: every loss, every quality, the same."""
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import torch
+
+from harness.run.build import BuiltRun
+from harness.run.feed import Feed
+from harness.run.precision import policy
+from harness.run.warmup import PASSES, warm_up
+from tests.helpers import run_cli
+from tests.models.warmed import Warmed
+
+ENV = {"HARNESS_MODELS": "tests.models.warmed"}
+
+
+def test_the_warm_up_steps_every_shape_and_leaves_buffers_gradients_and_generators_as_they_were():
+    cpu = torch.device("cpu")
+    ctx = SimpleNamespace(device=cpu, rank=0, world_size=1, shared_seed=5,
+                          options=SimpleNamespace(batch_size=16, learning_rate=0.1))
+    bench = Warmed(ctx)  # type: ignore[arg-type]
+    bench.model.eval()
+    run = BuiltRun(bench=bench, precision=policy("fp32", cpu), ctx=ctx, trained=bench.model,  # type: ignore[arg-type]
+                   feed=Feed(cpu))
+    buffers = [b.clone() for b in bench.model.buffers()]
+    drawn = torch.get_rng_state()
+    seconds = warm_up(run)
+    assert bench.forwards == 2 * PASSES and seconds > 0  # both shapes, each pass
+    assert all(torch.equal(a, b) for a, b in zip(buffers, bench.model.buffers()))
+    assert bench.model[1].num_batches_tracked.item() == 0  # batch norm never counted a warm-up batch
+    assert all(p.grad is None for p in bench.model.parameters())
+    assert torch.equal(torch.get_rng_state(), drawn)  # the synthetic batches and dropout drew nothing for good
+    assert not bench.model.training  # the mode it was in
+
+
+def _train(tmp_path, name: str, *extra: str) -> tuple[dict, str]:
+    out = run_cli("harness.train", "model=warmed", "device=cpu", "seed=3", f"output_root={tmp_path / name}",
+                  *extra, cwd=tmp_path, env=ENV)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (result,) = (tmp_path / name).rglob("result.json")
+    return json.loads(result.read_text()), out.stdout + out.stderr
+
+
+def test_a_run_warmed_up_trains_exactly_as_one_that_was_not(tmp_path):
+    warmed, said = _train(tmp_path, "warmed", "warm_up=true")
+    plain, _ = _train(tmp_path, "plain")
+    assert "warmed up on 2 synthetic batch shape(s), 3 passes each" in said
+    assert warmed["warm_up_s"] > 0 and warmed["warm_up_s"] <= warmed["init_time_s"]
+    assert plain["warm_up_s"] is None
+    assert len(plain["epochs"]) == 3
+    assert [e["train_loss"] for e in warmed["epochs"]] == [e["train_loss"] for e in plain["epochs"]]
+    assert [e["quality"] for e in warmed["evals"]] == [e["quality"] for e in plain["evals"]]
+
+
+def test_warm_up_in_mode_throughput_is_refused_in_one_line(tmp_path):
+    out = run_cli("harness.train", "model=warmed", "device=cpu", "mode=throughput", "warm_up=true",
+                  f"output_root={tmp_path}", cwd=tmp_path, env=ENV)
+    assert out.returncode != 0
+    assert "warm_up=true warms mode=train up before its clock starts" in out.stderr
+    assert not (tmp_path / "runs").exists()
