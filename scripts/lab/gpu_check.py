@@ -20,7 +20,8 @@ written as not run:
      the first meeting of each batch shape), and the data wait.
 The paths before a fix (the variant cells and real rows gpu_check_rows.BEFORE_FIX names) run with --before.
 OUT gets check.json (every row), check.md (the table against the baseline) and logs.tgz (each row's
-console). The exit status is 1 when a row failed, did not run or is more than 5% slower.
+console). The exit status is 1 when a row failed, did not run or is more than 5% slower. How each command runs (a
+process group of its own, stopped whole at its limit) is gpu_check_process.py.
 
 On one H200 the whole check takes about 26 minutes (2026-12-02: part 1 527 s; part 2, the real-data rows
 with their warm pass, over 520 s), over the device tool's 10 minutes a command, so it runs as three calls of
@@ -39,89 +40,24 @@ import argparse
 import datetime
 import json
 import os
-import platform
-import shutil
-import signal
 import subprocess
 import sys
 import tarfile
-import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
-REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_check_table  # noqa: E402
-from gpu_check_rows import (COMPILED, EMBEDDED, LATER_CALLS, REAL_DATA, THROUGHPUT, VARIANTS, BEFORE_FIX, SPREAD,  # noqa: E402
+from gpu_check_process import REPO, Check, last_line, machine, run_dir_of  # noqa: E402
+from gpu_check_rows import (COMPILED, EMBEDDED, LATER_CALLS, REAL_DATA, THROUGHPUT, VARIANTS, BEFORE_FIX,  # noqa: E402
                             pipeline_label)
 
 MLPERF_BATCH = dict(THROUGHPUT)  # each model's row, kept for its variants when --part or --models drops the row
 
 PY = sys.executable
 CPU_SMOKE = ["device=cpu", "precision=fp32"]  # --cpu-smoke: each command once, tiny, on this machine's CPU
-
-
-class Check:
-    def __init__(self, out: Path, work: Path, budget_s: float, smoke: bool):
-        self.out, self.work, self.logs, self.smoke = out, work, work / "logs", smoke
-        self.logs.mkdir(parents=True, exist_ok=True)
-        out.mkdir(parents=True, exist_ok=True)
-        self.t0, self.budget_s = time.monotonic(), budget_s
-        self.rows: list[dict[str, Any]] = []
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.t0
-
-    def row(self, key: str, group: str, label: str, status: str, value: Any = None, unit: str = "",
-            compare: str = "none", note: str = "") -> None:
-        self.rows.append({"key": key, "group": group, "label": label, "status": status, "value": value, "unit": unit,
-                          "compare": compare, "note": note, **({"tolerance": SPREAD[key]} if key in SPREAD else {})})
-        print(f"[{self.elapsed():5.0f} s] {group} {label}: {status} {'' if value is None else value} {unit} {note}",
-              flush=True)
-
-    def run(self, name: str, argv: list[str], limit: float, env: Optional[dict[str, str]] = None) -> tuple[int, str]:
-        """(exit status, console) of one command under `limit` seconds (124: killed at the limit)."""
-        log = self.logs / f"{name}.txt"
-        with log.open("w") as f:
-            # its own process group: at the limit every process it started stops with it (pytest-xdist's workers
-            # and a run's ranks outlived a killed parent and held the GPU through the next phase's rows)
-            proc = subprocess.Popen(argv, cwd=REPO, stdout=f, stderr=subprocess.STDOUT, start_new_session=True,
-                                    env={**os.environ, **(env or {})})
-            try:
-                rc = proc.wait(timeout=max(limit, 1))
-            except subprocess.TimeoutExpired:
-                rc = 124
-                stop_group(proc)
-        return rc, log.read_text(errors="replace")
-
-
-def stop_group(proc: subprocess.Popen) -> None:
-    """SIGINT to the command's process group first (pytest then writes its report and the tests that ran,
-    a run its record), SIGKILL 20 s later to whatever of the group is left."""
-    try:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            pass
-        os.killpg(proc.pid, signal.SIGKILL)  # the leader may have ended before its children
-    except ProcessLookupError:  # nothing of the group is left
-        pass
-    proc.wait()
-
-
-def last_line(text: str) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
-    return (lines[-1] if lines else "no output")[:160].replace("|", "/")
-
-
-def run_dir_of(console: str) -> Optional[Path]:
-    for line in console.splitlines():
-        if line.startswith("run dir: "):
-            return REPO / line[len("run dir: "):].strip()
-    return None
 
 
 def tests(check: Check, deadline: float) -> None:
@@ -285,23 +221,6 @@ def real_data(check: Check, data: Path, deadline: float) -> None:
             check.row(f"real:{name}:first_pass", group, f"{label}: first pass / held", "ok",
                       round(rec["first_pass"] / rec["synthetic"], 3), "", "none",
                       f"{rec['first_pass']:,.0f} {unit}/s: each batch shape met for the first time, as a run's first epoch")
-
-
-def machine() -> dict[str, Any]:
-    info: dict[str, Any] = {"host": platform.node(), "cpus": os.cpu_count()}
-    try:
-        import torch
-        info.update(torch=torch.__version__, cuda=torch.version.cuda)
-        if torch.cuda.is_available():
-            info["gpu"] = torch.cuda.get_device_name(0)
-    except ImportError:
-        pass
-    smi = shutil.which("nvidia-smi")
-    if smi:
-        out = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True)
-        info["driver"] = out.stdout.strip().splitlines()[0] if out.stdout.strip() else None
-    info.setdefault("gpu", "CPU")
-    return info
 
 
 def main(argv: Optional[list[str]] = None) -> int:
