@@ -39,6 +39,16 @@ def _runs(read: Callable, names: list[str]) -> int:
     return code
 
 
+def _there(names: list[str], kind: str = "file") -> tuple[list[str], int]:
+    """The names that are a `kind` ("file" or "folder"), each other one said in a line on stderr, and the exit
+    status that leaves (1 when one was not there)."""
+    found = [n for n in names if (Path(n).is_file() if kind == "file" else Path(n).is_dir())]
+    for name in names:
+        if name not in found:
+            print(f"{name}: no such {kind}", file=sys.stderr)
+    return found, int(len(found) < len(names))
+
+
 def log(names: list[str]) -> int:
     from harness.results.read.parse import parse_file
 
@@ -72,17 +82,19 @@ def log_format(names: list[str]) -> int:
 def system(names: list[str]) -> int:
     from harness.results.read.tree import system_for
 
-    for name in names:
+    found, code = _there(names)
+    for name in found:
         print(f"{name}: {system_for(name)}")
-    return 0
+    return code
 
 
 def submitters(folders: list[str]) -> int:
     from harness.results.read.submission import listing
 
-    for folder in folders:
+    found, code = _there(folders, "folder")
+    for folder in found:
         print(f"{folder}: {listing(str(Path(folder).resolve()))}")
-    return 0
+    return code
 
 
 def family(names: list[str]) -> int:
@@ -98,7 +110,10 @@ def throughput(dirs: list[str]) -> int:
     from harness.results.report.render import text_table
     from harness.results.report.sections import failures, fast_rows, gain_rows, scaling_rows, table_rows
 
-    runs = tp.read_runs(dirs)
+    found, code = _there(dirs, "folder")
+    if not found:
+        return code
+    runs = tp.read_runs(found)
     g = tp.groups(runs)
     for header, rows in (table_rows(g), scaling_rows(tp.scaling(g)), gain_rows(tp.precision_gains(g)),
                          fast_rows(tp.fast_vs_eager(g))):
@@ -107,14 +122,12 @@ def throughput(dirs: list[str]) -> int:
     failed = failures(runs)
     for line in failed:
         print(line)
-    return 1 if failed else 0
+    return 1 if failed or code else 0
 
 
 def targets(benchmarks: list[str]) -> int:
-    from harness import registry
     from harness.results.read.rules import metric_name, pick_rules, rules_target
 
-    registry.publish()  # a registered model's own target, as harness.check holds its logs to it
     for benchmark in benchmarks:
         _, label, rules = pick_rules(benchmark)
         target = rules_target(benchmark)
@@ -126,11 +139,14 @@ def targets(benchmarks: list[str]) -> int:
 def rules(files: list[str]) -> int:
     from harness.results.read.screen import path_choosing_keys, rules_start
 
+    found, code = _there([str(rules_start(name)) for name in files])
     for name in files:
+        if str(rules_start(name)) not in found:
+            continue
         for key, (allowed, templates) in sorted(path_choosing_keys(str(rules_start(name))).items()):
             print(f"{name} {key}: {', '.join(sorted(allowed)) if allowed else 'no value allowed'} -> "
                   f"{', '.join(templates)}")
-    return 0
+    return code
 
 
 def host(_: list[str]) -> int:
@@ -181,6 +197,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         if takes:
             sub.add_argument("args", nargs="+" if least else "?", metavar=takes)
     args = parser.parse_args(argv)
+    from harness import registry
+
+    registry.publish()  # the harness's own models as data: a log of one is read and checked by its rules
     given = getattr(args, "args", None)
     names = given if isinstance(given, list) else [given] if given else []
     return SHOWN[args.what][3](names)

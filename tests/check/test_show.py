@@ -23,6 +23,17 @@ def test_a_log_its_format_and_its_system_as_the_report_reads_them(trees_dir, tmp
     assert "  line 10: submission_benchmark = 'gnmt'" in form.stdout
     system = run_cli("harness.check.show", "system", log, cwd=tmp_path)
     assert "world_size=8, accelerator='NVIDIA V100-SXM2-16GB (300W)'" in system.stdout
+    checked = run_cli("harness.check.show", "checked", log, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    verdict = json.loads(checked.stdout)
+    assert (verdict["check"], verdict["check_ruleset"], verdict["check_source"]) == ("pass", "0.7.0", "v0.7 in the path")
+
+
+def test_each_piece_names_a_path_that_is_not_there_in_one_line_and_exits_1(tmp_path):
+    for what, kind in (("system", "file"), ("submitters", "folder"), ("throughput", "folder"), ("rules", "file")):
+        said = run_cli("harness.check.show", what, str(tmp_path / "nope"), cwd=tmp_path)
+        assert said.returncode == 1 and said.stdout == "", what
+        assert said.stderr.strip() == f"{tmp_path / 'nope'}: no such {kind}", what
 
 
 def test_a_benchmark_s_target_and_a_bad_choice_in_one_line(tmp_path):

@@ -1,6 +1,6 @@
 """A stand-in whose step leaves traces a warm-up must wipe: batch-norm statistics (buffers), dropout (the
-random generators), synthetic batches drawn from torch's generator, and two batch shapes in
-`warmup_batches()`. It counts the forwards it is asked for.
+random generators), synthetic batches drawn from the generator that orders its epochs and from torch's, and two
+batch shapes in `warmup_batches()`. It counts the forwards it is asked for.
 
     HARNESS_MODELS=tests.models.warmed python -m harness.train model=warmed seed=1 warm_up=true
 
@@ -43,8 +43,9 @@ class Warmed(Suited):
         self.forwards = 0
 
     def synthetic_batch(self):
+        # from the generator that also orders the epochs (self.gen), as NCF's draws from its negatives' generator
         torch = self.torch
-        return torch.randn(self.batch, 4), torch.randint(0, 2, (self.batch,))
+        return torch.randn(self.batch, 4, generator=self.gen), torch.randint(0, 2, (self.batch,))
 
     def warmup_batches(self):
         torch = self.torch

@@ -10,7 +10,7 @@ import torch
 from harness.run.build import BuiltRun
 from harness.run.feed import Feed
 from harness.run.precision import policy
-from harness.run.warmup import PASSES, warm_up
+from harness.run.warmup import PASSES, put_back_buffers, warm_up
 from tests.helpers import run_cli
 from tests.models.warmed import Warmed
 
@@ -34,6 +34,19 @@ def test_the_warm_up_steps_every_shape_and_leaves_buffers_gradients_and_generato
     assert all(p.grad is None for p in bench.model.parameters())
     assert torch.equal(torch.get_rng_state(), drawn)  # the synthetic batches and dropout drew nothing for good
     assert not bench.model.training  # the mode it was in
+
+
+def test_a_buffer_the_forward_replaced_is_put_back_whole_and_the_others_in_place():
+    m = torch.nn.Module()
+    m.register_buffer("table", torch.zeros(4))
+    m.register_buffer("count", torch.zeros(()))
+    kept = {n: b.clone() for n, b in m.named_buffers()}
+    held = m.count  # a compiled graph holds this tensor: it must stay the one the module has
+    m.table = torch.ones(8)  # as the Transformer's longer position table replaces its shorter one
+    m.count += 3
+    put_back_buffers(m, kept)
+    assert m.table.shape == (4,) and m.table.sum().item() == 0
+    assert m.count is held and m.count.item() == 0
 
 
 def _train(tmp_path, name: str, *extra: str) -> tuple[dict, str]:
