@@ -13,7 +13,8 @@ harness.train build on, each printed alone, so that a surprising figure can be t
     python -m harness.check.show host                     # this machine's load now, and the threads a run would take
     python -m harness.check.show slurm [PARTITION]        # a SLURM partition's nodes, as the launcher sees them
 
-Exit status 1 where a file cannot be read (named on stderr, the others still shown), 2 for a bad option.
+Exit status 1 where a file cannot be read (named on stderr, the others still shown), 2 for a bad option,
+130 on Ctrl-C (143 on SIGTERM), with one line.
 """
 from __future__ import annotations
 
@@ -198,11 +199,16 @@ def main(argv: Optional[list[str]] = None) -> int:
             sub.add_argument("args", nargs="+" if least else "?", metavar=takes)
     args = parser.parse_args(argv)
     from harness import registry
+    from harness.signals import ended_by, stop_on_sigterm
 
-    registry.publish()  # the harness's own models as data: a log of one is read and checked by its rules
+    stop_on_sigterm()  # `timeout` ends it as Ctrl-C does: one line, no traceback
     given = getattr(args, "args", None)
     names = given if isinstance(given, list) else [given] if given else []
-    return SHOWN[args.what][3](names)
+    try:
+        registry.publish()  # the harness's own models as data: a log of one is read and checked by its rules
+        return SHOWN[args.what][3](names)
+    except KeyboardInterrupt as err:
+        return ended_by("harness.check.show", err, "what it printed before is whole")
 
 
 if __name__ == "__main__":

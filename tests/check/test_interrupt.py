@@ -1,4 +1,4 @@
-"""Ctrl-C on `python -m harness.check` and `python -m harness.report` ends them as it ends harness.train: one
+"""Ctrl-C on `python -m harness.check`, `harness.check.show` and `harness.report` ends them as it ends harness.train: one
 line, exit 130, no KeyboardInterrupt traceback from the command or from any of its worker processes, no file
 left behind. End-to-end by necessity (a real process group and a real SIGINT): about 2 s each."""
 from __future__ import annotations
@@ -38,3 +38,12 @@ def test_ctrl_c_on_report_is_one_line_and_exit_130(many_logs, tmp_path):
     assert err.strip().splitlines() == ["harness.report: interrupted; each file it writes is whole or not there"]
     assert "Traceback" not in out and out == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["logs"]  # no report.json, whole or part
+
+
+def test_ctrl_c_on_show_is_one_line_and_exit_130(many_logs, tmp_path):
+    logs = sorted(str(p) for p in many_logs.iterdir())
+    rc, out, err = ctrl_c("harness.check.show", "checked", *logs, cwd=tmp_path,
+                          when=lambda proc, lines: len(lines) >= 1)
+    assert rc == 130, err
+    assert err.strip().splitlines() == ["harness.check.show: interrupted; what it printed before is whole"]
+    assert 1 <= len(out.splitlines()) < len(logs) and "Traceback" not in out
