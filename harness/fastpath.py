@@ -11,8 +11,9 @@ run is grouped by. Each config is resolved once, by the one who composed it: the
 - On CUDA, unless `eager=true`: the model's declared fast path (ModelSpec.fast,
   harness/interface/fast_declaration.py): its options (torch.compile, its mode) in mode=throughput, and in
   mode=train where the model says its step's shapes are static; `cuda_graph` null becomes the fast
-  path's choice in mode=throughput on one GPU, and `master_weights` null its choice in mode=throughput
-  at amp or bf16. An option given on the command line always wins.
+  path's choice in mode=throughput on one GPU, `master_weights` null its choice in mode=throughput
+  at amp or bf16, and `warm_up` null on in mode=train wherever the step compiles (harness/run/warmup.py).
+  An option given on the command line always wins.
 - Elsewhere (CPU) nothing of a fast path applies: the embedded presets train as calibrated.
 
 The label a run is grouped by names the path that ran (`label`): "amp", "amp+graph",
@@ -78,6 +79,11 @@ def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = (), spec: Option
             for key, value in spec.fast.settings().items():
                 if f"model.{key}" not in keys:
                     OmegaConf.update(cfg, f"model.{key}", _value(value), merge=False)
+        if cfg.get("warm_up") is None:
+            # a compiled training step compiles before run_start, as MLPerf's initialization may: on an H200
+            # ResNet-50's embedded preset trained in 0.48-0.60x the time, loss for loss
+            # (docs/benchmarks/fast_path_2026-12-04.md)
+            cfg.warm_up = bool(not throughput and compiled_options(cfg))
 
 
 def _value(text: str) -> Any:

@@ -31,7 +31,7 @@ def test_on_cuda_each_model_takes_its_declared_fast_path_and_names_it():
     assert label(_resolved(["model=txl_base", "mode=throughput", "precision=tf32"], cuda=True)) \
         == "tf32+compile(reduce-overhead)"
     assert label(_resolved(["model=bert_large", "mode=throughput"], cuda=True)) == "amp+compile+graph"
-    assert label(_resolved(["model=gnmt", "mode=throughput"], cuda=True)) == "amp+master+compile-attention+graph"
+    assert label(_resolved(["model=gnmt", "mode=throughput"], cuda=True)) == "amp+master+compile-attention+compile-loss+graph"
     assert label(_resolved(["model=maskrcnn", "mode=throughput"], cuda=True)) == "amp+compile(reduce-overhead)"
     assert label(_resolved(["model=ssd", "mode=throughput"], cuda=True)) == "amp"  # declares none: eager
 
@@ -46,6 +46,18 @@ def test_fp16_weights_are_a_throughput_choice_at_a_low_precision_and_never_a_tra
                  ["model=resnet", "mode=throughput"]):
         assert _resolved(argv, cuda=True).master_weights is False, argv
     assert _resolved(["model=ncf", "mode=throughput"], cuda=False).master_weights is False  # fp32 on a CPU
+
+
+def test_a_training_step_that_compiles_warms_up_before_run_start_unless_told_not_to():
+    """warm_up null: on in mode=train wherever the step compiles, so that its compilation is initialization,
+    not time to train; never in mode=throughput (its own warm-up steps), on a CPU or on an eager step."""
+    assert _resolved(["model=resnet"], cuda=True).warm_up is True  # amp+compile
+    assert _resolved(["model=dlrm_dcnv2"], cuda=True).warm_up is True
+    for argv, cuda in ((["model=resnet", "warm_up=false"], True), (["model=resnet", "eager=true"], True),
+                       (["model=resnet"], False), (["model=resnet", "mode=throughput"], True),
+                       (["model=gnmt"], True), (["model=ncf"], True)):  # GNMT and NCF train eager
+        assert _resolved(argv, cuda).warm_up is False, (argv, cuda)
+    assert _resolved(["model=ncf", "warm_up=true"], cuda=True).warm_up is True  # asked for: an eager step too
 
 
 def test_eager_is_one_switch_and_a_cpu_never_takes_a_fast_path():
@@ -69,7 +81,7 @@ def test_training_takes_the_fast_paths_options_only_where_the_model_says_its_sha
     assert path(transformer) == "eager"
     maskrcnn = _resolved(["model=maskrcnn"], cuda=True)  # images of many sizes
     assert path(maskrcnn) == "eager" and maskrcnn.model.channels_last is False
-    assert path(_resolved(["model=gnmt", "mode=throughput", "gpus=2"], cuda=True)) == "compile-attention"  # a graph: one GPU
+    assert path(_resolved(["model=gnmt", "mode=throughput", "gpus=2"], cuda=True)) == "compile-attention+compile-loss"  # a graph: one GPU
 
 
 @pytest.mark.parametrize("spec", registry.models(), ids=lambda s: s.name)
@@ -115,12 +127,12 @@ def _throughput_losses(model: str, extra: list[str], steps: int = 4) -> list[flo
 # passed: a compiled or graphed step need not draw its masks in eager's order.
 NO_DROPOUT = {"txl_base": ["model.dropout=0"], "bert_base": ["model.dropout=0", "model.attention_dropout=0"],
               "transformer": ["model.dropout=0", "model.attention_dropout=0", "model.relu_dropout=0"],
-              "llama2_70b_lora": ["model.lora_dropout=0"]}
+              "llama2_70b_lora": ["model.lora_dropout=0"], "gnmt": ["model.dropout=0"]}
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the fast paths compile for a CUDA device")
 @pytest.mark.parametrize("model", ["resnet", "txl_base", "bert_base", "transformer", "llama31_8b", "llama2_70b_lora",
-                                   "dlrm_dcnv2", "retinanet", "maskrcnn"])
+                                   "dlrm_dcnv2", "retinanet", "maskrcnn", "gnmt"])
 def test_a_compiled_fast_path_trains_as_the_eager_step_does(model, monkeypatch):
     """The declared compile options change how the step runs, not what it computes: in IEEE fp32 the
     compiled losses follow the eager ones step by step within 1e-3 (Inductor reorders reductions)."""

@@ -116,12 +116,12 @@ class HarnessConfig:
     replay it (the optimizer runs eagerly after it): for models bound by launching small kernels
     (harness/run/graph.py). null: the model's fast path decides (on CUDA, unless eager=true). A step that
     cannot be captured falls back to the eager step, and the run says why."""
-    warm_up: bool = False
+    warm_up: Optional[bool] = None
     """mode=train: before run_start, step the forward and backward on the model's synthetic batches (one of
     each shape it lists, else its one synthetic batch), then put back its buffers, gradients and random
     generators, so that torch.compile's compilations of those shapes are model initialization, not time to
     train, as MLPerf's rules allow (harness/run/warmup.py). No training data is touched; the run trains as it
-    would have without, loss for loss."""
+    would have without, loss for loss. null: on wherever the training step compiles (harness/fastpath.py)."""
     clear_caches: bool = False
     """Drop the OS page cache before the run (needs root), as MLPerf submissions must."""
     progress: bool = True

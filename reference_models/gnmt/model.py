@@ -18,6 +18,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from reference_models.gnmt.scores import FusedScores, Kernels, additive_scores, compiled_kernels
+
 INIT = 0.1
 LSTMState = tuple[torch.Tensor, torch.Tensor]
 
@@ -42,6 +44,11 @@ class BahdanauAttention(nn.Module):
         self.normalize_bias = nn.Parameter(torch.zeros(units))
         for p in (self.linear_q.weight, self.linear_k.weight, self.linear_att):
             nn.init.uniform_(p, -INIT, INIT)
+        self.kernels: Optional[Kernels] = None
+
+    def fuse_scores(self) -> None:
+        """CUDA: the scores and their gradients in compiled reductions (reference_models/gnmt/scores.py)."""
+        self.kernels = compiled_kernels()
 
     def project_keys(self, keys: torch.Tensor) -> torch.Tensor:
         """Wk.k for every encoder position, (T_k, B, units): computed once per sentence, reused per step."""
@@ -52,10 +59,13 @@ class BahdanauAttention(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """query (T_q, B, q), keys (T_k, B, k), pad_mask (B, T_k) True at padding.
         Returns the context (T_q, B, k) and the attention weights (T_q, B, T_k)."""
-        q = self.linear_q(query).transpose(0, 1).unsqueeze(2)  # (B, T_q, 1, n)
-        k = projected_keys.transpose(0, 1).unsqueeze(1)  # (B, 1, T_k, n)
+        q = self.linear_q(query).transpose(0, 1)  # (B, T_q, n)
+        k = projected_keys.transpose(0, 1)  # (B, T_k, n)
         v = self.normalize_scalar * self.linear_att / self.linear_att.norm()
-        scores = torch.tanh(q + k + self.normalize_bias).matmul(v)  # (B, T_q, T_k)
+        if self.kernels is None:
+            scores = additive_scores(q, k, self.normalize_bias, v)  # (B, T_q, T_k)
+        else:
+            scores = FusedScores.apply(q, k, self.normalize_bias, v, self.kernels)
         scores = scores.masked_fill(pad_mask.unsqueeze(1), -65504.0)  # fp16's lowest: safe under autocast
         weights = torch.softmax(scores, dim=-1)
         context = torch.bmm(weights, keys.transpose(0, 1))  # (B, T_q, k)

@@ -59,6 +59,9 @@ class GNMTOptions(ModelOptions):
     """Factor of each decay."""
     compile_attention: bool = False
     """CUDA: torch.compile the attention scores (docs/benchmarks/perf_notes.md)."""
+    compile_loss: bool = False
+    """CUDA: torch.compile the label-smoothed cross-entropy, so that the fp16 logits (tokens x 32,320) are read
+    by fused kernels instead of copied to fp32 and walked by log-softmax, smoothing and their backward."""
     label_smoothing: float = option(0.1, ge=0, lt=1)
     """Label smoothing of the cross-entropy loss."""
     grad_clip: float = option(5.0, gt=0)

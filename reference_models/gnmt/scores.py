@@ -1,0 +1,85 @@
+"""Bahdanau's additive attention scores, s[b, i, j] = sum_n v[n] tanh(q[b, i, n] + k[b, j, n] + bias[n]), for
+every query-key pair, without the (batch, T_q, T_k, units) tensor between them.
+
+    python -m harness.train model=gnmt dataset=wmt16 mode=throughput model.batch_size=2048   # compiled on CUDA
+
+At GNMT's b2048 that tensor has 1.8 billion elements. Compiled as one expression, Inductor fuses the forward
+into a reduction but writes the backward's gradient of it out and reduces it three times, for the queries,
+the keys and the bias: 15.6 ms of a 140 ms step on an H200 (docs/benchmarks/fast_path_2026-12-04.md). The
+backward here is written out by hand: two reductions that each recompute tanh from q and k, one over the
+keys (the queries' gradient, and v's before its last sum) and one over the queries (the keys'), the
+bias's gradient the queries' summed. Each is compiled on its own, so that no common-subexpression pass
+can merge the two into one materialized tensor again.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import torch
+
+
+def additive_scores(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """q (B, T_q, n), k (B, T_k, n) -> (B, T_q, T_k), autograd's way: the eager path and the reference."""
+    return torch.tanh(q.unsqueeze(2) + k.unsqueeze(1) + bias).matmul(v)
+
+
+def _wide(x: torch.Tensor) -> torch.Tensor:
+    """fp16 and bf16 widened to fp32 for the arithmetic; fp64 kept (the tests' gradient checks)."""
+    return x.to(torch.promote_types(x.dtype, torch.float32))
+
+
+def _tanh_of_sums(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    return torch.tanh(_wide(q).unsqueeze(2) + _wide(k).unsqueeze(1) + _wide(bias))
+
+
+def scores_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """The scores in fp32, a reduction over the units for each pair."""
+    return (_tanh_of_sums(q, k, bias) * _wide(v)).sum(-1)
+
+
+def query_grads_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
+                     grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Reduced over the keys: the queries' gradient (B, T_q, n) and sum_j grad * tanh, v's before its sum."""
+    t, g = _tanh_of_sums(q, k, bias), _wide(grad).unsqueeze(-1)
+    return (g * (1 - t * t)).sum(2) * _wide(v), (g * t).sum(2)
+
+
+def key_grads_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
+                   grad: torch.Tensor) -> torch.Tensor:
+    """Reduced over the queries: the keys' gradient (B, T_k, n)."""
+    t, g = _tanh_of_sums(q, k, bias), _wide(grad).unsqueeze(-1)
+    return (g * (1 - t * t)).sum(1) * _wide(v)
+
+
+class Kernels(NamedTuple):
+    scores: Callable[..., torch.Tensor]
+    query_grads: Callable[..., tuple[torch.Tensor, torch.Tensor]]
+    key_grads: Callable[..., torch.Tensor]
+
+
+PLAIN = Kernels(scores_math, query_grads_math, key_grads_math)
+
+
+def compiled_kernels() -> Kernels:
+    """The three reductions, each compiled by torch.compile on its own (at its first call)."""
+    return Kernels(torch.compile(scores_math), torch.compile(query_grads_math), torch.compile(key_grads_math))
+
+
+class FusedScores(torch.autograd.Function):
+    """additive_scores' values and gradients, through `kernels`; the scores in q's dtype."""
+
+    @staticmethod
+    def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
+                kernels: Kernels) -> torch.Tensor:
+        ctx.save_for_backward(q, k, bias, v)
+        ctx.kernels = kernels
+        return kernels.scores(q, k, bias, v).to(q.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+        q, k, bias, v = ctx.saved_tensors
+        kernels: Kernels = ctx.kernels
+        grad_q, weighted = kernels.query_grads(q, k, bias, v, grad)
+        grad_k = kernels.key_grads(q, k, bias, v, grad)
+        return (grad_q.to(q.dtype), grad_k.to(k.dtype), grad_q.sum((0, 1)).to(bias.dtype),
+                weighted.sum((0, 1)).to(v.dtype), None)

@@ -1,0 +1,42 @@
+"""GNMT's hand-written attention-score gradients (reference_models/gnmt/scores.py) against autograd's."""
+from __future__ import annotations
+
+import torch
+
+from reference_models.gnmt.model import BahdanauAttention
+from reference_models.gnmt.scores import PLAIN, FusedScores, additive_scores
+
+
+def _inputs(seed: int = 0) -> list[torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    shapes = [(3, 5, 8), (3, 7, 8), (8,), (8,)]  # q (B, T_q, n), k (B, T_k, n), bias, v
+    return [torch.randn(s, generator=g, dtype=torch.float64).requires_grad_() for s in shapes]
+
+
+def test_the_fused_scores_and_every_gradient_are_autograd_s():
+    plain, fused = _inputs(), _inputs()
+    grad = torch.randn(3, 5, 7, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    expected = additive_scores(*plain)
+    got = FusedScores.apply(*fused, PLAIN)
+    torch.testing.assert_close(got, expected)
+    expected.backward(grad)
+    got.backward(grad)
+    for name, a, b in zip(("q", "k", "bias", "v"), plain, fused):
+        torch.testing.assert_close(b.grad, a.grad, msg=lambda m, n=name: f"{n}: {m}")
+
+
+def test_the_attention_gives_the_same_weights_and_gradients_through_either_path():
+    torch.manual_seed(0)
+    eager = BahdanauAttention(8, 8, 8).double()
+    fused = BahdanauAttention(8, 8, 8).double()
+    fused.load_state_dict(eager.state_dict())
+    fused.kernels = PLAIN  # the kernels' math, uncompiled: the CPU has no torch.compile here
+    query, keys = torch.randn(5, 3, 8, dtype=torch.float64), torch.randn(7, 3, 8, dtype=torch.float64)
+    pad = torch.zeros(3, 7, dtype=torch.bool)
+    pad[1, 5:] = True
+    outs = [m(query, keys, m.project_keys(keys), pad) for m in (eager, fused)]
+    torch.testing.assert_close(outs[1], outs[0])
+    for context, _ in outs:
+        context.square().sum().backward()
+    for (name, a), b in zip(eager.named_parameters(), fused.parameters()):
+        torch.testing.assert_close(b.grad, a.grad, msg=lambda m, n=name: f"{n}: {m}")
