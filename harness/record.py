@@ -87,7 +87,7 @@ class RunRecord:
     time_to_train_s: Optional[float] = None  # run_stop - run_start, from the logged times
     time_to_train_min: Optional[float] = None
     init_time_s: Optional[float] = None  # init_stop - init_start
-    warm_up_s: Optional[float] = None  # warm_up=true: of init_time_s, the warm-up's (harness/run/warmup.py)
+    warm_up_s: Optional[float] = None  # of init_time_s, the warm-up's before run_start (harness/run/warmup.py)
     # time to train outside training epochs and evaluations: logging, telemetry, checks, progress
     overhead_s: Optional[float] = None
     overhead_fraction: Optional[float] = None

@@ -178,7 +178,7 @@ class Benchmark(ThroughputBenchmark, Protocol):
         trained, or the samples trained so far under a schedule by samples.
 
     Optional: `warmup_batches() -> Iterable[batch]`, synthetic batches of each shape training sees, the same
-    count and order on every rank, that warm_up=true steps before run_start (harness/run/warmup.py);
+    count and order on every rank, that the warm-up steps before run_start (harness/run/warmup.py);
     without it, [synthetic_batch()]. For that warm-up, `synthetic_batch` and `loss` leave the model as they
     found it but for its buffers and random generators (held as attributes), which the harness puts back: a
     step counter or a cache they kept would differ in a run warmed up."""
