@@ -74,3 +74,19 @@ def test_warm_up_in_mode_throughput_is_refused_in_one_line(tmp_path):
     assert out.returncode != 0
     assert "warm_up=true warms mode=train up before its clock starts" in out.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_sharded_model_warmed_up_on_two_ranks_trains_as_one_that_was_not(tmp_path):
+    """Llama 3.1 8B's debug preset, FSDP2 over two gloo ranks: the warm-up (on by default wherever its step
+    compiles, on a GPU) leaves the sharded parameters, their gradients and every rank's generators as they were."""
+    runs = []
+    for warm in ("true", "false"):
+        out = run_cli("harness.train", "model=llama31_8b", "+debug=llama31_8b", "device=cpu", "gpus=2", "seed=1",
+                      f"warm_up={warm}", f"output_root={tmp_path / warm}", "progress=false", cwd=tmp_path)
+        assert out.returncode == 0, out.stderr[-2000:]
+        (result,) = (tmp_path / warm).rglob("result.json")
+        runs.append(json.loads(result.read_text()))
+    warmed, plain = runs
+    assert warmed["warm_up_s"] is not None and plain["warm_up_s"] is None
+    assert [e["train_loss"] for e in warmed["epochs"]] == [e["train_loss"] for e in plain["epochs"]]
+    assert [e["quality"] for e in warmed["evals"]] == [e["quality"] for e in plain["evals"]]
