@@ -81,7 +81,7 @@ def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = (), spec: Option
                     OmegaConf.update(cfg, f"model.{key}", _value(value), merge=False)
         if cfg.get("warm_up") is None:
             # a compiled training step compiles before run_start, as MLPerf's initialization may: on an H200
-            # ResNet-50's embedded preset trained in 0.48-0.60x the time, loss for loss
+            # the compiled embedded presets trained in 0.45-0.74x the time, to the same quality
             # (docs/benchmarks/fast_path_2026-12-04.md)
             cfg.warm_up = bool(not throughput and compiled_options(cfg))
 

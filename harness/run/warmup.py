@@ -18,9 +18,9 @@ as before a first step), and every random generator: the process's (dropout draw
 benchmark holds as attributes (NCF's synthetic batch draws from the generator its epochs' negatives come
 from). A run warmed up then trains exactly as it would have without (tests/run/test_warmup.py compares every
 loss and quality, run for run; on an H200 the embedded presets of ResNet-50, DLRM-DCNv2 and RetinaNet reached
-the same top-1, AUC and mAP in 0.45-0.74x the time to train, docs/benchmarks/fast_path_2026-12-04.md). What a model's `loss` or `synthetic_batch` keeps elsewhere (a step
-counter, a cache) is the model's to leave alone: the contract says so. The seconds it took are result.json's
-warm_up_s, inside init_time_s.
+the same top-1, AUC and mAP in 0.45-0.74x the time to train, docs/benchmarks/fast_path_2026-12-04.md). What a
+model's `loss` or `synthetic_batch` keeps elsewhere (a step counter, a cache) is the model's to leave alone: the
+contract says so. The seconds it took are result.json's warm_up_s, inside init_time_s.
 """
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ class GNMTOptions(ModelOptions):
     decay_factor: float = option(0.5, gt=0, le=1)
     """Factor of each decay."""
     compile_attention: bool = False
-    """CUDA: torch.compile the attention scores (docs/benchmarks/perf_notes.md)."""
+    """CUDA: the attention scores and their gradients in compiled reductions (reference_models/gnmt/scores.py)."""
     compile_loss: bool = False
     """CUDA: torch.compile the label-smoothed cross-entropy, so that the fp16 logits (tokens x 32,320) are read
     by fused kernels instead of copied to fp32 and walked by log-softmax, smoothing and their backward."""
