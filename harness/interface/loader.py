@@ -33,7 +33,10 @@ the log file only (train.log), for a bug that is not the data's.
 from __future__ import annotations
 
 import logging
+import os
 import random
+import signal
+import threading
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
@@ -144,10 +147,39 @@ def named_errors(batches: Iterable[Any]) -> Iterator[Any]:
 
 
 def seed_worker(worker_id: int) -> None:
-    """DataLoader's worker_init_fn: torch seeded this worker from the loader's generator + worker id."""
+    """DataLoader's worker_init_fn: torch seeded this worker from the loader's generator + worker id; and
+    Ctrl-C and SIGTERM are the training process's to act on (`stop_with_parent`)."""
+    stop_with_parent()
     seed = torch.initial_seed() % 2**32
     random.seed(seed)
     np.random.seed(seed)
+
+
+def stop_with_parent(worker_id: int = 0) -> None:
+    """A DataLoader worker's signals: Ctrl-C and SIGTERM reach every process of the group (a terminal,
+    `timeout`, SLURM), and the training process stops its workers itself as it ends the run (as
+    harness.signals.leave_signals_to_parent has the harness's own workers do). Killed by the signal
+    first, a worker would be reported by DataLoader's SIGCHLD handler as a crash ("DataLoader worker ...
+    is killed by signal: Terminated"), replacing the run's own stop: exit 1 and a traceback instead of one
+    line and 143; and a worker gone at once breaks the queues the training process is closing (tracebacks
+    after that line). So Ctrl-C is ignored here, and a first SIGTERM leaves the worker STOP_GRACE_S to be
+    stopped by the training process before it ends itself; a second (DataLoader's own shutdown sends one
+    to a worker that did not stop: one stuck in a read) ends it at once. Either way with status 0, which
+    DataLoader does not report. A loader that needs no seeding passes this as its worker_init_fn."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+STOP_GRACE_S = 10.0  # past DataLoader's 5 s wait for a worker to stop before it sends SIGTERM itself
+_term_seen = False
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    global _term_seen
+    if _term_seen:
+        os._exit(0)
+    _term_seen = True
+    threading.Timer(STOP_GRACE_S, os._exit, args=(0,)).start()  # daemon or not: os._exit ends the process
 
 
 class RankLoader:

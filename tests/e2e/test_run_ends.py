@@ -70,6 +70,25 @@ def test_sigterm_to_a_single_rank_run_ends_it_as_ctrl_c_does(tmp_path):
     assert last["metadata"]["reason"] == "SIGTERM" and "before_run_start" not in last["metadata"]
 
 
+def test_sigterm_to_the_whole_group_with_loader_workers_is_the_run_s_stop_not_a_worker_crash(tmp_path):
+    """`timeout` and SLURM signal every process of the group: the DataLoader workers get SIGTERM too. They
+    leave it to the training process, so the run ends stopped by SIGTERM (143, one line), not with
+    "DataLoader worker ... is killed by signal" as an error (exit 1) from the worker killed first."""
+    proc = _start(tmp_path, "model=resnet", "+debug=resnet", "seed=1", "model.workers=2", "model.max_epochs=20",
+                  "model.target=0.99", "progress=false", "output_root=out")
+    log = _wait(tmp_path / "out", "mlperf.log", '"key": "epoch_start"')
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "harness.train: stopped by SIGTERM; the run is marked aborted in its result.json" in err
+    assert "killed by signal" not in err
+    result = _result(tmp_path / "out")
+    assert result["status"] == "aborted" and result["reason"] == "interrupted (SIGTERM)"
+    last = _last_mllog(log)
+    assert last["key"] == "run_stop" and last["metadata"]["reason"] == "SIGTERM"
+
+
 def test_ctrl_c_during_initialisation_still_ends_the_log_with_run_stop(tmp_path):
     """MLPerf's run_stop closes a run_start: before run_start there is no time to train, and the
     closing run_stop says so (docs/results.md)."""
