@@ -37,6 +37,7 @@ import os
 import random
 import signal
 import threading
+import weakref
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
@@ -46,6 +47,7 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
 from harness.interface.contract import DataError, RunContext
 from harness.interface.grouping import GroupedBatchSampler
 from harness.interface.sharding import shard_range
+from harness.signals import forking_workers, shielded
 
 log = logging.getLogger("harness.loader")
 FILE_ONLY = {"file_only": True}  # harness.observe.console's marker: the log file gets it, the console not
@@ -119,7 +121,7 @@ def named_errors(batches: Iterable[Any]) -> Iterator[Any]:
     where it can be rebuilt from a message), the worker's traceback to the log file alone. A worker
     that died without an exception (killed: out of memory, a crash in a decoder) is a DataError that
     says so and how to find the file."""
-    it = iter(batches)
+    it = start_workers(batches)
     while True:
         try:
             batch = next(it)
@@ -146,6 +148,38 @@ def named_errors(batches: Iterable[Any]) -> Iterator[Any]:
         yield batch
 
 
+def start_workers(batches: Iterable[Any]) -> Iterator[Any]:
+    """iter(batches), its worker processes then stopped by `stop_workers()` as the run ends. Ctrl-C and
+    SIGTERM are held until it returns: a DataLoader's first iterator starts its worker processes, their
+    queues and the pin thread, and a signal's exception raised halfway through left a half-built
+    iterator, whose teardown at exit printed a traceback after the run's one line ("Exception ignored
+    in: ..._MultiProcessingDataLoaderIter.__del__"). A worker is born with both signals blocked: torch's
+    own SIGTERM handler, installed before worker_init_fn, ends a worker at a group's SIGTERM (`timeout`,
+    SLURM), which DataLoader then reports as a crash; the loader's worker_init_fn must be
+    `stop_with_parent` or call it, which lets them through to the handlers it installs."""
+    with shielded(), forking_workers():
+        it = iter(batches)
+        if hasattr(it, "_shutdown_workers"):  # a DataLoader's iterator with worker processes
+            _started.add(it)  # before a held signal is raised, as the block ends
+    return it
+
+
+_started: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def stop_workers() -> None:
+    """Stop the worker processes of every iterator `start_workers` made that is still alive, and their
+    queues' feeder threads, now (the session calls it as a run ends). Left to the collector, a stopped
+    run's iterators (held in cycles by its exception's frames) were finalized in any order: a queue's
+    pipe closed by its Connection's finalizer while its feeder thread still wrote to it, which printed
+    "Bad file descriptor" tracebacks after the run's one line in about one stopped run in ten.
+    `_shutdown_workers` is DataLoader's own shutdown (done event, queues closed, workers joined), which
+    runs once per iterator; torch has no public call for it."""
+    for it in list(_started):
+        it._shutdown_workers()
+    _started.clear()
+
+
 def seed_worker(worker_id: int) -> None:
     """DataLoader's worker_init_fn: torch seeded this worker from the loader's generator + worker id; and
     Ctrl-C and SIGTERM are the training process's to act on (`stop_with_parent`)."""
@@ -168,6 +202,7 @@ def stop_with_parent(worker_id: int = 0) -> None:
     DataLoader does not report. A loader that needs no seeding passes this as its worker_init_fn."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))  # held by start_workers
 
 
 STOP_GRACE_S = 10.0  # past DataLoader's 5 s wait for a worker to stop before it sends SIGTERM itself
@@ -179,7 +214,9 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     if _term_seen:
         os._exit(0)
     _term_seen = True
-    threading.Timer(STOP_GRACE_S, os._exit, args=(0,)).start()  # daemon or not: os._exit ends the process
+    grace = threading.Timer(STOP_GRACE_S, os._exit, args=(0,))
+    grace.daemon = True  # a worker the training process stops in time ends at once, not when this fires
+    grace.start()
 
 
 class RankLoader:

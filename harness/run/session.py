@@ -22,6 +22,7 @@ from omegaconf import DictConfig
 
 from harness import files
 from harness.interface import EvalSchedule, Logged
+from harness.interface.loader import stop_workers
 from harness.observe import heartbeat
 from harness.observe.board import BoardHook
 from harness.observe.datawait import DataWait
@@ -145,6 +146,7 @@ def run_rank(job: RankJob) -> RunRecord:
     finally:
         with shielded():
             held.mlperf.close()
+            stop_workers()  # the loaders' worker processes, before the exit's collector finalizes them
         heartbeat.stop()
     return _finish(held.watch, record, plan) or record
 

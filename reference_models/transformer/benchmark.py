@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader
 
 from harness.interface import Logged, RunContext, scaled_learning_rate
 from harness.interface.gather import score_on_main
-from harness.interface.loader import stop_with_parent
+from harness.interface.loader import start_workers, stop_with_parent
 from reference_models.transformer import data as wmt
 from reference_models.transformer import metric
 from reference_models.transformer.beam import beam_search
@@ -147,7 +147,7 @@ class TransformerBenchmark:
         # a new iteration drops what the workers still had in flight for the last one (an epoch cut
         # short); a generator of that epoch advanced again would get this one's batches: refused
         feeding = self._feeding = object()
-        for batch in self._loader:
+        for batch in start_workers(self._loader):
             self._check_feeding(feeding, epoch)
             yield batch
         self._check_feeding(feeding, epoch)
