@@ -33,6 +33,7 @@ the log file only (train.log), for a bug that is not the data's.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import random
 import signal
@@ -219,6 +220,21 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     grace.start()
 
 
+def worker_options(workers: int, init: Callable[[int], None] = seed_worker) -> dict[str, Any]:
+    """DataLoader's keyword arguments for `workers` worker processes (none for 0): `init` as their
+    worker_init_fn (seed_worker, or stop_with_parent where nothing is drawn), and workers forked from
+    this process. A rank of several is started by spawning (harness/run/launch.py), and a spawned
+    process makes spawn its default too: each worker would start a new interpreter and import torch and
+    the model again (about 3 s of a core each, in the first epoch's time on every rank), where a fork
+    starts it in milliseconds, as in a run of one rank or a rank started by torchrun."""
+    if workers <= 0:
+        return {}
+    return {"worker_init_fn": init, "multiprocessing_context": _FORK}
+
+
+_FORK = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+
+
 class RankLoader:
     """This rank's DataLoader over a dataset, one `epoch(e)` iterator per epoch; with `groups`, batches
     of one group each (GroupedBatchSampler)."""
@@ -242,7 +258,7 @@ class RankLoader:
         self.loader = DataLoader(
             dataset, **batching, num_workers=workers, collate_fn=collate,
             pin_memory=ctx.device.type == "cuda",
-            worker_init_fn=seed_worker if workers else None,
+            **worker_options(workers),
             generator=torch.Generator().manual_seed(ctx.seed),  # the workers' base seed: per rank
             persistent_workers=workers > 0, prefetch_factor=prefetch if workers else None,
         )
@@ -301,12 +317,12 @@ def make_shard_loader(dataset: Dataset, ctx: RunContext, *, batch_size: int, wor
     if batches is not None:
         return ShardLoader(DataLoader(named, batch_sampler=[list(b) for b in batches], num_workers=workers,
                                       collate_fn=collate, pin_memory=ctx.device.type == "cuda",
-                                      worker_init_fn=seed_worker if workers else None,
+                                      **worker_options(workers),
                                       generator=torch.Generator().manual_seed(ctx.seed),
                                       persistent_workers=persistent and workers > 0))
     mine = shard_range(len(dataset), ctx.rank, ctx.world_size) if indices is None else indices  # type: ignore[arg-type]
     part = Subset(named, mine)
     return ShardLoader(DataLoader(part, batch_size=batch_size, shuffle=False, num_workers=workers, collate_fn=collate,
-                                  pin_memory=ctx.device.type == "cuda", worker_init_fn=seed_worker if workers else None,
+                                  pin_memory=ctx.device.type == "cuda", **worker_options(workers),
                                   generator=torch.Generator().manual_seed(ctx.seed),
                                   persistent_workers=persistent and workers > 0))

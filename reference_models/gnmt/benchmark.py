@@ -15,7 +15,7 @@ from torch.utils.data import DataLoader
 
 from harness.interface import Logged, RunContext, scaled_learning_rate
 from harness.interface.gather import score_on_main
-from harness.interface.loader import start_workers, stop_with_parent
+from harness.interface.loader import start_workers, stop_with_parent, worker_options
 from reference_models.gnmt import data as wmt
 from reference_models.gnmt.beam import beam_search
 from reference_models.gnmt.metric import bleu
@@ -125,7 +125,8 @@ class GNMTBenchmark:
         # training thread between two steps (6.6% data wait on an H200 with that,
         # docs/benchmarks/pipeline_2026-12-01.md); the same batches in the same order
         yield from start_workers(DataLoader(epoch_batches, batch_size=None, shuffle=False, num_workers=COLLATE_WORKERS,
-                                            pin_memory=True, prefetch_factor=4, worker_init_fn=stop_with_parent))
+                                            pin_memory=True, prefetch_factor=4,
+                                            **worker_options(COLLATE_WORKERS, stop_with_parent)))
 
     def synthetic_batch(self) -> wmt.Batch:
         """Random tokens at fixed lengths (model.synthetic), made on the device."""

@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader
 
 from harness.interface import Logged, RunContext, scaled_learning_rate
 from harness.interface.gather import score_on_main
-from harness.interface.loader import start_workers, stop_with_parent
+from harness.interface.loader import start_workers, stop_with_parent, worker_options
 from reference_models.transformer import data as wmt
 from reference_models.transformer import metric
 from reference_models.transformer.beam import beam_search
@@ -142,7 +142,8 @@ class TransformerBenchmark:
                                       batch_size=None,
                                       sampler=self._order, num_workers=self.collate_workers,
                                       pin_memory=self.device.type == "cuda", prefetch_factor=4,
-                                      persistent_workers=True, worker_init_fn=stop_with_parent)
+                                      persistent_workers=True,
+                                      **worker_options(self.collate_workers, stop_with_parent))
         self._order.batches = mine
         # a new iteration drops what the workers still had in flight for the last one (an epoch cut
         # short); a generator of that epoch advanced again would get this one's batches: refused

@@ -70,9 +70,14 @@ def test_sigterm_to_a_single_rank_run_ends_it_as_ctrl_c_does(tmp_path):
     assert last["metadata"]["reason"] == "SIGTERM" and "before_run_start" not in last["metadata"]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
-@pytest.mark.parametrize("delay", [0.0, 0.1], ids=["as-workers-start", "mid-epoch"])
-def test_a_signal_to_the_whole_group_with_loader_workers_ends_the_run_at_once_with_one_line(tmp_path, sig, delay):
+GROUP_STOPS = [pytest.param(sig, delay, ranks, id=f"{name}-{when}-{ranks}rank")
+               for sig, name in ((signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "Ctrl-C"))
+               for delay, when, ranks in ((0.0, "as-workers-start", 1), (0.1, "mid-epoch", 1), (0.3, "mid-epoch", 2))]
+
+
+@pytest.mark.parametrize("sig,delay,ranks", GROUP_STOPS)
+def test_a_signal_to_the_whole_group_with_loader_workers_ends_the_run_at_once_with_one_line(tmp_path, sig, delay,
+                                                                                            ranks):
     """`timeout`, SLURM and a terminal's Ctrl-C signal every process of the group: the DataLoader workers get
     it too. They leave it to the training process, which stops them as the run ends: the run ends stopped
     by the signal (143 or 130) with its one line and nothing after it, within seconds. Before, the worker
@@ -80,7 +85,7 @@ def test_a_signal_to_the_whole_group_with_loader_workers_ends_the_run_at_once_wi
     finalized by the collector at exit printed "Bad file descriptor" tracebacks after the line; and the
     workers, waiting on those queues, held the exit 10-30 s."""
     proc = _start(tmp_path, "model=resnet", "+debug=resnet", "seed=1", "model.workers=2", "model.max_epochs=20",
-                  "model.target=0.99", "progress=false", "output_root=out")
+                  "model.target=0.99", "progress=false", "output_root=out", f"gpus={ranks}", "device=cpu")
     log = _wait(tmp_path / "out", "mlperf.log", '"key": "epoch_start"')
     time.sleep(delay)
     os.killpg(proc.pid, sig)
