@@ -22,7 +22,7 @@ from omegaconf import DictConfig
 
 from harness import files
 from harness.interface import EvalSchedule, Logged
-from harness.interface.loader import stop_workers
+from harness.interface.workers import stop_workers
 from harness.observe import heartbeat
 from harness.observe.board import BoardHook
 from harness.observe.datawait import DataWait

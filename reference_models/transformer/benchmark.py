@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader
 
 from harness.interface import Logged, RunContext, scaled_learning_rate
 from harness.interface.gather import score_on_main
-from harness.interface.loader import start_workers, stop_with_parent, worker_options
+from harness.interface.workers import start_workers, stop_with_parent, worker_options
 from reference_models.transformer import data as wmt
 from reference_models.transformer import metric
 from reference_models.transformer.beam import beam_search

@@ -3,7 +3,6 @@ computed once on rank 0 over every rank's predictions."""
 from __future__ import annotations
 
 import random
-import signal
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from torch.utils.data import Dataset
 
 from harness.interface import RunContext
 from harness.interface.gather import score_on_main, sum_over_ranks
-from harness.interface.loader import make_loader, make_shard_loader, stop_workers
+from harness.interface.loader import make_loader
 
 
 class Draws(Dataset):
@@ -84,63 +83,3 @@ def test_closing_a_loader_stops_its_persistent_workers_and_a_later_epoch_starts_
     again = torch.cat(list(loader.epoch(1)))  # new workers, the same epoch's order of samples
     assert len(again) == 16 and torch.equal(again[:2, 0], first[:, 0])
 
-
-class Signals(Dataset):
-    """What a loader worker does with Ctrl-C and SIGTERM: blocked or not, and SIGINT's handler."""
-
-    def __len__(self) -> int:
-        return 4
-
-    def __getitem__(self, i: int):
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
-        return torch.tensor([signal.SIGINT in blocked, signal.SIGTERM in blocked,
-                             signal.getsignal(signal.SIGINT) == signal.SIG_IGN])
-
-
-def test_a_run_s_end_stops_every_loader_s_workers_and_they_take_its_signals_only_after_their_init():
-    """start_workers holds Ctrl-C and SIGTERM while the workers are forked (each is born with both blocked,
-    so torch's own SIGTERM handler cannot end one first); stop_with_parent lets them through to its own
-    handlers; stop_workers, which the session calls as a run ends, stops every loader's workers."""
-    train = make_loader(Signals(), _ctx(0, 1, 5), batch_size=2, workers=2)
-    shard = make_shard_loader(Signals(), _ctx(0, 1, 5), batch_size=2, workers=2)
-    seen = torch.cat([*train.epoch(1), *shard])
-    assert seen.tolist() == [[False, False, True]] * 8  # unblocked, and Ctrl-C ignored, in every worker
-    assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # the training process's too
-    workers = [*train.loader._iterator._workers, *shard.loader._iterator._workers]
-    assert all(w.is_alive() for w in workers)  # persistent workers
-    stop_workers()
-    assert not any(w.is_alive() for w in workers)
-    stop_workers()  # twice does nothing
-
-
-class Inherited(Dataset):
-    """The class attribute `value` as a worker sees it: set at run time in the loader's process, a forked
-    worker inherits it; a spawned one imports this module anew and sees 0."""
-
-    value = 0
-
-    def __len__(self) -> int:
-        return 2
-
-    def __getitem__(self, i: int):
-        return torch.tensor(Inherited.value)
-
-
-def _workers_see(out: str) -> None:
-    Inherited.value = 42
-    loader = make_loader(Inherited(), _ctx(0, 1, 5), batch_size=2, workers=1)
-    seen = torch.cat(list(loader.epoch(1))).tolist()
-    stop_workers()
-    Path(out).write_text(f"{mp.get_start_method()} {seen}")
-
-
-@pytest.mark.e2e  # a spawned process, as a rank of several is
-def test_a_spawned_rank_s_loader_workers_are_forked_from_it(tmp_path):
-    """A rank of several is spawned, which makes spawn its default start method: its loader workers would
-    import torch and the model anew (12 s of a 2-rank CPU run's first epoch of ResNet's debug preset,
-    against 0.2 s forked)."""
-    child = mp.get_context("spawn").Process(target=_workers_see, args=(str(tmp_path / "seen"),))
-    child.start()
-    child.join(120)
-    assert child.exitcode == 0
-    assert (tmp_path / "seen").read_text() == "spawn [42, 42]"
