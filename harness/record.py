@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional
 SCHEMA = "harness.result/3"
 
 SUCCESS, ABORTED, FAILED = "success", "aborted", "failed"
+INPUT_BOUND = 0.05  # a wait for batches over this share of training time: the figures measure the loader
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Epoch:
     throughput: Optional[float] = None  # counted samples / counted seconds, summed over ranks
     quality: Any = None  # the last evaluation of the epoch: a number, or one per quality part
     data_wait_s: Optional[float] = None  # rank 0's wait for batches over the epoch's counted steps
+    data_wait_warmup_s: Optional[float] = None  # and over its warm-up steps (None: it had none)
     loss_terms: Optional[dict[str, Optional[float]]] = None  # {term: mean} where the loss has named parts
     steps: Optional[int] = None  # training steps of the epoch (of the window, in mode=throughput)
     samples: Optional[float] = None  # counted samples of those steps, summed over ranks
@@ -100,6 +102,7 @@ class RunRecord:
     warmup_steps: Optional[int] = None  # steps left out of the throughput figure
     throughput_steps: Optional[int] = None  # mode=throughput: steps per window (sized from throughput_window_s, if set)
     data_wait_s: Optional[float] = None  # rank 0's wait for batches (host + copy) over the counted steps
+    data_wait_warmup_s: Optional[float] = None  # and over the warm-up steps (the loaders' start-up), in the TTT
     # model FLOPs utilisation (harness/run/flops.py): training FLOPs a sample (3 x the forward's, counted on the
     # synthetic batch), throughput x that / 1e12, that over the GPU's dense peak for the precision x ranks
     model_flops_per_sample: Optional[float] = None
@@ -148,6 +151,9 @@ def derive(r: RunRecord, overhead: bool = True) -> RunRecord:
         seconds = sum(e.train_seconds or 0.0 for e in r.epochs)
         derived["data_wait_s"] = wait
         derived["data_wait_share"] = min(1.0, wait / seconds) if seconds > 0 else None
+    warm = [e.data_wait_warmup_s for e in r.epochs if e.data_wait_warmup_s is not None]
+    if r.data_wait_warmup_s is None and warm:
+        derived["data_wait_warmup_s"] = sum(warm)
     return replace(r, **derived)
 
 
@@ -166,12 +172,10 @@ def to_json(record: RunRecord) -> str:
     return json.dumps(strict(asdict(record)), indent=2, default=str, allow_nan=False) + "\n"
 
 
-# -- reading: what a reader accepts of each field. A field's annotation gives its type; READS below narrows
-# the fields the report computes with. None is accepted for every field (absent, or not known).
+# -- reading: each field's annotation gives its type, READS narrows those the report computes with; None always passes
 
 Check = tuple[Callable[[Any], bool], str]  # (accepts, what the value should be)
-# no run measures a figure this large (1e15 J is 280 GWh, 1e15 s 30 million years); one is a damaged
-# file, and sums of a few would overflow a float
+# no run measures a figure this large (1e15 J is 280 GWh): a damaged file; sums of a few would overflow
 LARGEST = 1e15
 NONNEG = f"a non-negative number below {LARGEST:g}"
 
@@ -207,14 +211,14 @@ READS: dict[str, Check] = {
     "epoch_unit": _one_of("epochs", "samples"), "target": _QUALITY, "final_quality": _QUALITY,
     "data_wait_share": (lambda x: number(x) and 0 <= x <= 1, "a number from 0 to 1"),
     **{k: _NONNEG for k in ("time_to_train_s", "time_to_train_min", "throughput", "init_time_s", "epochs_to_converge",
-                            "data_wait_s", "warm_up_s")},
+                            "data_wait_s", "data_wait_warmup_s", "warm_up_s")},
 }
 NESTED: dict[str, dict[str, Check]] = {  # inside the fields that hold an object
     "telemetry": {"energy_j": _NONNEG, "power_mean_w": _NONNEG},
     "host_load": {"busy": (lambda x: isinstance(x, bool), "true or false"), "note": _STRING},
     "hyperparameters": {"workload": _STRING, "global_batch_size": (_integer(1), "a positive integer")},
 }
-PER_EPOCH: dict[str, Check] = {"throughput": _NONNEG, "data_wait_s": _NONNEG}
+PER_EPOCH: dict[str, Check] = {"throughput": _NONNEG, "data_wait_s": _NONNEG, "data_wait_warmup_s": _NONNEG}
 PER_EVAL: dict[str, Check] = {"epoch": _NONNEG, "quality": _QUALITY}
 
 

@@ -16,7 +16,9 @@ Two parts, measured without a sync per step:
   after it waits for the copy, read once the epoch's work is done. On a CPU nothing is copied: zero.
 
 Both count over the steps the throughput meter counts (after warm-up), so data_wait_share compares
-the wait with the training time of the same steps.
+the wait with the training time of the same steps. The warm-up steps' wait is kept apart
+(data_wait_warmup_s): the first batch's wait is the loaders' start-up (workers forked, files opened,
+the first batches decoded), which is inside the time to train but would swamp the steady share.
 """
 from __future__ import annotations
 
@@ -32,19 +34,26 @@ class DataWait(Hook):
         self.warmup_steps = warmup_steps
         self._host = 0.0  # this epoch's counted host wait
         self._copies: list[tuple[Any, Any]] = []  # this epoch's counted (before, after) CUDA events
+        self._warm: Optional[float] = None  # this epoch's host wait over warm-up steps (None: it had none)
+        self._warm_copies: list[tuple[Any, Any]] = []
 
     def before_epoch(self, epoch: int, steps: Optional[int]) -> None:
-        self._host, self._copies = 0.0, []
+        self._host, self._copies, self._warm, self._warm_copies = 0.0, [], None, []
 
     def after_step(self, done: StepDone) -> None:
-        if done.global_step > self.warmup_steps:
+        counted = done.global_step > self.warmup_steps
+        if not counted:
+            self._warm = (self._warm or 0.0) + done.host_wait
+        if counted:
             self._host += done.host_wait
-            if done.copy_wait is not None:
-                self._copies.append(done.copy_wait)
+        if done.copy_wait is not None:
+            (self._copies if counted else self._warm_copies).append(done.copy_wait)
 
     def end_epoch(self, stats: EpochStats) -> None:
         stats.data_wait_s = self._host + copy_seconds(self._copies)
-        self._copies = []
+        if self._warm is not None:
+            stats.data_wait_warmup_s = self._warm + copy_seconds(self._warm_copies)
+        self._copies, self._warm_copies = [], []
 
 
 def copy_seconds(pairs: list[tuple[Any, Any]]) -> float:

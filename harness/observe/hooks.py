@@ -56,6 +56,7 @@ class EpochStats:
     train_seconds: float = 0.0  # this rank's training time of the epoch, warm-up included
     throughput: Optional[float] = None  # samples / seconds
     data_wait_s: Optional[float] = None  # this rank's wait for batches over the counted steps
+    data_wait_warmup_s: Optional[float] = None  # and over the warm-up steps (None: the epoch had none)
 
 
 class Hook:

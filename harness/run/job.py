@@ -24,7 +24,7 @@ from harness.interface import DataError
 from harness.observe import console, host_load
 from harness.observe.progress import figure
 from harness.run import record_file as rec
-from harness.record import ABORTED, FAILED, Failure, RunEnd, RunRecord
+from harness.record import ABORTED, FAILED, INPUT_BOUND, Failure, RunEnd, RunRecord
 from harness.run import distributed, threads, windows
 from harness.run.distributed import World
 from harness.signals import shielded, signal_name
@@ -211,6 +211,9 @@ def _summarise(r: RunRecord) -> None:
         log.warning("warning: %s", r.host_load["note"])
     if wait:
         log.info(wait)
+    startup = _startup_wait_line(r)
+    if startup:
+        log.warning(startup)
     if r.overhead_s is not None and r.overhead_fraction is not None:
         log.info("harness overhead: %.2f s, %.2f%% of time to train (outside training steps and evaluation)",
                  r.overhead_s, 100 * r.overhead_fraction)
@@ -221,4 +224,19 @@ def _data_wait_line(r: RunRecord) -> Optional[str]:
     if r.data_wait_s is None:
         return None
     share = f", {100 * r.data_wait_share:.1f}% of training time" if r.data_wait_share is not None else ""
-    return f"data wait: {r.data_wait_s:.2f} s{share} (rank 0 waiting for batches: host wait and copy to the device)"
+    line = f"data wait: {r.data_wait_s:.2f} s{share} (rank 0 waiting for batches: host wait and copy to the device)"
+    if r.data_wait_warmup_s is not None and r.warmup_steps:
+        line += f"; the {r.warmup_steps} warm-up steps before it waited {r.data_wait_warmup_s:.2f} s"
+    return line
+
+
+def _startup_wait_line(r: RunRecord) -> Optional[str]:
+    """A warning where the warm-up steps' wait (the loaders' start-up, the first batches) is over
+    INPUT_BOUND of the time to train: left out of the data-wait share, it still held the clock back."""
+    if r.data_wait_warmup_s is None or not r.time_to_train_s or not r.warmup_steps:
+        return None
+    share = r.data_wait_warmup_s / r.time_to_train_s
+    if share <= INPUT_BOUND:
+        return None
+    return (f"warning: the loaders' start-up held the time to train back: its first {r.warmup_steps} steps waited "
+            f"{r.data_wait_warmup_s:.2f} s for their batches, {100 * share:.1f}% of it")

@@ -56,6 +56,7 @@ class LoopResult:
     reason: Optional[str] = None
     error: Optional[Failure] = None
     data_wait_s: Optional[float] = None  # over the counted steps of the kept epochs
+    data_wait_warmup_s: Optional[float] = None  # over their warm-up steps (None: none ran)
     counted_seconds: float = 0.0  # this rank's training seconds of the same steps
     warmup_steps: Optional[int] = None  # mode=throughput: the steps the warm-up ran
     window_steps: Optional[int] = None  # mode=throughput: the steps of each window
@@ -123,7 +124,7 @@ class EpochTraining:
             terms = {k: float((v / steps).item()) for k, v in self.term_sums.items()}  # sync point: each term's mean
         mean = (self.loss_sum / steps).item()  # sync point: the epoch's mean loss
         return Epoch(self.epoch, train_loss=mean, train_seconds=stats.train_seconds, throughput=stats.throughput,
-                     data_wait_s=stats.data_wait_s, loss_terms=terms, steps=self.steps, samples=stats.samples), stats
+                     data_wait_s=stats.data_wait_s, data_wait_warmup_s=stats.data_wait_warmup_s, loss_terms=terms, steps=self.steps, samples=stats.samples), stats
 
 
 def train_epoch(run: BuiltRun, epoch: int, hooks: Hook, max_steps: Optional[int] = None) -> Epoch:
@@ -277,6 +278,8 @@ def _tracked(record: Epoch, stats: EpochStats) -> dict[str, Any]:
     """tracked_stats' value: the epoch's counted figures, its mean loss and its data wait."""
     value: dict[str, Any] = {"throughput": stats.throughput, "samples": stats.samples, "seconds": stats.seconds,
                              "train_loss": record.train_loss, "data_wait_s": record.data_wait_s}
+    if record.data_wait_warmup_s is not None:
+        value["data_wait_warmup_s"] = record.data_wait_warmup_s
     if record.loss_terms:
         value["loss_terms"] = record.loss_terms
     return value
@@ -286,7 +289,8 @@ def ended(status: str, epochs: list[Epoch], evals: list[Evaluation], kept: list[
            reason: Optional[str] = None, error: Optional[Failure] = None) -> LoopResult:
     waits = [s.data_wait_s for s in kept[:len(epochs)]]
     wait = sum(w for w in waits if w is not None) if waits and None not in waits else None
-    return LoopResult(status, tuple(epochs), tuple(evals), reason, error, wait,
+    warm = [s.data_wait_warmup_s for s in kept[:len(epochs)] if s.data_wait_warmup_s is not None]
+    return LoopResult(status, tuple(epochs), tuple(evals), reason, error, wait, sum(warm) if warm else None,
                       sum(s.own_seconds for s in kept[:len(epochs)]))
 
 

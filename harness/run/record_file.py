@@ -50,6 +50,7 @@ def from_log(record: RunRecord, path: Path) -> RunRecord:
         if key == "tracked_stats" and isinstance(value, dict):
             epochs[epoch] = {"epoch": epoch, "train_loss": value.get("train_loss"), "train_seconds": value.get("seconds"),
                              "throughput": value.get("throughput"), "data_wait_s": value.get("data_wait_s"),
+                             "data_wait_warmup_s": value.get("data_wait_warmup_s"),
                              "loss_terms": value.get("loss_terms")}
         elif key == "eval_start":
             eval_t0 = t

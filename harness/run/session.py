@@ -269,7 +269,7 @@ def _record(base: RunRecord, loop: LoopResult, *, ttt_s: Optional[float], throug
         epochs_to_converge=loop.epochs_to_converge, reason=loop.reason, error=loop.error,
         mlperf_log=str(mlperf.path) if mlperf is not None and mlperf.path else None,
         evals=tuple(Evaluation(e.epoch, e.quality) for e in loop.evals),
-        data_wait_s=loop.data_wait_s, data_wait_share=loop.data_wait_share,
+        data_wait_s=loop.data_wait_s, data_wait_share=loop.data_wait_share, data_wait_warmup_s=loop.data_wait_warmup_s,
     )
 
 

@@ -46,8 +46,25 @@ def test_a_two_part_quality_trains_to_both_targets_and_shows_both_parts(tmp_path
     stats = [json.loads(line[len(":::MLLOG "):])["value"] for line in (run_dir / "mlperf.log").read_text().splitlines()
              if '"key": "tracked_stats"' in line]
     assert [s["data_wait_s"] for s in stats] == [e["data_wait_s"] for e in epochs]
+    # the 20 warm-up steps' wait, kept apart: the first epoch's, in its tracked_stats too
+    assert result["data_wait_warmup_s"] == epochs[0]["data_wait_warmup_s"] == stats[0]["data_wait_warmup_s"] >= 0
+    assert all(e["data_wait_warmup_s"] is None and "data_wait_warmup_s" not in s for e, s in zip(epochs[1:], stats[1:]))
     assert [s["loss_terms"] for s in stats] == [e["loss_terms"] for e in epochs]
     assert f"data wait: {result['data_wait_s']:.2f} s, {100 * result['data_wait_share']:.1f}% of training time" in out.stdout
+
+
+def test_a_slow_loader_start_is_kept_apart_from_the_data_wait_and_named_by_the_run_and_the_report(tmp_path):
+    out = run_cli("harness.train", "model=twopart", "seed=1", "output_root=out", "progress=false",
+                  "model.first_batch_delay_s=1.5", cwd=tmp_path, env=ENV)
+    assert out.returncode == 0, out.stderr
+    run_dir, result = _result(tmp_path / "out")
+    assert result["data_wait_warmup_s"] >= 1.5 and result["data_wait_s"] < 1.0  # the steady share stays the loop's
+    share = result["data_wait_warmup_s"] / result["time_to_train_s"]
+    assert (f"warning: the loaders' start-up held the time to train back: its first 20 steps waited "
+            f"{result['data_wait_warmup_s']:.2f} s for their batches, {100 * share:.1f}% of it") in out.stdout + out.stderr
+    report = run_cli("harness.report", str(tmp_path / "out"), env=ENV)
+    assert report.returncode == 0, report.stderr
+    assert "1 run(s) held back by the loaders' start-up" in report.stdout and f"{share:.0%} of the time to train" in report.stdout
 
 
 def test_a_log_that_misses_one_part_fails_the_rules(tmp_path):

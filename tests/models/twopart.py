@@ -9,6 +9,7 @@ its rules file asks for both parts.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ class TwoPartOptions(ModelOptions):
     """Width of the shared layer."""
     nan_at_step: int = -1
     """Loss term B is NaN at this step (1-based) on rank 0; -1: never."""
+    first_batch_delay_s: float = 0.0
+    """The first epoch's first batch comes this many seconds late, as after a slow loader's start-up."""
 
 
 def prepare(cfg) -> Path:
@@ -62,6 +65,11 @@ class TwoPart(PointsBenchmark):
         super().__init__(ctx, [c[n_eval:] for c in columns], [c[:n_eval] for c in columns],
                          width=ctx.options.hidden, outputs=4)
         self.nan_step, self.steps = ctx.options.nan_at_step if ctx.rank == 0 else -1, 0
+
+    def train_batches(self, epoch: int):
+        if epoch == 1:
+            time.sleep(self.ctx.options.first_batch_delay_s)
+        yield from super().train_batches(epoch)
 
     def loss(self, model, batch):
         x, a, b = batch

@@ -74,3 +74,23 @@ def test_the_loop_times_the_wait_so_no_hook_counts_as_one_in_either_order(monkey
 
 def test_no_copy_on_a_cpu():
     assert datawait.copy_seconds([]) == 0.0
+
+
+def test_the_warm_up_steps_wait_is_kept_apart_in_the_epochs_that_hold_them():
+    timer = DataWait(warmup_steps=3)
+    waits = {1: (4.0, 0.25), 2: (0.5, 0.125)}  # epoch 1: the loader's start-up, then a steady wait
+    epochs = []
+    for epoch, (first, rest) in waits.items():
+        timer.before_epoch(epoch, 2)
+        for n in (1, 2):
+            step = 2 * (epoch - 1) + n
+            timer.after_step(StepDone(epoch, n, step, 4, 4 * n, torch.tensor(0.0), host_wait=first if n == 1 else rest))
+        stats = EpochStats(epoch, 2)
+        timer.end_epoch(stats)
+        epochs.append((stats.data_wait_s, stats.data_wait_warmup_s))
+    timer.before_epoch(3, 2)
+    timer.after_step(StepDone(3, 1, 5, 4, 4, torch.tensor(0.0), host_wait=0.5))
+    stats = EpochStats(3, 1)
+    timer.end_epoch(stats)
+    # steps 1-3 are the warm-up: epoch 1's two and epoch 2's first; epoch 3 had none
+    assert epochs == [(0.0, 4.25), (0.125, 0.5)] and (stats.data_wait_s, stats.data_wait_warmup_s) == (0.5, None)

@@ -28,13 +28,13 @@ import numpy as np
 
 from harness.results.analysis.resampling import RESAMPLES, SEED, Interval, bootstrap, interval_runs
 from harness.results.analysis.resampling import finite as _finite
+from harness.record import INPUT_BOUND
 from harness.results.read.summary import RunSummary
 
 ALPHA = 0.05
 POWER = 0.8
 MIN_RUNS = 4  # with 3 and 3 runs the smallest two-sided permutation p is 2/20 = 0.1
 MAX_RUNS = 10_000
-INPUT_BOUND = 0.05  # data wait over this share of training time: the numbers measure the loader
 OLYMPIC, MEAN = "olympic mean", "mean of converged runs"
 
 
@@ -172,6 +172,13 @@ def runs_needed(sub: np.ndarray, ref: np.ndarray, log_effect: Optional[float]) -
 def input_bound(share: Optional[float]) -> bool:
     """A data wait over 5% of training time (a mean of 0.05s that rounds a hair above counts as 0.05)."""
     return share is not None and share > INPUT_BOUND + 1e-9
+
+
+def startup_share(run: RunSummary) -> Optional[float]:
+    """The warm-up steps' wait for batches (the loaders' start-up) over the run's time to train, or None."""
+    if run.data_wait_warmup_s is None or not run.time_to_train_s:
+        return None
+    return run.data_wait_warmup_s / run.time_to_train_s
 
 
 def data_wait(runs: Sequence[RunSummary]) -> Optional[float]:

@@ -97,6 +97,7 @@ def _from_result(run: RunSummary, result: RunRecord) -> None:
         run.busy = load["busy"]
         run.host_note = load.get("note") or None
     run.data_wait_s, run.data_wait_share = _num(result.data_wait_s), _num(result.data_wait_share)
+    run.data_wait_warmup_s = _num(result.data_wait_warmup_s)
 
 
 def _num(x: Any) -> Optional[float]:

@@ -121,6 +121,7 @@ class RunSummary:
     submitter_scored: Optional[bool] = None  # listed in the tree's first_50_success_file (v0.5 NCF); None: no list
     data_wait_s: Optional[float] = None  # result.json: rank 0's wait for batches over the counted steps
     data_wait_share: Optional[float] = None  # data_wait_s / training seconds of those steps (0..1)
+    data_wait_warmup_s: Optional[float] = None  # result.json: the wait over the warm-up steps (loaders' start-up)
     short_of_target: Optional[Shortfall] = None  # its log says success, but its quality does not reach the target
 
     @property

@@ -33,7 +33,7 @@ RUN_FIELDS = ["path", "benchmark", "platform", "status", "scorable", "time_to_tr
               "epochs_to_converge", "throughput", "seed", "world_size", "precision", "global_batch_size",
               "init_time_s", "accelerator", "energy_j", "power_w", "problems", "round", "log_format", "system",
               "framework", "throughput_unit", "throughput_derived", "final_quality", "busy", "data_wait_s",
-              "data_wait_share", "input_bound"]
+              "data_wait_share", "data_wait_warmup_s", "input_bound"]
 # a group's score, a comparison's verdict, a cost row: one row each, `kind` says which
 JUDGED_FIELDS = ["subject", "reference", "runs_subject", "runs_reference", "estimator", "time_to_train",
                  "time_low", "time_high", "interval_method", "p_value", "verdict", "runs_needed", "throughput_ratio",

@@ -167,6 +167,11 @@ def input_bound_notes(groups: dict[GroupKey, list[RunSummary]]) -> list[str]:
         elif over:
             out.append(f"{' '.join(key_cells(key))}: {len(over)} run(s) {INPUT_BOUND_TEXT} (data wait "
                        f"over {confidence.INPUT_BOUND:.0%}: {', '.join(f'{r.data_wait_share:.0%}' for r in over[:5])})")
+        held = [s for s in (confidence.startup_share(r) for r in runs) if s is not None and s > confidence.INPUT_BOUND]
+        if held:
+            out.append(f"{' '.join(key_cells(key))}: {len(held)} run(s) held back by the loaders' start-up (the warm-up "
+                       f"steps' wait for batches, left out of the data wait: {', '.join(f'{s:.0%}' for s in held[:5])} "
+                       "of the time to train)")
     return out
 
 
