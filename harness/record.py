@@ -1,12 +1,11 @@
-"""result.json's record: what one run did, one typed record defined once, written by the run and
-read by the report.
+"""result.json's record: what one run did, typed and defined once, written by the run, read by the report.
 
 The command that owns the run directory makes the record's start (`RunRecord` with what it knows:
-the run directory, the command, versions, the model's facts); the run's rank 0 returns the same
-record filled in (harness/run/session.py); harness/run/record_file.py assembles the end and writes
-the file. Readers take it back through `problems` (each badly typed field named, types from the
-annotations and READS) then `from_dict`, or strictly through `load`. This module imports nothing of
-the harness, so every layer can use it. The schema is documented in docs/results.md; `schema` names its version.
+the run directory, the command, versions, the model's facts); the run's rank 0 returns the same record
+filled in (harness/run/session.py); harness/run/record_file.py assembles the end and writes the file.
+Readers take it back through `problems` (each badly typed field named, types from the annotations and
+READS) then `from_dict`, or strictly through `load`. This module imports nothing of the harness, so
+every layer can use it. docs/results.md documents the schema; `schema` names its version.
 
     python -c "from harness.record import load; print(load('outputs/runs/<run>/result.json').status)"
 """
@@ -35,7 +34,7 @@ class Epoch:
     eval_seconds: Optional[float] = None  # the evaluations that closed this epoch (or fell inside it)
     throughput: Optional[float] = None  # counted samples / counted seconds, summed over ranks
     quality: Any = None  # the last evaluation of the epoch: a number, or one per quality part
-    data_wait_s: Optional[float] = None  # rank 0's wait for batches over the epoch's counted steps
+    data_wait_s: Optional[float] = None  # the longest any rank waited for batches over the epoch's counted steps
     data_wait_warmup_s: Optional[float] = None  # and over its warm-up steps (None: it had none)
     loss_terms: Optional[dict[str, Optional[float]]] = None  # {term: mean} where the loss has named parts
     steps: Optional[int] = None  # training steps of the epoch (of the window, in mode=throughput)
@@ -101,7 +100,8 @@ class RunRecord:
     throughput_unit: str = ""
     warmup_steps: Optional[int] = None  # steps left out of the throughput figure
     throughput_steps: Optional[int] = None  # mode=throughput: steps per window (sized from throughput_window_s, if set)
-    data_wait_s: Optional[float] = None  # rank 0's wait for batches (host + copy) over the counted steps
+    data_wait_s: Optional[float] = None  # the longest any rank waited for batches (host + copy), counted steps
+    data_wait_rank: Optional[int] = None  # several ranks: the rank that waited data_wait_s
     data_wait_warmup_s: Optional[float] = None  # and over the warm-up steps (the loaders' start-up), in the TTT
     # model FLOPs utilisation (harness/run/flops.py): training FLOPs a sample (3 x the forward's, counted on the
     # synthetic batch), throughput x that / 1e12, that over the GPU's dense peak for the precision x ranks
@@ -111,7 +111,7 @@ class RunRecord:
     peak_tflops: Optional[float] = None  # one GPU's dense peak for the run's precision
     peak_source: Optional[str] = None  # the GPU, the peak's column and the datasheet it comes from
     mfu_note: Optional[str] = None  # why mfu is null (a CPU, a GPU not in the table, FLOPs not counted)
-    data_wait_share: Optional[float] = None  # data_wait_s / rank 0's training seconds of the same steps
+    data_wait_share: Optional[float] = None  # data_wait_s / rank 0's training seconds of the same steps (DDP: ~all's)
     evals: tuple[Evaluation, ...] = ()
     epochs: tuple[Epoch, ...] = ()
     hyperparameters: dict[str, Any] = field(default_factory=dict)

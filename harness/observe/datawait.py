@@ -1,5 +1,7 @@
-"""How long a rank waits for its batches: result.json's data_wait_s and data_wait_share, each epoch's
-data_wait_s, mlperf.log's tracked_stats, TensorBoard's train/data_wait_s and the console summary.
+"""How long the ranks wait for their batches: result.json's data_wait_s, data_wait_share and
+data_wait_rank, each epoch's data_wait_s, mlperf.log's tracked_stats, TensorBoard's
+train/data_wait_s and the console summary. Each rank times its own wait; the figure is the longest
+any rank waited (DataWait says why).
 
     python -m harness.train model=resnet seed=1     # "data wait: ..." after the result line
 
@@ -22,16 +24,20 @@ the first batches decoded), which is inside the time to train but would swamp th
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from harness.observe.hooks import EpochStats, Hook, StepDone
 
 
 class DataWait(Hook):
-    """The data-wait timer of one rank: it adds up what the loop measured, at any place among the hooks."""
+    """The data-wait timer: it adds up what this rank's loop measured, at any place among the hooks, and
+    at each epoch's end gathers every rank's. `gather` hands each rank's list of numbers to every rank
+    (the identity on one rank): under DDP a rank whose batches come late holds the others in the
+    gradients' all-reduce, where rank 0's own wait never shows it, so the epoch's figure is the
+    longest any rank waited, and `data_wait_ranks` keeps each rank's."""
 
-    def __init__(self, warmup_steps: int):
-        self.warmup_steps = warmup_steps
+    def __init__(self, warmup_steps: int, gather: Callable[[list[float]], list[list[float]]] = lambda v: [v]):
+        self.warmup_steps, self.gather = warmup_steps, gather
         self._host = 0.0  # this epoch's counted host wait
         self._copies: list[tuple[Any, Any]] = []  # this epoch's counted (before, after) CUDA events
         self._warm: Optional[float] = None  # this epoch's host wait over warm-up steps (None: it had none)
@@ -50,9 +56,12 @@ class DataWait(Hook):
             (self._copies if counted else self._warm_copies).append(done.copy_wait)
 
     def end_epoch(self, stats: EpochStats) -> None:
-        stats.data_wait_s = self._host + copy_seconds(self._copies)
+        warm = -1.0 if self._warm is None else self._warm + copy_seconds(self._warm_copies)
+        ranks = self.gather([self._host + copy_seconds(self._copies), warm])  # sync point (several ranks): once per epoch
+        stats.data_wait_ranks = [counted for counted, _ in ranks]
+        stats.data_wait_s = max(stats.data_wait_ranks)
         if self._warm is not None:
-            stats.data_wait_warmup_s = self._warm + copy_seconds(self._warm_copies)
+            stats.data_wait_warmup_s = max(w for _, w in ranks)
         self._copies, self._warm_copies = [], []
 
 

@@ -55,8 +55,9 @@ class EpochStats:
     own_seconds: float = 0.0  # this rank's own counted training seconds
     train_seconds: float = 0.0  # this rank's training time of the epoch, warm-up included
     throughput: Optional[float] = None  # samples / seconds
-    data_wait_s: Optional[float] = None  # this rank's wait for batches over the counted steps
+    data_wait_s: Optional[float] = None  # the longest any rank waited for batches over the counted steps
     data_wait_warmup_s: Optional[float] = None  # and over the warm-up steps (None: the epoch had none)
+    data_wait_ranks: Optional[list[float]] = None  # each rank's wait over the counted steps, by rank
 
 
 class Hook:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime
 import os
 import subprocess
-from typing import Mapping
+from typing import Callable, Mapping
 
 import torch
 import torch.distributed as dist
@@ -73,6 +73,21 @@ def wrap_ddp(model: torch.nn.Module, bucket_mb: float, **options) -> torch.nn.pa
     """
     return torch.nn.parallel.DistributedDataParallel(
         model, device_ids=None, gradient_as_bucket_view=True, bucket_cap_mb=bucket_mb, **options)
+
+
+def gather_from_ranks(device: torch.device) -> Callable[[list[float]], list[list[float]]]:
+    """A function that hands every rank each rank's list of numbers, by rank ([values] on one rank):
+    the data-wait timer's once-per-epoch gather."""
+    if not (dist.is_available() and dist.is_initialized()):
+        return lambda values: [values]
+
+    def gather(values: list[float]) -> list[list[float]]:
+        mine = torch.tensor(values, dtype=torch.float64, device=device)
+        ranks = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
+        dist.all_gather(ranks, mine)  # sync point: once per epoch
+        return [t.tolist() for t in ranks]
+
+    return gather
 
 
 def sum_over_ranks(device: torch.device):

@@ -224,7 +224,9 @@ def _data_wait_line(r: RunRecord) -> Optional[str]:
     if r.data_wait_s is None:
         return None
     share = f", {100 * r.data_wait_share:.1f}% of training time" if r.data_wait_share is not None else ""
-    line = f"data wait: {r.data_wait_s:.2f} s{share} (rank 0 waiting for batches: host wait and copy to the device)"
+    who = f"rank {r.data_wait_rank}, the longest of {r.world_size} ranks' waits" if r.data_wait_rank is not None \
+        else "waiting"
+    line = f"data wait: {r.data_wait_s:.2f} s{share} ({who} for batches: host wait and copy to the device)"
     if r.data_wait_warmup_s is not None and r.warmup_steps:
         line += f"; the {r.warmup_steps} warm-up steps before it waited {r.data_wait_warmup_s:.2f} s"
     return line

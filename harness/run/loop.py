@@ -55,9 +55,10 @@ class LoopResult:
     evals: tuple[Evaluation, ...] = ()
     reason: Optional[str] = None
     error: Optional[Failure] = None
-    data_wait_s: Optional[float] = None  # over the counted steps of the kept epochs
+    data_wait_s: Optional[float] = None  # the longest any rank waited over the counted steps of the kept epochs
     data_wait_warmup_s: Optional[float] = None  # over their warm-up steps (None: none ran)
     counted_seconds: float = 0.0  # this rank's training seconds of the same steps
+    data_wait_rank: Optional[int] = None  # several ranks: the one that waited data_wait_s
     warmup_steps: Optional[int] = None  # mode=throughput: the steps the warm-up ran
     window_steps: Optional[int] = None  # mode=throughput: the steps of each window
     fallback: Optional[str] = None  # why a fast path fell back to the eager step (capture)
@@ -287,11 +288,15 @@ def _tracked(record: Epoch, stats: EpochStats) -> dict[str, Any]:
 
 def ended(status: str, epochs: list[Epoch], evals: list[Evaluation], kept: list[EpochStats],
            reason: Optional[str] = None, error: Optional[Failure] = None) -> LoopResult:
-    waits = [s.data_wait_s for s in kept[:len(epochs)]]
-    wait = sum(w for w in waits if w is not None) if waits and None not in waits else None
+    by_rank = [s.data_wait_ranks for s in kept[:len(epochs)]]
+    wait, rank = None, None
+    if by_rank and all(by_rank):
+        totals = [sum(ranks) for ranks in zip(*by_rank)]  # each rank's wait over the run
+        wait = max(totals)
+        rank = totals.index(wait) if len(totals) > 1 else None
     warm = [s.data_wait_warmup_s for s in kept[:len(epochs)] if s.data_wait_warmup_s is not None]
     return LoopResult(status, tuple(epochs), tuple(evals), reason, error, wait, sum(warm) if warm else None,
-                      sum(s.own_seconds for s in kept[:len(epochs)]))
+                      sum(s.own_seconds for s in kept[:len(epochs)]), data_wait_rank=rank)
 
 
 def _report(judge: Judge, epoch: float, quality: Quality, reached: bool, last: Optional[Epoch]) -> None:

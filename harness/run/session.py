@@ -202,7 +202,7 @@ def _run(job: RankJob, training: bool, held: _Open) -> RunRecord:
                         world_size=world.world_size,
                         max_epochs=plan.config.max_epochs if training else plan.config.throughput_repeats)
     # in order: the meter, the data-wait timer and the loss check measure; the board reports what they measured
-    hooks = Hooks([meter, DataWait(warmup), progress, HeartbeatHook(), watch, DiskCheck(),
+    hooks = Hooks([meter, DataWait(warmup, distributed.gather_from_ranks(device)), progress, HeartbeatHook(), watch, DiskCheck(),
                    FiniteLossCheck(device, world.rank),
                    BoardHook(watch.board, spec.task.quality.name if spec.task else "", lambda: _lr(built))])
     base = replace(job.record, seed=master, world_size=world.world_size, device=str(device), platform=watch.platform,
@@ -270,6 +270,7 @@ def _record(base: RunRecord, loop: LoopResult, *, ttt_s: Optional[float], throug
         mlperf_log=str(mlperf.path) if mlperf is not None and mlperf.path else None,
         evals=tuple(Evaluation(e.epoch, e.quality) for e in loop.evals),
         data_wait_s=loop.data_wait_s, data_wait_share=loop.data_wait_share, data_wait_warmup_s=loop.data_wait_warmup_s,
+        data_wait_rank=loop.data_wait_rank,
     )
 
 

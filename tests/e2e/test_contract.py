@@ -67,6 +67,18 @@ def test_a_slow_loader_start_is_kept_apart_from_the_data_wait_and_named_by_the_r
     assert "1 run(s) held back by the loaders' start-up" in report.stdout and f"{share:.0%} of the time to train" in report.stdout
 
 
+def test_a_rank_whose_batches_come_late_is_the_data_wait_of_a_run_of_several(tmp_path):
+    # the last rank's loader takes 20 ms a batch: rank 0 waits in DDP's all-reduce, not for its batches
+    out = run_cli("harness.train", "model=twopart", "seed=1", "output_root=out", "progress=false", "device=cpu",
+                  "gpus=2", "model.last_rank_batch_delay_s=0.02", cwd=tmp_path, env=ENV)
+    assert out.returncode == 0, out.stderr
+    _, result = _result(tmp_path / "out")
+    assert result["data_wait_rank"] == 1 and result["data_wait_share"] > 0.3  # rank 0's own: 2%
+    assert result["data_wait_s"] >= 0.02 * sum(e["steps"] for e in result["epochs"][1:]) / 2
+    assert (f"data wait: {result['data_wait_s']:.2f} s, {100 * result['data_wait_share']:.1f}% of training time "
+            "(rank 1, the longest of 2 ranks' waits for batches") in out.stdout + out.stderr
+
+
 def test_a_log_that_misses_one_part_fails_the_rules(tmp_path):
     out = run_cli("harness.train", "model=twopart", "seed=1", "output_root=out", "progress=false", "max_epochs=1",
                   "model.target={A: 0.5, B: 0.999}", cwd=tmp_path, env=ENV)

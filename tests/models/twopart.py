@@ -39,6 +39,8 @@ class TwoPartOptions(ModelOptions):
     """Loss term B is NaN at this step (1-based) on rank 0; -1: never."""
     first_batch_delay_s: float = 0.0
     """The first epoch's first batch comes this many seconds late, as after a slow loader's start-up."""
+    last_rank_batch_delay_s: float = 0.0
+    """Each batch of the last rank comes this many seconds late, as from one rank's slow loader."""
 
 
 def prepare(cfg) -> Path:
@@ -69,7 +71,10 @@ class TwoPart(PointsBenchmark):
     def train_batches(self, epoch: int):
         if epoch == 1:
             time.sleep(self.ctx.options.first_batch_delay_s)
-        yield from super().train_batches(epoch)
+        late = self.ctx.options.last_rank_batch_delay_s if self.ctx.rank == self.ctx.world_size - 1 else 0.0
+        for batch in super().train_batches(epoch):
+            time.sleep(late)
+            yield batch
 
     def loss(self, model, batch):
         x, a, b = batch

@@ -94,3 +94,25 @@ def test_the_warm_up_steps_wait_is_kept_apart_in_the_epochs_that_hold_them():
     timer.end_epoch(stats)
     # steps 1-3 are the warm-up: epoch 1's two and epoch 2's first; epoch 3 had none
     assert epochs == [(0.0, 4.25), (0.125, 0.5)] and (stats.data_wait_s, stats.data_wait_warmup_s) == (0.5, None)
+
+
+def test_with_several_ranks_the_epoch_counts_the_longest_wait_and_keeps_each_ranks():
+    # rank 1's numbers as its loop measured them, handed over by the gather (all_gather on a real group)
+    timer = DataWait(warmup_steps=1, gather=lambda mine: [mine, [0.75, 2.0]])
+    timer.before_epoch(1, 3)
+    for n, waited in ((1, 0.5), (2, 0.125), (3, 0.125)):
+        timer.after_step(_done(n, waited))
+    stats = EpochStats(1, 3)
+    timer.end_epoch(stats)
+    assert (stats.data_wait_ranks, stats.data_wait_s, stats.data_wait_warmup_s) == ([0.25, 0.75], 0.75, 2.0)
+
+
+def test_the_run_names_the_rank_that_waited_longest_over_its_epochs():
+    from harness.run.loop import ended
+
+    kept = [EpochStats(1, 2, own_seconds=1.0, data_wait_ranks=[0.5, 0.25]),
+            EpochStats(2, 2, own_seconds=1.0, data_wait_ranks=[0.0, 0.5])]
+    result = ended("success", [object(), object()], [], kept)  # type: ignore[list-item]
+    assert (result.data_wait_s, result.data_wait_rank, result.data_wait_share) == (0.75, 1, 0.375)
+    one = ended("success", [object()], [], [EpochStats(1, 2, own_seconds=1.0, data_wait_ranks=[0.5])])  # type: ignore[list-item]
+    assert (one.data_wait_s, one.data_wait_rank) == (0.5, None)
