@@ -82,11 +82,18 @@ def _quantile(pairs: list[tuple[float, float]], q: float) -> float:
     return max(v for v, _ in pairs)
 
 
+def same_epochs(a: Sequence[RunSummary], b: Sequence[RunSummary]) -> bool:
+    """Whether both sides' converged runs count their epochs to converge in one unit (epochs, samples,
+    steps or tokens): a ratio across units means nothing."""
+    return len({r.epoch_unit for r in (*a, *b) if r.converged}) <= 1
+
+
 def chances(subject: str, sub_runs: Sequence[RunSummary], reference: str, ref_runs: Sequence[RunSummary],
             observed: Optional[float]) -> Optional[Chances]:
-    """None when a side has no converged run with its epochs and time."""
+    """None when a side has no converged run with its epochs and time, or the sides count epochs in
+    different units."""
     sub, ref = _side(sub_runs), _side(ref_runs)
-    if not sub or not ref:
+    if not sub or not ref or not same_epochs(sub_runs, ref_runs):
         return None
     e_sub = sum(p * e for e, (p, _) in sub.items())
     e_ref = sum(p * e for e, (p, _) in ref.items())

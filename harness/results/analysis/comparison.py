@@ -27,7 +27,7 @@ from harness.results.analysis import cost
 from harness.results.read.own import category
 from harness.results.analysis.chances import Chances, chances
 from harness.results.analysis.collect import Report, build
-from harness.results.analysis.speedups import count_label, epochs_of, ratio, time_of
+from harness.results.analysis.speedups import count_label, epochs_ratio, ratio, time_of
 from harness.results.analysis.confidence import Judgement, judge
 from harness.results.analysis.stats import GroupKey, GroupStats, accelerator_kind
 from harness.results.analysis.throughput import ThroughputGroup
@@ -245,7 +245,7 @@ def _gpus(g: GroupStats) -> str:
 def _pair(ga: GroupStats, gb: GroupStats, a: Report, b: Report) -> Pair:
     ttt = ratio(time_of(gb, b.scores[gb.key].minutes), time_of(ga, a.scores[ga.key].minutes))
     tput = ratio(ga.throughput.mean, gb.throughput.mean) if ga.throughput_unit == gb.throughput_unit else None
-    epochs = ratio(epochs_of(gb), epochs_of(ga))
+    epochs = epochs_ratio(gb, ga)
     rest = ttt / (tput * epochs) if ttt is not None and tput is not None and epochs is not None else None
     world = ga.key.world if ga.key.world == gb.key.world else None
     precision = ga.key.precision if ga.key.precision == gb.key.precision else \

@@ -26,6 +26,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from harness.results.analysis.chances import same_epochs
 from harness.results.analysis.resampling import RESAMPLES, SEED, Interval, bootstrap, interval_runs
 from harness.results.analysis.resampling import finite as _finite
 from harness.record import INPUT_BOUND
@@ -234,7 +235,7 @@ def judge(subject: str, sub_runs: Sequence[RunSummary], sub_score: Optional[floa
     es = np.array([r.epochs_to_converge for r in sub_runs if r.converged and r.epochs_to_converge is not None], float)
     er = np.array([r.epochs_to_converge for r in ref_runs if r.converged and r.epochs_to_converge is not None], float)
     epochs = epochs_int = None
-    if es.size and er.size:
+    if es.size and er.size and same_epochs(sub_runs, ref_runs):
         both = min(es.size, er.size) >= 2 * drop + 1
         estat = (lambda x: olympic(x, drop)) if both else _mean
         epochs = _finite(float(estat(er)) / float(estat(es))) if float(estat(es)) else None

@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 
 from mlperf_logging.benchmark_meta import get_result_file_counts
 
-from harness.results.read import rules, tree
+from harness.results.read import tree
 from harness.results.read.summary import RunSummary
 
 V05_RUNS = {"resnet": 5, "ssd": 5, "maskrcnn": 5, "gnmt": 10, "transformer": 10, "minigo": 10, "ncf": 100}
@@ -65,7 +65,6 @@ class Score:
     scaling: float = 1.0  # the folder's scaling.json factor, already in `minutes`
     unscaled: Optional[float] = None  # the olympic mean before that factor
     scaling_problem: Optional[str] = None  # scaling.json cannot be applied: read.tree.scaling_factor's line
-    scaling_early: Optional[str] = None  # scaling.json not applied: the round of logs that predate it
 
     @property
     def count_ok(self) -> bool:
@@ -113,20 +112,18 @@ def _v05_ncf(runs: Sequence[RunSummary]) -> Score:
 
 
 def scaled(score: Score, runs: Sequence[RunSummary]) -> Score:
-    """The score times its folder's scaling.json factor, where the runs are one submission folder's
-    and the round reads the file (v2.0 on; a folder of unknown round reads it too)."""
+    """The score times its folder's scaling.json factor, where the runs are one submission folder's. In
+    every round, as the installed summarizer applies it (_get_scaling_factor asks no version): the file
+    came with v2.0's RCP rules, and no published tree before holds one."""
     folders = {r.folder for r in runs}
     if len(folders) != 1 or None in folders:
         return score
     (folder,) = folders
     factor, problem = tree.scaling_factor(str(folder))
-    early = [r.round for r in runs if rules.round_at_least(r.round, 2, 0) is False]
     if problem:
         return replace(score, scaling_problem=problem)
     if factor == 1.0:
         return score
-    if early:
-        return replace(score, scaling_early=early[0])
     if score.minutes is None:
         return replace(score, scaling=factor)
     # the summarizer's order: the olympic mean, then `score *= scaling_factor`

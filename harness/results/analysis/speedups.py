@@ -105,6 +105,12 @@ def epochs_of(g: GroupStats) -> Optional[float]:
     return e.olympic_mean if e.olympic_mean is not None else e.mean
 
 
+def epochs_ratio(base: GroupStats, g: GroupStats) -> Optional[float]:
+    """base's epochs to converge over g's; None where they count different things (stable diffusion
+    converges in steps under 3.1.0 and in samples from 4.0.0: no ratio of the two means anything)."""
+    return ratio(epochs_of(base), epochs_of(g)) if base.epoch_unit == g.epoch_unit else None
+
+
 def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
     return a / b if a is not None and b else None
 
@@ -159,7 +165,7 @@ def _split(members: list[GroupStats], splits) -> list[list[GroupStats]]:
 def _speedup(bench: str, system: str, precision: Optional[str], base: GroupStats, g: GroupStats,
              scores: dict, runs: Runs = None, scalings: Optional[dict] = None) -> Speedup:
     ttt = ratio(time_of(base, scores.get(base.key)), time_of(g, scores.get(g.key)))
-    epochs = ratio(epochs_of(base), epochs_of(g))
+    epochs = epochs_ratio(base, g)
     same_unit = g.throughput_unit == base.throughput_unit
     tput = ratio(g.throughput.mean, base.throughput.mean) if same_unit else None
     implied = tput is None and ttt is not None and epochs is not None
@@ -263,6 +269,6 @@ def precision_ratios(groups: Sequence[GroupStats], scores: dict, baseline: str =
                 bench, system, world, precision, baseline,
                 ratio(g.throughput.mean, base.throughput.mean) if g.throughput_unit == base.throughput_unit else None,
                 ratio(time_of(base, scores.get(base.key)), time_of(g, scores.get(g.key))),
-                ratio(epochs_of(base), epochs_of(g)), *judged(precision, g, baseline, base, scores, runs, scalings),
+                epochs_ratio(base, g), *judged(precision, g, baseline, base, scores, runs, scalings),
             ))
     return out

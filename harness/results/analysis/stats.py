@@ -207,6 +207,7 @@ class GroupStats:
     accelerators: list = field(default_factory=list)  # GPU models seen in the group
     throughput_unit: Optional[str] = None  # "samples/s", "tokens/s", "epochs/s"
     throughput_derived: bool = False  # from epoch intervals (docs/report.md), not tracked_stats
+    epoch_unit: str = "epochs"  # what epochs count: "epochs", "samples", "steps", "tokens" (the converged runs')
     rounds: list = field(default_factory=list)  # MLPerf rounds of the runs' logs
     busy: int = 0  # runs made while other processes used the machine
 
@@ -233,6 +234,7 @@ def group_stats(key: GroupKey, runs: Sequence[RunSummary]) -> GroupStats:
         throughput_unit=Counter(r.throughput_unit for r in runs if r.throughput).most_common(1)[0][0]
         if any(r.throughput for r in runs) else None,
         throughput_derived=any(r.throughput_derived for r in runs if r.throughput),
+        epoch_unit=Counter(r.epoch_unit for r in conv).most_common(1)[0][0] if conv else "epochs",
         rounds=sorted({r.round for r in runs if r.round}),
         busy=sum(1 for r in runs if r.busy),
     )

@@ -23,6 +23,8 @@ from typing import Iterable, Iterator
 LOG_NAMES = ("mlperf.log",)
 LOG_GLOBS = ("result_*.txt",)
 NOT_A_FILE = "is not a regular file (a folder, a pipe or a device): not read"
+NESTED = ("result_*.txt file(s) in a folder inside a benchmark's folder (a tree's results/<system>/<benchmark>/ "
+          "holds its runs): outside MLPerf's submission layout, which its summarizer never reads: not read")
 INCOMPLETE_RUN = ("a run folder with neither mlperf.log nor result.json: the run was killed before its log began "
                   "(SIGKILL, out of memory) or is still starting: an incomplete run")
 
@@ -67,6 +69,16 @@ def _walk(root: Path, problems: list[tuple[str, str]]) -> Iterator[tuple[Path, b
     yield from visit(root, frozenset())
 
 
+def _nested(hits: list[tuple[Path, bool]]) -> set[Path]:
+    """The `result_*.txt` files that lie in a folder below another folder that holds `result_*.txt` files
+    itself: a copy of runs left inside a benchmark's folder (Habana's v1.0 tree has its BERT logs a second
+    time under results/SYS-420GH-TNGR/resnet/bert/), which MLPerf's summarizer, reading
+    results/*/*/result_*.txt, never sees; scored, they would be a system of their own."""
+    results = [q for q, regular in hits if regular and q.name not in LOG_NAMES and "results" in q.parts[:-2]]
+    holders = {q.parent for q in results}
+    return {q for q in results if any(folder in holders for folder in q.parents[1:])}
+
+
 def _incomplete_runs(found: list[tuple[Path, bool]]) -> list[Path]:
     """Harness run folders (Hydra's .hydra/config.yaml, written before the run starts) that hold neither
     mlperf.log nor result.json: a run ended by SIGKILL or the OOM killer before its log began writes neither."""
@@ -97,6 +109,10 @@ def find_logs(paths: Iterable[str]) -> tuple[list[Path], list[Path], list[tuple[
         elif p.is_dir():
             found = list(_walk(p, missing))
             hits = [(q, regular) for q, regular in found if _is_log(q.name)]
+            nested = _nested(hits)
+            for folder in sorted({q.parent for q in nested}):
+                missing.append((str(folder), f"{sum(q.parent == folder for q in nested)} {NESTED}"))
+            hits = [(q, regular) for q, regular in hits if q not in nested]
             logs |= {q for q, regular in hits if regular}
             missing += [(str(q), NOT_A_FILE) for q, regular in hits if not regular]
             with_log = {q.parent for q, regular in hits if regular and q.name == "mlperf.log"}

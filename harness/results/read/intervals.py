@@ -20,10 +20,23 @@ many steps trained steps x `global_batch_size`.
 A `train_samples` that is not the benchmark's epoch (a count of steps, or the run's step budget) is read by
 `epoch_samples`, below.
 
-Blocks that carry `step_num` at both ends (the stable diffusion reference's `training_step` blocks, 100 optimizer
-steps each) time steps, not epochs: they trained (stop step - start step) x `global_batch_size` samples, whatever
-`train_samples` says (the dataset, of which a run trains a part). Such blocks, where a log has them, time its
-training; blocks of no steps (validation) are left out.
+Blocks that carry `samples_count` at both ends (stable diffusion from v4.0 on, Llama 2 70B LoRA and the
+benchmarks that followed it: the samples trained so far) trained (stop - start) samples; blocks that carry
+`step_num` at both ends (stable diffusion's `training_step` blocks of v3.1, 100 optimizer steps each) trained
+(stop step - start step) x `global_batch_size` samples, whatever `train_samples` says (the dataset, of which a
+run trains a part). Such blocks, where a log has them, time its training; blocks of neither (validation) are
+left out.
+
+GPT-3's logs count tokens in every epoch number (a block's `epoch_count` is 50,331,648 tokens, `train_samples`
+the run's tokens, and some logs open one block for the whole run): its figure is tokens per second, the tokens
+of its last evaluation's `epoch_num` (trained since run_start, from the checkpoint) over the time to that
+evaluation less the evaluations before it. A log in which no epoch or block closes is read the same way, in
+what its epoch numbers count (official.convergence_unit): DLRM-DCNv2's runs converge inside their first epoch
+(`epoch_start` alone, evaluations at fractions of an epoch: x `train_samples`, from the `epoch_start`'s number).
+Whole epoch numbers are not read so: whether a log counts them from 0 or from 1, it does not say. A benchmark whose epoch numbers
+count samples (BERT from v1.0 on) is read so wherever its evaluations' epoch numbers are sample counts (at least
+SAMPLE_COUNT global batches): its blocks are no epochs (Graphcore's v1.0 BERT logs a block of 175,000 samples as
+`epoch_count: 1` and no `train_samples`), and some logs never close their one epoch (tinycorp's v4.1).
 
 Where the log counts no samples (v0.6 GNMT, v0.5 NCF) the figure is epochs per second: proportional to
 samples per second between two systems that train the same dataset, so its ratios are the same.
@@ -48,9 +61,13 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from harness.results.read.formats import Record
+from harness.results.read.official import convergence_unit
 
 
-SAMPLES_UNIT, EPOCHS_UNIT = "samples/s", "epochs/s"
+SAMPLES_UNIT, EPOCHS_UNIT, TOKENS_UNIT = "samples/s", "epochs/s", "tokens/s"
+# a last evaluation's epoch_num this many global batches or more is a sample count: BERT trains 1-4 M samples,
+# while v0.7's logs counted epochs (1) or optimizer steps (Google: 978 at a batch of 3,072) in it
+SAMPLE_COUNT = 100
 
 
 def derived_throughput(records: Sequence[Record], v05: bool) -> tuple[Optional[float], Optional[str]]:
@@ -58,9 +75,16 @@ def derived_throughput(records: Sequence[Record], v05: bool) -> tuple[Optional[f
     start = next((r.t for r in records if r.key == "run_start"), None)
     stop = next((r.t for r in records if r.key == "run_stop"), None)
     timed = [r for r in records if (start is None or r.t >= start) and (stop is None or r.t <= stop)]
+    benchmark = _value(records, "submission_benchmark")
+    counts = convergence_unit(benchmark if isinstance(benchmark, str) else None, None)  # what epoch_num counts
+    if counts == "tokens":
+        return _progress(timed, start, 1.0, TOKENS_UNIT)
     steps_samples, steps_seconds = _step_blocks(timed, _value(records, "global_batch_size"))
     if steps_samples and steps_seconds > 0:
         return steps_samples / steps_seconds, SAMPLES_UNIT
+    batch = _value(records, "global_batch_size")
+    if counts == "samples" and _positive(batch) and _to_last_evaluation(timed, start)[0] >= SAMPLE_COUNT * batch:
+        return _progress(timed, start, 1.0, SAMPLES_UNIT)  # evaluations at sample counts (BERT from v1.0)
     if v05:
         epochs, seconds, samples = _v05(timed, stop)
     else:
@@ -69,6 +93,15 @@ def derived_throughput(records: Sequence[Record], v05: bool) -> tuple[Optional[f
             epochs, seconds = _blocks(timed)
             seconds = max(seconds, _training_span(timed, start, stop, seconds))
         samples = _samples(records, epochs)
+    if not v05 and (not epochs or seconds <= 0):  # no epoch or block closes: the evaluations' epoch numbers
+        if counts == "samples":
+            return _progress(timed, start, 1.0, SAMPLES_UNIT)
+        last = _to_last_evaluation(timed, start)[0]
+        if last == int(last):  # whole epochs, from 0 or from 1: the log does not say which
+            return None, None
+        origin = _positive_or_none(next((r.meta.get("epoch_num") for r in timed if r.key == "epoch_start"), 0))
+        per_epoch = _samples(records, 1)
+        return _progress(timed, start, per_epoch or 1.0, SAMPLES_UNIT if per_epoch else EPOCHS_UNIT, origin or 0.0)
     if not epochs or seconds <= 0:
         return None, None
     if samples:
@@ -76,11 +109,20 @@ def derived_throughput(records: Sequence[Record], v05: bool) -> tuple[Optional[f
     return epochs / seconds, EPOCHS_UNIT
 
 
+def _progress(records: Sequence[Record], start: Optional[float], per: float, unit: str, origin: float = 0.0
+              ) -> tuple[Optional[float], Optional[str]]:
+    """Throughput from the last evaluation's epoch_num less `origin` (x `per`: the samples of an epoch
+    where it counts epochs) over the training seconds before it; (None, None) where the log gives neither."""
+    last, seconds = _to_last_evaluation(records, start)
+    trained = last - origin
+    return (trained * per / seconds, unit) if trained > 0 and seconds > 0 else (None, None)
+
+
 def _value(records: Sequence[Record], key: str):
     return next((r.value for r in records if r.key == key), None)
 
 
-def _samples(records: Sequence[Record], epochs: int) -> Optional[float]:
+def _samples(records: Sequence[Record], epochs: float) -> Optional[float]:
     """The samples that `epochs` timed epochs trained on, or None where the log counts none."""
     per_epoch = _value(records, "train_samples")
     if not _positive(per_epoch):
@@ -122,10 +164,9 @@ def _positive_or_none(x) -> Optional[float]:
 
 
 def _step_blocks(records: Sequence[Record], batch) -> tuple[float, float]:
-    """(samples, seconds) of the blocks that count optimizer steps (`step_num` at both ends), evaluations inside
-    them excluded; (0, 0) where there are none or the log gives no global batch."""
-    if not _positive(batch):
-        return 0.0, 0.0
+    """(samples, seconds) of the blocks that count samples (`samples_count` at both ends) or optimizer steps
+    (`step_num` at both ends, with the log's global batch), evaluations inside them excluded; (0, 0) where
+    there are none."""
     samples, seconds = 0.0, 0.0
     begun: Optional[Record] = None
     in_eval: Optional[float] = None
@@ -139,12 +180,43 @@ def _step_blocks(records: Sequence[Record], batch) -> tuple[float, float]:
             eval_t += (r.t - in_eval) / 1000.0
             in_eval = None
         elif r.key == "block_stop" and begun is not None:
-            first, last = begun.meta.get("step_num"), r.meta.get("step_num")
-            if isinstance(first, int) and isinstance(last, int) and last > first:
-                samples += (last - first) * batch
+            trained = _span(begun, r, "samples_count")
+            steps = _span(begun, r, "step_num")
+            if trained is None and steps is not None and _positive(batch):
+                trained = steps * batch
+            if trained is not None and trained > 0:
+                samples += trained
                 seconds += (r.t - begun.t) / 1000.0 - eval_t
             begun = None
     return samples, seconds
+
+
+def _span(begun: Record, ended: Record, key: str) -> Optional[int]:
+    """ended's count less begun's, where both carry `key` as a count (samples_count, step_num)."""
+    first, last = begun.meta.get(key), ended.meta.get(key)
+    if isinstance(first, int) and isinstance(last, int) and not isinstance(first, bool) and not isinstance(last, bool):
+        return last - first if first >= 0 else None
+    return None
+
+
+def _to_last_evaluation(records: Sequence[Record], start: Optional[float]) -> tuple[float, float]:
+    """(what the last evaluation's epoch_num counts, the seconds from run_start to that evaluation less the
+    evaluations before it); (0, 0) without an evaluation or run_start."""
+    last = next((r for r in reversed(records) if r.key == "eval_accuracy" and _positive(r.meta.get("epoch_num"))),
+                None)
+    if last is None or start is None:
+        return 0.0, 0.0
+    ends, evals, opened = last.t, 0.0, None
+    for r in records:
+        if r.key == "eval_start":
+            opened = r.t
+            if r.meta.get("epoch_num") == last.meta["epoch_num"]:
+                ends = r.t  # the last evaluation starts here: its own time is not training
+                break
+        elif r.key == "eval_stop" and opened is not None:
+            evals += (r.t - opened) / 1000.0
+            opened = None
+    return float(last.meta["epoch_num"]), (ends - start) / 1000.0 - evals
 
 
 def _epochs(records: Sequence[Record]) -> tuple[int, float]:
@@ -160,28 +232,41 @@ def _epochs(records: Sequence[Record]) -> tuple[int, float]:
     return count, seconds
 
 
-def _blocks(records: Sequence[Record]) -> tuple[int, float]:
-    count, seconds = 0, 0.0
+def _blocks(records: Sequence[Record]) -> tuple[float, float]:
+    """(epochs, seconds) of the closed blocks, evaluations inside them excluded. A block trains its
+    `epoch_count` epochs, or fewer where the next block starts sooner: Google's v1.0 DLRM logs give every
+    block `epoch_count: 1` while their `first_epoch_num` steps by 0.05 (an evaluation every 0.05 epochs)."""
+    closed: list[tuple[int, float]] = []  # (the block's place among the blocks begun, its seconds)
+    firsts: list[Optional[float]] = []  # each begun block's first_epoch_num
+    counts: list[float] = []  # ... and its epoch_count
     block_t: Optional[float] = None
     in_eval: Optional[float] = None
-    block_n, eval_t = 0, 0.0
+    eval_t = 0.0
     for r in records:
         if r.key == "block_start":
-            n = r.meta.get("epoch_count")
-            block_t, block_n, eval_t = r.t, int(n) if n is not None and _positive(n) else 1, 0.0
+            n, first = r.meta.get("epoch_count"), r.meta.get("first_epoch_num")
+            block_t, eval_t = r.t, 0.0
+            counts.append(float(n) if n is not None and _positive(n) else 1.0)
+            firsts.append(float(first) if isinstance(first, (int, float)) and not isinstance(first, bool) else None)
         elif r.key == "eval_start" and block_t is not None:
             in_eval = r.t
         elif r.key == "eval_stop" and in_eval is not None:
             eval_t += (r.t - in_eval) / 1000.0
             in_eval = None
         elif r.key == "block_stop" and block_t is not None:
-            seconds += (r.t - block_t) / 1000.0 - eval_t
-            count += int(block_n)
+            closed.append((len(counts) - 1, (r.t - block_t) / 1000.0 - eval_t))
             block_t = None
-    return count, seconds
+    spans = list(counts)
+    for i in range(len(counts) - 1):
+        a, b = firsts[i], firsts[i + 1]
+        if a is not None and b is not None and 0 < b - a < counts[i]:
+            spans[i] = b - a
+            if i + 1 == len(counts) - 1:  # the last block, steps alike
+                spans[i + 1] = min(counts[i + 1], b - a)
+    return sum(spans[i] for i, _ in closed), sum(s for _, s in closed)
 
 
-def _v05(records: Sequence[Record], stop: Optional[float]) -> tuple[int, float, Optional[float]]:
+def _v05(records: Sequence[Record], stop: Optional[float]) -> tuple[float, float, Optional[float]]:
     count, seconds, samples, known = 0, 0.0, 0.0, True
     begun: Optional[float] = None
     size: Optional[float] = None

@@ -248,12 +248,6 @@ def ruleset_of_round(round_: Optional[str]) -> Optional[str]:
     return version if version in _rulesets() else None
 
 
-def round_at_least(round_: Optional[str], major: int, minor: int) -> Optional[bool]:
-    """Whether a round ("v2.1") is at least vMAJOR.MINOR; None when the round is not known exactly."""
-    m = re.fullmatch(r"v(\d+)\.(\d+)", round_ or "")
-    return None if m is None else (int(m.group(1)), int(m.group(2))) >= (major, minor)
-
-
 LIMIT = 4096  # distinct strings kept: the rules files of every ruleset hold far fewer
 
 _compiled: dict[tuple[str, str], CodeType] = {}

@@ -162,9 +162,10 @@ def from_entry(entry: Any, source: str, name: Optional[str] = None) -> Optional[
 
 
 def division(x: Any) -> Optional[str]:
-    """'closed' or 'open' as the rules name them, whatever the case a submitter wrote ("Closed")."""
+    """'closed' or 'open' as the rules name them, whatever the case a submitter wrote ("Closed"); PCL's v1.0
+    system files write "close" (their logs "closed"), which the summarizer's table keeps as a third division."""
     text = _text(x)
-    return text.lower() if text else None
+    return None if not text else "closed" if text.lower() == "close" else text.lower()
 
 
 def _text(x: Any) -> Optional[str]:

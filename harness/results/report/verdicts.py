@@ -241,8 +241,6 @@ def _v05_ncf(s: Score) -> str:
 def _scaling(s: Score) -> str:
     if s.scaling_problem:
         return f"; {s.scaling_problem}"
-    if s.scaling_early:
-        return f"; scaling.json not applied: the summarizer reads it from v2.0 on, these logs are {s.scaling_early}'s"
     if s.scaling == 1.0:
         return ""
     if s.minutes is None:

@@ -101,3 +101,25 @@ def test_comparing_a_folder_with_itself_is_one_usage_line(tmp_path, capsys):
         main([str(tmp_path / "runs"), str(tmp_path / "same"), "--compare"])
     err = capsys.readouterr().err.strip().splitlines()
     assert stop.value.code == 2 and "are the same folder: give the runs of platform A and those of platform B" in err[-1]
+
+
+def test_epochs_counted_in_other_units_make_no_ratio_nor_chances():
+    # stable diffusion converges in steps under 3.1.0 (1,750-2,000) and in samples from 4.0.0 (2.56-3.07 M):
+    # dividing one by the other made "x epochs 1397.84x" and "2.76M -> 1950 expected epochs"
+    from harness.results.analysis.chances import chances
+    from harness.results.analysis.confidence import judge
+    from harness.results.analysis.speedups import epochs_ratio
+
+    def side(unit, epochs, world):
+        runs = [RunSummary(path=f"{unit}/{i}", benchmark="stable_diffusion", status="success", epoch_unit=unit,
+                           time_to_train_min=40.0 + i, epochs_to_converge=epochs * (1 + i / 20), evals=[(epochs, 90.0)])
+                for i in range(10)]
+        return runs, group_stats(GroupKey("stable_diffusion", f"{world}xGPU", world, "bf16", 512), runs)
+
+    (steps, g_steps), (samples, g_samples), (more, g_more) = side("steps", 1750, 8), side("samples", 2_560_000, 64), \
+        side("samples", 2_764_800, 64)
+    assert g_steps.epoch_unit == "steps" and epochs_ratio(g_samples, g_steps) is None
+    assert judge("A", samples, None, "B", steps, None, "stable_diffusion").epochs_ratio is None
+    assert chances("A", samples, "B", steps, 1.0) is None
+    assert epochs_ratio(g_more, g_samples) == pytest.approx(1.08)  # one unit: the ratio stands
+    assert judge("A", samples, None, "B", more, None, "stable_diffusion").epochs_ratio == pytest.approx(1.08)

@@ -29,3 +29,19 @@ def test_one_system_at_several_scales_is_one_line(names):
 ])
 def test_other_systems_are_other_lines(a, b):
     assert system_line(a) != system_line(b)
+
+
+@pytest.mark.parametrize("names", [
+    ("tpu-v4-128-TF", "tpu-v4-4096-TF", "tpu-v4-6912-TF"),
+    ("cloud-tpu-v5p-16-maxdiffusion", "cloud-tpu-v5p-128-maxdiffusion", "cloud-tpu-v5p-2048-maxdiffusion"),
+    ("cloud-tpu-trillium-512-maxtext", "cloud-tpu-trillium-3072-maxtext"),
+])
+def test_a_tpu_slice_at_several_sizes_is_one_line(names):
+    # Google names a system by its slice: the count after the TPU's generation is its scale
+    assert len({system_line(n) for n in names}) == 1, [system_line(n) for n in names]
+
+
+def test_tpu_generations_and_software_are_other_lines():
+    lines = {system_line(n) for n in ("tpu-v4-128-TF", "tpu-v4-128-JAX", "cloud-tpu-v5p-128-maxtext",
+                                      "cloud-tpu-v5e-128-maxtext")}
+    assert len(lines) == 4

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from harness.results.read.find import NOT_A_FILE, find_logs
+from harness.results.read.find import NESTED, NOT_A_FILE, find_logs
 from tests.helpers import run_cli
 
 
@@ -81,3 +81,19 @@ def test_a_log_over_the_report_s_size_limit_is_one_line_and_the_others_are_read(
     assert [r.path.rsplit("/", 1)[1] for r in report.runs] == ["result_0.txt"]
     ((path, why),) = report.errors
     assert path.endswith("result_1.txt") and why.startswith("2 MiB, over the limit of 1 MiB a log: not read")
+
+
+def test_a_copy_of_runs_inside_a_benchmark_folder_is_named_once_and_not_read(tmp_path):
+    # Habana's v1.0 tree holds its BERT logs a second time under results/SYS-420GH-TNGR/resnet/bert/: the
+    # summarizer reads results/*/*/result_*.txt and never sees them; read, they were a scored system of their own
+    system = tmp_path / "Habana" / "results" / "SYS-420GH-TNGR"
+    for folder in (system / "resnet", system / "bert", system / "resnet" / "bert"):
+        folder.mkdir(parents=True, exist_ok=True)
+        for i in range(3):
+            (folder / f"result_{i}.txt").write_text(":::MLLOG {}\n")
+    logs, _, problems = find_logs([str(tmp_path)])
+    assert sorted(p.parent.name for p in logs) == ["bert"] * 3 + ["resnet"] * 3
+    assert all(p.parent.parent.name == "SYS-420GH-TNGR" for p in logs)
+    assert problems == [(str(system / "resnet" / "bert"), f"3 {NESTED}")]
+    named, _, problems = find_logs([str(system / "resnet" / "bert")])  # named itself, it is read
+    assert len(named) == 3 and problems == []

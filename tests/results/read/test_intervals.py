@@ -108,3 +108,99 @@ def test_stable_diffusion_blocks_of_steps_trained_steps_times_the_batch_not_the_
               mllog("run_stop", None, now + 9_000, "INTERVAL_END", status="success")]
     run = parse_lines(lines)
     assert run.throughput_derived and run.throughput == pytest.approx(600 * 512 / (6 * 54.0))
+
+
+def test_blocks_that_count_samples_trained_the_samples_between_their_ends(trees_dir):
+    # stable diffusion from v4.0 and Llama 2 70B LoRA: samples_count at both ends of each block, train_samples the
+    # dataset (6,513,144; 3,901); read as epochs of it they made SD 457,871 images/s and LoRA 80 samples/s
+    lines = _head("llama2_70b_lora", 8, train_samples=3901)
+    now = T0 + 1_000
+    for done in range(0, 1536 * 3, 1536):
+        lines += [mllog("block_start", None, now, "INTERVAL_START", samples_count=done),
+                  mllog("block_stop", None, now + 120_000, "INTERVAL_END", samples_count=done + 1536),
+                  mllog("eval_start", None, now + 120_000, "INTERVAL_START", samples_count=done + 1536),
+                  mllog("eval_accuracy", 0.93, now + 128_000, samples_count=done + 1536),
+                  mllog("eval_stop", None, now + 128_000, "INTERVAL_END", samples_count=done + 1536)]
+        now += 128_000
+    lines.append(mllog("run_stop", None, now, "INTERVAL_END", status="success"))
+    run = parse_lines(lines)
+    assert run.throughput_derived and run.throughput == pytest.approx(1536 / 120.0) and run.throughput_unit == "samples/s"
+    from harness.results.read.parse import parse_file
+
+    nemo = trees_dir / "v4.0" / "NVIDIA" / "results" / "eos_n8_ngc24.04_nemo"
+    sd, lora = (parse_file(nemo / bench / "result_0.txt") for bench in ("stable_diffusion", "llama2_70b_lora"))
+    assert sd.throughput == pytest.approx(7198.68, rel=1e-4) and lora.throughput == pytest.approx(11.8286, rel=1e-4)
+
+
+@pytest.mark.parametrize("blocks", ["one per evaluation", "one for the run"])
+def test_gpt3_counts_tokens_in_its_epoch_numbers_and_reads_tokens_per_second(blocks):
+    # every epoch number of a GPT-3 log counts tokens (a block of 50,331,648); Habana's logs open one block for
+    # the whole run, and train_samples is the run's tokens: as epochs x train_samples they read 5e12 "samples/s"
+    tokens, step = 50_331_648, 130_000
+    lines = _head("gpt3", 2048) + [mllog("max_sequence_length", 2048, T0)]
+    now = T0 + 1_000
+    if blocks == "one for the run":
+        lines.append(mllog("block_start", None, now, "INTERVAL_START", first_epoch_num=0, epoch_count=tokens))
+    for k in range(1, 4):
+        if blocks == "one per evaluation":
+            lines.append(mllog("block_start", None, now, "INTERVAL_START", first_epoch_num=(k - 1) * tokens,
+                               epoch_count=tokens))
+        now += step
+        if blocks == "one per evaluation":
+            lines.append(mllog("block_stop", None, now, "INTERVAL_END", first_epoch_num=(k - 1) * tokens))
+        lines += [mllog("eval_start", None, now, "INTERVAL_START", epoch_num=k * tokens),
+                  mllog("eval_accuracy", 2.8 - k / 100, now + 13_000, epoch_num=k * tokens),
+                  mllog("eval_stop", None, now + 13_000, "INTERVAL_END", epoch_num=k * tokens)]
+        now += 13_000
+    lines += [mllog("run_stop", None, now, "INTERVAL_END", status="success"),
+              mllog("train_samples", 3 * tokens, now)]
+    run = parse_lines(lines)
+    # the last evaluation's tokens over the time to it, less the two evaluations before it
+    assert run.throughput_unit == "tokens/s" and run.throughput == pytest.approx(3 * tokens / (3 * 130.0))
+
+
+def test_a_run_that_converges_inside_its_first_epoch_trained_its_last_evaluations_share_of_it():
+    # DLRM-DCNv2 (v3.1 on): epoch_start alone, evaluations at fractions of Criteo's 4,195,197,692 samples
+    lines = _head("dlrm_dcnv2", 55_296, train_samples=4_195_197_692)
+    now = T0 + 1_000
+    lines.append(mllog("epoch_start", None, now, "INTERVAL_START", epoch_num=0))
+    for k in range(1, 5):
+        now += 25_000
+        lines += [mllog("eval_start", None, now, "INTERVAL_START", epoch_num=0.05 * k),
+                  mllog("eval_accuracy", 0.79 + k / 1000, now + 3_600, epoch_num=0.05 * k),
+                  mllog("eval_stop", None, now + 3_600, "INTERVAL_END", epoch_num=0.05 * k)]
+        now += 3_600
+    lines.append(mllog("run_stop", None, now, "INTERVAL_END", status="success"))
+    run = parse_lines(lines)
+    assert run.throughput_derived and run.throughput == pytest.approx(0.2 * 4_195_197_692 / 100.0)
+
+
+def test_bert_evaluated_at_sample_counts_trained_those_samples_whatever_its_blocks_say():
+    # Graphcore's v1.0 form: a block of 175,523 samples logged as epoch_count 1, and no train_samples
+    lines = _head("bert", 3072)
+    now = T0 + 1_000
+    for k in range(1, 17):
+        lines += [mllog("block_start", None, now, "INTERVAL_START", first_epoch_num=k - 1, epoch_count=1),
+                  mllog("block_stop", None, now + 126_000, "INTERVAL_END", first_epoch_num=k - 1),
+                  mllog("eval_accuracy", 0.48 + k / 100, now + 135_000, epoch_num=175_000 * k)]
+        now += 135_000
+    lines.append(mllog("run_stop", None, now, "INTERVAL_END", status="success"))
+    run = parse_lines(lines)
+    assert run.throughput == pytest.approx(16 * 175_000 / (16 * 135.0))  # no eval_start: its time is not told apart
+
+
+def test_a_block_that_claims_more_epochs_than_the_next_one_leaves_it_trained_only_up_to_that_one():
+    # Google's v1.0 DLRM: every block says epoch_count 1 while first_epoch_num steps by 0.05
+    lines = _head("dlrm", 55_296, train_samples=4_195_197_692)
+    now = T0 + 1_000
+    for k in range(1, 9):
+        first = round(1 + 0.05 * k, 2)
+        lines += [mllog("block_start", None, now, "INTERVAL_START", first_epoch_num=first, epoch_count=1),
+                  mllog("block_stop", None, now + 1_000, "INTERVAL_END", first_epoch_num=first),
+                  mllog("eval_start", None, now + 1_000, "INTERVAL_START", epoch_num=first),
+                  mllog("eval_accuracy", 0.77 + k / 1000, now + 2_500, epoch_num=first),
+                  mllog("eval_stop", None, now + 2_500, "INTERVAL_END", epoch_num=first)]
+        now += 2_500
+    lines.append(mllog("run_stop", None, now, "INTERVAL_END", status="success"))
+    run = parse_lines(lines)
+    assert run.throughput == pytest.approx(8 * 0.05 * 4_195_197_692 / 8.0)

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from harness.results.read import tree
 from harness.results.read.checking import checked_file
 from harness.results.read.tree import literal, read_system, system_for
 
@@ -49,3 +52,10 @@ def test_v05_entry_json_beside_the_benchmark_folder_and_a_cpu_system(tmp_path):
     assert run.submitter_scored is True
     # a name in the list that leads outside the system folder is not taken
     assert system_for(log).scored == frozenset({str(log.resolve())})
+
+
+@pytest.mark.parametrize("written, read", [("closed", "closed"), ("Closed", "closed"), (" OPEN ", "open"),
+                                           ("close", "closed"), ("", None), (None, None)])
+def test_a_division_reads_as_the_rules_name_it(written, read):
+    # PCL's v1.0 system files write "close": read as written it made a division of its own in the round view
+    assert tree.division(written) == read

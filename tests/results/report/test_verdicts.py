@@ -1,7 +1,7 @@
 """How sure a figure is, in words (harness.results.report.verdicts): a speedup's chances as a reader of the
 report's "chances:" line sees them for epoch counts and for sample counts, and a score's note: what
-scaling.json did to the olympic mean, said after it (applied, given for a void score, not applied to logs
-that predate it, or not applied with the file's problem)."""
+scaling.json did to the olympic mean, said after it (applied in every round, as the installed summarizer
+applies it; given for a void score; or not applied with the file's problem)."""
 from __future__ import annotations
 
 import json
@@ -110,8 +110,7 @@ def _runs(folder, round_, failed=0):
 @pytest.mark.parametrize("scaling, round_, failed, said", [
     (1.02, "v3.0", 0, "olympic mean of 8 runs, x 1.02 (scaling.json)"),
     (1.02, "v3.0", 2, "void: 2 did not converge; MLPerf allows 1 such run(s); scaling.json gives 1.02"),
-    (1.02, "v1.0", 0, "olympic mean of 8 runs; scaling.json not applied: the summarizer reads it from v2.0 on, "
-                      "these logs are v1.0's"),
+    (1.02, "v1.0", 0, "olympic mean of 8 runs, x 1.02 (scaling.json)"),  # as the summarizer: in every round
     (-1, "v3.0", 0, "olympic mean of 8 runs; {path} gives no positive scaling_factor (-1): not applied"),
 ])
 def test_the_note_says_what_scaling_json_did(tmp_path, scaling, round_, failed, said):
@@ -119,4 +118,4 @@ def test_the_note_says_what_scaling_json_did(tmp_path, scaling, round_, failed, 
     score = round_score("gnmt", _runs(tmp_path, round_, failed))
     note = said.format(path=tmp_path / "scaling.json")
     assert score_note(score) == note and score_json(score)["note"] == note
-    assert score.minutes == (None if failed else pytest.approx(14.5 * (scaling if round_ == "v3.0" and scaling > 0 else 1)))
+    assert score.minutes == (None if failed else pytest.approx(14.5 * (scaling if scaling > 0 else 1)))
