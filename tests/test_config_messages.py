@@ -59,6 +59,14 @@ def _choices(group: str) -> str:
                            "or the whole list (model.layers=[...])"),
     (["seed=1,x"], "seed: Value 'x' of type 'str' could not be converted to Integer"),
     (["model=ncf,foo"], "unknown model 'foo'"),
+    # a sweep of nothing: Hydra's first value raised StopIteration, an 18-line traceback
+    (["seed=range(3,1)"], "seed=range(3,1): sweeps no values; give at least one (seed=range(1,4) or seed=1,2)"),
+    # another model's preset: the line ended at "ConfigKeyError raised while composing config:"
+    (["model=ncf", "+debug=resnet"], "+debug=resnet is model=resnet's preset, not model=ncf's: use +debug=ncf"),
+    # Hydra's grammar reads no letter beyond ASCII unquoted: the hint says how to quote it
+    (["output_root=/tmp/ünï cødé"], """cannot parse output_root=/tmp/ünï cødé: LexerNoViableAltException: """
+                                    """output_root=/tmp/ünï cødé; quote a value with spaces or letters beyond ASCII """
+                                    """inside the override ('key="a b"')"""),
     # a switch says true or false (OmegaConf would read 2 as true); torch.compile is CUDA's in every model
     (["model=retinanet", "model.compile=2"], "model.compile=2: model.compile is a switch; give it true or false"),
     (["tensorboard=-1"], "tensorboard=-1: tensorboard is a switch; give it true or false"),

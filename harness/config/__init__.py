@@ -42,8 +42,7 @@ def compose(overrides: list[str]) -> DictConfig:
     except MissingConfigException as err:
         raise ConfigError(missing_group_message(err)) from None
     except OverrideParseException as err:  # its message carries a caret diagram
-        raise ConfigError(f"cannot parse {_unparsable(overrides)}: {str(err).splitlines()[0]}; quote a list or "
-                          "a value with commas ('key=[a,b]')") from None
+        raise _parse_error(overrides, err) from None
     except ConfigCompositionException as err:
         raise ConfigError(composition_message(err, overrides)) from None
     except OmegaConfBaseException as err:
@@ -73,6 +72,18 @@ def _check_switches(cfg: DictConfig, overrides: list[str]) -> None:
             continue
         if isinstance(OmegaConf.select(cfg, key, default=None), bool) and value.strip().lower() not in _SWITCH_WORDS:
             raise ConfigError(f"{key}={value}: {key} is a switch; give it true or false")
+
+
+def _parse_error(overrides: list[str], err: Optional[Exception] = None) -> ConfigError:
+    """'cannot parse <the override>: <Hydra's first line>; <how to quote it>' (Hydra's message goes on
+    with a caret diagram)."""
+    bad = _unparsable(overrides)
+    detail = f": {str(err).splitlines()[0]}" if err is not None and str(err) else ""
+    if bad != "the command line" and any(c.isspace() or not c.isascii() for c in bad.split("=", 1)[-1]):
+        hint = """quote a value with spaces or letters beyond ASCII inside the override ('key="a b"')"""
+    else:
+        hint = "quote a list or a value with commas ('key=[a,b]')"
+    return ConfigError(f"cannot parse {bad}{detail}; {hint}")
 
 
 def _unparsable(overrides: list[str]) -> str:
@@ -183,8 +194,7 @@ def check_cli(args: list[str], check_run: Optional[Callable[[DictConfig], None]]
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except Exception as err:  # Hydra's grammar errors carry a multi-line caret diagram
-        raise ConfigError(f"cannot parse {_unparsable(overrides)}: {str(err).splitlines()[0]}; quote a list or "
-                          "a value with commas ('key=[a,b]')") from None
+        raise _parse_error(overrides, err) from None
     base = [_first_value(o) for o in parsed]
     seeds = {i for i, o in enumerate(parsed) if o.get_key_element() == "seed"}
     trials = [base]
@@ -227,14 +237,16 @@ def first_values(args: list[str]) -> list[str]:
     try:
         return [_first_value(o) for o in OverridesParser.create().parse_overrides(args)]
     except OverrideParseException:
-        raise ConfigError(f"cannot parse {_unparsable(args)}; quote a list or a value with commas "
-                          "('key=[a,b]')") from None
+        raise _parse_error(args) from None
 
 
 def _first_value(override: Any) -> str:
     if not override.is_sweep_override():
         return override.input_line
-    first = next(iter(override.sweep_string_iterator()))
+    first = next(iter(override.sweep_string_iterator()), None)
+    if first is None:  # range(3,1), an empty choice: Hydra would launch nothing and say nothing
+        raise ConfigError(f"{override.input_line}: sweeps no values; give at least one "
+                          f"({override.get_key_element()}=range(1,4) or {override.get_key_element()}=1,2)")
     return f"{override.get_key_element()}={first}"
 
 

@@ -47,9 +47,15 @@ def missing_group_message(err: MissingConfigException) -> str:
 _NOT_A_CHOICE = re.compile(r"Invalid value '(.*)', expected one of \[(.*)\]")
 
 
+_IN_PRESET = re.compile(r"In '([^/']+)/([^']+)': ")
+
+
 def composition_message(err: ConfigCompositionException, overrides: list[str]) -> str:
-    cause = err.__cause__
+    cause = err.__cause__ or err.__context__  # Hydra raises some inside an except block, without `from`
     first = str(err).splitlines()[0]
+    preset = _IN_PRESET.match(first)
+    if preset and cause is not None:  # a preset file's keys that the chosen model does not have
+        return preset_message(preset.group(1), preset.group(2), cause, overrides)
     choice = _NOT_A_CHOICE.match(str(cause)) if cause is not None else None
     if choice and getattr(cause, "full_key", None):  # a Choice field: the values as the user types them
         return f"{cause.full_key}={choice.group(1)} is not an option; choose one of: {choice.group(2)}"  # type: ignore[union-attr]
@@ -62,6 +68,15 @@ def composition_message(err: ConfigCompositionException, overrides: list[str]) -
     if cause is not None:
         return omegaconf_message(cause)
     return first
+
+
+def preset_message(group: str, name: str, cause: BaseException, overrides: list[str]) -> str:
+    """'+debug=resnet is model=resnet's preset, not model=ncf's: use +debug=ncf', or the preset and what
+    in it does not fit."""
+    model = next((o.split("=", 1)[1] for o in overrides if o.split("=", 1)[0] == "model"), None)
+    if model and name != model and name in choices("model"):
+        return f"+{group}={name} is model={name}'s preset, not model={model}'s: use +{group}={model}"
+    return f"+{group}={name}: {omegaconf_message(cause)}"
 
 
 def omegaconf_message(err: BaseException) -> str:

@@ -62,7 +62,7 @@ class HarnessConfig:
     """The model: model=<name> picks reference_models/<name>/conf/model/<name>.yaml (options: --help model=<name>)."""
     dataset: Any = option(None, unbounded="a config group: dataset=<name> picks one of the model's datasets")
     """The dataset: dataset=<name> picks the model's conf/dataset/<name>.yaml; default: its embedded one."""
-    seed: Optional[int] = option(None, ge=0)
+    seed: Optional[int] = option(None, ge=0, le=2**63 - 1)  # a 64-bit signed integer: broadcast to every rank
     """The run's master seed; null: drawn from the OS and recorded in the log and result.json."""
     gpus: int = option(1, ge=1)
     """Ranks per node: GPUs, or CPU processes with device=cpu."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -220,11 +221,11 @@ def load(data_dir: str | Path) -> NCFData:
     cache = path.parent / CACHE / f"ncf-{key}.npz"  # a generated folder counts it as the harness's own
     if cache.is_file():
         try:
-            with np.load(cache) as z:
+            with open(cache, "rb") as f, np.load(f) as z:  # np.load leaves its own file open on a BadZipFile
                 data = NCFData(int(z["n_users"]), int(z["n_items"]), *(z[f].astype(np.int64) for f in _CACHED))
                 _log_read(path, int(z["rows"]), data, cached=True)
                 return data
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):  # a cut or flipped .npz is a BadZipFile
             pass  # a damaged cache is rebuilt below
     users, items, timestamps = read_ratings(path)
     data = preprocess(users, items, timestamps)

@@ -136,6 +136,23 @@ def test_preprocessed_data_is_cached_and_redone_when_the_file_changes(tmp_path):
     assert len(list((tmp_path / ".harness-cache").glob("ncf-*.npz"))) == 1  # the stale one is gone
 
 
+@pytest.mark.parametrize("damage", ["cut", "flipped"])
+def test_a_damaged_cache_is_made_again(tmp_path, damage):
+    # np.load raises zipfile.BadZipFile (no OSError nor ValueError) on a cut or flipped .npz: every run failed
+    write(SMALL, tmp_path)
+    first = ncf_data.load(tmp_path)
+    (cache,) = (tmp_path / ".harness-cache").glob("ncf-*.npz")
+    data = bytearray(cache.read_bytes())
+    if damage == "cut":
+        data = data[:1000]
+    else:
+        data[200] ^= 0xFF
+    cache.write_bytes(bytes(data))
+    again = ncf_data.load(tmp_path)
+    assert all(np.array_equal(getattr(first, n), getattr(again, n)) for n in ncf_data._CACHED)
+    assert ncf_data.load(tmp_path).n_train == first.n_train  # and the cache made again reads back
+
+
 def test_a_script_read_from_standard_input_can_generate(tmp_path):
     """`python - <<EOF` has no main file for a spawned worker to re-import: the generator must
     draw in-process there instead of failing with a broken pool."""
