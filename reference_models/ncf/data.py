@@ -221,7 +221,7 @@ def load(data_dir: str | Path) -> NCFData:
     cache = path.parent / CACHE / f"ncf-{key}.npz"  # a generated folder counts it as the harness's own
     if cache.is_file():
         try:
-            with open(cache, "rb") as f, np.load(f) as z:  # np.load leaves its own file open on a BadZipFile
+            with open(cache, "rb") as stored, np.load(stored) as z:  # np.load leaves its own file open on a BadZipFile
                 data = NCFData(int(z["n_users"]), int(z["n_items"]), *(z[f].astype(np.int64) for f in _CACHED))
                 _log_read(path, int(z["rows"]), data, cached=True)
                 return data
