@@ -31,6 +31,10 @@ class Stopped(KeyboardInterrupt):
 
 
 def _raise_stopped(signum: int, frame) -> None:
+    if isinstance(sys.exc_info()[1], KeyboardInterrupt):
+        # A stop already on its way out (a terminal's Ctrl-C, then the launcher's SIGTERM a moment later,
+        # landing in a finally or an except on the way): it stands, and the run names its first signal.
+        return
     raise Stopped(signal.Signals(signum).name)
 
 

@@ -40,6 +40,26 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_and_says_which_it_was():
     assert signal_name(ValueError()) is None
 
 
+def test_the_launcher_s_sigterm_after_a_ctrl_c_leaves_the_ctrl_c_to_end_the_run():
+    # a terminal's Ctrl-C reaches every rank, and the elastic agent (or torchrun) answers it with SIGTERM a
+    # moment later: landing in a finally on the way out, it replaced the KeyboardInterrupt, and the rank's
+    # run_stop said SIGTERM where result.json said SIGINT
+    saved, hook = signal.getsignal(signal.SIGTERM), sys.unraisablehook
+    try:
+        stop_on_sigterm()
+        with pytest.raises(KeyboardInterrupt) as caught:
+            try:
+                raise KeyboardInterrupt
+            finally:
+                signal.raise_signal(signal.SIGTERM)  # handled here, while the Ctrl-C unwinds
+        assert not isinstance(caught.value, Stopped) and signal_name(caught.value) == "SIGINT"
+        with pytest.raises(Stopped):  # with nothing unwinding, SIGTERM stops the run as before
+            signal.raise_signal(signal.SIGTERM)
+    finally:
+        signal.signal(signal.SIGTERM, saved)
+        sys.unraisablehook = hook
+
+
 # A signal's exception that Python cannot raise where it lands (inside a weakref callback, as importlib's
 # module-lock callback is while a module is imported) is printed as "Exception ignored" and dropped.
 SWALLOWED = """
