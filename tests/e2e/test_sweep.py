@@ -74,3 +74,17 @@ def test_sweep_help_says_what_it_runs_its_options_folder_and_exit_status(capsys)
     for said in ("runs=N", "python -m harness.train --help model=<name>", "seeds.txt", "ncf_1xcpu_fp32_5seeds",
                  "--compare", "Exit status", "thread policy"):
         assert said in out, said
+
+
+def test_a_sweep_over_an_option_is_one_group_per_value_each_scored_on_its_own(tmp_path):
+    # one group of four mixed two learning rates' seeds into one score and one seed spread
+    out = run_cli("harness.train", "-m", "model=twopart", "seed=1,2", "model.learning_rate=0.05,0.2", "max_epochs=2",
+                  "output_root=out", "progress=false", cwd=tmp_path, env={"HARNESS_MODELS": "tests.models.twopart"})
+    assert out.returncode == 0, out.stderr
+    (summary,) = (tmp_path / "out").rglob("summary.json")
+    groups = json.loads(summary.read_text())["groups"]
+    assert sorted((g["settings_group"], g["runs"]) for g in groups) == [("model.learning_rate=0.05", 2),
+                                                                       ("model.learning_rate=0.2", 2)]
+    report = run_cli("harness.report", str(tmp_path / "out"), env={"HARNESS_MODELS": "tests.models.twopart"})
+    assert "twopart (model.learning_rate=0.2) 1xCPU 1 fp32 64: runs alike but for model.learning_rate are scored " \
+           "apart: these runs have model.learning_rate=0.2" in report.stdout

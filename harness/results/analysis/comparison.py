@@ -211,7 +211,7 @@ def _pick(groups: list[GroupStats]) -> dict[tuple, GroupStats]:
     """One group per (benchmark, world, precision, the target where runs state several): the one with the most runs."""
     out: dict[tuple, GroupStats] = {}
     for g in sorted(groups, key=lambda g: (-g.runs, str(g.key))):
-        out.setdefault((g.key.benchmark, g.key.world, g.key.precision, g.key.target), g)
+        out.setdefault((g.key.benchmark, g.key.world, g.key.precision, g.key.target, g.key.settings), g)
     return out
 
 

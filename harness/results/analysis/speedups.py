@@ -128,8 +128,8 @@ def world_speedups(groups: Sequence[GroupStats], scores: dict, baseline_world: O
         if not g.key.world:  # unknown, or 0: a CPU system with no accelerator to count
             continue
         kind = accelerator_kind(g.key.accelerator, g.key.platform)
-        families.setdefault((g.key.benchmark, kind, g.key.precision, *lineage.submitter_key(g.key), g.key.target),
-                            []).append(g)  # a speedup compares times to one target
+        families.setdefault((g.key.benchmark, kind, g.key.precision, *lineage.submitter_key(g.key), g.key.target,
+                             g.key.settings), []).append(g)  # a speedup compares times to one target, alike set
     out = []
     for (bench, system, precision, *_), members in sorted(families.items(), key=lambda kv: str(kv[0])):
         for family in _split(members, _SPLITS):
@@ -256,9 +256,9 @@ def precision_ratios(groups: Sequence[GroupStats], scores: dict, baseline: str =
     for g in groups:
         if g.key.precision:
             kind = accelerator_kind(g.key.accelerator, g.key.platform)
-            by_key.setdefault((g.key.benchmark, kind, g.key.world, g.key.target), {})[g.key.precision] = g
+            by_key.setdefault((g.key.benchmark, kind, g.key.world, g.key.target, g.key.settings), {})[g.key.precision] = g
     out = []
-    for (bench, system, world, _), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
+    for (bench, system, world, *_), members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
         base = members.get(baseline)
         if base is None:
             continue

@@ -1,6 +1,5 @@
-"""Per-group statistics of runs: time to train, epochs to converge as MLPerf's RCP checker reads them,
-throughput, init time; and the RCP checker's test of whether a group converges significantly faster
-than a reference.
+"""Per-group statistics of runs (time to train, epochs to converge as MLPerf's RCP checker reads them,
+throughput, init time) and the RCP checker's test of whether a group converges significantly faster.
 
 The RCP arithmetic is mlperf_logging's rcp_checker (compute_rcp_stats, _find_min_acceptable_mean):
 the reference mean is the olympic mean of its epochs, its stdev numpy's std (ddof=0) over all of them,
@@ -47,6 +46,7 @@ class GroupKey(NamedTuple):
     framework: Optional[str] = None
     folder: Optional[str] = None  # the submission folder, where the runs come from one
     target: Optional[str] = None  # the target its runs state, where runs alike but for it state several
+    settings: Optional[str] = None  # what its runs were set to, where runs alike but for it (a swept option) differ
 
 
 BUSY = "!"  # the mark of a run on a busy machine, in the report's tables and in its warnings
@@ -55,10 +55,16 @@ BUSY = "!"  # the mark of a run on a busy machine, in the report's tables and in
 def key_cells(key: GroupKey, extra: bool = False) -> list[str]:
     """How the report names a group: benchmark, platform, world size, precision, batch (and with `extra`
     the accelerator and framework)."""
-    benchmark = key.benchmark if key.target is None else f"{key.benchmark} (target {key.target})"
+    marks = [m for m in (key.target and f"target {key.target}", key.settings) if m]
+    benchmark = f"{key.benchmark} ({'; '.join(marks)})" if marks else key.benchmark
     cells = [benchmark, key.platform, "n/a" if key.world is None else str(key.world), key.precision or "n/a",
              "n/a" if key.batch is None else str(key.batch)]
     return cells + ([key.accelerator or "n/a", key.framework or "n/a"] if extra else [])
+
+
+def group_name(key: GroupKey) -> str:
+    """The benchmark as the report names a group: 'ncf', 'ncf (model.learning_rate=0.006)'."""
+    return key_cells(key)[0]
 
 
 def group_key(run: RunSummary) -> GroupKey:
@@ -100,7 +106,26 @@ def group_runs(runs: Sequence[RunSummary]) -> dict[GroupKey, list[RunSummary]]:
                        _common([r.global_batch_size for r in members]), _common([r.accelerator for r in members]),
                        _common([r.framework for r in members]), folder)
         groups[key] = members
-    return _by_target(groups)
+    return _by_settings(_by_target(groups))
+
+
+def _by_settings(groups: dict[GroupKey, list[RunSummary]]) -> dict[GroupKey, list[RunSummary]]:
+    """Harness runs set differently (a Hydra sweep over model.learning_rate, ddp_bucket_mb, a generator) are
+    one group per setting, named by the options that differ: one learning rate's seeds are one score's runs.
+    A submission folder is scored whole, as the summarizer scores it; runs without a config are not split."""
+    out: dict[GroupKey, list[RunSummary]] = {}
+    for key, runs in groups.items():
+        variants = {r.settings for r in runs}
+        if key.folder is not None or len(variants) < 2 or () in variants:
+            out[key] = runs
+            continue
+        keys = {k for v in variants for k, _ in v}
+        differ = sorted(k for k in keys if len({dict(v).get(k) for v in variants}) > 1)
+        for run in runs:
+            shown = dict(run.settings)
+            label = ", ".join(f"{k}={shown.get(k, 'n/a')}" for k in differ)
+            out.setdefault(key._replace(settings=label), []).append(run)
+    return out
 
 
 def _by_target(groups: dict[GroupKey, list[RunSummary]]) -> dict[GroupKey, list[RunSummary]]:

@@ -135,14 +135,14 @@ def find_logs(paths: Iterable[str]) -> tuple[list[Path], list[Path], list[tuple[
 
 def files_read(paths: Iterable[str]) -> set[Path]:
     """Every file, resolved, that reading `paths` may open: the logs and result.json files find_logs
-    gives, and beside each log what is read with it (the run's result.json and system.json; a tree's
+    gives, and beside each log what is read with it (the run's result.json, system.json and config.yaml; a tree's
     scaling.json, entry.json, first_50_success_file and <org>/systems/<system>.json). An output
     written over one of them would change, or remove, the runs it reports."""
     logs, orphans, _ = find_logs(paths)
     found = {Path(p) for p in paths if Path(p).is_file()} | set(orphans)
     for log in logs:
         folder, system = log.parent, log.parent.parent
-        found |= {log, folder / "result.json", folder / "system.json", folder / "scaling.json",
+        found |= {log, folder / "result.json", folder / "system.json", folder / "config.yaml", folder / "scaling.json",
                   system / "entry.json", system / "first_50_success_file",
                   system.parent.parent / "systems" / f"{system.name}.json"}
     return {p.resolve() for p in found if p.is_file()}

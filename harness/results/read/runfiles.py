@@ -15,8 +15,11 @@ is then read from its log alone.
 from __future__ import annotations
 
 import functools
+from json import dumps
 from pathlib import Path
 from typing import Any, Optional
+
+import yaml
 
 from harness import record
 from harness.record import RunRecord
@@ -66,9 +69,44 @@ def add_run_files(run: RunSummary, run_dir: Path) -> None:
     result, _ = read_result(run_dir / "result.json")
     if result is not None:
         _from_result(run, result)
+    run.settings = settings_of(run_dir / "config.yaml")
     if run.accelerator is None:
         name = _read_json(run_dir / "system.json").get("accelerator_model_name")
         run.accelerator = name if isinstance(name, str) and name else None
+
+
+# what sets a run's experiment beyond its group key (precision, path, world, batch, target): the model's
+# options, the dataset and its generator, and the harness options that change what is timed or when it ends
+SETTINGS = ("ddp_bucket_mb", "max_epochs", "eval_every", "warm_up", "clear_caches")
+LEFT_OUT = {"model.target", "model.name", "dataset.path", "dataset.model"}  # the group's own key, or a place
+CONFIG_BYTES = 1 << 20  # a run's config.yaml is a few kB: a larger one is no harness config
+
+
+def settings_of(path: Path) -> tuple[tuple[str, str], ...]:
+    """A harness run's settings from its resolved config.yaml (read as data: yaml.safe_load), flattened to
+    sorted (option, JSON value) pairs; () without a readable config."""
+    try:
+        if path.stat().st_size > CONFIG_BYTES:
+            return ()
+        data = yaml.safe_load(path.read_text())
+    except (OSError, ValueError, yaml.YAMLError):
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    picked = {k: data[k] for k in SETTINGS if k in data}
+    flat: dict[str, str] = {k: dumps(v, sort_keys=True, default=str) for k, v in picked.items()}
+    for part in ("model", "dataset"):
+        if isinstance(data.get(part), dict):
+            _flatten(data[part], part, flat)
+    return tuple(sorted((k, v) for k, v in flat.items() if k not in LEFT_OUT))
+
+
+def _flatten(node: dict, prefix: str, out: dict[str, str]) -> None:
+    for k, v in node.items():
+        if isinstance(v, dict):
+            _flatten(v, f"{prefix}.{k}", out)
+        else:
+            out[f"{prefix}.{k}"] = dumps(v, sort_keys=True, default=str)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -122,6 +122,8 @@ class RunSummary:
     data_wait_s: Optional[float] = None  # result.json: rank 0's wait for batches over the counted steps
     data_wait_share: Optional[float] = None  # data_wait_s / training seconds of those steps (0..1)
     data_wait_warmup_s: Optional[float] = None  # result.json: the wait over the warm-up steps (loaders' start-up)
+    # a harness run's settings beyond its group key, from its config.yaml: ((option, value as JSON), ...) sorted
+    settings: tuple[tuple[str, str], ...] = ()
     short_of_target: Optional[Shortfall] = None  # its log says success, but its quality does not reach the target
 
     @property

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence
 from harness.results.analysis import confidence, cost
 from harness.results.analysis.confidence import GroupConfidence, Interval
 from harness.results.analysis.cost import CostRatio, CostRow
-from harness.results.analysis.stats import key_cells
+from harness.results.analysis.stats import group_name, key_cells
 from harness.results.report import render
 from harness.results.report.html import Figures, page
 from harness.results.report.verdicts import describe, describe_chances, describe_group, ratio_range
@@ -137,7 +137,7 @@ def cost_table(rows: Sequence[CostRow], rank_by: str) -> tuple[list[str], list[l
     out = []
     for r in rows:
         unit = (r.throughput_unit or "samples/s").split("/")[0]
-        out.append(["-" if r.rank is None else str(r.rank), r.key.benchmark] + [r.side] * sides + [r.key.platform,
+        out.append(["-" if r.rank is None else str(r.rank), group_name(r.key)] + [r.side] * sides + [r.key.platform,
                     "n/a" if r.key.world is None else str(r.key.world), r.key.precision or "n/a", str(r.runs),
                     "n/a" if r.minutes is None else f"{r.minutes:.4g}", _range(r.minutes_interval, lambda v: f"{v:.4g}"),
                     "n/a" if r.usd_per_hour is None else f"{r.usd_per_hour:,.2f}", r.priced_by or "n/a",

@@ -39,7 +39,7 @@ from typing import Mapping, Optional, Sequence
 
 from harness.results.analysis.lineage import Kinship
 from harness.results.analysis.speedups import Attribution, Factor, SUPERLINEAR
-from harness.results.analysis.stats import SeedSpread
+from harness.results.analysis.stats import SeedSpread, group_name
 
 
 LISTED = 6  # distinct values up to which each is listed with its runs
@@ -107,7 +107,7 @@ def spread_rows(spreads: Sequence[SeedSpread]) -> tuple[list[str], list[list[str
               "explained by epochs", "ttt_min at fewest / most epochs"]
     rows = []
     for s in spreads:
-        rows.append([s.key.benchmark, s.key.platform, "n/a" if s.key.world is None else str(s.key.world),
+        rows.append([group_name(s.key), s.key.platform, "n/a" if s.key.world is None else str(s.key.world),
                      str(s.runs), str(s.converged), summary(s.epochs),
                      "n/a" if s.ttt_std is None else f"{s.ttt_std:.3g} ({s.ttt_cv:.1%})",
                      "n/a" if s.explained is None else f"{s.explained:.0%}",

@@ -110,6 +110,7 @@ def group_json(report: Any) -> list[dict[str, Any]]:
             "benchmark": g.key.benchmark, "platform": g.key.platform, "world_size": g.key.world,
             "precision": g.key.precision, "global_batch_size": g.key.batch, "accelerator": g.key.accelerator,
             "framework": g.key.framework, "folder": g.key.folder, "target_group": g.key.target,
+            "settings_group": g.key.settings,
             "score": score_json(score),
             **{k: v for k, v in plain(g).items() if k != "key"},
             "repeated_seeds": {str(k): v for k, v in g.repeated_seeds.items()},

@@ -19,11 +19,12 @@ tables (bench_tables) build on them.
 """
 from __future__ import annotations
 
+import re
 from typing import Optional, Sequence
 
 from harness.results.analysis import confidence
 from harness.results.analysis.collect import Report
-from harness.results.analysis.stats import BUSY, GroupKey, GroupStats, key_cells
+from harness.results.analysis.stats import BUSY, GroupKey, GroupStats, group_name, key_cells
 from harness.results.analysis.throughput import FastGain, PrecisionGain, Scaling, ThroughputGroup, ThroughputRun
 from harness.results.read.summary import RunSummary, Shortfall, tally
 from harness.results.report import render
@@ -58,7 +59,7 @@ def render_text(report: Report, markdown: bool = False, first: Sequence[str] = (
         out += ["", head("Groups: (benchmark, platform, world size, precision, global batch, accelerator, framework)"),
                 table(*render.group_rows(report.stats, report.scores)), ""]
         out += [bullet + n for n in render.score_notes(report.stats, report.scores)]
-        out += [f"{bullet}{g.key.benchmark} {g.key.platform}: convergence in {unit}, as the RCP checker reads it"
+        out += [f"{bullet}{group_name(g.key)} {g.key.platform}: convergence in {unit}, as the RCP checker reads it"
                 for g, unit in _units(report)]
     said = notes(report)
     if said:
@@ -73,7 +74,7 @@ def render_text(report: Report, markdown: bool = False, first: Sequence[str] = (
     if spreads:
         out += ["", head("Seed variance: how much of the spread in time to train the epochs explain"),
                 table(*spread_rows(spreads)), ""]
-        out += [f"{bullet}{s.key.benchmark} {s.key.platform} {'' if s.key.world is None else s.key.world}: "
+        out += [f"{bullet}{group_name(s.key)} {s.key.platform} {'' if s.key.world is None else s.key.world}: "
                 f"{describe_spread(s)}; slowest: {render.rel(s.slowest or '?')} ({s.slowest_epochs:g} {s.unit}, "
                 f"{s.slowest_min:.4g} min)" for s in spreads]
     if report.tput_runs:
@@ -151,6 +152,9 @@ def group_notes(stats: list[GroupStats]) -> list[str]:
         if g.key.target is not None:
             out.append(f"{where}: runs alike but for their target state another one: these runs, to target "
                        f"{g.key.target}, are scored as a group of their own")
+        if g.key.settings is not None:
+            swept = ", ".join(re.findall(r"(?:^|, )([A-Za-z_][\w.]*)=", g.key.settings))
+            out.append(f"{where}: runs alike but for {swept} are scored apart: these runs have {g.key.settings}")
     return out
 
 

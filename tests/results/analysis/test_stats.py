@@ -74,3 +74,24 @@ def test_equal_epochs_explain_nothing_and_failures_are_counted():
     s = seed_spread(KEY, runs)
     assert s.explained == 0.0 and s.converged == 3 and s.runs == 4
     assert seed_spread(KEY, runs[:1]).explained is None
+
+
+def test_harness_runs_set_differently_are_one_group_per_setting_named_by_what_differs():
+    from harness.results.analysis.stats import group_name, group_runs
+
+    def run(i, lr, layers="[16, 8]", folder=None):
+        return RunSummary(path=f"r{i}/mlperf.log", benchmark="ncf", platform="1xCPU", world_size=1, precision="fp32",
+                          global_batch_size=512, status="success", folder=folder,
+                          settings=(("model.layers", layers), ("model.learning_rate", lr), ("seed_free", "1")))
+    swept = group_runs([run(i, lr) for i, lr in enumerate(["0.0015", "0.006"] * 3)])
+    assert sorted((group_name(k), len(v)) for k, v in swept.items()) == [
+        ("ncf (model.learning_rate=0.0015)", 3), ("ncf (model.learning_rate=0.006)", 3)]
+    two = group_runs([run(0, "0.1", "[8]"), run(1, "0.2", "[16, 8]")])
+    assert sorted(k.settings for k in two) == ["model.layers=[16, 8], model.learning_rate=0.2",
+                                               "model.layers=[8], model.learning_rate=0.1"]
+    assert [k.settings for k in group_runs([run(i, "0.1") for i in range(3)])] == [None]  # alike: one group
+    folder = group_runs([run(i, lr, folder="Org/results/sys/ncf") for i, lr in enumerate(["0.1", "0.2"])])
+    assert [len(v) for v in folder.values()] == [2]  # a submission folder is scored whole, as the summarizer does
+    bare = RunSummary(path="x/mlperf.log", benchmark="ncf", platform="1xCPU", world_size=1, precision="fp32",
+                      global_batch_size=512, status="success")
+    assert len(group_runs([bare, run(1, "0.1"), run(2, "0.2")])) == 1  # a run without its config is not split

@@ -169,3 +169,19 @@ def test_json_nested_too_deep_or_figures_too_large_to_sum_are_named_and_the_run_
         assert len(json.loads(out.out)["runs"]) == 3 and len(out.err.splitlines()) == 3
         why = "nested too deep to read" if broken else "telemetry.energy_j is 1.5e+308, not a non-negative number"
         assert all(why in line and "read from its mlperf.log alone" in line for line in out.err.splitlines())
+
+
+def test_a_run_s_settings_are_its_config_s_options_beyond_the_group_key(tmp_path):
+    from harness.results.read.runfiles import CONFIG_BYTES, settings_of
+
+    config = tmp_path / "config.yaml"
+    config.write_text("model:\n  name: ncf\n  target: 0.635\n  learning_rate: 0.003\n  layers: [64, 32]\n"
+                      "  synthetic: {n_users: 10}\ndataset:\n  name: ncf_embedded\n  path: out/datasets/x\n"
+                      "  generator: {users: 400}\nseed: 3\nmax_epochs: 6\nprogress: false\noutput_root: out\n")
+    assert dict(settings_of(config)) == {
+        "model.learning_rate": "0.003", "model.layers": "[64, 32]", "model.synthetic.n_users": "10",
+        "dataset.name": '"ncf_embedded"', "dataset.generator.users": "400", "max_epochs": "6"}
+    config.write_text("model: !!python/object/apply:os.system ['echo no']\n")  # data only: never run
+    assert settings_of(config) == ()
+    config.write_text("a" * (CONFIG_BYTES + 1))
+    assert settings_of(config) == () and settings_of(tmp_path / "none.yaml") == ()
