@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from harness.interface.generated import run_parallel  # noqa: E402
+from harness.interface.generator_cli import run_parallel  # noqa: E402
 
 TARBALLS = ("ILSVRC2012_img_train.tar", "ILSVRC2012_img_val.tar", "ILSVRC2012_devkit_t12.tar.gz")
 COUNTS = {"classes": 1000, "train": 1_281_167, "val": 50_000}

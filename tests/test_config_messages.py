@@ -61,6 +61,11 @@ def _choices(group: str) -> str:
     (["model=ncf,foo"], "unknown model 'foo'"),
     # a sweep of nothing: Hydra's first value raised StopIteration, an 18-line traceback
     (["seed=range(3,1)"], "seed=range(3,1): sweeps no values; give at least one (seed=range(1,4) or seed=1,2)"),
+    # a generator's count below 1: the run wrote an empty dataset over the good one, then failed
+    (["model=ncf", "+debug=ncf", "dataset.generator.users=-5"],
+     "dataset.generator.users=-5: out of range; need dataset.generator.users >= 1 (a count: the preset gives 400)"),
+    (["model=ncf", "dataset.generator.seed=-1"],
+     "dataset.generator.seed=-1: out of range; need dataset.generator.seed >= 0 (the preset gives 0)"),
     # another model's preset: the line ended at "ConfigKeyError raised while composing config:"
     (["model=ncf", "+debug=resnet"], "+debug=resnet is model=resnet's preset, not model=ncf's: use +debug=ncf"),
     # Hydra's grammar reads no letter beyond ASCII unquoted: the hint says how to quote it

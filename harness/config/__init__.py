@@ -215,8 +215,11 @@ def check_cli(args: list[str], check_run: Optional[Callable[[DictConfig], None]]
 def _check_generator_types(cfg: DictConfig, overrides: list[str]) -> None:
     """The one part of a config no schema types: a dataset's generator parameters (each generator's
     own dataclass reads them when it writes the data). Hold each overridden one to the type of the
-    preset's value it replaces (an integer stays an integer, a float takes an integer); model.* and
-    the harness's options are typed by their schemas."""
+    preset's value it replaces (an integer stays an integer, a float takes an integer) and, for an
+    integer, to its sign: a positive one is a count (users, images, sentences), at least 1; a seed stays
+    0 or more (a float may be a signed weight). Checked before anything is written: generated with
+    users=-5, the dataset was written anew, empty, over the good one. model.* and the harness's options
+    are typed by their schemas."""
     keys = [o.split("=", 1)[0].lstrip("+~") for o in overrides]
     if not any(k.startswith("dataset.") for k in keys):
         return
@@ -227,9 +230,19 @@ def _check_generator_types(cfg: DictConfig, overrides: list[str]) -> None:
         old, new = OmegaConf.select(defaults, key), OmegaConf.select(cfg, key)
         if old is None or new is None:
             continue
-        message = kind_message(override, old, new)
+        message = kind_message(override, old, new) or _sign_message(key, old, new)
         if message:
             raise ConfigError(message)
+
+
+def _sign_message(key: str, old: Any, new: Any) -> Optional[str]:
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in (old, new)):
+        return None
+    if old >= 1 and new < 1:
+        return f"{key}={new}: out of range; need {key} >= 1 (a count: the preset gives {old})"
+    if old >= 0 and new < 0:
+        return f"{key}={new}: out of range; need {key} >= 0 (the preset gives {old})"
+    return None
 
 
 def first_values(args: list[str]) -> list[str]:

@@ -16,23 +16,18 @@ the folder: the next run finds what it left beside it, removes it, and writes th
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import errno
 import fcntl
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
 import shutil
-import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional
 
 from harness.interface.contract import DataError
 
@@ -51,6 +46,13 @@ class UsersFolder(DataError):
 
 class GenerationFull(DataError):
     """The disk (or a quota) filled while the dataset was written; nothing half-written is left."""
+
+
+class ReadOnlyData(DataError):
+    """The dataset must be written, and its folder cannot be: read-only storage, or another user's."""
+
+
+READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}  # a write refused for want of permission
 
 
 def sha256(path: Path) -> str:
@@ -150,11 +152,12 @@ def _kept(folder: Path, why: str) -> UsersFolder:
 
 def check_kept(folder: str | Path) -> None:
     """UsersFolder when `folder` exists and is not what a generator's stamp lists (names and sizes
-    only: no file is read); the command calls it before anything is written. `ensure` also
-    compares the checksums."""
+    only: no file is read), ReadOnlyData when it must be generated where nothing can be written; the
+    command calls it before anything is written. `ensure` also compares the checksums."""
     folder = Path(folder)
     with _reading(folder):
         if not folder.is_dir() or not any(folder.iterdir()):
+            _check_writable(folder)
             return
         stamp, missing = _read_stamp(folder)
         if stamp is None:
@@ -162,6 +165,15 @@ def check_kept(folder: str | Path) -> None:
         why = _drift(folder, stamp["files"], checksums=False)
         if why is not None:
             raise _kept(folder, why)
+
+
+def _check_writable(folder: Path) -> None:
+    """ReadOnlyData where `folder` must be generated and the nearest folder that exists on its way cannot
+    be written (read-only storage, another user's): said before the run makes its directory."""
+    place = folder if folder.is_dir() else next((p for p in folder.parents if p.is_dir()), Path("."))
+    if not os.access(place, os.W_OK | os.X_OK):
+        raise ReadOnlyData(f"cannot generate the dataset {folder}: {place} cannot be written (read-only, or "
+                           "another user's); set data_root to a writable folder")
 
 
 def _owner_unknown(folder: Path, missing: Optional[str]) -> UsersFolder:
@@ -212,9 +224,30 @@ def ensure(folder: str | Path, generator: str, version: int, params: dict[str, A
     its stamp, or holds no stamp, is a UsersFolder error; a disk that fills, GenerationFull."""
     folder = Path(folder)
     params = json.loads(json.dumps(params))  # plain JSON types, as the stamp will hold them
+    if folder.exists() and not folder.is_dir():
+        raise UsersFolder(f"{folder} is a file, not a dataset folder: move it away or set dataset.path elsewhere")
     try:
-        if folder.exists() and not folder.is_dir():
-            raise UsersFolder(f"{folder} is a file, not a dataset folder: move it away or set dataset.path elsewhere")
+        return _ensure(folder, generator, version, params, write)
+    except OSError as err:
+        if err.errno not in READ_ONLY:
+            raise
+        return _read_only(folder, generator, version, params, err)
+
+
+def _read_only(folder: Path, generator: str, version: int, params: dict[str, Any], err: OSError) -> Path:
+    """`folder` as it is, where it is whole and this generation's: a dataset kept on read-only storage
+    (or written by another user) is read, not locked; else one line that says where to write it."""
+    with _reading(folder):
+        if folder.is_dir() and verify(folder, generator, version, params) is None:
+            return folder
+    where = err.filename or folder.parent
+    raise ReadOnlyData(f"cannot generate the dataset {folder}: {where} cannot be written "
+                       f"({os.strerror(err.errno or 0)}); set data_root to a writable folder") from None
+
+
+def _ensure(folder: Path, generator: str, version: int, params: dict[str, Any],
+            write: Callable[[Path], Any]) -> Path:
+    try:
         with _locked(folder):
             if folder.exists() and any(folder.iterdir()):
                 stamp, missing = _read_stamp(folder)
@@ -271,45 +304,3 @@ def _write_in_place(folder: Path, generator: str, version: int, params: dict[str
         for gone in (tmp, aside):
             if gone is not None and gone.exists():
                 shutil.rmtree(gone, ignore_errors=True)
-
-
-def spawn_can_start() -> bool:
-    """A spawned child re-imports the parent's __main__ by its file: a script read from standard
-    input (`python - <<EOF`) has none, and a process pool would break. Such a parent works in-process."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    return getattr(main, "__spec__", None) is not None or path is None or os.path.isfile(path)
-
-
-def command_line(doc: str, folder: str, params: dict[str, Any], **options: dict[str, Any]) -> argparse.ArgumentParser:
-    """A generator's command line (its docstring's first line as the description): the folder it
-    writes, `options` ({name: add_argument's keywords}) as --name, then each of the generator's
-    `params` as --<param> (hyphens for underscores) of its default's type and value."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument(folder)
-    for name, keywords in options.items():
-        parser.add_argument(f"--{name}", **keywords)
-    for name, value in params.items():
-        parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
-    return parser
-
-
-def generator_main(doc: Optional[str], spec_type: Callable[..., Any], ensure: Callable[[Any, str], Path],
-                   argv: Optional[Sequence[str]] = None) -> None:
-    """A generator's `python -m <model>.generate OUT [--param value ...]`: the spec dataclass's fields
-    as options (command_line), the layout written into OUT or kept, and its path printed."""
-    args = vars(command_line(doc or "", "out_dir", asdict(spec_type())).parse_args(argv))
-    out_dir = args.pop("out_dir")
-    print(f"wrote {ensure(spec_type(**args), out_dir)}")
-
-
-def run_parallel(work: Callable[..., Any], tasks: Sequence[tuple], workers: Optional[int] = None) -> list[Any]:
-    """[work(*task) for task in tasks], in order, over `workers` processes (default: every core).
-    `work` must be a module-level function: spawned children import it. A generator whose every
-    item comes from its own seeded stream writes the same files whichever process draws them."""
-    workers = min(len(tasks), os.cpu_count() or 1) if workers is None else min(workers, len(tasks))
-    if workers <= 1 or not spawn_can_start():
-        return [work(*task) for task in tasks]
-    # spawn, not fork: a forked child of a process whose BLAS threads already ran can hang in BLAS
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return list(pool.map(work, *zip(*tasks)))

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
-from harness.interface import generated
+from harness.interface import generated, generator_cli
 from reference_models.gnmt.tokenizer import VOCAB_FILE
 from reference_models.text.language import LanguageSpec, raw, sentence_pairs, tokenized
 
@@ -58,7 +58,7 @@ def ensure(spec: LanguageSpec, out_dir: str | Path) -> Path:
 
 
 def main() -> None:
-    generated.generator_main(__doc__, LanguageSpec, ensure)
+    generator_cli.generator_main(__doc__, LanguageSpec, ensure)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.interface import generated
+from harness.interface import generated, generator_cli
 from reference_models.llama2_70b_lora import govreport
 
 VERSION = 1  # of what the generator writes for a given spec: a change that alters the files bumps it
@@ -177,7 +177,7 @@ def ensure(spec: CorpusSpec, out_dir: str | Path) -> Path:
 
 
 def main() -> None:
-    generated.generator_main(__doc__, CorpusSpec, ensure)
+    generator_cli.generator_main(__doc__, CorpusSpec, ensure)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import os
-import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
@@ -25,7 +24,7 @@ from typing import Optional
 
 import numpy as np
 
-from harness.interface import generated
+from harness.interface import generated, generator_cli
 from reference_models.ncf.ratings_file import RATINGS_FILE
 
 VERSION = 1  # of what the generator writes for a given spec: a change that alters the file bumps it
@@ -109,20 +108,12 @@ def _chunks(spec: GeneratorSpec, work, workers: Optional[int]):
     """work(spec, i) for every chunk, in order; over a process pool when there are many chunks."""
     n = -(-spec.users // CHUNK_USERS)
     workers = min(n, os.cpu_count() or 1) if workers is None else workers
-    if workers <= 1 or n <= 2 or not _spawn_can_start():
+    if workers <= 1 or n <= 2 or not generator_cli.spawn_can_start():
         yield from (work(spec, i) for i in range(n))
         return
     # spawn, not fork: a forked child of a process whose BLAS threads already ran can hang in BLAS
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         yield from pool.map(work, [spec] * n, range(n))
-
-
-def _spawn_can_start() -> bool:
-    """A spawned child re-imports the parent's __main__ by its file: a script read from standard
-    input (`python - <<EOF`) has none, and its pool would break. Such a parent draws in-process."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    return getattr(main, "__spec__", None) is not None or path is None or os.path.isfile(path)
 
 
 def generate(spec: GeneratorSpec, workers: Optional[int] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -156,7 +147,7 @@ def ensure(spec: GeneratorSpec, out_dir: str | Path) -> Path:
 
 
 def main() -> None:
-    generated.generator_main(__doc__, GeneratorSpec, ensure)
+    generator_cli.generator_main(__doc__, GeneratorSpec, ensure)
 
 
 if __name__ == "__main__":

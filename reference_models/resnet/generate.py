@@ -27,7 +27,7 @@ from typing import Optional
 import numpy as np
 from PIL import Image, ImageDraw
 
-from harness.interface import generated
+from harness.interface import generated, generator_cli
 
 VERSION = 1  # of what the generator writes for a given spec: a change that alters the files bumps it
 
@@ -199,7 +199,7 @@ def write(spec: ImageSpec, out_dir: str | Path, workers: Optional[int] = None) -
     (out_dir / "synsets.txt").write_text("".join(f"{wnid(c)} {class_name(c)}\n" for c in range(spec.classes)))
     files = _files(spec)
     chunks = [files[i: i + 500] for i in range(0, len(files), 500)]
-    generated.run_parallel(_write_chunk, [(spec, str(out_dir), c) for c in chunks], workers)
+    generator_cli.run_parallel(_write_chunk, [(spec, str(out_dir), c) for c in chunks], workers)
     return out_dir
 
 
@@ -211,7 +211,7 @@ def ensure(spec: ImageSpec, out_dir: str | Path, workers: Optional[int] = None) 
 
 
 def main() -> None:
-    parser = generated.command_line(__doc__, "out_dir", asdict(ImageSpec()), workers={
+    parser = generator_cli.command_line(__doc__, "out_dir", asdict(ImageSpec()), workers={
         "type": int, "default": None, "help": "processes that write (default: every core)"})
     args = vars(parser.parse_args())
     out_dir, workers = args.pop("out_dir"), args.pop("workers")

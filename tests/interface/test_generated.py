@@ -197,3 +197,48 @@ def test_a_generator_killed_while_it_writes_leaves_no_partial_dataset_and_the_ne
     generated.ensure(tmp_path / "ds", "gen", 2, {"n": 100}, _writer(calls))
     assert len(calls) == 1 and generated.verify(tmp_path / "ds", "gen", 2, {"n": 100}) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == [".lock-ds", "ds"]  # the partial dataset is gone
+
+
+def _read_only_storage(monkeypatch, tmp_path):
+    """What a read-only mount answers the first write (the lock file): EROFS. A real read-only mount needs
+    root's mount(2); the lock is where ensure first writes, so it stands for the whole mount."""
+    def refused(folder):
+        raise OSError(errno.EROFS, "Read-only file system", str(folder.parent / f".lock-{folder.name}"))
+
+    monkeypatch.setattr(generated, "_locked", refused)
+    monkeypatch.setattr(generated.os, "access", lambda path, mode: False)
+
+
+def test_a_whole_dataset_on_read_only_storage_is_read_as_it_is(tmp_path, monkeypatch):
+    calls: list = []
+    path = generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer(calls))
+    before = snapshot(tmp_path)
+    _read_only_storage(monkeypatch, tmp_path)
+    assert generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer(calls)) == path and len(calls) == 1
+    generated.check_kept(path)  # the check before a run: a whole dataset needs no write
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("state", ["missing", "other parameters"])
+def test_a_dataset_that_must_be_written_on_read_only_storage_is_one_line_naming_data_root(tmp_path, monkeypatch,
+                                                                                          state):
+    calls: list = []
+    if state == "other parameters":
+        generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer(calls))
+    _read_only_storage(monkeypatch, tmp_path)
+    with pytest.raises(generated.ReadOnlyData) as caught:
+        generated.ensure(tmp_path / "ds", "gen", 1, {"n": 5}, _writer(calls))
+    assert str(caught.value) == (f"cannot generate the dataset {tmp_path / 'ds'}: {tmp_path}/.lock-ds cannot be "
+                                 "written (Read-only file system); set data_root to a writable folder")
+    if state == "missing":  # said before the run makes its directory
+        with pytest.raises(generated.ReadOnlyData, match=f"cannot generate the dataset {tmp_path / 'ds'}: {tmp_path} "
+                                                          "cannot be written"):
+            generated.check_kept(tmp_path / "ds")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through a folder's permissions")
+def test_a_folder_the_user_cannot_write_is_named_before_the_run(tmp_path):
+    locked = tmp_path / "theirs"
+    locked.mkdir(mode=0o555)
+    with pytest.raises(generated.ReadOnlyData, match="set data_root to a writable folder"):
+        generated.check_kept(locked / "ds")
