@@ -75,6 +75,10 @@ def check_resources(cfg: DictConfig) -> None:
             raise ConfigError("device=cuda but PyTorch sees no CUDA device; use device=cpu")
         if cfg.gpus > have:
             raise ConfigError(f"gpus={cfg.gpus} but this host has {have} GPU(s); ask for at most {have}")
+    if not wants_cuda:
+        crowded = threads.far_too_many_ranks(cfg.gpus)
+        if crowded:
+            raise ConfigError(crowded)
     if cfg.nodes > 1 and not (cfg.rdzv_endpoint and cfg.run_id):
         raise ConfigError(f"nodes={cfg.nodes} needs rdzv_endpoint=HOST:PORT and run_id=NAME, the same on "
                           "every node (or hydra/launcher=slurm, where SLURM places the ranks)")

@@ -76,6 +76,20 @@ def too_many_ranks(local_ranks: int, cpus: Optional[int] = None) -> Optional[str
             f"to train measures that; ask for gpus={cpus} or fewer on this host")
 
 
+CROWD = 4  # CPU ranks per usable CPU beyond which a run is refused, not warned about
+
+
+def far_too_many_ranks(local_ranks: int, cpus: Optional[int] = None) -> Optional[str]:
+    """The refusal of more than CROWD CPU ranks a usable CPU: each rank is a process that loads torch and
+    its model, and gpus=1000 on 2 cores had 57 ranks started after 120 s and the machine's memory filling."""
+    cpus = cpus or len(host_load.usable_cpus())
+    if local_ranks <= CROWD * cpus:
+        return None
+    return (f"gpus={local_ranks}: {local_ranks} CPU ranks on {cpus} usable CPU(s), more than {CROWD} a CPU (each rank "
+            f"is a process that loads torch and the model); ask for gpus={CROWD * cpus} or fewer on this host, or run "
+            "on GPUs")
+
+
 def _user_policy(env) -> Optional[ThreadPolicy]:
     """The user's own OpenMP settings: set, and not what the harness put there for this tree."""
     inherited = _inherited(env)
