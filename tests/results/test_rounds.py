@@ -200,3 +200,16 @@ def test_the_convergence_reading_is_the_rcp_checker_s_own_on_every_kind_of_log(t
         assert value is None and note and want.__name__ in note
     else:
         assert (value, note) == (want, None)
+
+
+def test_a_comparison_across_epoch_units_divides_no_epochs_and_says_why(tmp_path):
+    # stable diffusion converges in steps under 3.1.0 and in samples from 4.0.0: "x epochs 1397.84x" before
+    for round_, key in (("v3.1", "step_num"), ("v4.1", "samples_count")):
+        logs = [stable_diffusion_log(_sd_scores(s), unit=key, seed=s, t0=1_700_000_000_000 + s * 10**7)
+                for s in range(10)]
+        write_folder(tmp_path / round_, round_, "sys_a", "stable_diffusion", logs)
+    out = run_cli("harness.report", str(tmp_path / "v3.1"), str(tmp_path / "v4.1"), "--compare")
+    assert out.returncode == 0, out.stderr
+    assert ("no epochs ratio nor chances: A's runs converge in steps, B's in samples (their rounds' rules count it "
+            "so), and one does not divide the other") in out.stdout
+    assert "chances:" not in out.stdout and "expected epochs" not in out.stdout
