@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO, run_cli
-from tests.results.roundlogs import retinanet_log, stable_diffusion_log, write_folder
+from tests.results.roundlogs import retinanet_log, stable_diffusion_log, system_json, write_folder
 
 _spec = importlib.util.spec_from_file_location("official_compare", REPO / "scripts" / "tools" / "official_compare.py")
 compare = importlib.util.module_from_spec(_spec)
@@ -213,3 +213,21 @@ def test_a_comparison_across_epoch_units_divides_no_epochs_and_says_why(tmp_path
     assert ("no epochs ratio nor chances: A's runs converge in steps, B's in samples (their rounds' rules count it "
             "so), and one does not divide the other") in out.stdout
     assert ": chances:" not in out.stdout and "expected epochs" not in out.stdout
+
+
+def test_one_system_line_at_three_counts_beside_another_server_still_pairs_as_scaling(tmp_path):
+    # Dell's v1.0 ResNet: DSS8440 at 8, 16 and 24 A100-PCIe beside an XE8545 (A100-SXM) at 8; two groups at 8
+    # split the family down to one folder a part, and the 16-vs-8 and 24-vs-8 rows vanished
+    # (nodes, accelerators a node, epoch time, global batch: 408, 204 and 256 a rank, as Dell's were)
+    systems = {"DSS8440x8A100-PCIE-40GB": (1, 8, 120_000, 3264), "2xDSS8440x8A100-PCIE-40GB": (2, 8, 60_000, 3264),
+               "3xDSS8440x8A100-PCIE-40GB": (3, 8, 40_000, 6144), "XE8545x4A100-SXM-80GB": (2, 4, 100_000, 3264)}
+    for name, (nodes, per_node, epoch_ms, batch) in systems.items():
+        logs = [retinanet_log([0.2, 0.3, 0.345], seed=s, epoch_ms=epoch_ms, batch=batch,
+                              t0=1_700_000_000_000 + s * 10**7) for s in range(5)]
+        folder = write_folder(tmp_path, "v3.1", name, "ssd", logs, nodes=nodes)
+        system = json.loads(system_json(name, nodes=nodes, per_node=per_node))
+        system["accelerator_model_name"] = "NVIDIA A100-PCIE-40GB" if "PCIE" in name else "NVIDIA A100-SXM4-80GB"
+        (folder.parents[2] / "systems" / f"{name}.json").write_text(json.dumps(system))
+    report, out = _report(tmp_path)
+    pairs = sorted((s["baseline_world"], s["world"], s["family"]) for s in report["speedups"])
+    assert pairs == [(8, 16, "one system family"), (8, 24, "one system family")], out.stdout

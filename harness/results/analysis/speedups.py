@@ -120,7 +120,8 @@ def world_speedups(groups: Sequence[GroupStats], scores: dict, baseline_world: O
     """Every group against the baseline world size of its family: the same benchmark, accelerator
     (its chip: V100, A100, H200, CPU; the platform without its count when no accelerator is named) and
     precision. Where a family holds two groups at one world size, it is split by MLPerf round, then
-    framework, then per-rank batch, then platform, so that each world size appears once. A submission
+    system family (lineage), then framework, then per-rank batch, then platform, so that each world size
+    appears once. A submission
     tree's groups pair within one submitter and division only, and each pair says whether it is one
     system family (harness.results.analysis.lineage) or what differs."""
     families: dict[tuple, list[GroupStats]] = {}
@@ -149,7 +150,15 @@ def _per_rank(g: GroupStats):
     return g.key.batch // g.key.world if g.key.batch and g.key.world else None
 
 
-_SPLITS = (lambda g: g.rounds, lambda g: g.key.framework, _per_rank, lambda g: g.key.platform)
+def _line(g: GroupStats):
+    """A tree group's system family (its system line, accelerator model and framework); None outside a tree."""
+    family = lineage.family_of(g.key)
+    return None if family is None else (family.line, family.accelerator, family.framework)
+
+
+# the system family before the batch and the platform: Dell's v1.0 ResNet at 8, 16 and 24 A100-PCIe (one
+# line) beside an A100-SXM server at 8 was split down to one folder a part, and its scaling pairs vanished
+_SPLITS = (lambda g: g.rounds, _line, lambda g: g.key.framework, _per_rank, lambda g: g.key.platform)
 
 
 def _split(members: list[GroupStats], splits) -> list[list[GroupStats]]:

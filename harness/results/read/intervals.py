@@ -99,9 +99,12 @@ def derived_throughput(records: Sequence[Record], v05: bool) -> tuple[Optional[f
         last = _to_last_evaluation(timed, start)[0]
         if last == int(last):  # whole epochs, from 0 or from 1: the log does not say which
             return None, None
-        origin = _positive_or_none(next((r.meta.get("epoch_num") for r in timed if r.key == "epoch_start"), 0))
+        # the epoch_start's number where the evaluations count on from it (Google's 1.05 after epoch_start 1); R-GAT's
+        # logs open epoch 1 and evaluate at 0.05 .. 0.85, counted from 0
+        origin = _positive_or_none(next((r.meta.get("epoch_num") for r in timed if r.key == "epoch_start"), 0)) or 0.0
         per_epoch = _samples(records, 1)
-        return _progress(timed, start, per_epoch or 1.0, SAMPLES_UNIT if per_epoch else EPOCHS_UNIT, origin or 0.0)
+        return _progress(timed, start, per_epoch or 1.0, SAMPLES_UNIT if per_epoch else EPOCHS_UNIT,
+                         origin if last > origin else 0.0)
     if not epochs or seconds <= 0:
         return None, None
     if samples:

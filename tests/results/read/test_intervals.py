@@ -204,3 +204,20 @@ def test_a_block_that_claims_more_epochs_than_the_next_one_leaves_it_trained_onl
     lines.append(mllog("run_stop", None, now, "INTERVAL_END", status="success"))
     run = parse_lines(lines)
     assert run.throughput == pytest.approx(8 * 0.05 * 4_195_197_692 / 8.0)
+
+
+@pytest.mark.parametrize("opened", [0, 1])
+def test_evaluations_counted_from_zero_are_read_so_whatever_epoch_the_log_opens(opened):
+    # R-GAT's v4.1 logs open epoch_start 1 and evaluate at 0.05 .. 0.85 of an epoch: 0.85 - 1 read as no training
+    lines = _head("gnn", 16_384, train_samples=157_675_969)
+    now = T0 + 1_000
+    lines.append(mllog("epoch_start", None, now, "INTERVAL_START", epoch_num=opened))
+    for k in range(1, 18):
+        now += 25_000
+        lines += [mllog("eval_start", None, now, "INTERVAL_START", epoch_num=round(0.05 * k, 2)),
+                  mllog("eval_accuracy", 0.67 + k / 1000, now + 1_000, epoch_num=round(0.05 * k, 2)),
+                  mllog("eval_stop", None, now + 1_000, "INTERVAL_END", epoch_num=round(0.05 * k, 2))]
+        now += 1_000
+    lines.append(mllog("run_stop", None, now, "INTERVAL_END", status="success"))
+    run = parse_lines(lines)
+    assert run.throughput == pytest.approx(0.85 * 157_675_969 / (17 * 25.0))
