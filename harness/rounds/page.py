@@ -135,9 +135,12 @@ def _pyplot():
     return plt
 
 
-def _svg(fig, plt) -> str:
+def _svg(fig, plt, name: str) -> str:
     buf = io.StringIO()  # fixed margins (below), not tight_layout: it draws every figure twice
-    fig.savefig(buf, format="svg", metadata={"Date": None})  # no timestamp: the same round, the same page
+    # no timestamp, and the ids of markers and clip paths hashed from a salt of this chart's own (random by
+    # default, and alike across charts would give one page two elements of one id): the same round, the same page
+    with plt.rc_context({"svg.hashsalt": f"harness.rounds:{name}"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
     plt.close(fig)
     return buf.getvalue()
 
@@ -148,7 +151,8 @@ def benchmark_chart(bench: str, round_: str, entries: Sequence[Entry], plt) -> O
     if not points:
         return None
     fig, ax = plt.subplots(figsize=(WIDTH, HEIGHT))
-    chips = sorted({e.chip for e in points}, key=lambda c: -sum(1 for e in points if e.chip == c))
+    # most systems first, ties by name: a set's order changes between processes, and the colours with it
+    chips = sorted({e.chip for e in points}, key=lambda c: (-sum(1 for e in points if e.chip == c), c))
     colour = {c: f"C{i}" for i, c in enumerate(chips[:COLOURS])}
     for chip in chips:
         mine = [e for e in points if e.chip == chip]
@@ -172,7 +176,7 @@ def benchmark_chart(bench: str, round_: str, entries: Sequence[Entry], plt) -> O
     ax.title.set_fontsize(9)
     fig.subplots_adjust(left=0.13, right=0.97, bottom=0.14, top=0.9)
     ax.legend(fontsize=6, loc="upper right", frameon=False)
-    return _svg(fig, plt)
+    return _svg(fig, plt, f"{bench}:{round_}")
 
 
 def _plain_ticks(ax, *axes) -> None:
@@ -221,7 +225,7 @@ def accelerators_chart(view: RoundView, plt) -> Optional[str]:
     ax.set(title="chip A against chip B: geometric mean speedup (rows)", xlabel="A's speedup over B (log scale)")
     ax.title.set_fontsize(8)
     fig.subplots_adjust(left=0.36, right=0.95, bottom=0.9 / fig.get_figheight(), top=1 - 0.45 / fig.get_figheight())
-    return _svg(fig, plt)
+    return _svg(fig, plt, "accelerators")
 
 
 def charts(view: RoundView) -> list[tuple[str, str]]:

@@ -70,3 +70,24 @@ def test_the_round_page_in_a_browser(trees_dir, tmp_path):
         assert browser.evaluate("document.querySelector('details').open") is False  # the runs, folded away
         assert browser.pdf()[:5] == b"%PDF-"
         assert browser.problems() == []
+
+
+def test_the_round_page_is_the_same_bytes_in_every_process(tmp_path):
+    # two chips with one system each tie in the chart's order, which a set's order decided: their colours
+    # (and the page's bytes) changed between processes, as did the charts' random SVG ids
+    from tests.results.roundlogs import retinanet_log, system_json, write_folder
+
+    for name, chip in (("sys_a", "NVIDIA A100-SXM4-80GB"), ("sys_b", "NVIDIA H100-SXM5-80GB")):
+        folder = write_folder(tmp_path, "v3.1", name, "ssd", [retinanet_log([0.2, 0.3, 0.345], seed=s,
+                                                                            t0=1_700_000_000_000 + s * 10**7)
+                                                              for s in range(5)])
+        system = json.loads(system_json(name))
+        system["accelerator_model_name"] = chip
+        (folder.parents[2] / "systems" / f"{name}.json").write_text(json.dumps(system))
+    pages = []
+    for seed in ("1", "2", "3"):
+        out = run_cli("harness.report", str(tmp_path), "--html", str(tmp_path / f"page{seed}.html"),
+                      env={"PYTHONHASHSEED": seed})
+        assert out.returncode == 0, out.stderr
+        pages.append((tmp_path / f"page{seed}.html").read_bytes())
+    assert pages[0] == pages[1] == pages[2] and b"data:image/svg" in pages[0]
