@@ -286,7 +286,7 @@ def cost_rows(c: Comparison) -> list[cost.CostRow]:
 
     rows = []
     for side, rep in (("A", c.a), ("B", c.b)):
-        for r in cost.cost_rows(rep.stats, rep.groups, rep.confidence, c.prices, c.rank_by):
+        for r in cost.cost_rows(rep.stats, rep.groups, rep.confidence, c.prices, c.rank_by, rep.scores):
             rows.append(replace(r, side=side, rank=None))
     rows.sort(key=lambda r: r.key.benchmark)
     return cost.rank(rows, c.rank_by)

@@ -153,6 +153,7 @@ class CostRow:
     input_bound: bool
     rank: Optional[int] = None  # within its benchmark, by the report's rank_by
     side: str = ""  # A or B in a comparison
+    void: bool = False  # MLPerf voids its score: `minutes` is its converged runs' mean, and it is not ranked
 
 
 def _scaled(iv: Optional[Interval], k: float) -> Optional[Interval]:
@@ -162,7 +163,10 @@ def _scaled(iv: Optional[Interval], k: float) -> Optional[Interval]:
 
 
 def cost_rows(stats: Sequence[GroupStats], groups: dict[GroupKey, list[RunSummary]],
-              conf: dict[GroupKey, GroupConfidence], prices: dict[str, float], rank_by: str = "time") -> list[CostRow]:
+              conf: dict[GroupKey, GroupConfidence], prices: dict[str, float], rank_by: str = "time",
+              scores: Optional[dict[GroupKey, Any]] = None) -> list[CostRow]:
+    """A row per group, ranked within its benchmark; a group whose score MLPerf voids (`scores`: the
+    groups' Score) keeps its converged runs' figures but ranks after the scored ones, unranked."""
     rows = []
     for g in stats:
         c = conf.get(g.key)
@@ -174,7 +178,8 @@ def cost_rows(stats: Sequence[GroupStats], groups: dict[GroupKey, list[RunSummar
         rows.append(CostRow(g.key, g.runs, minutes, c.interval if c else None, usd, how, cost,
                             _scaled(c.interval, usd / 60) if c and usd is not None else None,
                             tput * 3600 / usd if tput is not None and usd else None, g.throughput_unit, energy,
-                            _scaled(c.energy_interval, 1 / 1000) if c else None, bool(c and c.input_bound)))
+                            _scaled(c.energy_interval, 1 / 1000) if c else None, bool(c and c.input_bound),
+                            void=scores is not None and g.key in scores and scores[g.key].minutes is None))
     return rank(rows, rank_by)
 
 
@@ -183,13 +188,14 @@ def _value(row: CostRow, rank_by: str) -> Optional[float]:
 
 
 def rank(rows: Sequence[CostRow], rank_by: str) -> list[CostRow]:
-    """Per benchmark, lowest first; rows without the figure last, unranked."""
+    """Per benchmark, lowest first; rows without the figure, and void ones, last and unranked."""
     out: list[CostRow] = []
     for bench in dict.fromkeys(r.key.benchmark for r in rows):
         members = [r for r in rows if r.key.benchmark == bench]
-        known = sorted((r for r in members if _value(r, rank_by) is not None), key=lambda r: _value(r, rank_by) or 0.0)
+        known = sorted((r for r in members if _value(r, rank_by) is not None and not r.void),
+                       key=lambda r: _value(r, rank_by) or 0.0)
         out += [replace(r, rank=i + 1) for i, r in enumerate(known)]
-        out += [r for r in members if _value(r, rank_by) is None]
+        out += [replace(r, rank=None) for r in members if _value(r, rank_by) is None or r.void]
     return out
 
 

@@ -68,12 +68,12 @@ def pair_rows(c: Comparison) -> tuple[list[str], list[list[str]]]:
 
 def verdict_lines(c: Comparison) -> list[str]:
     out = []
-    units = {g.key: g.epoch_unit for rep in (c.a, c.b) for g in rep.stats}
     for p, m in zip(c.pairs, c.matched):
         where = f"{p.benchmark} {m.gpus} {p.precision or ''}".strip()
         if m.confidence is not None:
             out.append(f"{where}: {describe(m.confidence)}")
-        ua, ub = units.get(m.a_key), units.get(m.b_key)
+        ua, ub = (next((g.epoch_unit for g in rep.stats if g.key == key), None)
+                  for rep, key in ((c.a, m.a_key), (c.b, m.b_key)))
         if ua and ub and ua != ub:
             out.append(f"{where}: no epochs ratio nor chances: A's runs converge in {ua}, B's in {ub} (their rounds' "
                        "rules count it so), and one does not divide the other")

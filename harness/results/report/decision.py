@@ -106,7 +106,7 @@ def cost_section(report: Any, markdown: bool = False) -> list[str]:
     if not report.stats or not (report.prices or any(g.energy_j.n for g in report.stats)):
         return []
     table, head, bullet = _helpers(markdown)
-    rows = cost.cost_rows(report.stats, report.groups, report.confidence, report.prices, report.rank_by)
+    rows = cost.cost_rows(report.stats, report.groups, report.confidence, report.prices, report.rank_by, report.scores)
     out = ["", head(f"Cost and energy per run, ranked by {report.rank_by} within each benchmark"),
            table(*cost_table(rows, report.rank_by))]
     notes = cost_notes(rows, report.prices)
@@ -137,7 +137,7 @@ def cost_table(rows: Sequence[CostRow], rank_by: str) -> tuple[list[str], list[l
     out = []
     for r in rows:
         unit = (r.throughput_unit or "samples/s").split("/")[0]
-        out.append(["-" if r.rank is None else str(r.rank), group_name(r.key)] + [r.side] * sides + [r.key.platform,
+        out.append(["void" if r.void else "-" if r.rank is None else str(r.rank), group_name(r.key)] + [r.side] * sides + [r.key.platform,
                     "n/a" if r.key.world is None else str(r.key.world), r.key.precision or "n/a", str(r.runs),
                     "n/a" if r.minutes is None else f"{r.minutes:.4g}", _range(r.minutes_interval, lambda v: f"{v:.4g}"),
                     "n/a" if r.usd_per_hour is None else f"{r.usd_per_hour:,.2f}", r.priced_by or "n/a",

@@ -130,7 +130,7 @@ def _cost_json(rows: Sequence[cost.CostRow]) -> list[dict[str, Any]]:
 
 
 def report_cost(report: Any) -> list[cost.CostRow]:
-    return cost.cost_rows(report.stats, report.groups, report.confidence, report.prices, report.rank_by)
+    return cost.cost_rows(report.stats, report.groups, report.confidence, report.prices, report.rank_by, report.scores)
 
 
 def to_json(report: Any) -> dict[str, Any]:
@@ -184,7 +184,8 @@ def judged_row(j: Optional[confidence.Judgement], odds: Any) -> dict[str, Any]:
 def _cost_row(r: cost.CostRow, rank_by: str) -> dict[str, Any]:
     lo, hi = _iv(r.cost_interval)
     return {"kind": "cost", "benchmark": r.key.benchmark, "platform": r.key.platform, "world_size": r.key.world,
-            "precision": r.key.precision, "global_batch_size": r.key.batch, "runs": r.runs, "score_min": r.minutes,
+            "precision": r.key.precision, "global_batch_size": r.key.batch, "runs": r.runs,
+            "score_min": None if r.void else r.minutes, "time_to_train": r.minutes,
             "rank": r.rank, "rank_by": rank_by, "usd_per_hour": r.usd_per_hour, "priced_by": r.priced_by,
             "cost_usd": r.cost, "cost_low": lo, "cost_high": hi, "per_usd": r.samples_per_usd,
             "energy_j": None if r.energy_kj is None else r.energy_kj * 1000, "input_bound": r.input_bound,
@@ -211,11 +212,13 @@ def to_csv(report: Any) -> str:
             continue
         row = {"kind": "group", "benchmark": g.key.benchmark, "platform": g.key.platform, "world_size": g.key.world,
                "precision": g.key.precision, "global_batch_size": g.key.batch, "accelerator": g.key.accelerator,
-               "framework": g.key.framework, "runs": g.runs, "converged": g.converged, "score_min": conf.minutes,
-               "estimator": conf.estimator, "interval_method": conf.interval.method if conf.interval else "",
+               "framework": g.key.framework, "runs": g.runs, "converged": g.converged,
+               "score_min": report.scores[g.key].minutes, "time_to_train": conf.minutes, "estimator": conf.estimator, "interval_method": conf.interval.method if conf.interval else "",
                "throughput": conf.throughput, "throughput_unit": g.throughput_unit, "energy_j": conf.energy_j,
                "data_wait_share": conf.data_wait_share, "input_bound": conf.input_bound, "text": describe_group(conf)}
-        row["score_low"], row["score_high"] = _iv(conf.interval)
+        row["time_low"], row["time_high"] = _iv(conf.interval)
+        if report.scores[g.key].minutes is not None:  # the interval is the score's where there is one
+            row["score_low"], row["score_high"] = row["time_low"], row["time_high"]
         row["throughput_low"], row["throughput_high"] = _iv(conf.throughput_interval)
         row["energy_low"], row["energy_high"] = _iv(conf.energy_interval)
         writer.writerow(strict(row))

@@ -107,3 +107,29 @@ def test_the_workstation_card_costs_3x_and_is_this_much_faster_in_one_command(tm
                                    f"(95% interval {low:.2f}x-{high:.2f}x): a run costs ")
     assert f"({3 / high:.2f}x-{3 / low:.2f}x)" in pair["cost"]
     assert "Cost and energy per run" in out.stdout and "A6000 x 1" in out.stdout
+
+
+def test_a_void_group_keeps_its_runs_figures_but_no_score_and_no_rank(fixtures_dir, tmp_path):
+    # two of ten logs cut before run_stop void the score: the CSV gave it score_min (its converged runs' mean)
+    # and the cost ranking placed it among the scored systems
+    folder = tmp_path / "gnmt"
+    folder.mkdir()
+    for i, log in enumerate(sorted((fixtures_dir / "nvidia_dgx1" / "gnmt").glob("result_*.txt"))):
+        text = log.read_text(errors="replace")
+        if i < 2:
+            text = "".join(line for line in text.splitlines(keepends=True) if '"key": "run_stop"' not in line)
+        (folder / log.name).write_text(text)
+    out = run_cli("harness.report", str(folder), "--csv", str(tmp_path / "r.csv"), "--json", str(tmp_path / "r.json"))
+    data = json.loads((tmp_path / "r.json").read_text())
+    (group,) = data["groups"]
+    assert group["score"]["minutes"] is None and group["confidence"]["minutes"] is not None, out.stderr
+    import csv
+
+    (row,) = [r for r in csv.DictReader((tmp_path / "r.csv").read_text().splitlines()) if r["kind"] == "group"]
+    assert row["score_min"] == "" and row["score_low"] == "" and float(row["time_to_train"]) == pytest.approx(
+        group["confidence"]["minutes"])
+    void = cost.CostRow(GroupKey("gnmt", "a", 8, None, None), 10, 5.0, None, None, "", None, None, None, None, None,
+                        None, False, void=True)
+    scored = cost.CostRow(GroupKey("gnmt", "b", 8, None, None), 10, 9.0, None, None, "", None, None, None, None, None,
+                          None, False)
+    assert [(r.key.platform, r.rank) for r in cost.rank([void, scored], "time")] == [("b", 1), ("a", None)]
