@@ -5,16 +5,12 @@ The RCP arithmetic is mlperf_logging's rcp_checker (compute_rcp_stats, _find_min
 the reference mean is the olympic mean of its epochs, its stdev numpy's std (ddof=0) over all of them,
 and a group of N runs counts as significantly faster when its olympic mean falls below
     mean - t(0.95, n_ref + n_sub - 2) * stdev * sqrt(1/n_ref + 1/n_sub)
-with n_ref and n_sub the run counts less the two dropped ones: the closed form of the one-sided
-pooled t-test at 0.05 that the checker's binary search converges to.
+with n_ref and n_sub the run counts less the two dropped ones (the one-sided pooled t-test at 0.05).
 
-The seed-variance view (`seed_spread`): how much of a group's spread in time to train its epochs
-explain. Per group of converged runs: the epochs-to-converge distribution, the time to train at the
-fewest and at the most epochs, and the share of the variance of time to train that epochs explain: R^2 of the
-least-squares line of time to train on epochs (the squared Pearson correlation). 1.0 means the spread
-is all convergence (seed luck in epochs); 0 means none of it is (every run needed the same epochs, or
-the time per epoch varies as much). The rest is throughput and time outside the training loop. The
-table and the words: harness.results.report.explain.
+The seed-variance view (`seed_spread`), per group of converged runs: the epochs-to-converge counts, the time
+to train at the fewest and the most epochs, and the share of the variance of time to train that epochs explain
+(R^2 of time to train on epochs: 1.0 is all seed luck in epochs, 0 none; the rest is throughput and time outside
+the loop). The table and the words: harness.results.report.explain.
 """
 from __future__ import annotations
 
@@ -26,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Optional, Sequence
 
-from harness.results.read.summary import RunSummary
+from harness.results.read.summary import RunSummary, one_line
 from harness.results.read.tree import benchmark_alias
 
 
@@ -55,16 +51,15 @@ BUSY = "!"  # the mark of a run on a busy machine, in the report's tables and in
 def key_cells(key: GroupKey, extra: bool = False) -> list[str]:
     """How the report names a group: benchmark, platform, world size, precision, batch (and with `extra`
     the accelerator and framework)."""
-    marks = [m for m in (key.target and f"target {key.target}", key.settings) if m]
-    benchmark = f"{key.benchmark} ({'; '.join(marks)})" if marks else key.benchmark
-    cells = [benchmark, key.platform, "n/a" if key.world is None else str(key.world), key.precision or "n/a",
+    cells = [group_name(key), key.platform, "n/a" if key.world is None else str(key.world), key.precision or "n/a",
              "n/a" if key.batch is None else str(key.batch)]
     return cells + ([key.accelerator or "n/a", key.framework or "n/a"] if extra else [])
 
 
 def group_name(key: GroupKey) -> str:
     """The benchmark as the report names a group: 'ncf', 'ncf (model.learning_rate=0.006)'."""
-    return key_cells(key)[0]
+    marks = [m for m in (key.target and f"target {key.target}", key.settings) if m]
+    return f"{key.benchmark} ({'; '.join(marks)})" if marks else key.benchmark
 
 
 def group_key(run: RunSummary) -> GroupKey:
@@ -78,7 +73,7 @@ def folder_label(folder: str, division: Optional[str]) -> str:
     """'closed/NVIDIA/dgxa100_ngc20.06_pytorch' for .../NVIDIA/results/dgxa100_ngc20.06_pytorch/gnmt."""
     parts = Path(folder).parts
     org, system = (parts[-4], parts[-2]) if len(parts) >= 4 else ("?", parts[-2] if len(parts) >= 2 else "?")
-    return f"{division or 'division n/a'}/{org}/{system}"
+    return one_line(f"{division or 'division n/a'}/{org}/{system}")
 
 
 def _common(values: Sequence) -> Any:

@@ -33,7 +33,7 @@ from harness.results.read import formats, tree
 from harness.results.read.formats import Record
 from harness.results.read.intervals import derived_throughput
 from harness.results.read.runfiles import add_run_files, from_result_json
-from harness.results.read.summary import INCOMPLETE, SUCCESS, LogError, RunSummary, interrupted_by
+from harness.results.read.summary import INCOMPLETE, SUCCESS, LogError, RunSummary, interrupted_by, one_line
 
 TOKEN = formats.MLLOG
 NO_EPOCH = "status success but no eval_accuracy with an epoch_num"
@@ -177,7 +177,7 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
         if key.startswith("submission_") or key in ("seed", "global_batch_size", "precision"):
             if key in first and first[key] != value and key.startswith("submission_"):
                 run.problems.append(f"{key} logged twice with different values ({first[key]!r}, {value!r})")
-            first.setdefault(key, value)
+            first.setdefault(key, one_line(value) if isinstance(value, str) else value)
         elif key == "init_start":
             init_start = t if init_start is None else min(init_start, t)
         elif key == "init_stop" and init_stop is None:

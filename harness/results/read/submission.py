@@ -53,7 +53,7 @@ from typing import Any, Optional, Sequence
 from harness.results.read import official, rules
 from harness.results.read.formats import loads
 from harness.results.read.rules import Ruleset
-from harness.results.read.summary import PASS, RunSummary
+from harness.results.read.summary import PASS, RunSummary, one_line
 
 
 # The day each MLPerf Training round's results were published (mlcommons.org); a round's window ends
@@ -174,7 +174,7 @@ def listing(folder: str) -> Listing:
     submitter = data.get("submitter")
     status = data.get("status")
     name = data.get("system_name")
-    return Listing(submitter.strip() if isinstance(submitter, str) and submitter.strip() else org,
+    return Listing(one_line(submitter).strip() if isinstance(submitter, str) and submitter.strip() else org,
                    status.strip() if isinstance(status, str) else None, category(status),
                    name.strip() if isinstance(name, str) and name.strip() else None,
                    _int(data.get("number_of_nodes", data.get("number of nodes"))), _int(data.get("accelerators_per_node")))

@@ -39,6 +39,15 @@ PASS, FAIL, CRASH, REFUSED, UNCHECKED = "pass", "fail", "crash", "refused", "unc
 _SIGNAL = re.compile(r"\b(SIG[A-Z0-9]+)\b")
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """`text` with its control characters (a newline, a tab, an escape) as a space: a name a log or a system
+    description gives stays one cell of a table, one line of the notes, never a heading of the page."""
+    return _CONTROL.sub(" ", text)
+
+
 def interrupted_by(reason: Any) -> Optional[str]:
     """The signal that stopped a run, from run_stop's `reason` ("SIGTERM") or result.json's
     ("interrupted (SIGINT to rank 1) before run_start: ..."); None for any other reason (a crash

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from harness.results.read.formats import loads
+from harness.results.read.summary import one_line
 
 MAX_LITERAL = 100_000  # characters: a system description is a few hundred; nothing bigger is evaluated
 FIRST_50 = "first_50_success_file"  # v0.5 NCF: the runs the submitter scored
@@ -169,7 +170,7 @@ def division(x: Any) -> Optional[str]:
 
 
 def _text(x: Any) -> Optional[str]:
-    return x.strip() if isinstance(x, str) and x.strip() else None
+    return one_line(x).strip() if isinstance(x, str) and x.strip() else None
 
 
 @functools.lru_cache(maxsize=256)

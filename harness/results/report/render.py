@@ -12,7 +12,7 @@ from harness.results.report.explain import summary
 from harness.results.analysis.lineage import Kinship
 from harness.results.analysis.score import Score
 from harness.results.analysis.stats import BUSY, GroupStats, RCPVerdict, key_cells
-from harness.results.read.summary import RunSummary
+from harness.results.read.summary import RunSummary, one_line
 from harness.results.report.explain import describe_attribution
 from harness.results.report.explain import family_text
 from harness.results.report.verdicts import score_note
@@ -218,6 +218,7 @@ def precision_rows(ratios: list[PrecisionRatio]) -> tuple[list[str], list[list[s
 
 
 def text_table(header: list[str], rows: list[list[str]]) -> str:
+    rows = [[one_line(c) for c in r] for r in rows]  # a folder's name may hold a newline too
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
@@ -225,7 +226,7 @@ def text_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    esc = lambda c: c.replace("|", "\\|")  # noqa: E731
+    esc = lambda c: one_line(c).replace("|", "\\|")  # noqa: E731
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)

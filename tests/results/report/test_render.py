@@ -20,3 +20,25 @@ def test_run_cells_say_what_their_numbers_are():
     assert cells[1]["throughput/s"] == "14,411 (d)" and cells[2]["throughput/s"] == "0.003267 epochs (d)"
     notes = render.run_footnotes(runs)
     assert [n[0] for n in notes] == ["*", "!", "("]
+
+
+def test_a_newline_in_a_log_or_a_system_description_stays_inside_its_cell(tmp_path):
+    # a platform logged as "x\n## H | x" broke its table row and became a heading (and an anchor) of the page
+    import json
+
+    from tests.helpers import run_cli
+    from tests.results.roundlogs import retinanet_log, system_json, write_folder
+
+    logs = [retinanet_log([0.2, 0.3, 0.345], seed=s, platform="<img src=x onerror=alert(1)>\n## H | x",
+                          t0=1_700_000_000_000 + s * 10**7) for s in range(5)]
+    folder = write_folder(tmp_path, "v3.1", "sys_a", "ssd", logs)
+    system = json.loads(system_json("sys_a"))
+    system["submitter"] = "Org\n## Injected heading"
+    (folder.parents[2] / "systems" / "sys_a.json").write_text(json.dumps(system))
+    out = run_cli("harness.report", str(tmp_path), "--md", str(tmp_path / "r.md"), "--html", str(tmp_path / "r.html"))
+    assert out.returncode == 0, out.stderr
+    markdown = (tmp_path / "r.md").read_text()
+    assert not any(line.startswith(("## H", "## Injected")) for line in markdown.splitlines() + out.stdout.splitlines())
+    assert "Org ## Injected heading" in markdown or "## Injected" not in markdown
+    page = (tmp_path / "r.html").read_text()
+    assert "<img src=x" not in page and "<h2 id=\"h-" not in page and "injected-heading" not in page
