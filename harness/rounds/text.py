@@ -216,7 +216,7 @@ def _who(e: Entry) -> str:
 
 def winners(view: RoundView) -> list[tuple[str, str, Entry, Entry, int]]:
     """(benchmark, round, fastest, fewest accelerator-minutes, systems scored) per benchmark and round, closed
-    division only."""
+    division only; of systems tied, the first in the ranking (summary_rows names them all)."""
     out: dict[tuple[str, str], list[Entry]] = {}
     for e in view.entries:
         if e.division == "closed" and e.minutes is not None:
@@ -235,8 +235,16 @@ def summary_rows(view: RoundView) -> tuple[list[str], list[list[str]]]:
     rows = []
     for bench, round_, fastest, cheapest, n in winners(view):
         per = "n/a" if cheapest.accelerator_minutes is None else f"{cheapest.accelerator_minutes:,.0f}"
-        rows.append([bench, round_, str(n), f"{fastest.minutes:.3f}: {_who(fastest)}", f"{per}: {_who(cheapest)}"])
+        rows.append([bench, round_, str(n), f"{fastest.minutes:.3f}: {_tied(view, fastest, 'minutes')}",
+                     f"{per}: {_tied(view, cheapest, 'accelerator_minutes')}"])
     return header, rows
+
+
+def _tied(view: RoundView, best: Entry, figure: str) -> str:
+    """The winner, and every closed system of its benchmark and round with the same figure: a tie is named whole."""
+    ties = [e for e in view.entries if e.benchmark == best.benchmark and e.round == best.round
+            and e.division == "closed" and getattr(e, figure) == getattr(best, figure)]
+    return ", ".join(_who(e) for e in ties) + (" (tied)" if len(ties) > 1 else "")
 
 
 def render_summary(view: RoundView, markdown: bool = False, legend: bool = True) -> str:

@@ -186,15 +186,17 @@ def _order(e: Entry) -> tuple:
 def _ranked(entries: list[Entry]) -> list[Entry]:
     from dataclasses import replace
 
-    out, rank, block = [], 0, None
+    out, seen, rank, block, last = [], 0, 0, None, None
     for e in sorted(entries, key=_order):
         here = (e.benchmark, e.round, e.division, e.availability)
-        rank = 0 if here != block else rank
-        block = here
+        if here != block:
+            seen, rank, block, last = 0, 0, here, None
         if e.minutes is None:
             out.append(e)
             continue
-        rank += 1
+        seen += 1
+        if e.minutes != last:  # equal scores share a rank, and the next one skips (1, 2, 2, 4)
+            rank, last = seen, e.minutes
         out.append(replace(e, rank=rank))
     return out
 

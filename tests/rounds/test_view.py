@@ -140,3 +140,19 @@ def test_chips_compare_on_their_best_closed_results_at_equal_counts(report):
     overall = [m for m in data["round"]["accelerators"]["geomeans"] if m["category"] == "overall"]
     assert [m["value"] for m in overall] == [pytest.approx(pair["time_to_train"])]
     assert markdown.index("## Round: systems ranked per benchmark") < markdown.index("## Runs")
+
+
+def test_equal_scores_share_a_rank_and_the_summary_names_every_system_tied(tmp_path):
+    # three systems of one score were ranked 1, 2 and 3 by their names, and the summary named one of them
+    from tests.results.roundlogs import retinanet_log, write_folder
+
+    for name, epoch_ms in (("sys_a", 120_000), ("sys_b", 120_000), ("sys_c", 90_000), ("sys_d", 150_000)):
+        write_folder(tmp_path, "v3.1", name, "ssd", [retinanet_log([0.2, 0.3, 0.345], seed=s, epoch_ms=epoch_ms,
+                                                                  t0=1_700_000_000_000 + s * 10**7) for s in range(5)])
+    out = run_cli("harness.report", str(tmp_path), "--json", "-")
+    entries = json.loads(out.stdout)["round"]["entries"]
+    assert sorted((e["system"], e["rank"]) for e in entries) == [("sys_a", 2), ("sys_b", 2), ("sys_c", 1), ("sys_d", 4)]
+    results = tmp_path / "training_results_v3.1" / "Org" / "results"
+    tied = run_cli("harness.report", str(results / "sys_a"), str(results / "sys_b"), "--html", str(tmp_path / "p.html"))
+    (row,) = [line for line in tied.stdout.splitlines() if line.startswith("ssd ")]  # the summary the terminal gets
+    assert row.count("(tied)") == 2 and "Org/sys_a (8 x H100, available on-premise), Org/sys_b (8 x H100" in row, tied.stdout
