@@ -105,6 +105,11 @@ def test_a_debug_run_writes_what_its_checker_accepts(name, tmp_path):
     verdict = check_log(result_path.parent / "mlperf.log")
     if result["status"] == "success":
         assert verdict.passed, verdict.messages
+        # the log counts its epochs in the unit MLPerf's RCP checker reads for the benchmark (DLRM-DCNv2 logged
+        # sample counts where its RCPs are epochs: 164,864 "epochs" passed the RCP test whatever they were)
+        from harness.results.read.official import convergence_unit
+
+        assert result["epoch_unit"] == convergence_unit(spec.benchmark, spec.task.ruleset), result["epoch_unit"]
     else:  # a debug run is too short to reach the target: that must be the checker's only objection
         assert verdict.messages and all(m.strip().startswith("Failed checks for eval_accuracy") for m in verdict.messages), \
             verdict.messages

@@ -9,11 +9,13 @@ at its epoch cap ends on a quality it can be judged by.
 - every N epochs, offset k: evaluations after epochs N-k, 2N-k, ... (MLPerf's ResNet runs used N=4,
   k=1: epochs 3, 7, 11, ...);
 - listed epochs (SSD's reference evaluates at set epochs);
-- every N samples (BERT, Llama 3.1 8B): evaluations fall inside epochs, after the step that crosses each
-  multiple of N training samples (all ranks together); epoch_num in the log is the sample count, and
-  every evaluation and block event carries it as samples_count too, the key the rulesets of the
-  benchmarks MLPerf counts in samples require (closed_llama31_8b.yaml's eval_accuracy) and the RCP
-  checker reads.
+- every N samples (BERT, Llama 3.1 8B, DLRM-DCNv2): evaluations fall inside epochs, after the step that
+  crosses each multiple of N training samples (all ranks together); every evaluation and block event
+  carries the sample count as samples_count, the key the rulesets of the benchmarks MLPerf counts in
+  samples require (closed_llama31_8b.yaml's eval_accuracy). epoch_num is what the benchmark's RCPs count
+  (`epoch_samples`): the sample count, or, for a benchmark MLPerf counts in epochs (DLRM-DCNv2, whose
+  reference evaluates every 1/20 epoch), the fraction of an epoch trained, samples / epoch_samples: the
+  RCP checker reads epoch_num so, and 164,864 "epochs" passed its test whatever they were.
 
     python -c "from harness.interface.schedule import EvalSchedule as S; print(S(every_epochs=4, offset=1).blocks(12))"
 """
@@ -43,6 +45,7 @@ class EvalSchedule:
     offset: int = 0
     epochs: tuple[int, ...] = ()
     every_samples: Optional[int] = None
+    epoch_samples: Optional[int] = None  # by samples, for a benchmark counted in epochs: the samples of an epoch
 
     def __post_init__(self) -> None:
         if self.every_samples is not None:
@@ -60,8 +63,8 @@ class EvalSchedule:
 
     @classmethod
     def of(cls, every: int = 1, offset: int = 0, epochs: Optional[Sequence[int]] = None,
-           every_samples: Optional[int] = None) -> "EvalSchedule":
-        return cls(int(every), int(offset), tuple(int(e) for e in epochs or ()), every_samples)
+           every_samples: Optional[int] = None, epoch_samples: Optional[int] = None) -> "EvalSchedule":
+        return cls(int(every), int(offset), tuple(int(e) for e in epochs or ()), every_samples, epoch_samples)
 
     @property
     def by_samples(self) -> bool:
@@ -98,22 +101,34 @@ class EvalSchedule:
         return Block(epoch, dict(self.blocks(max_epochs))[epoch])
 
     def epoch_num(self, epoch: int, samples: int) -> int:
-        """An evaluation's epoch_num in the log: the epoch, or the samples trained (all ranks)."""
+        """Where an evaluation falls: the epoch, or the samples trained (all ranks) under a schedule by
+        samples (what the model's evaluate and the hooks get; `logged` is the log's epoch_num)."""
         return samples if self.by_samples else epoch
 
-    def metadata(self, epoch_num: float) -> dict[str, float]:
-        """An evaluation's MLPerf metadata: its epoch_num, and under a schedule by samples samples_count."""
-        return {"epoch_num": epoch_num, "samples_count": epoch_num} if self.by_samples else {"epoch_num": epoch_num}
+    def logged(self, position: float) -> float:
+        """The log's epoch_num for a position (`epoch_num`): the epoch or the samples, or the fraction of
+        an epoch where the benchmark is counted in epochs (`epoch_samples`)."""
+        return position / self.epoch_samples if self.by_samples and self.epoch_samples else position
 
-    def block_metadata(self, block: Block, start: bool) -> dict[str, int]:
+    def metadata(self, position: float) -> dict[str, float]:
+        """An evaluation's MLPerf metadata: its epoch_num, and under a schedule by samples samples_count."""
+        if not self.by_samples:
+            return {"epoch_num": position}
+        return {"epoch_num": self.logged(position), "samples_count": position}
+
+    def block_metadata(self, block: Block, start: bool) -> dict[str, float]:
         """block_start's (start) or block_stop's metadata: first_epoch_num (and epoch_count at the start),
         and under a schedule by samples the samples trained before the block as samples_count."""
-        out = {"first_epoch_num": block.first, "epoch_count": block.count} if start else {"first_epoch_num": block.first}
+        out: dict[str, float] = {"first_epoch_num": self.logged(block.first)}
+        if start:
+            out["epoch_count"] = self.logged(block.count)
         return {**out, "samples_count": block.first} if self.by_samples else out
 
-    def where(self, epoch_num: float, max_epochs: int) -> str:
-        """Where an evaluation fell, for the console: "epoch 3/10" or "samples 3,072"."""
-        return f"samples {epoch_num:,.0f}" if self.by_samples else f"epoch {epoch_num:g}/{max_epochs}"
+    def where(self, position: float, max_epochs: int) -> str:
+        """Where an evaluation fell, for the console: "epoch 3/10", "samples 3,072" (and its epoch)."""
+        if not self.by_samples:
+            return f"epoch {position:g}/{max_epochs}"
+        return f"samples {position:,.0f}" + (f" (epoch {self.logged(position):.3g})" if self.epoch_samples else "")
 
     def describe(self) -> str:
         if self.by_samples:

@@ -30,7 +30,7 @@ from harness.run.distributed import World
 from harness.signals import shielded, signal_name
 from harness.run.flops import describe
 from harness.run.launch import RankFailed, launch, uses_cuda
-from harness.run.plan import RunPlan, plan_run
+from harness.run.plan import RunPlan, counts_epochs, plan_run
 
 log = logging.getLogger("harness.train")
 
@@ -102,7 +102,8 @@ def _record_plan(plan: RunPlan, start: RunRecord) -> RunRecord:
     target = cfg.model.target
     return replace(start, quality_metric=spec.task.quality.name, quality_direction=spec.task.quality.direction,
                          target=OmegaConf.to_object(target) if OmegaConf.is_config(target) else target,
-                         epoch_unit="samples" if cfg.model.get("eval_every_samples") else "epochs")
+                         epoch_unit="samples" if cfg.model.get("eval_every_samples") and not counts_epochs(spec)
+                         else "epochs")
 
 
 def _failed(err: Exception, cfg: Optional[DictConfig] = None) -> RunEnd:

@@ -198,7 +198,7 @@ class _Blocks:
         `last`: the epoch just closed, for the report line (None inside an epoch)."""
         quality, seconds = evaluate(self.run, epoch_num, self.judge, self.mlperf, self.hooks)
         self.close()
-        self.evals.append(Evaluation(epoch_num, quality))
+        self.evals.append(Evaluation(self.judge.schedule.logged(epoch_num), quality))  # as the log has it
         self.pending.append((quality, seconds))
         reached = self.judge.quality.reached(quality, self.judge.target)
         _report(self.judge, epoch_num, quality, reached, last)
@@ -254,7 +254,7 @@ def train_to_target(run: BuiltRun, *, judge: Judge, mlperf: MLPerfLog, hooks: Ho
                 break
         else:  # the epoch cap inside an open block: a run ends on an evaluation, as every run does
             last = schedule.epoch_num(judge.max_epochs, done)
-            if blocks.current is not None and blocks.evals and blocks.evals[-1].epoch == last:
+            if blocks.current is not None and blocks.evals and blocks.evals[-1].epoch == schedule.logged(last):
                 blocks.close()  # the block opened after the last evaluation holds none
             elif blocks.current is not None:
                 reached = blocks.evaluate(last, epochs[-1])

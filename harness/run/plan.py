@@ -69,3 +69,13 @@ def read_plan(cfg: DictConfig, spec: ModelSpec) -> RunPlan:
         raise TypeError(f"the run's config reads as {type(config).__name__}, not the harness's HarnessConfig")
     return RunPlan(cfg=cfg, spec=spec, config=config, seed=int(cfg.seed), precision=str(cfg.precision),
                    label=fastpath.label(cfg), path=fastpath.path(cfg))
+
+
+def counts_epochs(spec: ModelSpec) -> bool:
+    """Whether the log's epoch numbers of this benchmark count epochs under a schedule by samples (a fraction
+    of an epoch: DLRM-DCNv2), as the RCP checker reads them; samples for the benchmarks it counts in samples
+    (BERT, the Llamas) and for a benchmark MLPerf has no RCPs for (the test stand-ins)."""
+    from harness.results.read.official import EPOCH_NUM_COUNTS, SAMPLES_BENCHMARKS, convergence_unit
+
+    known = spec.benchmark in EPOCH_NUM_COUNTS or spec.benchmark in SAMPLES_BENCHMARKS
+    return known and spec.task is not None and convergence_unit(spec.benchmark, spec.task.ruleset) == "epochs"

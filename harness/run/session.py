@@ -44,7 +44,7 @@ from harness.run import throughput
 from harness.run.warmup import warm_up
 from harness.run import windows as timing
 from harness.run.mlperf_log import C, MLPerfLog
-from harness.run.plan import RunPlan
+from harness.run.plan import RunPlan, counts_epochs
 
 log = logging.getLogger("harness.session")
 MAX_INIT_S = 1200  # MLPerf training rules, Run Results: "a maximum of 20 minutes of model initialization time"
@@ -68,11 +68,12 @@ class PeerDied(RuntimeError):
         self.rank = rank
 
 
-def schedule_of(cfg: DictConfig) -> EvalSchedule:
-    """The model's evaluation schedule; the top-level eval_every overrides the model's epoch count."""
+def schedule_of(cfg: DictConfig, epoch_samples: Optional[int] = None) -> EvalSchedule:
+    """The model's evaluation schedule; the top-level eval_every overrides the model's epoch count.
+    `epoch_samples`: a schedule by samples of a benchmark counted in epochs logs fractions of them."""
     m = cfg.model
     return EvalSchedule.of(every=cfg.eval_every, offset=m.get("eval_offset") or 0, epochs=m.get("eval_epochs"),
-                           every_samples=m.get("eval_every_samples"))
+                           every_samples=m.get("eval_every_samples"), epoch_samples=epoch_samples)
 
 
 def _log_init(mlperf: MLPerfLog, plan: RunPlan, world: World, watch: Observers) -> None:
@@ -226,7 +227,8 @@ def _run(job: RankJob, training: bool, held: _Open) -> RunRecord:
 
     task = spec.task
     assert task is not None  # config.check refuses mode=train for a throughput-only model
-    judge = Judge(task.quality, task.quality.value(plan.config.model.target, "target"), schedule_of(cfg),
+    epoch_samples = built.task.train_samples() if counts_epochs(spec) else None  # the log's epoch_num a fraction
+    judge = Judge(task.quality, task.quality.value(plan.config.model.target, "target"), schedule_of(cfg, epoch_samples),
                   plan.config.max_epochs)
     held.run_start = mlperf.start(C.RUN_START)
     loop = train_to_target(built, judge=judge, mlperf=mlperf, hooks=hooks)  # energy to train counts in here
