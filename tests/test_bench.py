@@ -295,3 +295,62 @@ def test_a_damaged_bench_folder_names_each_damaged_file_or_line_and_tabulates_th
         assert main([flag, "--out", str(tmp_path / "file")]) == 2
         assert capsys.readouterr().err == (f"harness.bench: error: --out {tmp_path / 'file'} is a file, not a folder: "
                                            "name a folder for the cells' runs and tables\n")
+
+
+def test_ctrl_c_stops_the_running_cell_rather_than_waiting_for_its_windows(tmp_path):
+    # the pool's `with` waited for the cell's thread, which waited for the cell: its windows ran on, and Ctrl-C
+    # could hang for the cell's --timeout (600 s by default)
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.helpers import child_env
+
+    proc = subprocess.Popen([sys.executable, "-m", "harness.bench", "--device", "cpu", "--models", "ncf",
+                             "--precisions", "fp32", "--gpus", "1", "--repeats", "8", "--window-s", "3",
+                             "--warmup-s", "1", "--set", "model.batch_size=4096", "--out", str(tmp_path / "b")],
+                            cwd=REPO, env=child_env(), start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    log = tmp_path / "b" / "runs" / "ncf-fp32-1gpu" / "bench.log"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (log.is_file() and "initialised" in log.read_text()):
+        time.sleep(0.2)
+    time.sleep(2)  # into its windows: 8 of 3 s each are left
+    os.killpg(proc.pid, signal.SIGINT)
+    sent = time.monotonic()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and time.monotonic() - sent < 12, err
+    result = json.loads((tmp_path / "b" / "runs" / "ncf-fp32-1gpu" / "result.json").read_text())
+    assert result["status"] == "aborted" and "SIGTERM" in result["reason"]
+
+
+def test_a_cell_named_twice_runs_once():
+    # --gpus 1 1 ran one cell twice into one folder, the second over the first
+    cells = plan(_parser().parse_args(["--models", "ncf", "ncf", "--precisions", "fp32", "fp32", "--gpus", "1", "1"]),
+                 available=2, device="cpu")
+    assert [c.name for c in cells] == ["ncf-fp32-1gpu"]
+
+
+def test_resume_keeps_only_a_throughput_result_measured_as_the_cell_is_now(tmp_path):
+    from harness.bench import readback
+
+    planned = ["model=ncf", "mode=throughput", "model.batch_size=4096"]
+    path = tmp_path / "result.json"
+    good = {"status": "success", "mode": "throughput", "model": "ncf", "throughput": 1000.0,
+            "command": [*planned, "output_root=x"]}
+    cases = [(good, True), ({**good, "command": ["model=ncf", "mode=throughput", "model.batch_size=2048"]}, False),
+             ({**good, "mode": "train"}, False), ({**good, "model": 5}, False), ({**good, "status": "failed"}, False)]
+    for data, kept in cases:
+        path.write_text(json.dumps(data))
+        assert readback.succeeded(path, planned) is kept, data
+
+
+def test_tables_only_on_a_training_output_is_refused(tmp_path):
+    from harness.bench.suite import usage_error
+
+    (tmp_path / "runs" / "2026-12-05_ncf").mkdir(parents=True)
+    (tmp_path / "runs" / "2026-12-05_ncf" / "result.json").write_text('{"status": "success", "mode": "train"}')
+    args = _parser().parse_args(["--tables-only", "--out", str(tmp_path)])
+    assert "holds no bench runs" in usage_error(args, tmp_path)

@@ -183,8 +183,11 @@ def _last_line(path: Path) -> Optional[str]:
     return (errors or lines)[-1] if errors or lines else None
 
 
-def _done(out: Path, cell: Cell) -> bool:
-    return readback.succeeded(out / "runs" / cell.name / "result.json")
+def _done(out: Path, cell: Cell, args: argparse.Namespace, device: str) -> bool:
+    """--resume keeps a cell measured as it would be measured now."""
+    planned = cell.overrides(device, smoke=args.smoke, window_s=args.window_s, warmup_s=args.warmup_s,
+                             repeats=args.repeats, seed=args.seed) + list(args.set)
+    return readback.succeeded(out / "runs" / cell.name / "result.json", planned)
 
 
 def _say(text: str) -> None:
@@ -224,7 +227,7 @@ def _main(argv: Optional[list[str]]) -> int:
         print(f"harness.bench: error: {err}", file=sys.stderr)
         return EXIT_USAGE
     out.mkdir(parents=True, exist_ok=True)
-    todo = [c for c in cells if not (args.resume and _done(out, c))]
+    todo = [c for c in cells if not (args.resume and _done(out, c, args, device))]
     est = [estimate_s(c, device, args.smoke, args.window_s, args.warmup_s, args.repeats) for c in todo]
     if cells:
         _say(f"{len(cells)} cells ({len(cells) - len(todo)} kept from {out}) -> {len(todo)} to run, estimated "
@@ -292,7 +295,8 @@ def _run_all(todo: list[Cell], est: list[float], args, out: Path, device: str,
             progress["left_s"] -= guess
             outcomes.append(_report(f.result(), len(outcomes) + 1, len(todo), t0, progress, out, jobs))
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
         for i, (cell, guess) in enumerate(zip(todo, est)):
             if time.perf_counter() - t0 + guess > budget:
                 collect(ALL_COMPLETED)
@@ -302,6 +306,14 @@ def _run_all(todo: list[Cell], est: list[float], args, out: Path, device: str,
             held = [free.pop(0) for _ in range(cell.gpus)] if device == "cuda" else []
             running[pool.submit(run_cell, cell, args, out, device, held)] = (guess, held)
         collect(ALL_COMPLETED)
+    except KeyboardInterrupt:
+        # the cells' processes first: each pool thread waits on its cell, and a pool left by `with` would wait
+        # for every running cell to finish its windows before Ctrl-C could stop it
+        for proc in list(RUNNING):
+            stop(proc)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     return outcomes, 0, t0
 
 

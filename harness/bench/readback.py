@@ -74,20 +74,31 @@ def seconds(cells: list[dict[str, Any]]) -> float:
                and not isinstance(c.get("seconds"), bool) and c["seconds"] >= 0)
 
 
-def succeeded(path: Path) -> bool:
-    """A cell's result.json says success (a damaged one does not: --resume runs the cell again)."""
+def succeeded(path: Path, planned: Optional[list[str]] = None) -> bool:
+    """A cell's result.json says success (a damaged one does not: --resume runs the cell again), is a
+    throughput measurement with every field well typed, and, given `planned` (the overrides the cell runs
+    with now), was measured with them: a cell measured at another batch, window or seed is measured again."""
+    from harness import record
+
     text, _ = _text(path) if path.is_file() else (None, None)
     data, _ = _object(text) if text is not None else (None, None)
-    return data is not None and data.get("status") == "success"
+    if data is None or data.get("status") != "success" or data.get("mode") != "throughput" or record.problems(data):
+        return False
+    ran = [c for c in data.get("command") or () if not str(c).startswith(("output_root=", "hydra."))]
+    return planned is None or ran == planned
 
 
 def damaged_results(out: str | Path) -> list[Path]:
-    """The cells' result.json files under OUT/runs that hold no JSON object, each named on stderr: the
-    tables leave them out."""
+    """The cells' result.json files under OUT/runs that hold no JSON object, or one with a badly typed field,
+    each named on stderr: the tables leave them out."""
+    from harness import record
+
     bad = []
     for path in sorted(Path(out).glob("runs/*/result.json")):
         text, why = _text(path)
         data, why = _object(text) if text is not None else (None, why)
+        if data is not None and record.problems(data):
+            data, why = None, "; ".join(record.problems(data))
         if data is None:
             _warn(f"{path}: {why}: the cell is left out of the tables (--resume runs it again)")
             bad.append(path)

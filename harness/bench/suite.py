@@ -125,7 +125,8 @@ def plan(args: argparse.Namespace, available: int, device: str = "cuda") -> list
     entries = [e.partition(":") for e in args.models or suite_models()]
     for model, _, _ in entries:
         registry.get(model)  # ConfigError for an unknown model
-    counts = [1] if args.smoke else args.gpus or default_gpus(available)
+    entries = list(dict.fromkeys((m, s, w) for m, s, w in entries))  # a model named twice is one model's cells
+    counts = list(dict.fromkeys([1] if args.smoke else args.gpus or default_gpus(available)))  # --gpus 1 1: once
     if device == "cuda" and max(counts) > available:
         raise ConfigError(f"--gpus {max(counts)} but this machine has {available} GPU(s); ask for at most {available}")
     paths = ["eager"] if getattr(args, "eager", False) else list(getattr(args, "paths", None) or ["fast"])
@@ -141,7 +142,7 @@ def precisions(args: argparse.Namespace, device: str) -> list[str]:
     if args.smoke:
         return ["fp32"]
     if args.precisions:
-        return list(args.precisions)
+        return list(dict.fromkeys(args.precisions))
     return ["tf32", "amp"] if device == "cuda" else ["fp32"]
 
 
@@ -160,7 +161,8 @@ def usage_error(args: argparse.Namespace, out: Path) -> Optional[str]:
             return f"{flag} {value:g} must be {'above' if strict else 'at least'} {low}"
     if out.exists() and not out.is_dir():
         return f"--out {out} is a file, not a folder: name a folder for the cells' runs and tables"
-    if args.tables_only and not any((out / "runs").glob("*/result.json")):
+    bench = (out / "bench.json").is_file() or (out / "bench.jsonl").is_file()  # what harness.bench writes beside them
+    if args.tables_only and not (bench and any((out / "runs").glob("*/result.json"))):
         return (f"--tables-only: {out} holds no bench runs (runs/<cell>/result.json); give --out of a folder "
                 "that harness.bench ran cells into")
     return None
