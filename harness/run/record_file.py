@@ -45,7 +45,12 @@ def from_log(record: RunRecord, path: Path) -> RunRecord:
     hyper = dict(record.hyperparameters)
     seed = record.seed
     eval_t0 = None
+    hyper_phase = False  # the hyperparameters are the records the run logs between its seed and init_stop
     for key, value, meta, t in _records(path):
+        if key in ("seed", "init_stop"):
+            hyper_phase = key == "seed"
+        elif hyper_phase and key not in ("train_samples", "eval_samples"):
+            hyper.setdefault(key, value)
         epoch: Any = meta.get("epoch_num")
         if key == "tracked_stats" and isinstance(value, dict):
             epochs[epoch] = {"epoch": epoch, "train_loss": value.get("train_loss"), "train_seconds": value.get("seconds"),

@@ -100,6 +100,8 @@ def test_a_signal_to_the_whole_group_with_loader_workers_ends_the_run_at_once_wi
     assert took < 8, f"the run took {took:.1f} s to end after {sig.name}"
     result = _result(tmp_path / "out")
     assert result["status"] == "aborted" and result["reason"] == f"interrupted ({sig.name})"
+    # rebuilt from the log: every hyperparameter it logged, not global_batch_size alone
+    assert {"global_batch_size", "opt_name"} <= set(result["hyperparameters"]) and len(result["hyperparameters"]) > 4
     last = _last_mllog(log)
     assert last["key"] == "run_stop" and last["metadata"]["reason"] == sig.name
 
