@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -90,11 +91,20 @@ def system(names: list[str]) -> int:
 
 
 def submitters(folders: list[str]) -> int:
+    """Each benchmark folder's listing; a round, an organisation or a system folder is walked down to the
+    benchmark folders it holds (results/<system>/<benchmark>)."""
     from harness.results.read.submission import listing
 
     found, code = _there(folders, "folder")
     for folder in found:
-        print(f"{folder}: {listing(str(Path(folder).resolve()))}")
+        here = Path(folder).resolve()
+        benchmarks = [here] if any(here.glob("result_*.txt")) else sorted(
+            {p.parent for p in here.rglob("result_*.txt") if p.parent.parent.parent.name == "results"})
+        if not benchmarks:
+            print(f"{folder}: no benchmark folder (results/<system>/<benchmark>/result_*.txt) under it", file=sys.stderr)
+            code = 1
+        for bench in benchmarks:
+            print(f"{bench if bench != here else folder}: {listing(str(bench))}")
     return code
 
 
@@ -191,7 +201,7 @@ SHOWN: dict[str, tuple[str, str, int, Callable[[list[str]], int]]] = {
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.check.show", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.check.show", description=__doc__.split("\n\n")[0])
     pieces = parser.add_subparsers(dest="what", required=True, metavar="WHAT")
     for name, (what, takes, least, _) in SHOWN.items():
         sub = pieces.add_parser(name, help=what, description=what)
@@ -209,6 +219,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         return SHOWN[args.what][3](names)
     except KeyboardInterrupt as err:
         return ended_by("harness.check.show", err, "what it printed before is whole")
+    except BrokenPipeError:  # the reader took what it wanted (`| head`): the rest goes nowhere, without a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -53,3 +53,29 @@ def test_only_the_commands_run_as_scripts():
                 scripts.add(str(path.relative_to(REPO)))
     assert scripts == {"harness/train.py", "harness/sweep.py", "harness/report.py", "harness/check_data.py",
                        "harness/check/__main__.py", "harness/check/show.py", "harness/bench/start.py"}
+
+
+def test_a_round_or_organisation_folder_lists_its_benchmark_folders_and_a_reader_may_stop_early(trees_dir, tmp_path):
+    # an organisation's folder printed Listing(submitter='?', ...) and exit 0; `| head` gave BrokenPipeError's traceback
+    said = run_cli("harness.check.show", "submitters", str(trees_dir / "v0.7" / "NVIDIA"), cwd=tmp_path)
+    assert said.returncode == 0, said.stderr
+    lines = said.stdout.splitlines()
+    assert len(lines) == 3 and all("/results/" in line and line.rstrip().endswith(")") and "submitter='NVIDIA'" in line
+                                   for line in lines), said.stdout
+    empty = run_cli("harness.check.show", "submitters", str(tmp_path), cwd=tmp_path)
+    assert empty.returncode == 1 and "no benchmark folder" in empty.stderr
+    import subprocess
+    import sys
+
+    from tests.helpers import child_env
+
+    logs = [str(trees_dir / GNMT)] * 200
+    proc = subprocess.Popen([sys.executable, "-m", "harness.check.show", "log", *logs], cwd=REPO, env=child_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()  # the reader has what it wanted
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 0 and "Traceback" not in err, err
+    helped = run_cli("harness.check.show", "--help", cwd=tmp_path)
+    assert "harness.report, harness.check and harness.train build on" in " ".join(helped.stdout.split())
