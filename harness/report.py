@@ -107,7 +107,11 @@ def refused_output(args: argparse.Namespace) -> Optional[str]:
     """Why an output file named on the command line cannot be written, checked before anything is read:
     a path that is there but is not a regular file (/dev/null, a pipe, a folder: the write would replace
     the node), one of the files the report reads (a run's mlperf.log or result.json: the next report
-    would lack the run), or a file two options name. A link is written through to its file."""
+    would lack the run), or a file two options name, standard output (`-`) too: Markdown then JSON in one
+    stream is neither. A link is written through to its file."""
+    to_stdout = [f"--{flag}" for flag in OUTPUTS if getattr(args, flag) == "-"]
+    if len(to_stdout) > 1:
+        return f"{to_stdout[1]} -: {to_stdout[0]} writes to standard output already; give the other a file"
     named = [(f"--{flag}", getattr(args, flag)) for flag in OUTPUTS if getattr(args, flag) not in (None, "-")]
     if not named:
         return None

@@ -282,3 +282,11 @@ def test_runs_that_state_different_targets_are_scored_apart_with_a_note(tmp_path
     assert sorted((g["target_group"], g["runs"], g["epochs"]["mean"]) for g in groups) == [("0.75", 3, 2.0),
                                                                                         ("0.9", 3, 3.0)]
     assert sum("scored as a group of their own" in line for line in out.err.splitlines()) == 2
+
+
+def test_two_outputs_to_standard_output_are_refused(fixtures_dir):
+    # Markdown then JSON in one stream was neither
+    out = run_cli("harness.report", str(fixtures_dir / "nvidia_dgx1"), "--md", "-", "--json", "-")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.strip() == ("harness.report: error: --json -: --md writes to standard output already; give the "
+                                  "other a file")

@@ -10,7 +10,7 @@ another's 8-GPU server can make BERT look slower on twice the GPUs. The rule, in
 - one submitter: the system description's `submitter` (else the organisation's folder) and one division;
 - one system line: the system folder's name with its scale taken out, as submitters write it: a node or
   accelerator count token (`_n8`, `-N32`, `16-nodes-`, a leading `2x`, the `8` of `x8H100` or `8xA100`, a
-  TPU slice's `128` in `tpu-v4-128-TF`);
+  TPU slice's `128` in `tpu-v4-128-TF`, a pod's `16` in `ipu-pod16-`, a bare `_256_`);
   so `eos_n8_ngc23.09_pytorch` and `eos_ngc23.09_pytorch` are one line, `eos_n64_ngc23.04_pytorch` another
   (its software differs);
 - one accelerator, as the system description names it (`NVIDIA H100-SXM5-80GB`, not the chip alone);
@@ -40,6 +40,8 @@ _SCALE = [
     (re.compile(r"(?<![A-Za-z0-9.])\d+[xX](?=[A-Za-z])"), "Nx"),  # 8xA100, 4xH100_SXM5
     # a TPU slice's size after its generation: tpu-v4-128-TF, cloud-tpu-v5p-4096-maxtext, cloud-tpu-trillium-512-maxtext
     (re.compile(r"(tpu-(?:v\d+[a-z]*|trillium)-)\d+(?=[-_]|$)", re.I), r"\1N"),
+    (re.compile(r"(?<=pod)\d+(?=[-_]|$)", re.I), "N"),  # Graphcore's ipu-pod16-..., ipu-pod64-...
+    (re.compile(r"(?<=[_-])\d+(?=[_-])"), "N"),  # a bare count between separators: CloudBrainII_256_mindspore
 ]
 
 

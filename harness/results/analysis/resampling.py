@@ -79,5 +79,6 @@ def bootstrap(samples: Sequence[np.ndarray], statistic: Callable[..., np.ndarray
         return None
     # inverted_cdf: no interpolation, so an infinite resample makes an open bound rather than a NaN
     low, high = np.quantile(dist, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], method="inverted_cdf")
-    percentile = Interval(finite(low), finite(high), "percentile bootstrap")
+    # a ratio over a resample whose run did not converge (inf) is 0: as open a bound as the inf above it
+    percentile = Interval(None if infinite and low == 0 else finite(low), finite(high), "percentile bootstrap")
     return percentile if holds(percentile, point) else None

@@ -175,7 +175,7 @@ def _speedup(speedups: Sequence[Speedup], out_dir, plt) -> Path:
                 top = iv.high if iv.high is not None else ax.get_ylim()[1]
                 ax.plot([s.world, s.world], [iv.low or 0.0, top], color="C1", lw=3, alpha=0.35,
                         solid_capstyle="butt", label="95% interval" if s is members[0] else None)
-        ax.set(title=f"{bench}, {system}, {precision or ''}", xlabel="GPUs (ranks)", ylabel="speedup")
+        ax.set(title=", ".join(p for p in (bench, system, precision) if p), xlabel="GPUs (ranks)", ylabel="speedup")
         ax.set_xticks(worlds)  # world sizes are counts: no 1.2 GPUs between them
         ax.legend(fontsize=7)
     return _save(fig, out_dir / "speedup.png", plt)

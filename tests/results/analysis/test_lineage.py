@@ -35,6 +35,8 @@ def test_other_systems_are_other_lines(a, b):
     ("tpu-v4-128-TF", "tpu-v4-4096-TF", "tpu-v4-6912-TF"),
     ("cloud-tpu-v5p-16-maxdiffusion", "cloud-tpu-v5p-128-maxdiffusion", "cloud-tpu-v5p-2048-maxdiffusion"),
     ("cloud-tpu-trillium-512-maxtext", "cloud-tpu-trillium-3072-maxtext"),
+    ("ipu-pod16-POPART-closed", "ipu-pod64-POPART-closed"),  # Graphcore, v1.0
+    ("CloudBrainII_256_mindspore_close", "CloudBrainII_1024_mindspore_close"),  # PCL, v1.0: a bare count
 ])
 def test_a_tpu_slice_at_several_sizes_is_one_line(names):
     # Google names a system by its slice: the count after the TPU's generation is its scale
