@@ -175,9 +175,10 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
     for r in records:
         key, value, meta, t = r.key, r.value, r.meta, r.t
         if key.startswith("submission_") or key in ("seed", "global_batch_size", "precision"):
+            value = one_line(value) if isinstance(value, str) else value  # a name stays one line of a table
             if key in first and first[key] != value and key.startswith("submission_"):
                 run.problems.append(f"{key} logged twice with different values ({first[key]!r}, {value!r})")
-            first.setdefault(key, one_line(value) if isinstance(value, str) else value)
+            first.setdefault(key, value)
         elif key == "init_start":
             init_start = t if init_start is None else min(init_start, t)
         elif key == "init_stop" and init_stop is None:
