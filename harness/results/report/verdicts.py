@@ -82,11 +82,14 @@ def describe(j: Judgement) -> str:
     n_sub, n_ref = j.runs
     if j.time_to_train is None:
         return "cannot be judged: a side has no converged run with a time to train"
-    one_run = min(n_sub, n_ref) < 2
+    # a mean of converged runs (a void score) tests those alone: the count says so, not every run
+    tested = j.resampled if j.estimator != OLYMPIC and all(j.resampled) else j.runs
+    one_run = min(tested) < 2
     where = (f"95% interval {ratio_range(j.time_interval)}" if j.time_interval else
              no_interval(j.resampled, j.interval_needs, j.estimator, (j.subject, j.reference)))
     p = "" if j.p_value is None else f", permutation p{_p(j.p_value)}"
-    runs = f"{n_sub} and {n_ref} runs"
+    runs = f"{n_sub} and {n_ref} runs" if tested == (n_sub, n_ref) else \
+        f"{tested[0]} and {tested[1]} converged runs of {n_sub} and {n_ref}"
     if j.verdict == "faster":
         text = f"{j.subject} {_is(j.subject)} faster: {_x(j.time_to_train)} ({where}{p}, {runs})"
     elif j.verdict == "slower":
@@ -169,7 +172,7 @@ def describe_chances(c: Chances) -> str:
         return text + (f"; {c.left_out} run(s) that did not converge are left out" if c.left_out else "")
     if c.seed_speedup is not None and c.p_seed is not None and c.seed_epochs is not None:
         way = "at least" if c.seed_speedup >= c.expected else "at most"
-        text += (f"; a {c.seed_speedup:.1f}x result (seed {c.seed}: {number(c.seed_epochs[0])} -> "
+        text += (f"; a {_about(c.seed_speedup)} result (seed {c.seed}: {number(c.seed_epochs[0])} -> "
                  f"{number(c.seed_epochs[1])} epochs) happens with probability {_pct(c.p_seed)} under the observed "
                  f"epoch spreads ({way} that, one run against one)")
     if c.observed is not None and c.p_observed is not None:

@@ -119,3 +119,20 @@ def test_the_note_says_what_scaling_json_did(tmp_path, scaling, round_, failed, 
     note = said.format(path=tmp_path / "scaling.json")
     assert score_note(score) == note and score_json(score)["note"] == note
     assert score.minutes == (None if failed else pytest.approx(14.5 * (scaling if scaling > 0 else 1)))
+
+
+def test_a_verdict_on_converged_runs_alone_counts_those_and_a_seed_below_1x_keeps_its_digits():
+    # two void scores: the permutation test ran on 4 and 3 converged runs, and the line said "6 and 6 runs"
+    from harness.results.analysis.confidence import MEAN, Judgement
+    from harness.results.analysis.chances import Chances
+    from harness.results.report.verdicts import describe, describe_chances
+
+    j = Judgement("2 CPU ranks", "1 CPU rank", (6, 6), MEAN, 0.529, None, 0.029, "slower", None, None, None, None,
+                  "", None, None, resampled=(3, 4))
+    assert "(no 95% interval: a bootstrap interval of a mean needs 4 runs a side, 2 CPU ranks 3 and 1 CPU rank 4 " \
+           "here, permutation p=0.029, 3 and 4 converged runs of 6 and 6)" in describe(j)
+    # seed 2's 0.465x read "a 0.5x result", on the far side of the expected 0.58x's neighbours
+    c = Chances(subject="B", reference="A", expected=0.577, per_epoch=0.624, expected_epochs=(8.17, 8.83),
+                epochs=({"8": 3, "9": 3}, {"6": 2, "8": 4}), observed=None, p_observed=None, seed=2, seed_speedup=0.465,
+                seed_epochs=(6.0, 8.0), p_seed=0.167, single_range=(0.42, 0.73), left_out=0)
+    assert "a 0.47x result (seed 2: 6 -> 8 epochs)" in describe_chances(c)
