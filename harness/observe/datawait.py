@@ -48,10 +48,10 @@ class DataWait(Hook):
 
     def after_step(self, done: StepDone) -> None:
         counted = done.global_step > self.warmup_steps
-        if not counted:
-            self._warm = (self._warm or 0.0) + done.host_wait
         if counted:
             self._host += done.host_wait
+        else:
+            self._warm = (self._warm or 0.0) + done.host_wait
         if done.copy_wait is not None:
             (self._copies if counted else self._warm_copies).append(done.copy_wait)
 
