@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import weakref
 from typing import Any, Callable, Iterable, Iterator
@@ -72,27 +73,41 @@ def stop_with_parent(worker_id: int = 0) -> None:
 def quiet_handover() -> None:
     """A worker hands each batch's shared-memory file descriptors to the training process through
     multiprocessing's resource sharer, whose server thread runs in the worker. A training process
-    stopped mid-handover (Ctrl-C lands in its receiving call) drops the connection, and the worker's
-    thread printed "ConnectionResetError: Connection reset by peer" after the run's one line (once in
-    about forty stopped runs on a busy 2-core host). That error of that thread only says the training
-    process left, and is dropped; anything else is printed as before."""
-    global _previous_excepthook
+    stopped mid-handover (Ctrl-C or SIGTERM lands in its receiving call) drops the connection, and the
+    worker's thread printed "ConnectionResetError: Connection reset by peer" after the run's one line
+    (once in about forty stopped runs on a busy 2-core host). That thread catches its own errors and
+    hands them to `sys.excepthook` (it never dies, so `threading.excepthook` is not called); both hooks
+    are wrapped here. That error of that thread only says the training process left, and is dropped;
+    anything else is printed as before."""
+    global _previous_excepthook, _previous_sys_excepthook
     if threading.excepthook is not _quiet_handover:
         _previous_excepthook, threading.excepthook = threading.excepthook, _quiet_handover
+    if sys.excepthook is not _quiet_sys_handover:
+        _previous_sys_excepthook, sys.excepthook = sys.excepthook, _quiet_sys_handover
 
 
 _previous_excepthook = threading.excepthook
+_previous_sys_excepthook = sys.excepthook
 _SHARER = os.path.join("multiprocessing", "resource_sharer.py")
 
 
-def _quiet_handover(args: Any) -> None:
-    tb, shared = args.exc_traceback, False
+def _from_sharer(err: BaseException, tb: Any) -> bool:
+    """A connection error raised in the resource sharer's code: the receiving process left."""
+    shared = False
     while tb is not None:
         shared = shared or tb.tb_frame.f_code.co_filename.endswith(_SHARER)
         tb = tb.tb_next
-    if shared and isinstance(args.exc_value, (ConnectionError, EOFError)):
-        return
-    _previous_excepthook(args)
+    return shared and isinstance(err, (ConnectionError, EOFError))
+
+
+def _quiet_handover(args: Any) -> None:
+    if not _from_sharer(args.exc_value, args.exc_traceback):
+        _previous_excepthook(args)
+
+
+def _quiet_sys_handover(kind: Any, err: BaseException, tb: Any) -> None:
+    if not _from_sharer(err, tb):
+        _previous_sys_excepthook(kind, err, tb)
 
 
 STOP_GRACE_S = 10.0  # past DataLoader's 5 s wait for a worker to stop before it sends SIGTERM itself

@@ -108,3 +108,38 @@ def test_a_worker_drops_the_resource_sharer_s_connection_errors_only():
         assert printed == [ConnectionResetError, ValueError]
     finally:
         threading.excepthook = saved
+
+
+_SHARER_RESET = """
+import os, socket, sys, time
+from multiprocessing import resource_sharer
+from harness.interface.workers import quiet_handover
+if sys.argv[1] == "quiet":
+    quiet_handover()
+r, w = os.pipe()
+held = resource_sharer.DupFd(r)  # a batch's descriptor offered: the sharer's server thread starts
+client = socket.socket(socket.AF_UNIX)
+client.connect(resource_sharer._resource_sharer._address)
+client.close()  # the receiving process gone mid-handshake
+time.sleep(1.0)  # the server thread meets the closed connection and reports it
+print("done")
+"""
+
+
+@pytest.mark.parametrize("mode", ["quiet", "plain"])
+def test_the_real_resource_sharer_s_reset_connection_prints_nothing_in_a_worker(mode):
+    """The sharer's server thread catches its own errors and hands them to sys.excepthook (seen in CI: a
+    2-rank run stopped by SIGTERM printed that traceback after its one line); in a worker it is dropped,
+    and without the worker's hooks it is printed, so the test reaches the real path."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _SHARER_RESET, mode], capture_output=True, text=True,
+                          timeout=60, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr
+    if mode == "quiet":
+        assert done.stderr == ""
+    else:
+        last = done.stderr.strip().splitlines()[-1]
+        assert "resource_sharer.py" in done.stderr, done.stderr
+        assert last.split(":")[0] in ("BrokenPipeError", "ConnectionResetError", "EOFError"), done.stderr
