@@ -162,14 +162,27 @@ def main(argv: list[str] | None = None) -> int:
         args.append(f"hydra.sweep.dir={sweep_dir}")
     records = _run_hydra(args)
     if isinstance(records, BaseException):
-        name = signal_name(records)
-        what = "interrupted" if name == "SIGINT" else f"stopped by {name}{getattr(records, 'where', '')}"
-        print(f"harness.train: {what}; the run is marked aborted in its result.json", file=sys.stderr)
+        print(f"harness.train: {stop_line(records)}", file=sys.stderr)
         return 128 + signal_number(records)
     # a sweep's runs may have run elsewhere (SLURM): its summary counts what did not finish
     if any(r.status == rec.FAILED for r in records) or (sweep_dir is not None and _unfinished(sweep_dir)):
         return EXIT_FAILED
     return EXIT_OK
+
+
+def stop_line(err: KeyboardInterrupt) -> str:
+    """What a stopped command says of its run: the record the run wrote as it ended (harness/run/job.py
+    hands it on the signal's exception), or that no run was under way (Hydra making the run's folder, a
+    sweep between runs) and so none was marked."""
+    name = signal_name(err)
+    what = "interrupted" if name == "SIGINT" else f"stopped by {name}{getattr(err, 'where', '')}"
+    ended = getattr(err, "run_ended", None)
+    if ended is not None:
+        reason = f": {ended.reason}" if ended.reason else ""
+        return f"{what} as the run ended; its result.json keeps its end ({ended.status}{reason})"
+    if getattr(err, "record", None) is None:
+        return f"{what} before a run began: no run was marked"
+    return f"{what}; the run is marked aborted in its result.json"
 
 
 def _run_hydra(args: list[str]) -> list[rec.RunRecord] | KeyboardInterrupt:

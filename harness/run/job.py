@@ -45,17 +45,24 @@ def run_job(cfg: DictConfig) -> RunRecord:
         console.setup_rank_logging(world.rank, run_dir)
     files.reset()
     files.watch_logging()  # a full disk stops the run instead of a traceback per log line
-    reserve = files.Reserve(run_dir / ".reserve") if main_rank else None  # room for the run's own end
+    # the record's cheap facts first: a signal landing in what follows (the versions' imports, the host's
+    # load) still ends in a result.json
     start = RunRecord(run_dir=str(run_dir), started_at=_now(), command=tuple(HydraConfig.get().overrides.task),
-                      versions=rec.versions(), mode=str(cfg.mode), warmup_steps=windows.warmup_steps(cfg),
-                      world_size=cfg.gpus * cfg.nodes if world is None else world.world_size,
-                      threads=threads.current().record())
-    monitor, load = _watch_host(world) if main_rank else (None, None)
+                      mode=str(cfg.mode), world_size=cfg.gpus * cfg.nodes if world is None else world.world_size)
+    reserve: Optional[files.Reserve] = None
+    monitor: Optional[host_load.HostLoadMonitor] = None
+    load: Optional[dict] = None
     log_path = run_dir / "mlperf.log" if main_rank else None
     rank0: Optional[RunRecord] = None
     end: Optional[RunEnd] = None
+    stopped: Optional[KeyboardInterrupt] = None
     try:
         try:
+            reserve = files.Reserve(run_dir / ".reserve") if main_rank else None  # room for the run's own end
+            start = replace(start, versions=rec.versions(), warmup_steps=windows.warmup_steps(cfg),
+                            threads=threads.current().record())
+            if main_rank:
+                monitor, load = _watch_host(world)
             # the precision and fast path the device gets (a rank of torchrun or srun decides for itself; an
             # option on the command line wins over the model's fast path) and the seed: from here the run
             # reads its plan and never writes its config (what a step learns is a field of what it returns)
@@ -69,24 +76,43 @@ def run_job(cfg: DictConfig) -> RunRecord:
             rank0 = launch(plan, run_dir, data_dir, world, start, load)
         except KeyboardInterrupt as err:
             end = RunEnd(ABORTED, _interrupted(err, log_path if cfg.mode == "train" else None))
+            stopped = err
             raise
         except Exception as err:
             end = _failed(err, cfg)
     finally:
-        if reserve is not None:
-            reserve.release()
-        during = _host_load_during(monitor, load, run_dir / "mlperf.log") if monitor and load else None
-        record = rec.assemble(start, rank0, end, log_path, finished_at=_now(),
-                              **({"host_load": during} if during is not None else {}))
-        if world is None and cfg.nodes > 1 and rank0 is None and end is None:
-            log.info("run dir: %s (rank 0 ran on another node, whose launcher writes result.json)", run_dir)
-        elif main_rank:
-            with shielded():  # a second Ctrl-C must not leave a half-written result.json
-                try:
-                    rec.write(record, run_dir / "result.json")
-                except files.DiskFull as err:
-                    record = replace(record, status=FAILED, reason=str(err))
-            _summarise(record)
+        # Held until result.json is written: a signal landing here (Ctrl-C just after run_stop) lost it. One
+        # that came as a finished run ended is raised after, carrying the record (its end stands: the run
+        # finished), so the command still stops, and a sweep starts no further run.
+        try:
+            with shielded():
+                record = _close(cfg, world, main_rank, run_dir, start, rank0, end, log_path, reserve, monitor, load)
+        except KeyboardInterrupt as late:
+            late.run_ended = record  # type: ignore[attr-defined]
+            raise
+        if stopped is not None:
+            stopped.record = record  # type: ignore[attr-defined]  # harness.train: what it says of the stop
+    return record
+
+
+def _close(cfg: DictConfig, world: Optional[World], main_rank: bool, run_dir: Path, start: RunRecord,
+           rank0: Optional[RunRecord], end: Optional[RunEnd], log_path: Optional[Path],
+           reserve: Optional[files.Reserve], monitor: Optional[host_load.HostLoadMonitor],
+           load: Optional[dict]) -> RunRecord:
+    """The run's record, written to result.json by the main rank, and the console's account of it."""
+    if reserve is not None:
+        reserve.release()
+    during = _host_load_during(monitor, load, run_dir / "mlperf.log") if monitor and load else None
+    record = rec.assemble(start, rank0, end, log_path, finished_at=_now(),
+                          **({"host_load": during} if during is not None else {}))
+    if world is None and cfg.nodes > 1 and rank0 is None and end is None:
+        log.info("run dir: %s (rank 0 ran on another node, whose launcher writes result.json)", run_dir)
+    elif main_rank:
+        try:
+            rec.write(record, run_dir / "result.json")
+        except files.DiskFull as err:
+            record = replace(record, status=FAILED, reason=str(err))
+        _summarise(record)
     return record
 
 

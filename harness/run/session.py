@@ -42,6 +42,7 @@ from harness.signals import shielded, signal_name
 from harness.run.loop import Judge, LoopResult, train_to_target
 from harness.run import throughput
 from harness.run.warmup import warm_up
+from harness.run.watchdog import stop_note
 from harness.run import windows as timing
 from harness.run.mlperf_log import C, MLPerfLog
 from harness.run.plan import RunPlan, counts_epochs
@@ -132,7 +133,7 @@ def run_rank(job: RankJob) -> RunRecord:
             if not held.run_stopped:
                 # The log must still end: an interrupted or crashed run is an aborted run to MLPerf.
                 # Before run_start the run_stop carries no time to train (docs/results.md).
-                meta: dict[str, Any] = {"status": C.ABORTED, "reason": _stop_reason(err, cause)}
+                meta: dict[str, Any] = {"status": C.ABORTED, "reason": _stop_reason(err, cause, job)}
                 if held.run_start is None:
                     meta["before_run_start"] = True
                 try:
@@ -161,11 +162,16 @@ def _cause(job: RankJob, err: BaseException) -> Optional[PeerDied]:
     return None if dead is None else PeerDied(*dead)
 
 
-def _stop_reason(err: BaseException, cause: Optional[PeerDied]) -> str:
-    """run_stop's reason: the signal's name, the rank that died, or the error, in one line."""
+def _stop_reason(err: BaseException, cause: Optional[PeerDied], job: RankJob) -> str:
+    """run_stop's reason: the signal's name, the rank that died, the watchdog's verdict (its SIGTERM stops a
+    stalled rank), or the error, in one line."""
     if cause is not None:
         return f"rank {cause.rank} failed: {cause}"
     name = signal_name(err)
+    if name == "SIGTERM":
+        verdict = stop_note(job.run_dir, job.world.rank)
+        if verdict is not None:
+            return verdict
     if name is not None:
         return name
     if isinstance(err, files.DiskFull):

@@ -28,6 +28,7 @@ from typing import Iterable, Optional
 
 import psutil
 
+from harness import files
 from harness.observe import console
 from harness.observe.heartbeat import beat_path
 from harness.observe.ticker import Ticker
@@ -53,6 +54,7 @@ class Watchdog:
     verdict: Optional[tuple[int, str]] = None  # (first stalled rank, the one-line message)
     _seen: dict[int, _Seen] = field(default_factory=dict)
     _ticker: Optional[Ticker] = None
+    _notes: list[Path] = field(default_factory=list)
 
     def start(self) -> "Watchdog":
         self.ranks = list(self.ranks)
@@ -63,6 +65,12 @@ class Watchdog:
     def stop(self) -> None:
         if self._ticker is not None:
             self._ticker.stop()
+        for note in self._notes:
+            note.unlink(missing_ok=True)
+            try:
+                note.parent.rmdir()  # the heartbeat folder, once every rank's file is gone
+            except OSError:
+                pass
 
     def __enter__(self) -> "Watchdog":
         return self.start()
@@ -98,18 +106,26 @@ class Watchdog:
         why = [_state(self._seen[r]) for r in culprits]
         self.verdict = (culprits[0], f"{who} made no progress for {self.limit_s:g} s"
                         + (f" ({'; '.join(w for w in why if w)})" if any(why) else ""))
-        # a 1-rank run stops itself at once and its end says the verdict: the console gets that one line
-        itself = any(self._seen[r].beat.get("pid") == os.getpid() for r in culprits)
-        log.error("%s: stopping the run", self.verdict[1], extra=console.FILE_ONLY if itself else None)
+        # the run's end says the verdict (the launcher raises it as the failed rank's): the console gets that one line
+        log.error("%s: stopping the run", self.verdict[1], extra=console.FILE_ONLY)
         for r in culprits:
-            self._stop_rank(self._seen[r])
+            self._stop_rank(r, self._seen[r])
         return self.verdict
 
-    def _stop_rank(self, seen: _Seen) -> None:
+    def _stop_rank(self, rank: int, seen: _Seen) -> None:
         pid = seen.beat.get("pid")
         if not isinstance(pid, int) or seen.beat.get("host") != socket.gethostname() or seen.stopping:
             return
         seen.stopping = True
+        # the rank's MLPerf log ends with the verdict, not with the SIGTERM that carries it (which the report
+        # would read as a user's stop); the rank reads the note as it ends (stop_note), the launcher's stop()
+        # removes one a rank killed before it could read it
+        note = _note_path(self.run_dir, rank)
+        try:
+            files.write_atomic(note, self.verdict[1] if self.verdict else "made no progress")
+            self._notes.append(note)
+        except OSError:
+            pass  # the log then says SIGTERM, and result.json the verdict
         if pid == os.getpid():
             # a 1-rank run watches itself: SIGTERM breaks the wait it is stuck in (a read of a FIFO, a
             # worker that never answers) and the run ends with its record; SIGKILL would lose that
@@ -120,6 +136,21 @@ class Watchdog:
         kill = threading.Timer(self.grace_s, _send, (pid, signal.SIGKILL))
         kill.daemon = True  # must not keep this process alive once the run is over
         kill.start()
+
+
+def _note_path(run_dir: Path, rank: int) -> Path:
+    return beat_path(run_dir, rank).with_name(f"stopped_rank_{rank}.txt")
+
+
+def stop_note(run_dir: Path, rank: int) -> Optional[str]:
+    """The verdict the watchdog left for `rank` before its SIGTERM (read once: the note is removed), else None."""
+    note = _note_path(run_dir, rank)
+    try:
+        text = note.read_text(errors="replace").strip()
+    except OSError:
+        return None
+    note.unlink(missing_ok=True)
+    return text or None
 
 
 def _read(path: Path) -> Optional[dict]:

@@ -301,3 +301,29 @@ def test_a_disk_that_fills_mid_run_ends_it_at_once_and_keeps_every_file_whole(tm
     assert all(line.endswith("\n") for line in lines)
     assert records[-1]["key"] == "run_stop" or mounted is False  # with room reserved for it, the log is closed
     assert left == [".hydra"]  # no half-written .result-*.json, no reserve left behind
+
+
+def test_a_stalled_rank_0_s_mlperf_log_ends_with_the_watchdog_s_verdict_not_a_signal(tmp_path):
+    """The watchdog stops a stalled rank with SIGTERM; rank 0's log must not read as a user's stop (which the
+    report and the checker set apart as 'stopped by SIGTERM'), and the console gets the verdict once."""
+    proc = subprocess.Popen([sys.executable, "-m", "harness.train", "model=ncf", "+debug=ncf", "device=cpu", "gpus=2",
+                             "seed=1", "model.target=0.99", "max_epochs=50", "model.max_epochs=50",
+                             "progress_timeout_s=5", "progress=false", "output_root=out", "data_root=data"],
+                            cwd=tmp_path, env=child_env(OMP_NUM_THREADS="1"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    pid = _rank_pid(tmp_path / "out", 0)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        _, err = proc.communicate(timeout=180)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert proc.returncode == 1, err
+    (log,) = (tmp_path / "out").rglob("mlperf.log")
+    stop = _last_mllog(log)
+    assert stop["key"] == "run_stop" and stop["metadata"]["reason"].startswith("rank 0 made no progress for 5 s"), stop
+    assert [line for line in said(err) if "made no progress" in line] == \
+        [f"error: {_result(tmp_path / 'out')['reason']}"], err
+    assert not list((tmp_path / "out").rglob(".heartbeat"))
