@@ -15,8 +15,9 @@ import os
 import signal
 import sys
 import threading
+import time
 import weakref
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from harness.signals import forking_workers, shielded
 
@@ -34,10 +35,38 @@ def start_workers(batches: Iterable[Any]) -> Iterator[Any]:
         it = iter(batches)
         if hasattr(it, "_shutdown_workers"):  # a DataLoader's iterator with worker processes
             _started.add(it)  # before a held signal is raised, as the block ends
+            return _Waits(it)
     return it
 
 
 _started: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_waiting_since: Optional[float] = None  # time.monotonic() when the training process began waiting for a batch
+
+
+class _Waits:
+    """A worker loader's batches, each wait for one timed: a wait that never ends (a worker stopped or stuck
+    in a read) is how an evaluation hangs, where no step count stands still to say so (the heartbeat
+    carries the wait, harness/run/watchdog.py judges it in every phase)."""
+
+    def __init__(self, it: Iterator[Any]):
+        self._it = it
+
+    def __iter__(self) -> "_Waits":
+        return self
+
+    def __next__(self) -> Any:
+        global _waiting_since
+        _waiting_since = time.monotonic()
+        try:
+            return next(self._it)
+        finally:
+            _waiting_since = None
+
+
+def waiting_s() -> Optional[float]:
+    """How long the training process has been waiting for a loader worker's batch now, or None."""
+    since = _waiting_since
+    return None if since is None else time.monotonic() - since
 
 
 def stop_workers() -> None:
@@ -49,7 +78,12 @@ def stop_workers() -> None:
     `_shutdown_workers` is DataLoader's own shutdown (done event, queues closed, workers joined), which
     runs once per iterator; torch has no public call for it."""
     for it in list(_started):
+        workers = list(getattr(it, "_workers", []))
         it._shutdown_workers()
+        for worker in workers:
+            if worker.is_alive():  # stopped (SIGSTOP) or deaf to DataLoader's SIGTERM: multiprocessing's exit
+                worker.kill()  # would join it forever, and a stopped run never end
+                worker.join(timeout=5)
     _started.clear()
 
 

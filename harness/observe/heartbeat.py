@@ -5,8 +5,9 @@ The loop counts its training steps and says when it evaluates (`HeartbeatHook`, 
 thread writes `.heartbeat/rank_<r>.json` = {rank, pid, host, time, phase, progress}. The process
 that started the ranks reads these files (harness/run/watchdog.py): a rank whose file stops changing
 (the process is stopped or wedged) or whose step count stands still while it trains ends the run
-with "rank N made no progress for S s". A rank that evaluates or initialises is judged only on
-being alive, so a slow evaluation is safe at any limit. The files are removed when the rank ends.
+with "rank N made no progress for S s". A rank that evaluates or initialises is judged on being
+alive, so a slow evaluation is safe at any limit, and on its waits for a batch from loader workers
+(`waiting_s`): one that lasts the limit (a worker stopped or stuck in a read) stalls it in any phase. The files are removed when the rank ends.
 
 `HeartbeatHook` is what the loop calls (harness/observe/hooks.py).
 
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 from harness import files
+from harness.interface import workers
 from harness.observe.hooks import Hook, StepDone
 from harness.observe.ticker import Ticker
 
@@ -50,6 +52,9 @@ class Heartbeat:
     def _write(self) -> None:
         beat = {"rank": self.rank, "pid": os.getpid(), "host": socket.gethostname(), "time": time.time(),
                 "phase": self.phase, "progress": self.progress}
+        waiting = workers.waiting_s()
+        if waiting is not None:  # for a loader worker's batch: judged in every phase (harness/run/watchdog.py)
+            beat["waiting_s"] = round(waiting, 1)
         try:
             files.write_atomic(self.path, json.dumps(beat))  # a reader never sees half a beat
         except OSError as err:

@@ -93,7 +93,8 @@ class Watchdog:
                     seen.progressed_at = now
                 seen.beat, seen.changed_at = beat, now
         stalled = {r: s for r, s in self._seen.items()
-                   if now - s.changed_at >= self.limit_s or now - s.progressed_at >= self.limit_s}
+                   if now - s.changed_at >= self.limit_s or now - s.progressed_at >= self.limit_s
+                   or _waited(s.beat) >= self.limit_s}
         if not stalled or self.verdict is not None:
             return self.verdict
         # A rank whose heartbeat went quiet is the cause: the live ones without steps are most
@@ -138,6 +139,13 @@ class Watchdog:
         kill.start()
 
 
+def _waited(beat: dict) -> float:
+    """Seconds the rank has waited for its current batch from loader workers (0: not waiting). An evaluation
+    is judged on this alone: no step count moves while it runs."""
+    waited = beat.get("waiting_s")
+    return float(waited) if isinstance(waited, (int, float)) else 0.0
+
+
 def _note_path(run_dir: Path, rank: int) -> Path:
     return beat_path(run_dir, rank).with_name(f"stopped_rank_{rank}.txt")
 
@@ -173,7 +181,8 @@ def _state(seen: _Seen) -> str:
     names = {psutil.STATUS_STOPPED: "stopped (SIGSTOP?)", psutil.STATUS_TRACING_STOP: "stopped by a debugger",
              psutil.STATUS_DISK_SLEEP: "waiting on a device or disk", psutil.STATUS_ZOMBIE: "exited",
              psutil.STATUS_RUNNING: "running", psutil.STATUS_SLEEPING: "sleeping"}
-    return f"process {pid} is {names.get(state, state)}, last phase {seen.beat.get('phase')}"
+    waited = f", waiting {_waited(seen.beat):g} s for a batch from its loader workers" if _waited(seen.beat) else ""
+    return f"process {pid} is {names.get(state, state)}, last phase {seen.beat.get('phase')}{waited}"
 
 
 def _send(pid: int, sig: int) -> None:

@@ -14,7 +14,7 @@ import torch.multiprocessing as mp
 from torch.utils.data import Dataset
 
 from harness.interface.loader import make_loader, make_shard_loader
-from harness.interface.workers import quiet_handover, stop_workers
+from harness.interface.workers import quiet_handover, start_workers, stop_with_parent, stop_workers, waiting_s
 from tests.interface.test_loader_and_gather import _ctx
 
 
@@ -143,3 +143,48 @@ def test_the_real_resource_sharer_s_reset_connection_prints_nothing_in_a_worker(
         last = done.stderr.strip().splitlines()[-1]
         assert "resource_sharer.py" in done.stderr, done.stderr
         assert last.split(":")[0] in ("BrokenPipeError", "ConnectionResetError", "EOFError"), done.stderr
+
+
+class Slow(Dataset):
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i: int):
+        import time
+
+        time.sleep(1.5)
+        return torch.tensor(i)
+
+
+def test_a_wait_for_a_worker_s_batch_is_timed_while_it_lasts():
+    """The heartbeat carries the wait (the watchdog judges it in an evaluation, where no step count moves)."""
+    import time
+
+    from torch.utils.data import DataLoader
+
+    it = start_workers(DataLoader(Slow(), batch_size=1, num_workers=1, worker_init_fn=stop_with_parent))
+    seen: list = []
+    probe = threading.Thread(target=lambda: (time.sleep(0.8), seen.append(waiting_s())))
+    probe.start()
+    next(it)
+    probe.join()
+    assert seen[0] is not None and seen[0] >= 0.5
+    assert waiting_s() is None  # the batch came: no wait now
+    stop_workers()
+
+
+def test_a_stopped_worker_is_killed_as_the_run_ends():
+    """A worker stopped (SIGSTOP) or deaf to DataLoader's SIGTERM would be joined forever by multiprocessing's
+    exit: the run, stopped by its watchdog or by the user, would never end."""
+    import time
+
+    from torch.utils.data import DataLoader
+
+    it = start_workers(DataLoader(Signals(), batch_size=2, num_workers=1, worker_init_fn=stop_with_parent))
+    next(it)
+    (worker,) = it._it._workers
+    os.kill(worker.pid, signal.SIGSTOP)
+    started = time.monotonic()
+    stop_workers()
+    assert not worker.is_alive()
+    assert time.monotonic() - started < 30

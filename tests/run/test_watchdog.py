@@ -15,11 +15,11 @@ from harness.observe.heartbeat import Heartbeat, beat_path
 from harness.run.watchdog import Watchdog
 
 
-def _beat(run_dir: Path, rank: int, phase: str, progress: int, t: float, pid: int = 0) -> None:
+def _beat(run_dir: Path, rank: int, phase: str, progress: int, t: float, pid: int = 0, **extra: float) -> None:
     path = beat_path(run_dir, rank)
     path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps({"rank": rank, "pid": pid, "host": "elsewhere", "time": t, "phase": phase,
-                                "progress": progress}))
+                                "progress": progress, **extra}))
 
 
 def test_a_rank_whose_heartbeat_stops_is_named(tmp_path):
@@ -44,6 +44,17 @@ def test_training_without_steps_stalls_but_a_long_evaluation_does_not(tmp_path):
         _beat(tmp_path, 1, "train", 7, second)
         dog.check(float(second))
     assert dog.verdict == (0, "ranks 0, 1 made no progress for 5 s")
+
+
+def test_an_evaluation_waiting_for_its_loader_workers_past_the_limit_stalls(tmp_path):
+    """Alive, evaluating, and waiting for one batch from loader workers that never send it (stopped, or stuck
+    in a read): no step count moves in an evaluation, so the wait itself is judged."""
+    dog = Watchdog(tmp_path, [0], limit_s=5)
+    for second in range(8):
+        _beat(tmp_path, 0, "eval", 7, second, waiting_s=second + 0.5)
+        verdict = dog.check(float(second))
+        assert verdict is None or second >= 5
+    assert dog.verdict == (0, "rank 0 made no progress for 5 s")
 
 
 def test_the_rank_that_got_least_far_is_the_one_named(tmp_path):
