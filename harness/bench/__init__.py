@@ -98,7 +98,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, help="cells run at once, each on GPUs of its own (default 1; --smoke: 2)")
     p.add_argument("--smoke", action="store_true", help="a check that each cell's model runs, not the matrix: each "
                    "suite model (or --models) once at its debug preset, fp32 on one CPU rank, 2 steps")
-    p.add_argument("--out", help="output folder (default: outputs/bench/<date>_<time>)")
+    p.add_argument("--out", help="output folder (default: outputs/bench/<date>_<time>; with --smoke, "
+                   "outputs/bench/smoke_<date>_<time>)")
     return p
 
 
