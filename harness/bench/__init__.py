@@ -45,7 +45,7 @@ from typing import Optional, Sequence
 from harness import files, registry
 from harness import record as rec
 from harness.bench import ended, readback, start
-from harness.bench.suite import Cell, check_overrides, estimate_s, plan, suite_models, usage_error, wall_estimate
+from harness.bench.suite import Cell, announce, check_overrides, estimate_s, plan, suite_models, usage_error
 from harness.errors import ConfigError
 from harness.observe.progress import figure
 from harness.fastpath import Precision
@@ -226,9 +226,8 @@ def _main(argv: Optional[list[str]]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     todo = [c for c in cells if not (args.resume and _done(out, c, args, device))]
     est = [estimate_s(c, device, args.smoke, args.window_s, args.warmup_s, args.repeats) for c in todo]
-    if cells:
-        _say(f"{len(cells)} cells ({len(cells) - len(todo)} kept from {out}) -> {len(todo)} to run, estimated "
-             f"{wall_estimate(todo, est, args.jobs, device, meta['gpu_count']) / 60:.1f} min; {meta['machine']}")
+    for line in announce(cells, todo, est, out, args, device, meta):  # on a CPU at full size: no estimate
+        _say(line)
     args.accelerator = meta.get("accelerator", "?") if device == "cuda" else "CPU"
     # CPU cells of one rank start as forks of one process that loaded torch once (harness/bench/start.py)
     args.starter = start.Starter(start.cell_env(device)) if device == "cpu" and any(
