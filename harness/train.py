@@ -153,14 +153,24 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, DataError) as err:
         print(f"harness.train: error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    claimed = multirun and not shows_only and bool(first) and not any(a.startswith("hydra.sweep.dir=") for a in args)
+    before = _missing_folders(Path(str(first[0].output_root)) / "sweeps") if claimed else []
     try:
         sweep_dir = _sweep_dir(args, first[0], remote) if multirun and not shows_only and first else None
     except ConfigError as err:  # the sweeps folder cannot be written
         print(f"harness.train: error: {err}", file=sys.stderr)
         return EXIT_USAGE
-    if sweep_dir is not None and not any(a.startswith("hydra.sweep.dir=") for a in args):
+    if sweep_dir is not None and claimed:
         args.append(f"hydra.sweep.dir={sweep_dir}")
-    records = _run_hydra(args)
+    try:
+        records = _run_hydra(args)
+    except SystemExit:
+        # a launcher's own checks refused the request before any job (hydra/launcher=slurm on a host
+        # without SLURM: one line, exit 2); Hydra claims the sweep folder before its launcher can check,
+        # so the folders this call made for it go, if nothing was written there
+        if sweep_dir is not None and claimed:
+            _remove_empty([sweep_dir, *before])
+        raise
     if isinstance(records, BaseException):
         print(f"harness.train: {stop_line(records)}", file=sys.stderr)
         return 128 + signal_number(records)
@@ -215,6 +225,26 @@ def _sweep_dir(args: list[str], cfg: DictConfig, remote: bool) -> Path:
     if given:
         return Path(given)
     return claim_sweep_dir(str(cfg.output_root), sweep_name(cfg, overrides_of(args), device_of(cfg, remote)))
+
+
+def _missing_folders(path: Path) -> list[Path]:
+    """`path` and those of its parents that do not exist yet, deepest first."""
+    missing = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove each folder (deepest first) that is empty; one that holds anything stays, with its parents."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except FileNotFoundError:
+            continue
+        except OSError:  # not empty: what is there is kept, and so are the folders holding it
+            return
 
 
 def device_of(cfg: DictConfig, remote: bool) -> str:

@@ -1,9 +1,11 @@
-"""`python -m harness.train` refusing to start: a disk already full is one line and no run folder (the
-end-to-end runs are in tests/e2e/)."""
+"""`python -m harness.train` refusing to start: a disk already full, or a SLURM launcher without SLURM, is one
+line and no run or sweep folder (the end-to-end runs are in tests/e2e/)."""
 from __future__ import annotations
 
 import os
 from types import SimpleNamespace
+
+import pytest
 
 from harness import outputs, train
 
@@ -53,3 +55,18 @@ def test_each_config_is_resolved_once_and_the_run_reads_it_as_resolved(tmp_path)
     assert "READONLY True" in proc.stdout  # planned and its seed drawn: the launch reads it, and nothing writes it
     (result,) = out.rglob("result.json")
     assert json.loads(result.read_text())["precision"] == "fp32"  # resolved for the CPU, as the record says
+
+
+def test_a_slurm_sweep_refused_by_its_launcher_leaves_no_sweep_folder(tmp_path, monkeypatch, capsys):
+    """hydra/launcher=slurm on a host without SLURM's commands: the launcher refuses in one line (exit 2)
+    after Hydra was given the sweep's folder; the folders made for it are removed, a user's are kept."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "kept.txt").write_text("a user's file\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-slurm"))  # sinfo is not found
+    with pytest.raises(SystemExit) as end:
+        train.main(["-m", "hydra/launcher=slurm", "model=ncf", "device=cpu", "seed=1,2",
+                    f"output_root={tmp_path / 'out'}"])
+    assert end.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].startswith(
+        "harness.train: error: hydra/launcher=slurm needs SLURM's commands (sinfo, sbatch)")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["kept.txt"]  # no sweeps/<date>_ncf_.../

@@ -16,7 +16,8 @@ as --window-s holds at the step time the warm-up measured (the same command run 
 windows of the same seconds); its result.json lands in OUT/runs/<cell>/. The default precisions are
 tf32 and amp (fp32 on a CPU): the "FP32" of the studies the suite reproduces is TF32
 (docs/gpu_suite.md); --precisions fp32 adds IEEE fp32.
-A cell that fails is recorded as failed (a result.json with the reason) and the matrix goes on.
+A cell that fails is recorded as failed (a result.json with the reason), one a signal ended before it
+wrote its own as aborted (harness/bench/ended.py), and the matrix goes on.
 OUT/bench.jsonl gets one line per cell; results.md, throughput.csv, scaling.csv, precision.csv,
 fast_path.csv, the charts and results.html (all of them as one page) are rebuilt from every run
 under OUT (harness/results/report/bench_tables.py). Exit status: 0 when
@@ -43,8 +44,8 @@ from typing import Optional, Sequence
 
 from harness import files, registry
 from harness import record as rec
-from harness.bench import readback, start
-from harness.bench.suite import Cell, check_overrides, estimate_s, plan, suite_models, usage_error, wall_estimate
+from harness.bench import ended, readback, start
+from harness.bench.suite import Cell, announce, check_overrides, estimate_s, plan, suite_models, usage_error
 from harness.errors import ConfigError
 from harness.observe.progress import figure
 from harness.fastpath import Precision
@@ -98,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, help="cells run at once, each on GPUs of its own (default 1; --smoke: 2)")
     p.add_argument("--smoke", action="store_true", help="a check that each cell's model runs, not the matrix: each "
                    "suite model (or --models) once at its debug preset, fp32 on one CPU rank, 2 steps")
-    p.add_argument("--out", help="output folder (default: outputs/bench/<date>_<time>)")
+    p.add_argument("--out", help="output folder (default: outputs/bench/<date>_<time>; with --smoke, "
+                   "outputs/bench/smoke_<date>_<time>)")
     return p
 
 
@@ -134,18 +136,19 @@ def run_cell(cell: Cell, args: argparse.Namespace, out: Path, device: str, gpus:
     proc = start.start(argv, run_dir / "bench.log", start.cell_env(device, gpus), starter)
     RUNNING.add(proc)
     try:
-        if proc.wait(timeout=args.timeout) != 0:
-            reason = _last_line(run_dir / "bench.log") or f"exit status {proc.returncode}"
+        reason = ended.reason(proc.wait(timeout=args.timeout), run_dir / "bench.log")
     except subprocess.TimeoutExpired:
         stop(proc)
         reason, timed_out = f"no result within {args.timeout:.0f} s (--timeout)", True
     finally:
         RUNNING.discard(proc)
+    ended.drop_reserve(run_dir)  # the run's own, left by a process killed before its end
     seconds = time.perf_counter() - t0
-    if not result_path.is_file():  # the run never got to write its own: record the cell as failed
-        record_file.write(rec.RunRecord(status=rec.FAILED, mode="throughput", model=cell.model, benchmark=cell.model,
-                                world_size=cell.gpus, precision=cell.precision, run_dir=str(run_dir),
-                                accelerator=args.accelerator, platform=f"{cell.gpus}x{args.accelerator}",
+    if not result_path.is_file():  # the run never got to write its own: aborted by a signal, else failed
+        killed = not timed_out and ended.signal_of(proc.returncode) is not None
+        record_file.write(rec.RunRecord(status=rec.ABORTED if killed else rec.FAILED, mode="throughput",
+                                model=cell.model, benchmark=cell.model, world_size=cell.gpus, precision=cell.precision,
+                                run_dir=str(run_dir), accelerator=args.accelerator, platform=f"{cell.gpus}x{args.accelerator}",
                                 reason=reason or "no result.json written", command=tuple(overrides),
                                 hyperparameters={"workload": cell.workload} if cell.workload else {},
                                 started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")),
@@ -175,12 +178,6 @@ def stop(proc: start.CellProcess) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
-
-
-def _last_line(path: Path) -> Optional[str]:
-    lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
-    errors = [line for line in lines if "error" in line.lower()]
-    return (errors or lines)[-1] if errors or lines else None
 
 
 def _done(out: Path, cell: Cell, args: argparse.Namespace, device: str) -> bool:
@@ -229,9 +226,8 @@ def _main(argv: Optional[list[str]]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     todo = [c for c in cells if not (args.resume and _done(out, c, args, device))]
     est = [estimate_s(c, device, args.smoke, args.window_s, args.warmup_s, args.repeats) for c in todo]
-    if cells:
-        _say(f"{len(cells)} cells ({len(cells) - len(todo)} kept from {out}) -> {len(todo)} to run, estimated "
-             f"{wall_estimate(todo, est, args.jobs, device, meta['gpu_count']) / 60:.1f} min; {meta['machine']}")
+    for line in announce(cells, todo, est, out, args, device, meta):  # on a CPU at full size: no estimate
+        _say(line)
     args.accelerator = meta.get("accelerator", "?") if device == "cuda" else "CPU"
     # CPU cells of one rank start as forks of one process that loaded torch once (harness/bench/start.py)
     args.starter = start.Starter(start.cell_env(device)) if device == "cpu" and any(

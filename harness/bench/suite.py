@@ -29,7 +29,10 @@ from harness.interface import SuiteEntry
 
 STARTUP_S = {1: 15.0, "many": 25.0}  # process, CUDA and model start; NCCL too on several GPUs
 SMOKE_S = 3.0  # a forked smoke cell (harness/bench/start.py): 1-3.5 s on a 2-core CPU, two at a time
-CPU_S = 15.0  # another CPU cell: its start-up and its windows
+# a full-size CPU cell: no figure to go by (the step times are one H200's; a full-size bert_base cell had
+# not ended after 120 s on 2 cores), so this only orders --budget-min and seeds the ETA, which the cells'
+# measured seconds then scale; it is never printed as an estimate (announce)
+CPU_S = 15.0
 
 
 def suite_models() -> list[str]:
@@ -166,3 +169,24 @@ def usage_error(args: argparse.Namespace, out: Path) -> Optional[str]:
         return (f"--tables-only: {out} holds no bench runs (runs/<cell>/result.json); give --out of a folder "
                 "that harness.bench ran cells into")
     return None
+
+
+def announce(cells: Sequence[Cell], todo: Sequence[Cell], est: Sequence[float], out: Path, args: argparse.Namespace,
+             device: str, meta: dict) -> list[str]:
+    """The lines printed before the first cell: how many cells and how long they should take, and, where
+    PyTorch sees no GPU and no --device was asked, a note that the suite falls back to the CPU at full
+    size. A full-size matrix on a CPU gets no time estimate, only the bound each cell is held to."""
+    lines = []
+    full_cpu = device == "cpu" and not args.smoke
+    if full_cpu and args.device is None and not meta.get("gpu_count") and todo:
+        lines.append("note: PyTorch sees no GPU here, so these are the full-size (real-scale) cells on the CPU; "
+                     "--smoke is the quick check that each model runs (its debug preset, 2 steps)")
+    if not cells:
+        return lines
+    if full_cpu and todo:
+        when = (f"no time estimate for full-size cells on a CPU (the suite's step times are GPU figures); "
+                f"each cell is stopped after --timeout {args.timeout:g} s")
+    else:
+        when = f"estimated {wall_estimate(todo, est, args.jobs, device, meta['gpu_count']) / 60:.1f} min"
+    return lines + [f"{len(cells)} cells ({len(cells) - len(todo)} kept from {out}) -> {len(todo)} to run, {when}; "
+                    f"{meta['machine']}"]
