@@ -24,6 +24,7 @@ from harness.config import compose
 from harness.errors import ConfigError
 from harness.interface import DataError
 from harness.interface.findings import DataReport
+from harness.interface.generator_cli import check_config
 
 EXIT_OK, EXIT_BAD_DATA, EXIT_USAGE = 0, 1, 2
 SHOWN = 50
@@ -39,6 +40,8 @@ def run(overrides: list[str], decode: bool = True) -> tuple[DataReport, Path]:
         raise ConfigError(f"model={spec.name} is throughput-only: it trains on synthetic batches and has no dataset")
     if spec.task.check is None:
         raise ConfigError(f"model={spec.name} has no dataset check")
+    if cfg.dataset.get("generator"):  # counts that make no dataset: refused before it is written
+        check_config(spec.task.generator, cfg.dataset.generator)
     folder = spec.task.prepare(cfg)
     report = DataReport()
     spec.task.check(cfg, Path(folder), report, decode)

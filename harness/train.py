@@ -127,7 +127,9 @@ def check_dataset(cfg: DictConfig) -> None:
         return
     if cfg.dataset.get("generator"):
         from harness.interface.generated import check_kept
+        from harness.interface.generator_cli import check_config
 
+        check_config(spec.task.generator, cfg.dataset.generator)  # counts that make no dataset (ConfigError)
         check_kept(str(cfg.dataset.path))  # names and sizes against the stamp (DataError, one line)
     else:
         spec.task.prepare(cfg)  # finds and checks it (DataError, one line), writes nothing

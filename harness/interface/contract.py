@@ -202,6 +202,9 @@ class MLPerfTask:
     # python -m harness.check_data: check(cfg, folder, report, decode) validates the folder without
     # training, filling a harness.interface.findings.DataReport (decode=False: headers only)
     check: Optional[Callable[["DictConfig", Path, Any, bool], None]] = None
+    # the generator's spec from dataset.generator's parameters (keywords): a ValueError for counts that
+    # cannot make a dataset this model trains on, said before anything is written (generator_cli.check_config)
+    generator: Optional[Callable[..., Any]] = None
 
 
 @dataclass(frozen=True)

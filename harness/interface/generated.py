@@ -10,7 +10,8 @@ differs from its stamp (a file added, edited, truncated or removed; a stamp that
 taken to be the user's: it is never deleted, and `ensure` stops with one line saying how to
 regenerate it on purpose. A file lock makes concurrent runs (a sweep's jobs, torchrun's ranks) write
 it once. A generator killed while it writes (SIGKILL, out of memory) leaves no part of a dataset in
-the folder: the next run finds what it left beside it, removes it, and writes the dataset again. A disk that fills while it is written is one line naming the path and data_root.
+the folder: the next run finds what it left beside it (a folder it marked as its own when it made it;
+no other is touched), removes it, and writes the dataset again. A disk that fills while it is written is one line naming the path and data_root.
 
     python -c "from harness.interface.generated import verify; print(verify('outputs/datasets/ncf_embedded'))"
 """
@@ -35,6 +36,7 @@ log = logging.getLogger("harness.generated")
 
 STAMP = "GENERATED.json"
 LEGACY_STAMPS = ("GENERATOR.txt",)  # what earlier generators left: a stamp that lists no files
+MARK = ".harness-staging"  # in each folder a writer stages in, naming it: proof that a leftover is the writer's
 CACHE = ".harness-cache"  # what a loader keeps beside the data it read (NCF's preprocessed arrays): the harness's own
 FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}  # a write refused for want of room
 _CHUNK = 1 << 22
@@ -273,34 +275,55 @@ def _ensure(folder: Path, generator: str, version: int, params: dict[str, Any],
     return folder
 
 
+def _staging(folder: Path, kind: str = "") -> Path:
+    """A new folder beside `folder` for a writer to stage in, marked as the generator's own (MARK names it)
+    before anything else is put in it: what lets a later run prove a leftover is one to remove."""
+    stage = Path(tempfile.mkdtemp(prefix=f".{folder.name}-{kind}", dir=folder.parent))
+    try:
+        (stage / MARK).write_text(stage.name + "\n")
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return stage
+
+
 def _partial(folder: Path) -> list[Path]:
-    """What a writer of `folder` killed before it finished left beside it: its temporary folder (the dataset
-    half written) or the previous generation moved aside. Only the lock's holder calls this, so no living
-    writer owns them."""
-    prefix = f".{folder.name}-"
-    return sorted(p for p in folder.parent.iterdir()
-                  if p.name.startswith(prefix) and p.is_dir() and not p.is_symlink())
+    """What a writer of `folder` killed before it finished left beside it: its staging folders (the dataset
+    half written, or the previous generation moved aside), each marked with its own name. A folder merely
+    named like one (a user's `.ds-backup`, a copy of a leftover) is not provably the generator's and is left
+    alone. Only the lock's holder calls this, so no living writer owns them."""
+    return sorted(p for p in folder.parent.iterdir() if p.name.startswith(f".{folder.name}-") and _marked(p))
+
+
+def _marked(stage: Path) -> bool:
+    try:  # a link is never the generator's: it made real folders and a plain file
+        return not stage.is_symlink() and not (stage / MARK).is_symlink() and (stage / MARK).read_text() == f"{stage.name}\n"
+    except (OSError, UnicodeDecodeError):  # no mark (a user's folder, a file), or an unreadable one
+        return False
 
 
 def _write_in_place(folder: Path, generator: str, version: int, params: dict[str, Any],
                     write: Callable[[Path], Any]) -> None:
-    """Write into a temporary folder, stamp it last, and move it into place in one step; the previous
-    generation is first moved aside in one step too, so a kill at any moment leaves either a whole stamped
-    dataset or none at `folder` (then the next run writes it), never part of one."""
+    """Write into a staging folder's `dataset`, stamp it last, and move it into place in one step; the
+    previous generation is first moved into a staging folder in one step too, so a kill at any moment leaves
+    either a whole stamped dataset or none at `folder` (then the next run writes it), never part of one. The
+    dataset never holds the staging mark: it is the folder around it that is marked."""
     for left in _partial(folder):
         log.warning("removing %s: a partial dataset a killed generator left", left)
         shutil.rmtree(left, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    stage = _staging(folder)
     aside: Optional[Path] = None
     try:
+        tmp = stage / "dataset"
+        tmp.mkdir()
         write(tmp)
         write_stamp(tmp, generator, version, params)
-        tmp.chmod(0o755)  # mkdtemp's 0700 would hide the data from other users
+        tmp.chmod(0o755)  # whatever the umask, other users can read the data
         if folder.exists():  # empty, or exactly the files of another generation
-            aside = Path(tempfile.mkdtemp(prefix=f".{folder.name}-old-", dir=folder.parent))
-            os.replace(folder, aside)
+            aside = _staging(folder, "old-")
+            os.replace(folder, aside / "dataset")
         os.replace(tmp, folder)
     finally:
-        for gone in (tmp, aside):
+        for gone in (stage, aside):
             if gone is not None and gone.exists():
                 shutil.rmtree(gone, ignore_errors=True)

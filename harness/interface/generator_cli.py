@@ -14,6 +14,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from harness.errors import ConfigError
+
 
 def spawn_can_start() -> bool:
     """A spawned child re-imports the parent's __main__ by its file: a script read from standard
@@ -40,9 +42,31 @@ def generator_main(doc: Optional[str], spec_type: Callable[..., Any], ensure: Ca
                    argv: Optional[Sequence[str]] = None) -> None:
     """A generator's `python -m <model>.generate OUT [--param value ...]`: the spec dataclass's fields
     as options (command_line), the layout written into OUT or kept, and its path printed."""
-    args = vars(command_line(doc or "", "out_dir", asdict(spec_type())).parse_args(argv))
+    parser = command_line(doc or "", "out_dir", asdict(spec_type()))
+    args = vars(parser.parse_args(argv))
     out_dir = args.pop("out_dir")
-    print(f"wrote {ensure(spec_type(**args), out_dir)}")
+    try:
+        spec = spec_type(**args)
+    except ValueError as err:  # counts it cannot make a dataset of: refused as argparse refuses an option
+        parser.error(str(err))
+    print(f"wrote {ensure(spec, out_dir)}")
+
+
+def check_config(make: Optional[Callable[..., Any]], params: Any) -> None:
+    """A config's dataset.generator parameters given to the generator's spec (`make`, MLPerfTask.generator)
+    before anything is written: the ValueError of counts that cannot make a dataset the model trains on
+    is a one-line ConfigError naming the option. Each generator's spec holds its own rule."""
+    if make is None or not params:
+        return
+    from omegaconf import DictConfig, OmegaConf
+
+    values: dict[str, Any] = dict(OmegaConf.to_container(params, resolve=True)  # type: ignore[arg-type]  # a mapping
+                                  if isinstance(params, DictConfig) else params)
+    try:
+        make(**values)
+    except ValueError as err:
+        name = str(err).split("=", 1)[0]
+        raise ConfigError(f"dataset.generator.{err}" if name in values else f"dataset.generator: {err}") from None
 
 
 def run_parallel(work: Callable[..., Any], tasks: Sequence[tuple], workers: Optional[int] = None) -> list[Any]:

@@ -37,5 +37,6 @@ SPEC = ModelSpec(
         real_dataset="criteo_1tb_multihot",
         prepare=lazy("reference_models.dlrm_dcnv2.benchmark:prepare"),
         check=lazy("reference_models.dlrm_dcnv2.check_data:check"),
+        generator=lazy("reference_models.dlrm_dcnv2.generate:GeneratorSpec"),  # its counts refused before a run
     ),
 )

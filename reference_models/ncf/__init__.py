@@ -32,5 +32,6 @@ SPEC = ModelSpec(
         real_dataset="ml20m",
         prepare=lazy("reference_models.ncf.benchmark:prepare"),
         check=lazy("reference_models.ncf.check_data:check"),
+        generator=lazy("reference_models.ncf.generate:trainable"),
     ),
 )

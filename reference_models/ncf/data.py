@@ -223,10 +223,14 @@ def load(data_dir: str | Path) -> NCFData:
         try:
             with open(cache, "rb") as stored, np.load(stored) as z:  # np.load leaves its own file open on a BadZipFile
                 data = NCFData(int(z["n_users"]), int(z["n_items"]), *(z[f].astype(np.int64) for f in _CACHED))
-                _log_read(path, int(z["rows"]), data, cached=True)
-                return data
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile):  # a cut or flipped .npz is a BadZipFile
-            pass  # a damaged cache is rebuilt below
+                rows = int(z["rows"])
+            why = _unfit(data)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:  # a cut or flipped .npz is a BadZipFile
+            why = f"it cannot be read ({type(err).__name__})"
+        if why is None:
+            _log_read(path, rows, data, cached=True)
+            return data
+        log.warning("%s is not %s preprocessed (%s): preprocessing it again", cache, path, why)  # rebuilt below
     users, items, timestamps = read_ratings(path)
     data = preprocess(users, items, timestamps)
     _log_read(path, len(users), data, cached=False)
@@ -246,6 +250,26 @@ def load(data_dir: str | Path) -> NCFData:
             os.unlink(tmp)  # a full disk: no half-written cache left behind
         # a read-only dataset folder: preprocess on every load
     return data
+
+
+def _unfit(data: NCFData) -> Optional[str]:
+    """Why cached arrays cannot be the sets preprocess() made (a length that differs, an id outside the
+    counts), or None: a copied or edited cache must not reach the embeddings as an IndexError."""
+    n_users, n_items = data.n_users, data.n_items
+    if n_users < 1 or n_items < 1:
+        return f"{n_users} users and {n_items} items"
+    train = (data.train_users.size,)
+    shapes = {"train_users": train, "train_items": train, "test_items": (n_users,), "user_ids": (n_users,),
+              "item_ids": (n_items,), "test_negatives": (n_users, EVAL_NEGATIVES)}
+    for name, shape in shapes.items():
+        if getattr(data, name).shape != shape:
+            return f"{name} has shape {getattr(data, name).shape}, not {shape}"
+    for name, count in (("train_users", n_users), ("train_items", n_items), ("test_items", n_items),
+                        ("test_negatives", n_items)):
+        ids = getattr(data, name)
+        if ids.size and (ids.min() < 0 or ids.max() >= count):
+            return f"{name} holds ids outside 0..{count - 1}"
+    return None
 
 
 def _log_read(path: Path, rows: int, data: NCFData, cached: bool) -> None:

@@ -20,12 +20,12 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from harness.interface import generated, generator_cli
-from reference_models.ncf.ratings_file import RATINGS_FILE
+from reference_models.ncf.ratings_file import RATINGS_FILE, DatasetError
 
 VERSION = 1  # of what the generator writes for a given spec: a change that alters the file bumps it
 
@@ -40,6 +40,35 @@ class GeneratorSpec:
     popularity: float = 2.5  # Zipf exponent of the popularity term
     mean_ratings: float = 30.0  # mean ratings per user; every user has at least 20
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        # what the generator can write at all; what NCF can train on is trainable()'s rule
+        if self.users < 1 or self.dim < 1:
+            raise ValueError(f"users={self.users}, dim={self.dim}: need at least 1 each")
+        if self.items < 2 * LEAST_RATINGS:  # a user's ratings are drawn from at most half of the movies
+            raise ValueError(f"items={self.items}: each user rates {LEAST_RATINGS} movies of at most half of them; "
+                             f"choose items >= {2 * LEAST_RATINGS}")
+
+
+LEAST_RATINGS = 20  # every user's, as MLPerf's preprocessing keeps only users with 20 or more
+
+
+def needed_movies() -> int:
+    """Distinct rated movies NCF's preprocessing needs: each user's held-out one is ranked against
+    999 the user never rated."""
+    from reference_models.ncf.data import EVAL_NEGATIVES, MIN_RATINGS  # imports torch: not in the spawned writers
+
+    return EVAL_NEGATIVES + MIN_RATINGS
+
+
+def trainable(**params: Any) -> GeneratorSpec:
+    """The spec of a config's (or the command line's) generator parameters; ValueError, one line and
+    before anything is written, where too few movies could never make a dataset NCF trains on."""
+    items = params.get("items", GeneratorSpec.items)  # said before what the generator itself would refuse
+    if isinstance(items, int) and items < needed_movies():
+        raise ValueError(f"items={items}: NCF ranks each user's held-out movie against 999 the user never "
+                         f"rated, so it needs at least {needed_movies()} movies; choose items >= {needed_movies()}")
+    return GeneratorSpec(**params)
 
 
 @functools.lru_cache(maxsize=2)  # every chunk of a spec needs them; they are small
@@ -141,13 +170,26 @@ def write(spec: GeneratorSpec, out_dir: str | Path, workers: Optional[int] = Non
 def ensure(spec: GeneratorSpec, out_dir: str | Path) -> Path:
     """The generated ratings.csv in out_dir, written first if it is missing, made from another spec,
     or no longer what was written (harness.interface.generated checks the stamp's checksums)."""
+    spec = trainable(**asdict(spec))
     folder = generated.ensure(out_dir, "reference_models.ncf.generate", VERSION, asdict(spec),
-                              lambda tmp: write(spec, tmp))
+                              lambda tmp: _rates_enough(spec, write(spec, tmp)))
     return folder / RATINGS_FILE
 
 
+def _rates_enough(spec: GeneratorSpec, path: Path) -> None:
+    """DatasetError where the ratings drawn name too few distinct movies to train on (few users, a steep
+    popularity): raised in the staging folder, so a dataset already in place is kept."""
+    import pandas as pd  # a few seconds at ml-20m's size, against minutes to draw it
+
+    rated = int(pd.read_csv(path, usecols=["movieId"])["movieId"].nunique())
+    if rated < needed_movies():
+        raise DatasetError(f"the generator's users={spec.users}, items={spec.items}, mean_ratings={spec.mean_ratings} "
+                           f"rate only {rated} distinct movies, and NCF needs at least {needed_movies()}: raise users or mean_ratings "
+                           "(or lower popularity)")
+
+
 def main() -> None:
-    generator_cli.generator_main(__doc__, GeneratorSpec, ensure)
+    generator_cli.generator_main(__doc__, trainable, ensure)
 
 
 if __name__ == "__main__":

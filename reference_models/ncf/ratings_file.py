@@ -18,6 +18,7 @@ from harness.interface import DataError
 RATINGS_FILE = "ratings.csv"
 COLUMNS = ("userId", "movieId", "rating", "timestamp")
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*$")
+INT64 = (-(2**63), 2**63 - 1)  # what the columns are read into: pandas' OverflowError names no line
 
 
 class DatasetError(DataError):
@@ -44,7 +45,7 @@ def read_ratings(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             usecols=["userId", "movieId", "timestamp"],
             dtype={"userId": np.int64, "movieId": np.int64, "timestamp": np.int64},
         )
-    except (ValueError, pd.errors.ParserError) as err:
+    except (ValueError, OverflowError, pd.errors.ParserError) as err:
         bad = first_bad_line(Path(path))  # pandas' message names no line of a value it cannot convert
         if bad is not None:
             raise DatasetError(f"{path} is not a MovieLens ratings.csv: {bad} (each row is {','.join(COLUMNS)}, ids "
@@ -84,4 +85,7 @@ def first_bad_line(path: Path) -> Optional[str]:
             for i in wanted:
                 if not _INTEGER.match(fields[i]):
                     return f"line {n} has {names[i]} {fields[i][:40]!r}, not an integer ({text[:80]!r})"
+                if not INT64[0] <= int(fields[i]) <= INT64[1]:
+                    return (f"line {n} has {names[i]} {fields[i].strip()[:40]}, outside the 64-bit integer range "
+                            f"({INT64[0]} to {INT64[1]}) ({text[:80]!r})")
     return None

@@ -31,5 +31,6 @@ SPEC = ModelSpec(
         real_dataset="imagenet",
         prepare=lazy("reference_models.resnet.benchmark:prepare"),
         check=lazy("reference_models.resnet.check_data:check"),
+        generator=lazy("reference_models.resnet.generate:ImageSpec"),  # its counts refused before a run
     ),
 )

@@ -242,3 +242,26 @@ def test_a_folder_the_user_cannot_write_is_named_before_the_run(tmp_path):
     locked.mkdir(mode=0o555)
     with pytest.raises(generated.ReadOnlyData, match="set data_root to a writable folder"):
         generated.check_kept(locked / "ds")
+
+
+def test_only_a_leftover_the_generator_marked_is_removed_never_a_users_folder_named_like_one(tmp_path, caplog):
+    """Before, any `.ds-*` folder beside the dataset counted as a killed writer's and was deleted: a user's
+    `.ds-mybackup`, notes and all. Only a folder the writer marked as its own, under that name, is removed."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    killed = subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(tmp_path / "ds"), "1"], cwd=REPO)
+    assert killed.returncode == -9
+    (leftover,) = tmp_path.glob(".ds-*")
+    shutil.copytree(leftover, tmp_path / ".ds-copy")  # a copy of one: its mark names another folder
+    for name in (".ds-mybackup", ".ds-old-abcd1234", ".ds-abcd1234"):  # the last two: mkdtemp's very pattern
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "notes").write_text("hi\n")
+    before = {p.name: snapshot(p) for p in tmp_path.glob(".ds-*") if p != leftover}
+    with caplog.at_level("WARNING", logger="harness.generated"):
+        generated.ensure(tmp_path / "ds", "gen", 1, {"n": 100}, _writer([]))
+    assert [r.getMessage() for r in caplog.records] == [f"removing {leftover}: a partial dataset a killed generator left"]
+    assert {p.name: snapshot(p) for p in tmp_path.glob(".ds-*")} == before  # every other one kept, untouched
+    assert generated.verify(tmp_path / "ds", "gen", 1, {"n": 100}) is None

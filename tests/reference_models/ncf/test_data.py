@@ -213,3 +213,34 @@ def test_loading_real_data_logs_how_many_rows_were_read(tmp_path, caplog):
     assert lines == [f"{tmp_path / 'ratings.csv'}: {rows:,} rating rows -> {ncf_data.describe(d)}",
                      f"{tmp_path / 'ratings.csv'}: {rows:,} rating rows (preprocessed before, cached) -> "
                      f"{ncf_data.describe(d)}"]
+
+
+@pytest.mark.parametrize("fault", ["item id", "user id", "short"])
+def test_a_cache_that_does_not_fit_its_counts_is_made_again_with_a_note(tmp_path, caplog, fault):
+    """A whole .npz whose ids lie outside its counts (copied from another dataset, edited) stopped training
+    with 'IndexError: index out of range in self'; it is preprocessed again, said in one line."""
+    write(SMALL, tmp_path)
+    first = ncf_data.load(tmp_path)
+    (cache,) = (tmp_path / ".harness-cache").glob("ncf-*.npz")
+    with np.load(cache) as z:
+        arrays = dict(z)
+    if fault == "item id":
+        arrays["train_items"][5] = arrays["n_items"]
+    elif fault == "user id":
+        arrays["train_users"][0] = -1
+    else:
+        arrays["test_negatives"] = arrays["test_negatives"][:-1]
+    with open(cache, "wb") as f:
+        np.savez(f, **arrays)
+    with caplog.at_level("WARNING", logger="reference_models.ncf.data"):
+        again = ncf_data.load(tmp_path)
+    why = {"item id": f"train_items holds ids outside 0..{first.n_items - 1}",
+           "user id": f"train_users holds ids outside 0..{first.n_users - 1}",
+           "short": f"test_negatives has shape {(first.n_users - 1, 999)}, not {(first.n_users, 999)}"}[fault]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{cache} is not {tmp_path / 'ratings.csv'} preprocessed ({why}): preprocessing it again"]
+    assert all(np.array_equal(getattr(first, n), getattr(again, n)) for n in ncf_data._CACHED)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="reference_models.ncf.data"):
+        ncf_data.load(tmp_path)  # the cache made again fits
+    assert not caplog.records
