@@ -1,6 +1,8 @@
 """NCF preprocessing as MLPerf defines it, on the generated data and on hand-made ratings."""
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -237,10 +239,11 @@ def test_a_cache_that_does_not_fit_its_counts_is_made_again_with_a_note(tmp_path
     why = {"item id": f"train_items holds ids outside 0..{first.n_items - 1}",
            "user id": f"train_users holds ids outside 0..{first.n_users - 1}",
            "short": f"test_negatives has shape {(first.n_users - 1, 999)}, not {(first.n_users, 999)}"}[fault]
-    assert [r.getMessage() for r in caplog.records] == [
+    # the warnings alone: a test before this one in the process may have left the logger at INFO
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
         f"{cache} is not {tmp_path / 'ratings.csv'} preprocessed ({why}): preprocessing it again"]
     assert all(np.array_equal(getattr(first, n), getattr(again, n)) for n in ncf_data._CACHED)
     caplog.clear()
     with caplog.at_level("WARNING", logger="reference_models.ncf.data"):
         ncf_data.load(tmp_path)  # the cache made again fits
-    assert not caplog.records
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
