@@ -177,8 +177,9 @@ def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], recor
     policy = threads.decide(cfg.gpus)  # the spawned ranks start OpenMP with what this says
     log.info("threads: %s per rank, OMP_WAIT_POLICY=%s (%s)", policy.omp_num_threads or "OpenMP's default",
              policy.omp_wait_policy or "OpenMP's default", policy.reason)
-    saved_env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", threads.ENV)}
+    saved_env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", threads.ENV, RANK_STARTING)}
     threads.export(policy)
+    os.environ[RANK_STARTING] = "1"  # the spawned ranks ignore Ctrl-C while they import (harness/__init__.py)
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     # torch.multiprocessing names a file per rank in the system's temporary folder for a crash's
     # traceback; the run must write nothing outside its output root
@@ -277,6 +278,8 @@ def _tidy(run_dir: Path) -> None:
     shutil.rmtree(run_dir / ".heartbeat", ignore_errors=True)
 
 
+RANK_STARTING = "HARNESS_RANK_STARTING"  # set for the spawned ranks: read by harness/__init__.py as they import
+
 def _rank_entry(payload: _Payload) -> Optional[RunRecord]:
     """One spawned rank: its logs, its process group, the run, and (rank 0) its result. Stopped by
     Ctrl-C or SIGTERM, it ends by that same signal once its log is closed, so the launcher sees
@@ -300,6 +303,8 @@ def _rank_entry(payload: _Payload) -> Optional[RunRecord]:
 
 
 def _rank_main(payload: _Payload) -> Optional[RunRecord]:
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # imported: Ctrl-C stops the rank from here on
+    os.environ.pop(RANK_STARTING, None)
     world = distributed.from_environment(source="elastic")
     assert world is not None  # the elastic launcher set RANK and WORLD_SIZE
     run_dir = Path(payload.run_dir)

@@ -27,3 +27,19 @@ def test_more_cpu_ranks_than_cores_is_one_warning_line(tmp_path, monkeypatch, ca
     caplog.clear()
     launch.launch(_plan("gpus=2"), tmp_path, None, None, None)  # type: ignore[arg-type]
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == [] and started == [8, 2]
+
+
+def test_a_spawned_rank_ignores_ctrl_c_while_it_imports_the_harness():
+    """A terminal's Ctrl-C reaches the ranks while they import torch and the model: raised there, it printed a
+    traceback per rank before the run's one line. The launcher sets HARNESS_RANK_STARTING for its ranks; the
+    rank takes Ctrl-C again as it runs (launch._rank_main)."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO, child_env
+
+    probe = "import signal, harness; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+    for env, ignored in (({"HARNESS_RANK_STARTING": "1"}, "True"), ({}, "False")):
+        done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=child_env(**env), capture_output=True,
+                              text=True, timeout=60)
+        assert done.stdout.strip() == ignored, done.stderr
