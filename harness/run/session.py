@@ -11,7 +11,9 @@ death caused it), and the caller rebuilds what was done from that log.
 from __future__ import annotations
 
 import logging
+import os
 import statistics
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
@@ -111,6 +113,7 @@ class _Open:
     watch: Optional[Observers] = None
     run_start: Optional[int] = None
     run_stopped: bool = False
+    launcher: int = 0  # the process that started this one (a spawned rank's: the elastic launcher)
 
 
 def run_rank(job: RankJob) -> RunRecord:
@@ -119,7 +122,7 @@ def run_rank(job: RankJob) -> RunRecord:
     plan, world = job.plan, job.world
     training = plan.training
     # a throughput measurement is not an MLPerf run: it writes no MLPerf log
-    held = _Open(MLPerfLog(job.run_dir / "mlperf.log" if world.is_main and training else None))
+    held = _Open(MLPerfLog(job.run_dir / "mlperf.log" if world.is_main and training else None), launcher=os.getppid())
     heartbeat.start(job.run_dir, world.rank)  # the watchdog reads it (harness/run/watchdog.py), one rank or many
     try:
         record = _run(job, training, held)
@@ -133,7 +136,7 @@ def run_rank(job: RankJob) -> RunRecord:
             if not held.run_stopped:
                 # The log must still end: an interrupted or crashed run is an aborted run to MLPerf.
                 # Before run_start the run_stop carries no time to train (docs/results.md).
-                meta: dict[str, Any] = {"status": C.ABORTED, "reason": _stop_reason(err, cause, job)}
+                meta: dict[str, Any] = {"status": C.ABORTED, "reason": _stop_reason(err, cause, job, held.launcher)}
                 if held.run_start is None:
                     meta["before_run_start"] = True
                 try:
@@ -162,12 +165,16 @@ def _cause(job: RankJob, err: BaseException) -> Optional[PeerDied]:
     return None if dead is None else PeerDied(*dead)
 
 
-def _stop_reason(err: BaseException, cause: Optional[PeerDied], job: RankJob) -> str:
+def _stop_reason(err: BaseException, cause: Optional[PeerDied], job: RankJob, launcher: int) -> str:
     """run_stop's reason: the signal's name, the rank that died, the watchdog's verdict (its SIGTERM stops a
-    stalled rank), or the error, in one line."""
+    stalled rank), the launcher's death, or the error, in one line."""
     if cause is not None:
         return f"rank {cause.rank} failed: {cause}"
     name = signal_name(err)
+    if name == "SIGINT" and job.world.source == "elastic" and _launcher_gone(launcher):
+        # torch's spawn sends its ranks SIGINT when their launcher dies (killed: the out-of-memory killer, a
+        # SIGKILL): no one pressed Ctrl-C, and the report must not say so
+        return f"the launcher (process {launcher}) ended before this rank ({name} on its death)"
     if name == "SIGTERM":
         verdict = stop_note(job.run_dir, job.world.rank)
         if verdict is not None:
@@ -177,6 +184,15 @@ def _stop_reason(err: BaseException, cause: Optional[PeerDied], job: RankJob) ->
     if isinstance(err, files.DiskFull):
         return f"DiskFull: {err}"
     return type(err).__name__
+
+
+def _launcher_gone(launcher: int, wait_s: float = 0.25) -> bool:
+    """This rank's launcher has ended (the death signal comes as its spawning thread ends, while its other threads,
+    the rank's parent until the last one ends, may still be ending). Alive: a Ctrl-C, which reached both."""
+    deadline = time.monotonic() + wait_s
+    while os.getppid() == launcher and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return os.getppid() != launcher
 
 
 def _run(job: RankJob, training: bool, held: _Open) -> RunRecord:

@@ -327,3 +327,26 @@ def test_a_stalled_rank_0_s_mlperf_log_ends_with_the_watchdog_s_verdict_not_a_si
     assert [line for line in said(err) if "made no progress" in line] == \
         [f"error: {_result(tmp_path / 'out')['reason']}"], err
     assert not list((tmp_path / "out").rglob(".heartbeat"))
+
+
+def test_a_killed_launcher_s_ranks_end_their_log_naming_its_death_not_ctrl_c(tmp_path):
+    """torch's spawn sends each rank SIGINT when its launcher dies (the out-of-memory killer, a SIGKILL): the log
+    said SIGINT, which the report reads as a user's Ctrl-C."""
+    proc = subprocess.Popen([sys.executable, "-m", "harness.train", "model=ncf", "+debug=ncf", "device=cpu", "gpus=2",
+                             "seed=1", "model.target=0.99", "max_epochs=50", "model.max_epochs=50", "progress=false",
+                             "output_root=out", "data_root=data"],
+                            cwd=tmp_path, env=child_env(OMP_NUM_THREADS="1"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _rank_pid(tmp_path / "out", 0)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+        log = _wait(tmp_path / "out", "mlperf.log", '"key": "run_stop"', timeout=60)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    time.sleep(0.5)  # the line is written whole before its key shows (one write); let the rank close the file
+    reason = _last_mllog(log)["metadata"]["reason"]
+    assert reason == f"the launcher (process {proc.pid}) ended before this rank (SIGINT on its death)", reason
