@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -214,3 +215,12 @@ def test_a_log_line_nested_too_deep_is_one_failed_line_and_the_other_logs_are_ch
     assert out.stdout.count("nested too deep to read") == 1
     assert out.stdout.index("nested too deep to read") > out.stdout.index("s3/mlperf.log")
 
+
+def test_a_pipe_named_result_json_is_not_read_and_the_log_is_checked(tmp_path):
+    from tests.results.read.test_runfiles import harness_run
+
+    run = harness_run(tmp_path / "run", 1)
+    (run / "result.json").unlink()
+    os.mkfifo(run / "result.json")  # opened for reading, it waits for a writer for ever
+    out = run_cli("harness.check", str(run), cwd=tmp_path, timeout=60)
+    assert "Traceback" not in out.stdout + out.stderr and "1 log(s): 0 passed, 1 failed" in out.stdout
