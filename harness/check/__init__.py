@@ -35,6 +35,7 @@ from harness.results.read import formats, official, rules, screen
 from harness.results.read.checking import official_check
 from harness.results.read.formats import loads
 from harness.results.read.parse import LogError, parse_lines
+from harness.results.read.runfiles import read_text
 from harness.results.read.rules import DEFAULT_RULESET, pick_rules, quality_target, training_rulesets
 from harness.results.read.summary import CRASH, FAIL, INCOMPLETE, PASS, REFUSED, UNCHECKED, interrupted_by
 from harness.signals import forking_workers, leave_signals_to_parent
@@ -190,9 +191,10 @@ def _serve(tasks, results, ruleset: Optional[str]) -> None:
 
 
 def _stopped_by(result_json: Path) -> Optional[str]:
-    """The signal a harness run's result.json says stopped it, if it says so."""
+    """The signal a harness run's result.json says stopped it, if it says so (a pipe by that name is not read:
+    it would wait for a writer for ever)."""
     try:
-        data = loads(result_json.read_text())
+        data = loads(read_text(result_json))
     except (OSError, ValueError):
         return None
     return interrupted_by(data.get("reason")) if isinstance(data, dict) and data.get("status") == "aborted" else None

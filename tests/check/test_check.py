@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -198,3 +199,28 @@ def test_a_timeout_that_is_not_a_finite_positive_number_is_one_line(capsys):
         assert main(["nowhere", "--timeout", given]) == 2
         assert capsys.readouterr().err == f"harness.check: error: --timeout {float(given):g} must be a finite number " \
                                           "of seconds above 0\n"
+
+
+def test_a_log_line_nested_too_deep_is_one_failed_line_and_the_other_logs_are_checked(tmp_path):
+    from tests.results.read.test_formats import DEEP
+    from tests.results.read.test_runfiles import harness_run
+
+    for seed in (1, 2, 3):
+        harness_run(tmp_path / f"s{seed}", seed)
+    with open(tmp_path / "s3" / "mlperf.log", "a") as log:
+        log.write(f':::MLLOG {{"namespace": "", "time_ms": 1, "key": "x", "value": {DEEP}, "metadata": {{}}}}\n')
+    out = run_cli("harness.check", str(tmp_path), "--verbose", cwd=tmp_path)  # every message of each log
+    assert "Traceback" not in out.stdout + out.stderr and out.returncode == 1
+    assert "3 log(s): 0 passed, 3 failed" in out.stdout  # each judged (the logs lack the submission keys)
+    assert out.stdout.count("nested too deep to read") == 1
+    assert out.stdout.index("nested too deep to read") > out.stdout.index("s3/mlperf.log")
+
+
+def test_a_pipe_named_result_json_is_not_read_and_the_log_is_checked(tmp_path):
+    from tests.results.read.test_runfiles import harness_run
+
+    run = harness_run(tmp_path / "run", 1)
+    (run / "result.json").unlink()
+    os.mkfifo(run / "result.json")  # opened for reading, it waits for a writer for ever
+    out = run_cli("harness.check", str(run), cwd=tmp_path, timeout=60)
+    assert "Traceback" not in out.stdout + out.stderr and "1 log(s): 0 passed, 1 failed" in out.stdout

@@ -2,7 +2,8 @@
 intervals, speedups and precision ratios with their verdicts and chances, seed spreads, throughput
 results, the prices for cost, and the runs counted as not converged, for harness.report to print.
 
-A result.json with a badly typed field is named among the errors and skipped (runfiles.problems)."""
+A result.json with a badly typed field is named among the errors and skipped (runfiles.problems), and so is a
+config.yaml that cannot be read as the harness writes one (runfiles.read_settings)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -25,6 +26,7 @@ from harness.results.analysis.stats import SeedSpread, seed_spread
 
 SKIPPED = "skipped"
 SKIPPED_BESIDE_LOG = "skipped: the run is read from its mlperf.log alone"
+SKIPPED_CONFIG = "skipped: the run is grouped without its settings"
 
 PARALLEL_FROM = 64  # files; below this, a worker pool costs more than it saves
 
@@ -57,16 +59,26 @@ class Report:
                     or any(t.status != "success" for t in self.tput_runs))
 
 
-def _parse(path: Path, max_bytes: Optional[int] = MAX_LOG_BYTES) -> tuple[Optional[RunSummary], Optional[str], list[str]]:
-    """(run, why the log cannot be read, what is wrong with the result.json beside it): the log read,
-    then checked (the official and RCP checkers, the sanity pass), and the two joined."""
+def _parse(path: Path, max_bytes: Optional[int] = MAX_LOG_BYTES) -> tuple[Optional[RunSummary], Optional[str],
+                                                                         list[tuple[str, str]]]:
+    """(run, why the log cannot be read, (file, problem) for the run files beside it that cannot be read: its
+    result.json, its config.yaml): the log read, then checked (the official and RCP checkers, the sanity pass),
+    and the two joined."""
     try:
         log = read_file(path, max_bytes)
     except LogError as err:
         return None, str(err), []
     run = checking.join(log.facts, checking.check(log))
-    found = runfiles.read_result(path.parent / "result.json")[1] if path.name == "mlperf.log" else []
-    return run, None, found  # read_result is cached: read_file has just read the same file
+    if path.name != "mlperf.log":
+        return run, None, []
+    beside: list[tuple[str, str]] = []  # read_result and read_settings are cached: read_file has just read them
+    found = runfiles.read_result(path.parent / "result.json")[1]
+    if found:
+        beside.append((str(path.parent / "result.json"), f"{runfiles.describe(found)}: {SKIPPED_BESIDE_LOG}"))
+    bad_config = runfiles.read_settings(path.parent / "config.yaml")[1]
+    if bad_config:
+        beside.append((str(path.parent / "config.yaml"), f"{bad_config}: {SKIPPED_CONFIG}"))
+    return run, None, beside
 
 
 def _warm() -> None:
@@ -99,13 +111,12 @@ def build(paths: list[str], baseline_world: Optional[int] = None, baseline_preci
     else:
         parsed = [parse(p) for p in logs]
     runs = []
-    for path, (run, err, found) in zip(logs, parsed):
+    for path, (run, err, beside) in zip(logs, parsed):
         if run is None:
             errors.append((str(path), err or "cannot be read"))
         else:
             runs.append(run)
-        if found:
-            errors.append((str(path.parent / "result.json"), f"{runfiles.describe(found)}: {SKIPPED_BESIDE_LOG}"))
+        errors += beside
     readable = []
     for path in orphans:
         try:

@@ -120,7 +120,7 @@ class _SharedJson:
 
     def loads(self, text: str) -> Any:
         found = formats.decoded(text.strip())
-        return json.loads(text) if found is formats.MISSING else found
+        return formats.loads(text) if found is formats.MISSING else found  # too deep: a ValueError, a bad line
 
     def __getattr__(self, name: str) -> Any:
         return getattr(json, name)
@@ -214,8 +214,8 @@ def loglines_of(lines: Sequence[str], version: str) -> tuple[list, list]:
             text = line[line.rfind(token):].strip()
             try:
                 loglines.append(parser.string_to_logline(len(loglines) + len(errors), text))
-            except ValueError as err:
-                errors.append((text, str(err)))
+            except (ValueError, RecursionError) as err:  # v0.6's parser decodes with json itself: too deep recurses
+                errors.append((text, str(err) if isinstance(err, ValueError) else "nested too deep to read"))
     return loglines, errors
 
 

@@ -15,7 +15,8 @@ throughput comes from tracked_stats, or is derived from the epoch intervals (har
 Parsing says what the log says and nothing more: the checkers (the official compliance and RCP
 checkers, the harness's sanity pass) are a step of their own (harness.results.read.checking), which the
 report runs on what read_file returns and joins with these facts. A run stopped by a signal (run_stop's
-reason SIGINT or SIGTERM) is interrupted, not a run that did not converge.
+reason SIGINT or SIGTERM) is interrupted, not a run that did not converge. A name or count logged as another
+JSON type (a list for the platform, text for the seed) is named among the run's problems and not read.
 
     python -m harness.check.show log FILE...        # what each log says, one JSON object per file
     python -m harness.check.show checked FILE...    # and what the checkers say of it, joined
@@ -23,6 +24,7 @@ reason SIGINT or SIGTERM) is interrupted, not a run that did not converge.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -41,6 +43,8 @@ MAX_LOG_BYTES = 64 << 20  # a real MLPerf log is under a few MB; one read and ch
 FIRST_ROUND_MS = 1_514_764_800_000  # 2018-01-01 UTC: MLPerf Training's first round (v0.5) ran in 2018
 LAST_PLAUSIBLE_MS = 4_102_444_800_000  # 2100-01-01 UTC: microseconds written as time_ms read as the year 50,000
 EPOCH_LIMIT_MS = 253_402_300_799_000  # 9999-12-31: a date beyond it has no calendar day to name
+COUNT_KEYS = ("seed", "global_batch_size")  # integers; a submission_* key and precision are strings
+_INTEGER = re.compile(r"[+-]?\d{1,15}(?:\.0*)?")  # 2048, 2048.0: an integer as a float or text; up to 2**53
 __all__ = ["LogError", "RunSummary", "parse_file", "parse_lines", "from_result_json", "TOKEN", "SUCCESS", "INCOMPLETE"]
 
 
@@ -175,6 +179,9 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
     for r in records:
         key, value, meta, t = r.key, r.value, r.meta, r.t
         if key.startswith("submission_") or key in ("seed", "global_batch_size", "precision"):
+            value = _typed(run, key, value)
+            if value is formats.MISSING:
+                continue
             value = one_line(value) if isinstance(value, str) else value  # a name stays one line of a table
             if key in first and first[key] != value and key.startswith("submission_"):
                 run.problems.append(f"{key} logged twice with different values ({first[key]!r}, {value!r})")
@@ -203,7 +210,9 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
         elif key == "eval_target" and run.target is None:
             run.target = value
         elif v05 and key in ("run_set_random_seed", "input_batch_size"):
-            first.setdefault("seed" if key == "run_set_random_seed" else "global_batch_size", value)
+            value = _typed(run, key, value, "seed" if key == "run_set_random_seed" else "global_batch_size")
+            if value is not formats.MISSING:
+                first.setdefault("seed" if key == "run_set_random_seed" else "global_batch_size", value)
     entry = first.pop("submission_entry", None)
     run.benchmark = first.get("submission_benchmark", run.benchmark)
     run.org = first.get("submission_org")
@@ -268,8 +277,8 @@ def _clock(run: RunSummary) -> None:
 
 
 def _timing(run: RunSummary, v05: bool) -> None:
-    if run.benchmark is None:
-        run.problems.append("no submission_benchmark")
+    if run.benchmark is None and not any(p.startswith("submission_benchmark is ") for p in run.problems):
+        run.problems.append("no submission_benchmark")  # a badly typed one is named already: one line
     if run.run_start_ms is None:
         if run.interrupted is None:  # an interrupted run may stop before its timed region: that is no fault
             run.problems.append("no run_start: the run never started its timed region")
@@ -290,11 +299,30 @@ def _timing(run: RunSummary, v05: bool) -> None:
             run.warnings.append(NO_EPOCH)
 
 
+def _typed(run: RunSummary, key: str, value: Any, as_key: Optional[str] = None) -> Any:
+    """`value` as what runs are named, grouped and told apart by must be (a string for a name, an integer for
+    a seed or batch size), or MISSING with one line in the run's problems: a list or an object there would reach
+    every table and group key as it is. An integer written as 2048.0 or "2048" is read as 2048, with a warning."""
+    count = (as_key or key) in COUNT_KEYS
+    if value is None or (_number(value, int) if count else isinstance(value, str)):
+        return value  # None: as if not logged
+    text = "" if isinstance(value, (dict, list)) else one_line(json.dumps(value))  # a scalar, shown cut short
+    shown = ("an object" if isinstance(value, dict) else "a list") if not text else \
+        text if len(text) <= 24 else text[:21] + "..."
+    if count and isinstance(value, (float, str)) and _INTEGER.fullmatch(str(value).strip()):
+        run.warnings.append(f"{key} is {shown}: read as {int(float(value))}")
+        return int(float(value))
+    note = f"{key} is {shown}, not {'an integer' if count else 'a string'}: not read"
+    if note not in run.problems:  # once however often the log repeats it
+        run.problems.append(note)
+    return formats.MISSING
+
+
 def _v05_status(value: Any) -> str:
     if isinstance(value, dict) and isinstance(value.get("success"), bool):
         return SUCCESS if value["success"] else "aborted"
     return "unknown"
 
 
-def _number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+def _number(x: Any, kind: type | tuple[type, ...] = (int, float)) -> bool:
+    return isinstance(x, kind) and not isinstance(x, bool)

@@ -15,6 +15,8 @@ is then read from its log alone.
 from __future__ import annotations
 
 import functools
+import os
+import stat
 from json import dumps
 from pathlib import Path
 from typing import Any, Optional
@@ -24,10 +26,25 @@ import yaml
 from harness import record
 from harness.record import RunRecord
 from harness.results.read.formats import loads
-from harness.results.read.summary import LogError, RunSummary, interrupted_by
+from harness.results.read.summary import LogError, RunSummary, interrupted_by, one_line
 
+NOT_A_FILE = "not a regular file (a folder, a pipe or a device)"
 MAX_NAMED = 3  # fields named per file; the rest are counted
 problems = record.problems  # each badly typed field, named: the record declares what each field holds
+
+
+def read_text(path: str | Path, max_bytes: Optional[int] = None) -> str:
+    """A run file's text. OSError, its strerror saying why, for a path that is not a regular file (opening a pipe
+    waits for a writer for ever, a device never ends: both checked on the file opened, without blocking) or one
+    larger than `max_bytes`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # O_NONBLOCK: a FIFO opens at once; a regular file reads as usual
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(0, NOT_A_FILE)
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise OSError(0, f"{st.st_size:,} bytes, over the {max_bytes:,} a run's file holds")
+        return f.read().decode("utf-8")
 
 
 def describe(found: list[str]) -> str:
@@ -41,7 +58,7 @@ def describe(found: list[str]) -> str:
 @functools.lru_cache(maxsize=4096)
 def _load(path: str, _mtime_ns: int, _size: int) -> tuple[Optional[RunRecord], tuple[str, ...]]:
     try:
-        data = loads(Path(path).read_text())
+        data = loads(read_text(path))
     except OSError as err:
         return None, (f"cannot be read: {err.strerror or err}",)
     except ValueError as err:
@@ -69,7 +86,7 @@ def add_run_files(run: RunSummary, run_dir: Path) -> None:
     result, _ = read_result(run_dir / "result.json")
     if result is not None:
         _from_result(run, result)
-    run.settings = settings_of(run_dir / "config.yaml")
+    run.settings = settings_of(run_dir / "config.yaml")  # harness.report names a config that cannot be read
     if run.accelerator is None:
         name = _read_json(run_dir / "system.json").get("accelerator_model_name")
         run.accelerator = name if isinstance(name, str) and name else None
@@ -80,25 +97,62 @@ def add_run_files(run: RunSummary, run_dir: Path) -> None:
 SETTINGS = ("ddp_bucket_mb", "max_epochs", "eval_every", "warm_up", "clear_caches")
 LEFT_OUT = {"model.target", "model.name", "dataset.path", "dataset.model"}  # the group's own key, or a place
 CONFIG_BYTES = 1 << 20  # a run's config.yaml is a few kB: a larger one is no harness config
+CONFIG_DEPTH = 64  # levels of nesting: a harness config has four or five
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """yaml.safe_load's loader (plain data, never code), refusing anchors, aliases and deep nesting: a run's
+    config.yaml is OmegaConf.to_yaml's dump of plain data, which shares no node and nests a few levels, while
+    700 bytes of nested aliases expand to billions of nodes (a "billion laughs") and 3000 nested brackets
+    overflow the composer's recursion."""
+
+    depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise yaml.YAMLError(f"an anchor or alias at line {event.start_mark.line + 1}")
+        if self.depth >= CONFIG_DEPTH:
+            raise yaml.YAMLError(f"nested over {CONFIG_DEPTH} levels at line {event.start_mark.line + 1}")
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 def settings_of(path: Path) -> tuple[tuple[str, str], ...]:
-    """A harness run's settings from its resolved config.yaml (read as data: yaml.safe_load), flattened to
-    sorted (option, JSON value) pairs; () without a readable config."""
+    """A harness run's settings from its resolved config.yaml, flattened to sorted (option, JSON value) pairs;
+    () without a config, or with one that cannot be read (read_settings says why)."""
+    return read_settings(path)[0]
+
+
+def read_settings(path: Path) -> tuple[tuple[tuple[str, str], ...], Optional[str]]:
+    """(settings, None); ((), why) for a config.yaml that cannot be read as one; ((), None) without one. Cached
+    by path, mtime and size, as read_result is: the report names the problem apart from the run."""
     try:
-        if path.stat().st_size > CONFIG_BYTES:
-            return ()
-        data = yaml.safe_load(path.read_text())
-    except (OSError, ValueError, yaml.YAMLError):
-        return ()
+        st = path.stat()
+    except OSError:
+        return (), None
+    return _settings(str(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=4096)
+def _settings(path: str, _mtime_ns: int, _size: int) -> tuple[tuple[tuple[str, str], ...], Optional[str]]:
+    try:
+        data = yaml.load(read_text(path, CONFIG_BYTES), Loader=_ConfigLoader)  # safe_load, without aliases
+    except OSError as err:
+        return (), f"cannot be read: {err.strerror or err}"
+    except (ValueError, yaml.YAMLError, RecursionError) as err:
+        return (), f"not a config the harness writes ({' '.join(one_line(str(err)).split())[:200]})"
     if not isinstance(data, dict):
-        return ()
+        return (), "not a config the harness writes (not a mapping of options)"
     picked = {k: data[k] for k in SETTINGS if k in data}
     flat: dict[str, str] = {k: dumps(v, sort_keys=True, default=str) for k, v in picked.items()}
     for part in ("model", "dataset"):
         if isinstance(data.get(part), dict):
             _flatten(data[part], part, flat)
-    return tuple(sorted((k, v) for k, v in flat.items() if k not in LEFT_OUT))
+    return tuple(sorted((k, v) for k, v in flat.items() if k not in LEFT_OUT)), None
 
 
 def _flatten(node: dict, prefix: str, out: dict[str, str]) -> None:
@@ -111,7 +165,7 @@ def _flatten(node: dict, prefix: str, out: dict[str, str]) -> None:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = loads(path.read_text())
+        data = loads(read_text(path))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

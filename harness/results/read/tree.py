@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -208,7 +207,7 @@ def _key_lines(text: str) -> Optional[dict]:
         if not m:
             continue
         try:
-            body = json.loads(m.group(2))
+            body = loads(m.group(2))
         except ValueError:
             continue
         if isinstance(body, dict) and "value" in body:

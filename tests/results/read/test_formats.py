@@ -79,3 +79,18 @@ def test_an_unreadable_line_of_any_format_is_named_and_the_rest_read():
 def test_a_file_with_no_record_of_any_format_is_refused():
     with pytest.raises(LogError, match="no :::MLLOG lines"):
         parse_lines(["+ echo hello\n", "srun: nothing here\n"])
+
+
+DEEP = "[" * 3000 + "]" * 3000  # a 6 kB value nested deeper than Python's JSON parser recurses
+
+
+def test_a_value_nested_too_deep_is_a_bad_line_of_any_format_and_the_rest_is_read():
+    lines = [_mll(100.0, "submission_benchmark", "gnmt"), _mll(100.0, "run_start"),
+             f"0: :::MLL 101.0 weights: {{\"value\": {DEEP}}}\n",
+             f":::MLLOG {{\"key\": \"x\", \"time_ms\": 1, \"value\": {DEEP}}}\n",
+             _mll(200.0, "eval_accuracy", 24.1, epoch_num=1), _mll(200.0, "run_stop", status="success")]
+    run = parse_lines(lines)
+    assert run.problems[0] == "2 line(s) are not valid MLL records (first at line 3)"  # the MLLOG line too
+    assert run.time_to_train_s == pytest.approx(100.0)
+    v05 = parse_lines([_v05(1000.0, "run_start"), f":::MLPv0.5.0 gnmt {T0_S + 1001:.3f} (x.py:1) opt: {DEEP}\n"])
+    assert v05.status == "incomplete"  # v0.5's bare words: the line read as text, no RecursionError

@@ -107,3 +107,36 @@ def test_aborted_run_has_no_epochs_to_converge():
     lines[-1] = _line("run_stop", t=62000, event="INTERVAL_END", status="aborted")
     run = parse_lines(lines)
     assert run.status == "aborted" and run.epochs_to_converge is None and run.scorable
+
+
+BAD_TYPES = {"submission_benchmark": ["ncf"], "submission_platform": {"a": 1}, "submission_org": 3,
+             "precision": True, "seed": [7], "global_batch_size": "many"}
+
+
+def test_a_name_or_count_of_the_wrong_json_type_is_one_line_and_the_other_runs_are_reported(tmp_path, capsys):
+    """A list as the platform reached the groups' keys (unhashable: every run lost to a traceback)."""
+    from harness.report import main as report
+
+    def write(name: str, key: str | None = None, value: object = None) -> None:
+        lines = [_line("global_batch_size", 2048, 1000), _line("submission_org", "Org", 1000),
+                 _line("precision", "fp32", 1000), *_good_run()]
+        if key is not None:
+            lines = [_line(key, value, 1000) if f'"key": "{key}"' in l else l for l in lines]
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "mlperf.log").write_text("".join(lines))
+
+    for seed in (1, 2, 3):
+        write(f"good{seed}", "seed", seed)
+    for key, value in BAD_TYPES.items():
+        write(key, key, value)
+    write("float_batch", "global_batch_size", 2048.0)  # an integer written as a float: read as one, with a warning
+    assert report([str(tmp_path), "--json", "-"]) == 1
+    out = capsys.readouterr()
+    runs = {r["path"].split("/")[-2]: r for r in json.loads(out.out)["runs"]}
+    assert len(runs) == 3 + len(BAD_TYPES) + 1 and "Traceback" not in out.err
+    for key in BAD_TYPES:
+        said = [l for l in out.err.splitlines() if f"/{key}/mlperf.log" in l]
+        assert len(said) == 1 and f"{key} is " in said[0] and "not read" in said[0], said
+        assert runs[key]["problems"] == [said[0].split("mlperf.log: ", 1)[1]]
+    assert runs["float_batch"]["global_batch_size"] == 2048 and runs["float_batch"]["scorable"]
+    assert all(runs[f"good{s}"]["scorable"] for s in (1, 2, 3))

@@ -3,6 +3,7 @@ item 5); the data wait it carries flags an input-bound run (issue 25)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,45 @@ def test_a_run_s_settings_are_its_config_s_options_beyond_the_group_key(tmp_path
     assert settings_of(config) == ()
     config.write_text("a" * (CONFIG_BYTES + 1))
     assert settings_of(config) == () and settings_of(tmp_path / "none.yaml") == ()
+
+
+# aliases nested six deep: 9**6 strings from 300 bytes (ten deep, 9**10, held the report for ever; not run here,
+# as it fills the memory of the machine that runs the test where the loader expands aliases)
+BOMB = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcde", "bcdef")) + "model: {x: *f}\n"
+BAD_RUN_FILES = {  # (file, how it is made, what its one line says)
+    "deep_config": ("config.yaml", lambda p: p.write_text("model: " + "[" * 3000 + "]" * 3000 + "\n"),
+                    "nested over 64 levels"),
+    "alias_bomb": ("config.yaml", lambda p: p.write_text(BOMB), "an anchor or alias at line 1"),
+    "fifo_config": ("config.yaml", os.mkfifo, "cannot be read: not a regular file"),
+    "fifo_result": ("result.json", os.mkfifo, "cannot be read: not a regular file"),
+}
+
+
+@pytest.mark.timeout(60)  # a pipe or an alias bomb held the report for ever
+def test_a_run_file_that_is_deep_an_alias_bomb_or_a_pipe_is_one_line_and_every_run_is_reported(tmp_path, capsys):
+    from harness.report import main as report
+
+    for seed in (1, 2, 3):
+        harness_run(tmp_path / f"good{seed}", seed)
+    for name, (file, make, _) in BAD_RUN_FILES.items():
+        (harness_run(tmp_path / name, 4) / file).unlink(missing_ok=True)
+        make(tmp_path / name / file)
+    assert report([str(tmp_path), "--json", "-"]) == 1
+    out = capsys.readouterr()
+    assert len(json.loads(out.out)["runs"]) == 3 + len(BAD_RUN_FILES) and "Traceback" not in out.err
+    for name, (file, _, why) in BAD_RUN_FILES.items():
+        said = [l for l in out.err.splitlines() if f"/{name}/" in l]
+        assert len(said) == 1 and said[0].startswith(f"{tmp_path / name / file}: ") and why in said[0], said
+    assert not [l for l in out.err.splitlines() if "/good" in l]
+
+
+def test_a_config_the_harness_writes_is_read_with_its_settings(tmp_path):
+    """OmegaConf.to_yaml, as harness.run.job writes config.yaml: no anchors, however the options interpolate."""
+    from omegaconf import OmegaConf
+
+    config = tmp_path / "config.yaml"
+    cfg = OmegaConf.create({"model": {"layers": [64, 32], "head": "${model.layers}"}, "dataset": {"d": "${model}"}})
+    config.write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    assert runfiles.read_settings(config) == ((("dataset.d.head", "[64, 32]"), ("dataset.d.layers", "[64, 32]"),
+                                               ("model.head", "[64, 32]"), ("model.layers", "[64, 32]")), None)
