@@ -33,7 +33,7 @@ MAX_NAMED = 3  # fields named per file; the rest are counted
 problems = record.problems  # each badly typed field, named: the record declares what each field holds
 
 
-def read_text(path: str | Path, max_bytes: Optional[int] = None) -> str:
+def read_text(path: str | Path, max_bytes: Optional[int] = None, errors: str = "strict") -> str:
     """A run file's text. OSError, its strerror saying why, for a path that is not a regular file (opening a pipe
     waits for a writer for ever, a device never ends: both checked on the file opened, without blocking) or one
     larger than `max_bytes`."""
@@ -44,7 +44,7 @@ def read_text(path: str | Path, max_bytes: Optional[int] = None) -> str:
             raise OSError(0, NOT_A_FILE)
         if max_bytes is not None and st.st_size > max_bytes:
             raise OSError(0, f"{st.st_size:,} bytes, over the {max_bytes:,} a run's file holds")
-        return f.read().decode("utf-8")
+        return f.read().decode("utf-8", errors)
 
 
 def describe(found: list[str]) -> str:

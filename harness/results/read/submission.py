@@ -52,6 +52,7 @@ from typing import Any, Optional, Sequence
 
 from harness.results.read import official, rules
 from harness.results.read.formats import loads
+from harness.results.read.runfiles import read_text
 from harness.results.read.rules import Ruleset
 from harness.results.read.summary import PASS, RunSummary, one_line
 
@@ -193,7 +194,7 @@ def _read(path: Path) -> Optional[dict]:
     """A JSON system description; None where there is none or it is not JSON (v0.6's key: value lines,
     which name no status)."""
     try:
-        data = loads(path.read_text(encoding="utf-8", errors="replace"))
+        data = loads(read_text(path, errors="replace"))  # a pipe by its name would wait for ever
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from harness.results.read.formats import loads
+from harness.results.read.runfiles import read_text
 from harness.results.read.summary import one_line
 
 MAX_LITERAL = 100_000  # characters: a system description is a few hundred; nothing bigger is evaluated
@@ -176,7 +177,7 @@ def _text(x: Any) -> Optional[str]:
 def read_system(path: str) -> Optional[System]:
     """A system description file in any round's format, or None when it cannot be read."""
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        text = read_text(path, errors="replace")  # a pipe named as a system file would wait for ever
     except OSError:
         return None
     name = Path(path).stem

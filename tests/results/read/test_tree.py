@@ -59,3 +59,21 @@ def test_v05_entry_json_beside_the_benchmark_folder_and_a_cpu_system(tmp_path):
 def test_a_division_reads_as_the_rules_name_it(written, read):
     # PCL's v1.0 system files write "close": read as written it made a division of its own in the round view
     assert tree.division(written) == read
+
+
+def test_a_pipe_named_as_a_system_file_is_not_read(tmp_path):
+    """Opening a FIFO waits for a writer for ever: a tree holding one by a system file's name must not hang."""
+    import os
+    import threading
+
+    from harness.results.read.submission import _read
+    from harness.results.read.tree import read_system
+
+    pipe = tmp_path / "systems" / "pipe.json"
+    pipe.parent.mkdir()
+    os.mkfifo(pipe)
+    seen: list = []
+    reader = threading.Thread(target=lambda: seen.extend([read_system(str(pipe)), _read(pipe)]), daemon=True)
+    reader.start()
+    reader.join(20)
+    assert not reader.is_alive() and seen == [None, None]
