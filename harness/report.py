@@ -109,6 +109,9 @@ def refused_output(args: argparse.Namespace) -> Optional[str]:
     the node), one of the files the report reads (a run's mlperf.log or result.json: the next report
     would lack the run), or a file two options name, standard output (`-`) too: Markdown then JSON in one
     stream is neither. A link is written through to its file."""
+    plots = getattr(args, "plots", None)
+    if plots and os.path.lexists(plots) and not os.path.isdir(plots):
+        return f"--plots {plots}: it is there and is not a folder; name a folder for the PNG plots"
     to_stdout = [f"--{flag}" for flag in OUTPUTS if getattr(args, flag) == "-"]
     if len(to_stdout) > 1:
         return f"{to_stdout[1]} -: {to_stdout[0]} writes to standard output already; give the other a file"

@@ -258,7 +258,8 @@ def test_an_output_that_is_no_file_or_one_the_report_reads_is_refused_before_any
     os.mkfifo(pipe)
     for args, why in [(["--html", str(pipe)], "it is not a regular file"),
                       (["--csv", str(run / "result.json")], "it is one of the files this report reads"),
-                      (["--md", str(tmp_path / "r.md"), "--json", str(tmp_path / "r.md")], "--md names the same file")]:
+                      (["--md", str(tmp_path / "r.md"), "--json", str(tmp_path / "r.md")], "--md names the same file"),
+                      (["--plots", str(pipe)], "--plots " + str(pipe) + ": it is there and is not a folder")]:
         out = run_cli("harness.report", str(tmp_path / "runs"), *args)
         assert out.returncode == 2 and out.stdout == "", out.stderr
         assert out.stderr.count("\n") == 1 and why in out.stderr and "Traceback" not in out.stderr
