@@ -31,3 +31,20 @@ def test_cuda_out_of_memory_names_the_batch_size_option_and_bench_s_set():
 def test_other_failures_keep_their_own_line():
     end = _end(RuntimeError("expected scalar type Float"), OmegaConf.create({"model": {"batch_size": 8}}))
     assert end.reason == "RuntimeError: expected scalar type Float"
+
+
+def test_the_host_out_of_memory_says_what_to_lower():
+    """A CPU run asked for more than the host has (model.factors=100000000): the allocator's own line, then
+    what to change."""
+    import pytest
+
+    try:
+        torch.empty(2**62, dtype=torch.uint8)
+    except RuntimeError as err:
+        raw = str(err).splitlines()[0]
+    else:
+        pytest.skip("this host allocated 4 EiB")
+    end = _end(RuntimeError(raw), OmegaConf.create({"model": {"name": "ncf", "batch_size": 8}}))
+    assert "DefaultCPUAllocator" in end.reason and "\n" not in end.reason
+    assert end.reason.endswith("; the host's memory cannot hold it: lower the model's sizes (python -m harness.train "
+                               "--help model=NAME lists them) or model.batch_size")
