@@ -155,8 +155,9 @@ def _failed(err: Exception, cfg: Optional[DictConfig] = None) -> RunEnd:
 def _memory_fix(reason: str, cfg: Optional[DictConfig]) -> str:
     """What to change when the GPU ran out of memory: the batch per rank (every model's model.batch_size)."""
     if "DefaultCPUAllocator" in reason:  # the host's memory, on a CPU run: a model option or the batch
+        name = OmegaConf.select(cfg, "model.name") if cfg is not None else None
         return ("; the host's memory cannot hold it: lower the model's sizes (python -m harness.train --help "
-                "model=NAME lists them) or model.batch_size")
+                f"model={name or 'NAME'} lists them) or model.batch_size")
     if "out of memory" not in reason or "CUDA" not in reason:
         return ""
     batch = OmegaConf.select(cfg, "model.batch_size") if cfg is not None else None

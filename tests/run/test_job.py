@@ -47,4 +47,4 @@ def test_the_host_out_of_memory_says_what_to_lower():
     end = _end(RuntimeError(raw), OmegaConf.create({"model": {"name": "ncf", "batch_size": 8}}))
     assert "DefaultCPUAllocator" in end.reason and "\n" not in end.reason
     assert end.reason.endswith("; the host's memory cannot hold it: lower the model's sizes (python -m harness.train "
-                               "--help model=NAME lists them) or model.batch_size")
+                               "--help model=ncf lists them) or model.batch_size")
