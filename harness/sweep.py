@@ -221,7 +221,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     # before harness.train checks each run's config (seconds a thousand runs) and starts them
     print(f"harness.sweep: {n} drawn seeds -> {sweep_dir}/seeds.txt; checking and launching {n} run(s) of "
           f"{spec.name}{' per swept value' if any(',' in o for o in overrides) else ''}", flush=True)
-    return train.main(["-m", f"seed={','.join(map(str, seeds))}", f"hydra.sweep.dir={sweep_dir}", *overrides])
+    try:
+        return train.main(["-m", f"seed={','.join(map(str, seeds))}", f"hydra.sweep.dir={sweep_dir}", *overrides])
+    except SystemExit:
+        # the launcher's own checks refused the sweep before any run (hydra/launcher=slurm without SLURM):
+        # the folder this call claimed holds its seeds alone, and goes with them
+        if [p.name for p in sweep_dir.iterdir()] == ["seeds.txt"]:
+            (sweep_dir / "seeds.txt").unlink()
+            sweep_dir.rmdir()
+        raise
 
 
 if __name__ == "__main__":

@@ -70,3 +70,19 @@ def test_a_list_option_sweeps_as_one_value_and_a_large_count_says_what_it_launch
     assert capsys.readouterr().out.startswith("harness.sweep: 150 drawn seeds -> ")
     (args,) = launched
     assert len(args[1].split(",")) == 150 and "model.layers=[16,8]" in args
+
+
+def test_a_sweep_its_launcher_refuses_leaves_no_folder_of_seeds(tmp_path, monkeypatch, capsys):
+    """harness.sweep writes its drawn seeds before harness.train's launcher checks SLURM: refused there (one
+    line, exit 2), the claimed folder holds those seeds alone and goes."""
+    import pytest
+
+    from harness import sweep
+
+    monkeypatch.setenv("PATH", str(tmp_path / "no-slurm"))  # sinfo is not found
+    with pytest.raises(SystemExit) as end:
+        sweep.main(["hydra/launcher=slurm", "model=ncf", "device=cpu", "runs=2", f"output_root={tmp_path / 'out'}"])
+    assert end.value.code == 2
+    assert "hydra/launcher=slurm needs SLURM's commands" in capsys.readouterr().err
+    assert not list((tmp_path / "out").rglob("seeds.txt"))
+    assert not (tmp_path / "out" / "sweeps").exists() or not list((tmp_path / "out" / "sweeps").iterdir())
