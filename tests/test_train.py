@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
-import pytest
 
 from harness import outputs, train
 
@@ -57,16 +56,24 @@ def test_each_config_is_resolved_once_and_the_run_reads_it_as_resolved(tmp_path)
     assert json.loads(result.read_text())["precision"] == "fp32"  # resolved for the CPU, as the record says
 
 
-def test_a_slurm_sweep_refused_by_its_launcher_leaves_no_sweep_folder(tmp_path, monkeypatch, capsys):
+def test_a_slurm_sweep_refused_by_its_launcher_leaves_no_sweep_folder(tmp_path):
     """hydra/launcher=slurm on a host without SLURM's commands: the launcher refuses in one line (exit 2)
-    after Hydra was given the sweep's folder; the folders made for it are removed, a user's are kept."""
+    after Hydra was given the sweep's folder; the folders made for it are removed, a user's are kept. In a
+    process of its own: Hydra's logging, set up by the refused launch, would outlive this test's captured
+    streams and fail a later test's logging in this process."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO, child_env
+
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "kept.txt").write_text("a user's file\n")
-    monkeypatch.setenv("PATH", str(tmp_path / "no-slurm"))  # sinfo is not found
-    with pytest.raises(SystemExit) as end:
-        train.main(["-m", "hydra/launcher=slurm", "model=ncf", "device=cpu", "seed=1,2",
-                    f"output_root={tmp_path / 'out'}"])
-    assert end.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1].startswith(
+    env = child_env(PATH=f"{tmp_path / 'no-slurm'}{os.pathsep}{os.path.dirname(sys.executable)}")  # no sinfo
+    done = subprocess.run([sys.executable, "-m", "harness.train", "-m", "hydra/launcher=slurm", "model=ncf",
+                           "device=cpu", "seed=1,2", f"output_root={tmp_path / 'out'}"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1].startswith(
         "harness.train: error: hydra/launcher=slurm needs SLURM's commands (sinfo, sbatch)")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["kept.txt"]  # no sweeps/<date>_ncf_.../
