@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
-
 from harness import outputs, train
 
 
