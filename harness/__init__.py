@@ -15,10 +15,3 @@ if _sys.argv[:1] == ["-m"]:  # python -m harness.<command>, while Python finds t
     # a Ctrl-C, a SIGTERM or a ConfigError (HARNESS_MODELS' module cannot be imported, ...) that the command
     # does not handle itself: one line, no traceback
     command_start(usage_errors=(ConfigError,))
-elif __import__("os").environ.get("HARNESS_RANK_STARTING") == "1":
-    # A rank the elastic launcher spawns imports the harness first, for a while (torch, the model): a terminal's
-    # Ctrl-C reaches it too, and raised inside those imports printed a traceback per rank before the run's one
-    # line. The launcher stops its ranks itself; the rank takes Ctrl-C again once it runs (launch._rank_main).
-    import signal as _signal
-
-    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)

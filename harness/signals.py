@@ -125,6 +125,44 @@ def forking_workers() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, saved)
 
 
+@contextmanager
+def spawning_ranks() -> Iterator[None]:
+    """Around a launcher that spawns its ranks deep inside a call of its own (torch's elastic agent):
+    SIGINT is held in this thread for the whole block, so each process spawned from it is born with
+    Ctrl-C held, through Python's own start-up and its imports, until `take_ctrl_c` (multiprocessing's
+    resource tracker is started the same way). Before, a Ctrl-C in those first moments printed each
+    rank's traceback before the run's one line. A thread of its own keeps SIGINT open for this
+    process meanwhile: the kernel hands the process's signal to a thread that does not hold it, and
+    Python runs the handler (the launcher's, which stops the ranks) in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    # The first spawn of the process starts multiprocessing's resource tracker, and its start unblocks
+    # SIGINT in the calling thread when it is done (Lib/multiprocessing/resource_tracker.py): started
+    # here first, later spawns find it running and leave the mask alone.
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    done = threading.Event()
+    catcher = threading.Thread(target=done.wait, name="harness-sigint", daemon=True)
+    catcher.start()  # before the mask: a thread is born with its creator's
+    saved = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, saved)
+        done.set()
+        catcher.join()
+
+
+def take_ctrl_c() -> None:
+    """A spawned rank's first call once it runs: a Ctrl-C held since its spawn (`spawning_ranks`) is
+    dropped, as the launcher stops its ranks itself, and Ctrl-C raises KeyboardInterrupt from here on."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a held signal let through while ignored is discarded
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def leave_signals_to_parent() -> None:
     """A command's worker process's first call: a terminal's Ctrl-C reaches every process of the group,
     and each worker would print a KeyboardInterrupt traceback of its own; the parent stops its workers

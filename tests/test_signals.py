@@ -5,6 +5,7 @@ import sys
 import pytest
 
 from harness.signals import Stopped, shielded, signal_name, signal_number, stop_on_sigterm
+from tests.helpers import REPO, child_env
 
 
 def test_a_signal_inside_the_block_waits_until_the_block_is_done():
@@ -109,3 +110,45 @@ def test_a_signal_while_a_command_starts_ends_it_in_one_line_as_the_signal_ends_
     err = [s for s in [*seen, *rest.splitlines(keepends=True)] if not s.startswith("import time:")]
     assert [s.rstrip("\n") for s in err] == [line] and proc.returncode == -signum
     assert list(tmp_path.iterdir()) == []
+
+
+SPAWN_PROBE = """
+import multiprocessing as mp, os, signal, time
+from harness.signals import spawning_ranks, take_ctrl_c
+
+def rank():
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C in the rank's first moments: held
+    time.sleep(0.2)
+    take_ctrl_c()  # ... and dropped here: the launcher stops its ranks itself
+    print("rank ran on", flush=True)
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    except KeyboardInterrupt:
+        print("rank: KeyboardInterrupt", flush=True)
+
+if __name__ == "__main__":
+    ctx = mp.get_context("spawn")
+    with spawning_ranks():
+        ctx.SimpleQueue()  # as torch's elastic agent does before its spawn: multiprocessing's resource tracker starts
+        child = ctx.Process(target=rank)
+        child.start()
+        child.join()
+        print("rank exit code", child.exitcode, flush=True)
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        except KeyboardInterrupt:
+            print("launcher: KeyboardInterrupt", flush=True)
+"""
+
+
+def test_a_rank_spawned_by_the_launcher_cannot_be_interrupted_before_it_runs_and_the_launcher_still_can(tmp_path):
+    """A rank's Ctrl-C before it runs its first line (Python's start-up, its imports) printed its traceback;
+    held from its spawn and dropped when it runs, it prints nothing, Ctrl-C stops it once it runs, and the
+    launcher, which holds Ctrl-C in its spawning thread all the while, still stops on it."""
+    (tmp_path / "probe.py").write_text(SPAWN_PROBE)
+    done = subprocess.run([sys.executable, str(tmp_path / "probe.py")], cwd=REPO, env=child_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines() == ["rank ran on", "rank: KeyboardInterrupt", "rank exit code 0",
+                                        "launcher: KeyboardInterrupt"], done.stdout + done.stderr

@@ -35,7 +35,7 @@ from harness.fastpath import check_device
 from harness.observe import console
 from harness.run import distributed, threads
 from harness.run.distributed import World
-from harness.signals import Stopped, signal_number, stop_on_sigterm
+from harness.signals import Stopped, signal_number, spawning_ranks, stop_on_sigterm, take_ctrl_c
 from harness.run.process_exit import before_exit
 from harness.record import RunRecord
 from harness.run.plan import RunPlan, read_plan
@@ -177,9 +177,8 @@ def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], recor
     policy = threads.decide(cfg.gpus)  # the spawned ranks start OpenMP with what this says
     log.info("threads: %s per rank, OMP_WAIT_POLICY=%s (%s)", policy.omp_num_threads or "OpenMP's default",
              policy.omp_wait_policy or "OpenMP's default", policy.reason)
-    saved_env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", threads.ENV, RANK_STARTING)}
+    saved_env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", threads.ENV)}
     threads.export(policy)
-    os.environ[RANK_STARTING] = "1"  # the spawned ranks ignore Ctrl-C while they import (harness/__init__.py)
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     # torch.multiprocessing names a file per rank in the system's temporary folder for a crash's
     # traceback; the run must write nothing outside its output root
@@ -189,7 +188,7 @@ def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], recor
     # heartbeat and acts on those of this host
     dog = Watchdog(run_dir, range(cfg.gpus * cfg.nodes), float(cfg.progress_timeout_s))
     try:
-        with dog, _TorchLogsToFile(run_dir / "train.log"):
+        with dog, _TorchLogsToFile(run_dir / "train.log"), spawning_ranks():
             returned = elastic_launch(config, _rank_entry)(payload)
     except ChildFailedError as err:
         rank, failure = err.get_first_failure()
@@ -278,8 +277,6 @@ def _tidy(run_dir: Path) -> None:
     shutil.rmtree(run_dir / ".heartbeat", ignore_errors=True)
 
 
-RANK_STARTING = "HARNESS_RANK_STARTING"  # set for the spawned ranks: read by harness/__init__.py as they import
-
 def _rank_entry(payload: _Payload) -> Optional[RunRecord]:
     """One spawned rank: its logs, its process group, the run, and (rank 0) its result. Stopped by
     Ctrl-C or SIGTERM, it ends by that same signal once its log is closed, so the launcher sees
@@ -303,8 +300,7 @@ def _rank_entry(payload: _Payload) -> Optional[RunRecord]:
 
 
 def _rank_main(payload: _Payload) -> Optional[RunRecord]:
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # imported: Ctrl-C stops the rank from here on
-    os.environ.pop(RANK_STARTING, None)
+    take_ctrl_c()  # imported: Ctrl-C stops the rank from here on (held since its spawn: spawning_ranks)
     world = distributed.from_environment(source="elastic")
     assert world is not None  # the elastic launcher set RANK and WORLD_SIZE
     run_dir = Path(payload.run_dir)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
 from harness import registry
 from harness.config import compose
 from harness.run import launch, threads
@@ -29,17 +31,36 @@ def test_more_cpu_ranks_than_cores_is_one_warning_line(tmp_path, monkeypatch, ca
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == [] and started == [8, 2]
 
 
-def test_a_spawned_rank_ignores_ctrl_c_while_it_imports_the_harness():
-    """A terminal's Ctrl-C reaches the ranks while they import torch and the model: raised there, it printed a
-    traceback per rank before the run's one line. The launcher sets HARNESS_RANK_STARTING for its ranks; the
-    rank takes Ctrl-C again as it runs (launch._rank_main)."""
-    import subprocess
-    import sys
+def _spawned_rank(proc) -> bool:
+    """A rank the launcher spawned is there (multiprocessing's resource tracker, its first child, is not one)."""
+    from pathlib import Path
 
-    from tests.helpers import REPO, child_env
+    try:
+        kids = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        return any(b"spawn_main" in Path(f"/proc/{kid}/cmdline").read_bytes() for kid in kids)
+    except OSError:
+        return False
 
-    probe = "import signal, harness; print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
-    for env, ignored in (({"HARNESS_RANK_STARTING": "1"}, "True"), ({}, "False")):
-        done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=child_env(**env), capture_output=True,
-                              text=True, timeout=60)
-        assert done.stdout.strip() == ignored, done.stderr
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("after_s", [0.03, 0.1])
+def test_ctrl_c_as_the_ranks_start_is_the_run_s_one_line_and_no_traceback(tmp_path, after_s):
+    """A terminal's Ctrl-C reaches the spawned ranks too. In their first moments (Python's own start-up, the
+    imports) it printed each rank's KeyboardInterrupt traceback, 30-60 lines, before the run's one line: the
+    ranks are now born with Ctrl-C held until they run, and the launcher stops them."""
+    import time
+
+    from tests.helpers import ctrl_c, said
+
+    seen: list[float] = []
+
+    def when(proc, out) -> bool:
+        if not seen and _spawned_rank(proc):
+            seen.append(time.monotonic())
+        return bool(seen) and time.monotonic() - seen[0] >= after_s
+
+    rc, _, err = ctrl_c("harness.train", "model=ncf", "+debug=ncf", "device=cpu", "gpus=2", "seed=1",
+                        "progress=false", "output_root=out", "data_root=data", cwd=tmp_path, when=when)
+    assert rc == 130 and said(err) == ["harness.train: interrupted; the run is marked aborted in its result.json"], err
+    (result,) = (tmp_path / "out").rglob("result.json")
+    assert '"status": "aborted"' in result.read_text()
