@@ -1,6 +1,8 @@
 """The GPU check's table: each row of a check (scripts/lab/gpu_check.py's check.json) beside the recorded
 baseline (scripts/lab/gpu_check_baseline.json), marked when it is more than 5% slower, failed or did
-not run. The baseline changes only on purpose, from a check's own file, with its machine and date:
+not run. The baseline changes only on purpose, from a check's own file, with its machine and date. The file
+holds one baseline per GPU model (`by_gpu`, keyed by torch's device name): a check is held to its own GPU's,
+and on a GPU with none recorded its rows are new, not compared against another card's figures:
 
     python3 scripts/lab/gpu_check_table.py OUT/check.json                  # OUT/check.md, and the table printed
     python3 scripts/lab/gpu_check_table.py A/check.json B/check.json       # a check made in two calls, as one
@@ -47,6 +49,16 @@ def verdict(row: dict[str, Any], base: Optional[dict[str, Any]]) -> tuple[str, O
     return (HOST if compare == "host" else OK), ratio
 
 
+def baselines(data: Optional[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The file's baseline of each GPU model, by its device name (a file of one machine's rows, as written
+    before `by_gpu`, is that machine's)."""
+    if not data:
+        return {}
+    if "by_gpu" in data:
+        return dict(data["by_gpu"])
+    return {str(data.get("machine", {}).get("gpu", "?")): data}
+
+
 def _figure(value: Any, unit: str) -> str:
     if value is None:
         return "-"
@@ -57,21 +69,30 @@ def _figure(value: Any, unit: str) -> str:
     return f"{text} {unit}".strip()
 
 
-def table(check: dict[str, Any], baseline: Optional[dict[str, Any]], partial: bool = False) -> tuple[str, dict[str, int]]:
-    """The Markdown page and the count of rows by mark. `partial`: a part of a check (its phases alone),
-    whose missing baseline rows belong to the other part."""
+def table(check: dict[str, Any], recorded_file: Optional[dict[str, Any]],
+          partial: bool = False) -> tuple[str, dict[str, int]]:
+    """The Markdown page and the count of rows by mark, against the baseline of the check's GPU in
+    `recorded_file` (the baseline file's content). `partial`: a part of a check (its phases alone), whose
+    missing baseline rows belong to the other part."""
+    meta = check.get("machine", {})
+    every = baselines(recorded_file)
+    baseline = every.get(str(meta.get("gpu", "?")))
+    if baseline is None:
+        others = ", ".join(f"{gpu} ({b.get('date', '-')})" for gpu, b in every.items()) or "none"
+        about = (f"Baseline: none recorded for {meta.get('gpu', '?')} (recorded: {others}): every row is new, held "
+                 "to nothing; another card's figures are no baseline (`gpu_check.py --before` measures the tree "
+                 "before a change in the same call, and `--record` makes this check this GPU's baseline).")
+    else:
+        about = (f"Baseline: {baseline.get('machine', {}).get('gpu')} on {baseline.get('date', '-')} (tree "
+                 f"{baseline.get('commit', '-')}). A figure more than {TOLERANCE:.0%} worse than its baseline (or than "
+                 "the row's own tolerance) is SLOWER; times to train of the embedded presets ran beside the GPU tests "
+                 "and are shown, not compared.")
     rows_base = {r["key"]: r for r in (baseline or {}).get("rows", [])}
     seen = {r["key"] for r in check["rows"]}
-    meta = check.get("machine", {})
-    recorded = (baseline or {}).get("machine", {})
     lines = [f"# GPU check {check.get('date', '?')}", "",
              f"Machine: {meta.get('gpu', '?')}, driver {meta.get('driver', '?')}, torch {meta.get('torch', '?')}, "
              f"CUDA {meta.get('cuda', '?')}, {meta.get('cpus', '?')} CPUs; tree {check.get('commit', '?')}; "
-             f"{check.get('wall_s', 0):.0f} s.",
-             f"Baseline: {recorded.get('gpu', 'none recorded')} on {(baseline or {}).get('date', '-')} "
-             f"(tree {(baseline or {}).get('commit', '-')}). A figure more than {TOLERANCE:.0%} worse than "
-             "its baseline (or than the row's own tolerance) is SLOWER; times to train of the embedded presets ran beside the GPU tests and are "
-             "shown, not compared.", "",
+             f"{check.get('wall_s', 0):.0f} s.", about, "",
              "| group | row | figure | baseline | / baseline | mark | note |", "|---|---|---|---|---|---|---|"]
     counts: dict[str, int] = {}
     for row in check["rows"]:
@@ -110,17 +131,20 @@ def merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def record(check: dict[str, Any], path: Path = BASELINE) -> None:
-    """Make `check` the baseline: its rows that ran, with its machine, date and tree. A row of the old
-    baseline that this check did not run (a part of the check made on another day) stays, stamped with
-    the date and tree it was recorded at, so recording one part never drops the others' rows."""
+    """Make `check` its GPU's baseline: its rows that ran, with its machine, date and tree; other GPUs'
+    baselines stay as they are. A row of the old baseline that this check did not run (a part of the check
+    made on another day) stays, stamped with the date and tree it was recorded at, so recording one part
+    never drops the others' rows."""
+    every = baselines(json.loads(path.read_text()) if path.is_file() else None)
+    gpu = str(check.get("machine", {}).get("gpu", "?"))
     kept = [r for r in check["rows"] if r.get("status") == "ok"]
     ran = {r["key"] for r in check["rows"]}
-    old = json.loads(path.read_text()) if path.is_file() else {}
+    old = every.get(gpu, {})
     stamp = f"{old.get('date', '?')}, tree {old.get('commit', '?')}"
     kept += [{**r, "recorded": r.get("recorded", stamp)} for r in old.get("rows", []) if r["key"] not in ran]
-    path.write_text(json.dumps({"date": check.get("date"), "commit": check.get("commit"),
-                                "command": check.get("command"), "machine": check.get("machine", {}),
-                                "rows": kept}, indent=1) + "\n")
+    every[gpu] = {"date": check.get("date"), "commit": check.get("commit"), "command": check.get("command"),
+                  "machine": check.get("machine", {}), "rows": kept}
+    path.write_text(json.dumps({"by_gpu": every}, indent=1) + "\n")
 
 
 def main(argv: Optional[list[str]] = None) -> int:

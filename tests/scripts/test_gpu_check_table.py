@@ -78,7 +78,7 @@ def test_a_check_made_in_two_calls_is_read_as_one_and_a_part_alone_misses_no_row
 def test_recording_keeps_the_rows_that_ran_with_their_machine_and_date(tmp_path):
     check = _check([_row("a", 100.0), _row("b", None, status="not run")])
     table_mod.record(check, tmp_path / "baseline.json")
-    written = json.loads((tmp_path / "baseline.json").read_text())
+    written = json.loads((tmp_path / "baseline.json").read_text())["by_gpu"]["NVIDIA H200"]
     assert [r["key"] for r in written["rows"]] == ["a"]
     assert written["machine"] == {"gpu": "NVIDIA H200"} and written["date"] == "2026-12-02"
 
@@ -107,9 +107,28 @@ def test_recording_one_part_keeps_the_other_parts_rows_with_the_date_they_were_r
     table_mod.record(_check([_row("tput", 100.0), _row("real", 0.9, group="real data")]), path)
     later = {**_check([_row("tput", 110.0)]), "date": "2026-12-03", "commit": "def"}
     table_mod.record(later, path)
-    written = {r["key"]: r for r in json.loads(path.read_text())["rows"]}
+    written = {r["key"]: r for r in json.loads(path.read_text())["by_gpu"]["NVIDIA H200"]["rows"]}
     assert written["tput"]["value"] == 110.0 and "recorded" not in written["tput"]
     assert written["real"]["value"] == 0.9 and written["real"]["recorded"] == "2026-12-02, tree abc"
     page, counts = table_mod.table(_check([_row("real", 0.91, group="real data")]), json.loads(path.read_text()),
                                    partial=True)
     assert counts == {"ok": 1} and "(baseline recorded 2026-12-02, tree abc)" in page
+
+
+def test_a_check_on_another_gpu_is_held_to_its_own_gpu_s_baseline_never_to_another_card_s(tmp_path):
+    """The lent machine may be an H100 where the baseline was an H200: held to the H200's figures, every rate
+    read SLOWER. A GPU with no baseline of its own gets new rows and a header that says why; recording it
+    starts that GPU's baseline beside the other's, which then holds its next check."""
+    path = tmp_path / "baseline.json"
+    table_mod.record(_check([_row("tput", 100.0)]), path)
+    h100 = {**_check([_row("tput", 70.0)]), "machine": {"gpu": "NVIDIA H100 80GB HBM3"}, "date": "2026-12-06"}
+    page, counts = table_mod.table(h100, json.loads(path.read_text()))
+    assert counts == {"new": 1}, page
+    assert "none recorded for NVIDIA H100 80GB HBM3 (recorded: NVIDIA H200 (2026-12-02))" in page
+    table_mod.record(h100, path)
+    recorded = json.loads(path.read_text())["by_gpu"]
+    assert {gpu: [r["value"] for r in b["rows"]] for gpu, b in recorded.items()} == \
+        {"NVIDIA H200": [100.0], "NVIDIA H100 80GB HBM3": [70.0]}
+    slower = {**h100, "rows": [_row("tput", 60.0)]}
+    assert table_mod.table(slower, json.loads(path.read_text()))[1] == {"SLOWER": 1}
+    assert table_mod.table(_check([_row("tput", 99.0)]), json.loads(path.read_text()))[1] == {"ok": 1}
