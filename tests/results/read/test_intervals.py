@@ -221,3 +221,53 @@ def test_evaluations_counted_from_zero_are_read_so_whatever_epoch_the_log_opens(
     lines.append(mllog("run_stop", None, now, "INTERVAL_END", status="success"))
     run = parse_lines(lines)
     assert run.throughput == pytest.approx(0.85 * 157_675_969 / (17 * 25.0))
+
+
+def test_a_retinanet_log_under_its_v5_name_counting_steps_trained_steps_times_its_batch():
+    # from v5.0 the benchmark logs as `retinanet`, its train_samples still an epoch's 4,572 steps of 256: read as
+    # samples, 8 B200s trained 2 images/s a chip
+    run = parse_lines(_epochs_log("retinanet", 256, 4572, seconds=330.0))
+    assert run.throughput == pytest.approx(4572 * 256 / 330.0)
+
+
+def _named_blocks(benchmark: str, batch: int, train_samples: int, per_block: int, blocks: int,
+                  closed: bool = True) -> list[str]:
+    """mlperf_common's form: each block_stop repeats its block_start's samples_count (the block's first sample);
+    the evaluation after it gives the count trained. `closed=False`: only the last block is closed (NVIDIA's
+    v5.0 Llama 3.1 405B logs on GB200)."""
+    lines = _head(benchmark, batch, train_samples=train_samples)
+    now = T0 + 1_000
+    for i in range(blocks):
+        start, done = i * per_block, (i + 1) * per_block
+        lines.append(mllog("block_start", None, now, "INTERVAL_START", samples_count=start))
+        now += 1_000_000
+        if closed:
+            lines += [mllog("block_stop", None, now, "INTERVAL_END", samples_count=start),
+                      mllog("eval_start", None, now, "INTERVAL_START", samples_count=done)]
+        lines += [mllog("eval_accuracy", 6.5, now + 46_000, samples_count=done),
+                  mllog("eval_stop", None, now + 46_000, "INTERVAL_END", samples_count=done)]
+        now += 46_000
+    if not closed:
+        lines.append(mllog("block_stop", None, now, "INTERVAL_END", samples_count=(blocks - 1) * per_block))
+    return lines + [mllog("run_stop", None, now, "INTERVAL_END", samples_count=blocks * per_block, status="success")]
+
+
+@pytest.mark.parametrize("closed, seconds", [(True, 1000.0), (False, 1046.0)])
+def test_blocks_named_by_their_first_sample_trained_up_to_the_next_count(closed, seconds):
+    # read as blocks of 0 samples, the run fell back on its blocks as epochs of train_samples (1.57e9 for Llama 3.1
+    # 405B): 3,059 samples/s a GB200 where tracked_stats says 0.09
+    run = parse_lines(_named_blocks("llama31_405b", 896, 1_574_207_408, 46_592, 6, closed))
+    assert run.throughput_derived and run.throughput_unit == "samples/s"
+    assert run.throughput == pytest.approx(46_592 / seconds)
+
+
+def test_a_samples_benchmark_whose_blocks_count_nothing_has_no_throughput():
+    lines = _head("llama2_70b_lora", 8, train_samples=3901)
+    now = T0 + 1_000
+    for i in range(3):
+        lines += [mllog("block_start", None, now, "INTERVAL_START", first_epoch_num=i, epoch_count=1),
+                  mllog("block_stop", None, now + 300_000, "INTERVAL_END", first_epoch_num=i),
+                  mllog("eval_accuracy", 0.93, now + 300_000, samples_count=(i + 1) * 384)]
+        now += 300_000
+    run = parse_lines(lines + [mllog("run_stop", None, now, "INTERVAL_END", status="success")])
+    assert run.throughput is None  # not 3 x 3,901 samples: a block is no epoch of its dataset
