@@ -22,8 +22,9 @@ harness.results.read.trainsets.epoch_samples.
 
 Blocks that carry `samples_count` at both ends (stable diffusion from v4.0 on, Llama 2 70B LoRA and the
 benchmarks that followed it: the samples trained so far) trained (stop - start) samples, or, where the stop
-repeats the start (mlperf_common's callbacks, NVIDIA's from v5.0, name a block by its first sample), up to the
-next count the log gives, its evaluation's; a benchmark counted in samples whose blocks count none has no
+repeats the start (mlperf_common's callbacks, NVIDIA's from v5.0: a block's first sample, or in v5.1's Llama 3.1
+8B its size), from that count (or the last evaluation's, where higher) to the next block's or evaluation's; a
+benchmark counted in samples whose blocks count none has no
 figure (its blocks are no epochs of `train_samples`: read so, Llama 3.1 405B made 3,059 samples/s a GB200,
 for 0.09); blocks that carry
 `step_num` at both ends (stable diffusion's `training_step` blocks of v3.1, 100 optimizer steps each) trained
@@ -167,11 +168,15 @@ def _step_blocks(records: Sequence[Record], batch) -> tuple[float, float]:
     begun: Optional[Record] = None
     in_eval: Optional[float] = None
     eval_t = 0.0
-    named: Optional[tuple[int, float]] = None  # a block named by its first sample: (that count, its seconds)
+    reached = 0  # the highest samples_count an evaluation (or run_stop) has given so far
+    named: Optional[tuple[int, float]] = None  # a block whose ends repeat one count: (where it began, its seconds)
     for r in records:
-        count = r.meta.get("samples_count")
-        if named is not None and isinstance(count, int) and not isinstance(count, bool) and count > named[0]:
+        found = r.meta.get("samples_count")
+        count: Optional[int] = found if isinstance(found, int) and not isinstance(found, bool) else None
+        if count is not None and named is not None and count > named[0] and r.key.startswith(("block_start", "eval_")):
             samples, seconds, named = samples + count - named[0], seconds + named[1], None
+        if count is not None and (r.key.startswith("eval_") or r.key == "run_stop"):
+            reached = max(reached, count)
         if r.key == "block_start":
             begun, eval_t = r, 0.0
         elif r.key == "eval_start" and begun is not None:
@@ -187,8 +192,8 @@ def _step_blocks(records: Sequence[Record], batch) -> tuple[float, float]:
             if trained is not None and trained > 0:
                 samples += trained
                 seconds += (r.t - begun.t) / 1000.0 - eval_t
-            elif trained == 0 and steps is None:  # named by its first sample: it ends at the next count
-                named = (begun.meta["samples_count"], (r.t - begun.t) / 1000.0 - eval_t)
+            elif trained == 0 and steps is None:  # from its count (or the last evaluation's) to the next count
+                named = (max(begun.meta["samples_count"], reached), (r.t - begun.t) / 1000.0 - eval_t)
             begun = None
     return samples, seconds
 
