@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO, run_cli
-from tests.results.roundlogs import retinanet_log, stable_diffusion_log, system_json, write_folder
+from tests.results.roundlogs import mllog, retinanet_log, stable_diffusion_log, system_json, write_folder
 
 _spec = importlib.util.spec_from_file_location("official_compare", REPO / "scripts" / "tools" / "official_compare.py")
 compare = importlib.util.module_from_spec(_spec)
@@ -231,3 +231,14 @@ def test_one_system_line_at_three_counts_beside_another_server_still_pairs_as_sc
     report, out = _report(tmp_path)
     pairs = sorted((s["baseline_world"], s["world"], s["family"]) for s in report["speedups"])
     assert pairs == [(8, 16, "one system family"), (8, 24, "one system family")], out.stdout
+
+
+@pytest.mark.parametrize("benchmark,ruleset,unit", [("bert", "5.0.0", "samples"), ("gpt3", "4.0.0", "tokens"),
+                                                    ("unet3d", "3.1.0", "samples"), ("resnet", "5.0.0", "epochs")])
+def test_the_comparison_reads_epoch_num_in_what_the_benchmark_counts_there(tmp_path, benchmark, ruleset, unit):
+    # BERT's logs count samples in epoch_num: the comparison had called the RCP figure of every v5.0 BERT log
+    # epochs and the report's (samples) a disagreement, 337 of them
+    log = tmp_path / "result_0.txt"
+    log.write_text(mllog("submission_benchmark", benchmark) + mllog("eval_accuracy", 0.72, epoch_num=2549341))
+    assert compare.units_of(str(log), 2549341.0, benchmark, ruleset) == [unit]
+    assert compare.units_of(str(log), 2549341.0) == ["epochs"]  # without a benchmark, the key's own name

@@ -19,6 +19,13 @@ from harness.results.read import submission
     ("NVIDIA H100-SXM5-80GB", "?", "H100"), ("Nvidia Tesla V100S-PCIe-32GB", "?", "V100S"),
     ("TPU", "closed/Google/tpu-v4-128-TF", "TPU v4"), ("TPU v3", "closed/Google/tpu-v3-32-TF2.0", "TPU v3"),
     ("tpuv3-8", "?", "TPU v3"), ("CPU", "?", "CPU"),
+    # Google's descriptions from v2.0 and Intel's from v4.0: v5e and v5p are two chips, not one 'TPU v5'; v2.0's
+    # 'TPU-v4' is v1.0's bare 'TPU' of tpu-v4 systems; Trillium is v6e
+    ("TPU-v4", "?", "TPU v4"), ("TPU-v5e", "?", "TPU v5e"), ("TPU v5p", "?", "TPU v5p"),
+    ("TPU", "closed/Google/cloud-tpu-v5p-1024-maxtext", "TPU v5p"), ("TPU-trillium", "?", "TPU v6e"),
+    ("Intel(R) Gaudi(R) 2 AI Accelerator", "?", "Gaudi 2"), ("Intel Gaudi2", "?", "Gaudi 2"),
+    ("Habana Gaudi HL-205", "?", "Gaudi"), ("Intel Gaudi 3", "?", "Gaudi 3"),
+    ("AMD Instinct MI325X 256GB HBM3E", "?", "MI325X"), ("NVIDIA Blackwell Ultra GPU (GB300)", "?", "GB300"),
 ])
 def test_a_chip_is_named_the_same_whatever_the_description_writes(name, platform, chip):
     assert accelerator_kind(name, platform) == chip

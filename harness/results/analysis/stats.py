@@ -151,19 +151,19 @@ def platform_kind(platform: str) -> str:
 
 
 def accelerator_kind(accelerator: Optional[str], platform: str = "?") -> str:
-    """The chip a system counts, whatever its board or memory: 'Tesla V100-SXM2-16GB' and
-    'NVIDIA V100-SXM3-32GB-H' -> 'V100'; 'NVIDIA A100-SXM4-40GB (400W)' -> 'A100'; 'NVIDIA L4' -> 'L4' (not
-    'L40'); 'tpuv3-8' -> 'TPU v3'; a bare 'TPU' takes its generation from the system's name
-    ('closed/Google/tpu-v4-128-TF' -> 'TPU v4'); a CPU stays CPU. Without an accelerator name, the platform
-    without its count."""
+    """The chip a system counts, whatever its board or memory or spelling: 'NVIDIA A100-SXM4-40GB (400W)' -> 'A100';
+    'NVIDIA L4' -> 'L4'; 'TPU-v5p' -> 'TPU v5p' (not v5e's 'TPU v5'), 'TPU-trillium' -> 'TPU v6e', a bare 'TPU' of
+    'closed/Google/tpu-v4-128-TF' -> 'TPU v4'; 'Intel(R) Gaudi(R) 2 AI Accelerator' -> 'Gaudi 2'; else as written."""
     if not accelerator:
         return platform_kind(platform)
+    m = re.search(r"tpu[\s_-]*v?(\d+)([a-z]?)\b", accelerator, re.I) or (
+        re.search(r"tpu[\s_-]*v(\d+)([a-z]?)\b", platform or "", re.I) if accelerator.strip().upper() == "TPU" else None)
+    if m or re.search(r"trillium", accelerator, re.I):
+        return f"TPU v{m.group(1)}{m.group(2).lower()}" if m else "TPU v6e"
+    if m := re.search(r"gaudi(?:\(r\))?\W*(\d?)", accelerator, re.I):  # Habana's first Gaudi writes no number
+        return f"Gaudi {m.group(1)}".strip()
     m = re.search(r"\b([A-Z]{1,2}\d{1,3}[A-Z]?)\b", accelerator.replace("-", " "))
-    if m:
-        return m.group(1)
-    m = re.search(r"tpu\s*v?(\d+)", accelerator, re.I) or (
-        re.search(r"tpu[\s_-]*v(\d+)", platform or "", re.I) if accelerator.strip().upper() == "TPU" else None)
-    return f"TPU v{m.group(1)}" if m else accelerator
+    return m.group(1) if m else accelerator
 
 
 @dataclass(frozen=True)

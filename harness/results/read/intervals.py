@@ -18,10 +18,15 @@ log whose "epochs" are optimizer steps). A one-epoch BERT log trained `train_sam
 many steps trained steps x `global_batch_size`.
 
 A `train_samples` that is not the benchmark's epoch (a count of steps, or the run's step budget) is read by
-`epoch_samples`, below.
+harness.results.read.trainsets.epoch_samples.
 
 Blocks that carry `samples_count` at both ends (stable diffusion from v4.0 on, Llama 2 70B LoRA and the
-benchmarks that followed it: the samples trained so far) trained (stop - start) samples; blocks that carry
+benchmarks that followed it: the samples trained so far) trained (stop - start) samples, or, where the stop
+repeats the start (mlperf_common's callbacks, NVIDIA's from v5.0: a block's first sample, or in v5.1's Llama 3.1
+8B its size), from that count (or the last evaluation's, where higher) to the next block's or evaluation's; a
+benchmark counted in samples whose blocks count none has no
+figure (its blocks are no epochs of `train_samples`: read so, Llama 3.1 405B made 3,059 samples/s a GB200,
+for 0.09); blocks that carry
 `step_num` at both ends (stable diffusion's `training_step` blocks of v3.1, 100 optimizer steps each) trained
 (stop step - start step) x `global_batch_size` samples, whatever `train_samples` says (the dataset, of which a
 run trains a part). Such blocks, where a log has them, time its training; blocks of neither (validation) are
@@ -41,27 +46,14 @@ SAMPLE_COUNT global batches): its blocks are no epochs (Graphcore's v1.0 BERT lo
 Where the log counts no samples (v0.6 GNMT, v0.5 NCF) the figure is epochs per second: proportional to
 samples per second between two systems that train the same dataset, so its ratios are the same.
 Only the timed region counts (run_start .. run_stop).
-
-`epoch_samples`: the samples of one epoch of a benchmark, as its reference trains them, for logs whose
-`train_samples` is no epoch.
-
-MLPerf's `train_samples` is the training set's size, but published logs write other counts under that key:
-
-- RetinaNet ("ssd" from v1.0 on) logs of every submitter in v3.0-v3.1 write the optimizer steps of an epoch
-  (4,572 at a global batch of 256; 576 at 2,048): steps x global batch is the training set;
-- Mask R-CNN logs of one code base write the run's step budget (40,000 at a batch of 96, 20,000 at 256), which
-  is neither the training set nor its steps.
-
-The training sets (each benchmark's reference and its dataset's documentation): OpenImages' MLPerf subset for
-RetinaNet, 1,170,301 images; COCO 2017 train for SSD-ResNet34 (v0.5-v0.7) and Mask R-CNN, 118,287 images, of
-which the references train on the 117,266 that carry annotations (a log may count either).
 """
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
 from harness.results.read.formats import Record
-from harness.results.read.official import convergence_unit
+from harness.results.read.official import SAMPLES_BENCHMARKS, convergence_unit
+from harness.results.read.trainsets import epoch_samples
 
 
 SAMPLES_UNIT, EPOCHS_UNIT, TOKENS_UNIT = "samples/s", "epochs/s", "tokens/s"
@@ -82,6 +74,8 @@ def derived_throughput(records: Sequence[Record], v05: bool) -> tuple[Optional[f
     steps_samples, steps_seconds = _step_blocks(timed, _value(records, "global_batch_size"))
     if steps_samples and steps_seconds > 0:
         return steps_samples / steps_seconds, SAMPLES_UNIT
+    if benchmark in SAMPLES_BENCHMARKS:
+        return None, None
     batch = _value(records, "global_batch_size")
     if counts == "samples" and _positive(batch) and _to_last_evaluation(timed, start)[0] >= SAMPLE_COUNT * batch:
         return _progress(timed, start, 1.0, SAMPLES_UNIT)  # evaluations at sample counts (BERT from v1.0)
@@ -174,7 +168,15 @@ def _step_blocks(records: Sequence[Record], batch) -> tuple[float, float]:
     begun: Optional[Record] = None
     in_eval: Optional[float] = None
     eval_t = 0.0
+    reached = 0  # the highest samples_count an evaluation (or run_stop) has given so far
+    named: Optional[tuple[int, float]] = None  # a block whose ends repeat one count: (where it began, its seconds)
     for r in records:
+        found = r.meta.get("samples_count")
+        count: Optional[int] = found if isinstance(found, int) and not isinstance(found, bool) else None
+        if count is not None and named is not None and count > named[0] and r.key.startswith(("block_start", "eval_")):
+            samples, seconds, named = samples + count - named[0], seconds + named[1], None
+        if count is not None and (r.key.startswith("eval_") or r.key == "run_stop"):
+            reached = max(reached, count)
         if r.key == "block_start":
             begun, eval_t = r, 0.0
         elif r.key == "eval_start" and begun is not None:
@@ -190,6 +192,8 @@ def _step_blocks(records: Sequence[Record], batch) -> tuple[float, float]:
             if trained is not None and trained > 0:
                 samples += trained
                 seconds += (r.t - begun.t) / 1000.0 - eval_t
+            elif trained == 0 and steps is None:  # from its count (or the last evaluation's) to the next count
+                named = (max(begun.meta["samples_count"], reached), (r.t - begun.t) / 1000.0 - eval_t)
             begun = None
     return samples, seconds
 
@@ -293,33 +297,3 @@ def _v05(records: Sequence[Record], stop: Optional[float]) -> tuple[float, float
         known = known and size is not None
         samples += size or 0.0
     return count, seconds, (samples if known and samples > 0 else None)
-
-
-# benchmark -> the sizes its training sets have been logged as, across rounds
-TRAINING_SET: dict[str, tuple[int, ...]] = {
-    "ssd": (1_170_301, 117_266, 118_287),
-    "maskrcnn": (117_266, 118_287),
-}
-# benchmarks that have trained one dataset in every round: a count that is no epoch reads as this one (not "ssd":
-# a log does not say which of COCO and OpenImages it trained, so its count stays as written)
-ONE_SET: dict[str, int] = {"maskrcnn": 117_266}
-# a count this close to a training set is that set: drop_last, and padding up to whole steps per rank, move the
-# samples of an epoch by less than a global batch (576 steps x 2,048 is 0.8% over OpenImages' 1,170,301)
-CLOSE = 0.03
-
-
-def epoch_samples(benchmark: Optional[str], train_samples: float, global_batch: Optional[float]) -> float:
-    """The samples of an epoch that a log's `train_samples` stands for: as written where it is the benchmark's
-    training set, or where the benchmark's training set is not known here; times the global batch where that
-    product is the training set (a count of steps); else the benchmark's training set where it has had only one
-    (a count that is no epoch: the run's step budget), or as written."""
-    sets = TRAINING_SET.get(benchmark or "")
-    if not sets or _near(train_samples, sets):
-        return float(train_samples)
-    if global_batch and _near(train_samples * global_batch, sets):
-        return float(train_samples) * global_batch
-    return float(ONE_SET.get(benchmark or "", train_samples))
-
-
-def _near(count: float, sets: tuple[int, ...]) -> bool:
-    return any(abs(count / size - 1) <= CLOSE for size in sets)

@@ -221,3 +221,68 @@ def test_evaluations_counted_from_zero_are_read_so_whatever_epoch_the_log_opens(
     lines.append(mllog("run_stop", None, now, "INTERVAL_END", status="success"))
     run = parse_lines(lines)
     assert run.throughput == pytest.approx(0.85 * 157_675_969 / (17 * 25.0))
+
+
+def test_a_retinanet_log_under_its_v5_name_counting_steps_trained_steps_times_its_batch():
+    # from v5.0 the benchmark logs as `retinanet`, its train_samples still an epoch's 4,572 steps of 256: read as
+    # samples, 8 B200s trained 2 images/s a chip
+    run = parse_lines(_epochs_log("retinanet", 256, 4572, seconds=330.0))
+    assert run.throughput == pytest.approx(4572 * 256 / 330.0)
+
+
+def _named_blocks(benchmark: str, batch: int, train_samples: int, per_block: int, blocks: int,
+                  block_count=lambda start: start) -> list[str]:
+    """mlperf_common's form: each block_stop repeats its block_start's samples_count (the block's first sample, or
+    `block_count` of it: v5.1's Llama 3.1 8B logs the block's size); the evaluation after it gives the count."""
+    lines = _head(benchmark, batch, train_samples=train_samples)
+    now = T0 + 1_000
+    for i in range(blocks):
+        start, done = i * per_block, (i + 1) * per_block
+        lines.append(mllog("block_start", None, now, "INTERVAL_START", samples_count=block_count(start)))
+        now += 1_000_000
+        lines += [mllog("block_stop", None, now, "INTERVAL_END", samples_count=block_count(start)),
+                  mllog("eval_start", None, now, "INTERVAL_START", samples_count=done),
+                  mllog("eval_accuracy", 6.5, now + 46_000, samples_count=done),
+                  mllog("eval_stop", None, now + 46_000, "INTERVAL_END", samples_count=done)]
+        now += 46_000
+    return lines + [mllog("run_stop", None, now, "INTERVAL_END", samples_count=blocks * per_block, status="success")]
+
+
+@pytest.mark.parametrize("benchmark, per_block, block_count", [
+    ("llama31_405b", 46_592, lambda start: start), ("llama31_8b", 12_288, lambda start: 12_288)])
+def test_blocks_whose_ends_repeat_one_count_trained_from_one_evaluation_to_the_next(benchmark, per_block, block_count):
+    # read as blocks of 0 samples, v5.0's Llama 3.1 405B fell back on its blocks as epochs of train_samples (1.57e9):
+    # 3,059 samples/s a GB200 where tracked_stats says 0.09; v5.1's 8B must not count its k-th block k times
+    run = parse_lines(_named_blocks(benchmark, 896, 1_574_207_408, per_block, 6, block_count))
+    assert run.throughput_derived and run.throughput_unit == "samples/s"
+    assert run.throughput == pytest.approx(per_block / 1000.0)
+
+
+def test_stable_diffusion_blocks_named_by_their_first_sample_end_where_the_next_block_begins():
+    # NVIDIA's v5.0 form: blocks of 512,000 samples, their FID and CLIP evaluated offline after the last of them
+    lines = _head("stable_diffusion", 256, train_samples=6_513_144)
+    now = T0 + 1_000
+    for start in range(0, 2_048_001, 512_000):
+        lines += [mllog("block_start", None, now, "INTERVAL_START", samples_count=start),
+                  mllog("block_stop", None, now + 215_000, "INTERVAL_END", samples_count=start)]
+        now += 216_000
+    for done in (1_024_000, 1_536_000):
+        lines += [mllog("eval_start", None, now, "INTERVAL_START", samples_count=done),
+                  mllog("eval_accuracy", 88.0, now + 600_000, samples_count=done, metric="FID"),
+                  mllog("eval_accuracy", 0.17, now + 700_000, samples_count=done, metric="CLIP"),
+                  mllog("eval_stop", None, now + 700_000, "INTERVAL_END", samples_count=done)]
+        now += 700_000
+    run = parse_lines(lines + [mllog("run_stop", None, T0 + 1_000 + 3 * 216_000, "INTERVAL_END", status="success")])
+    assert run.throughput == pytest.approx(512_000 / 215.0)
+
+
+def test_a_samples_benchmark_whose_blocks_count_nothing_has_no_throughput():
+    lines = _head("llama2_70b_lora", 8, train_samples=3901)
+    now = T0 + 1_000
+    for i in range(3):
+        lines += [mllog("block_start", None, now, "INTERVAL_START", first_epoch_num=i, epoch_count=1),
+                  mllog("block_stop", None, now + 300_000, "INTERVAL_END", first_epoch_num=i),
+                  mllog("eval_accuracy", 0.93, now + 300_000, samples_count=(i + 1) * 384)]
+        now += 300_000
+    run = parse_lines(lines + [mllog("run_stop", None, now, "INTERVAL_END", status="success")])
+    assert run.throughput is None  # not 3 x 3,901 samples: a block is no epoch of its dataset
