@@ -135,10 +135,12 @@ def official_side(folder: Folder) -> None:
     folder.scaling = scaling
 
 
-def units_of(log: str, value: float) -> list[str]:
+def units_of(log: str, value: float, benchmark: Optional[str] = None, ruleset: Optional[str] = None) -> list[str]:
     """Which metadata keys of the log's evaluations hold the official convergence figure: the units the
     RCP checker may have counted in, read from the log itself (Llama 3.1 8B's logs give epoch_num and
-    samples_count the same number)."""
+    samples_count the same number). An epoch_num counts what official.convergence_unit says it counts for
+    the benchmark and ruleset: BERT's logs write samples in it, GPT-3's tokens (v2.1 and v3.0: 937 logs)."""
+    epoch_num = official.convergence_unit(benchmark, ruleset) if benchmark else "epochs"
     with open(log, encoding="latin-1") as f:
         lines = f.readlines()
     for line in lines:
@@ -148,7 +150,7 @@ def units_of(log: str, value: float) -> list[str]:
             meta = json.loads(line[line.rfind(":::MLLOG ") + 9:]).get("metadata", {})
         except ValueError:
             continue
-        found = [unit for key, unit in (("epoch_num", "epochs"), ("samples_count", "samples"), ("step_num", "steps"))
+        found = [unit for key, unit in (("epoch_num", epoch_num), ("samples_count", "samples"), ("step_num", "steps"))
                  if isinstance(meta.get(key), (int, float)) and round(meta[key], 3) == value]
         if found:
             return found
@@ -216,7 +218,7 @@ def compare(root: Path, ruleset: Optional[str], jobs: Optional[int]) -> dict[str
                 continue
             if folder.ruleset == "0.6.0":
                 continue  # the RCP checker reads :::MLLOG files only
-            units = units_of(log, conv) if conv is not None else [run.epoch_unit]
+            units = units_of(log, conv, folder.benchmark, folder.ruleset) if conv is not None else [run.epoch_unit]
             unit = run.epoch_unit if run.epoch_unit in units else (units[0] if units else None)
             mine = run.epochs_to_converge
             if mine is not None and not official.has_rcps(folder.ruleset):
