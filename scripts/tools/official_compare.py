@@ -138,9 +138,9 @@ def official_side(folder: Folder) -> None:
 def units_of(log: str, value: float, benchmark: Optional[str] = None, ruleset: Optional[str] = None) -> list[str]:
     """Which metadata keys of the log's evaluations hold the official convergence figure: the units the
     RCP checker may have counted in, read from the log itself (Llama 3.1 8B's logs give epoch_num and
-    samples_count the same number). epoch_num counts what the benchmark's logs count in it under the ruleset
-    (official.convergence_unit: BERT's logs count samples there, gpt3's tokens), not always epochs."""
-    epoch_num = official.convergence_unit(benchmark, ruleset) if benchmark and ruleset else "epochs"
+    samples_count the same number). An epoch_num counts what official.convergence_unit says it counts for
+    the benchmark and ruleset: BERT's logs write samples in it, GPT-3's tokens (v2.1 and v3.0: 937 logs)."""
+    epoch_num = official.convergence_unit(benchmark, ruleset) if benchmark else "epochs"
     with open(log, encoding="latin-1") as f:
         lines = f.readlines()
     for line in lines:

@@ -61,6 +61,35 @@ def test_a_clock_in_seconds_is_named_as_such_and_not_scored(tmp_path):
     assert next(iter(report.scores.values())).minutes is None
 
 
+def _offsets_from_seconds(text: str, t0: int) -> str:
+    """As NVIDIA's v0.7 HugeCTR DLRM logs: the run's events at its start in seconds plus milliseconds, the
+    formatter's own records (submission_*) in real milliseconds, written after the run."""
+    def stamp(m: re.Match) -> str:
+        record = json.loads(m.group(1))
+        if record["key"].startswith("submission_"):
+            record["time_ms"] = t0 + 600_000
+        elif record["key"] != "cache_clear":
+            record["time_ms"] = t0 // 1000 + (record["time_ms"] - t0)
+        return ":::MLLOG " + json.dumps(record)
+    return re.sub(r":::MLLOG (\{.*\})", stamp, text)
+
+
+def test_milliseconds_counted_from_a_start_in_seconds_are_scored_in_milliseconds_with_a_warning(tmp_path):
+    logs = [_offsets_from_seconds(retinanet_log([0.3, 0.345], seed=s, epoch_ms=90_000 + 700 * s,
+                                                t0=1_600_000_000_000 + s * 10**7), 1_600_000_000_000 + s * 10**7)
+            for s in range(5)]
+    folder = write_folder(tmp_path, "v3.1", "sys_a", "ssd", logs)
+    assert check_log(folder / "result_2.txt").status == "pass"
+    report = build([str(tmp_path)], jobs=1)
+    for run, seed in zip(sorted(report.runs, key=lambda r: r.path), range(5)):
+        assert run.counted and not run.faults and not run.problems, run.problems
+        assert run.time_to_train_min == pytest.approx((2 * (90_000 + 700 * seed + 5000) + 1) / 60_000)
+        assert any(w.startswith("its clock reads 1970-01-19 at run_start: its timed records count milliseconds from "
+                                "a start written in seconds (its records stamped in milliseconds date it 2020-09-1")
+                   for w in run.warnings), run.warnings
+    assert next(iter(report.scores.values())).minutes is not None
+
+
 def test_duplicated_run_stops_after_the_last_evaluation_are_a_warning_and_the_first_one_counts():
     text = retinanet_log([0.3, 0.345], epoch_ms=60_000)
     stop = text.splitlines(keepends=True)[-1]

@@ -23,7 +23,6 @@ JSON type (a list for the platform, text for the seed) is named among the run's 
 """
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import re
@@ -31,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from harness.results.read import formats, tree
+from harness.results.read import clock, formats, tree
 from harness.results.read.formats import Record
 from harness.results.read.intervals import derived_throughput
 from harness.results.read.runfiles import add_run_files, from_result_json
@@ -40,9 +39,6 @@ from harness.results.read.summary import INCOMPLETE, SUCCESS, LogError, RunSumma
 TOKEN = formats.MLLOG
 NO_EPOCH = "status success but no eval_accuracy with an epoch_num"
 MAX_LOG_BYTES = 64 << 20  # a real MLPerf log is under a few MB; one read and checked takes ~12x its size in memory
-FIRST_ROUND_MS = 1_514_764_800_000  # 2018-01-01 UTC: MLPerf Training's first round (v0.5) ran in 2018
-LAST_PLAUSIBLE_MS = 4_102_444_800_000  # 2100-01-01 UTC: microseconds written as time_ms read as the year 50,000
-EPOCH_LIMIT_MS = 253_402_300_799_000  # 9999-12-31: a date beyond it has no calendar day to name
 COUNT_KEYS = ("seed", "global_batch_size")  # integers; a submission_* key and precision are strings
 _INTEGER = re.compile(r"[+-]?\d{1,15}(?:\.0*)?")  # 2048, 2048.0: an integer as a float or text; up to 2**53
 __all__ = ["LogError", "RunSummary", "parse_file", "parse_lines", "from_result_json", "TOKEN", "SUCCESS", "INCOMPLETE"]
@@ -235,7 +231,7 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
     else:
         run.throughput, run.throughput_unit = derived_throughput(records, v05)
         run.throughput_derived = run.throughput is not None
-    _timing(run, v05)
+    _timing(run, v05, records)
 
 
 def _stop(run: RunSummary, stops: list[Record], evals: list[tuple[int, tuple[Any, Any]]], v05: bool) -> None:
@@ -261,22 +257,7 @@ def _stop(run: RunSummary, stops: list[Record], evals: list[tuple[int, tuple[Any
                             "the last evaluation")
 
 
-def _clock(run: RunSummary) -> None:
-    """A log whose clock cannot be an MLPerf round's: before the first round (2018), or after 2100. Its times
-    are not milliseconds since 1970 (seconds written as time_ms read as January 1970)."""
-    t = run.run_start_ms
-    if t is None:
-        return
-    if t < FIRST_ROUND_MS or t > LAST_PLAUSIBLE_MS:
-        when = datetime.datetime.fromtimestamp(t / 1000, datetime.timezone.utc).strftime("%Y-%m-%d") \
-            if -EPOCH_LIMIT_MS < t < EPOCH_LIMIT_MS else f"time {t:g} ms"
-        why = "before MLPerf's first round (2018)" if t < FIRST_ROUND_MS else "after 2100"
-        run.faults.append(f"its clock reads {when} at run_start, {why}: not scored (its timestamps are not "
-                          "milliseconds since 1970; seconds written as time_ms?)")
-        run.throughput = None  # a rate over a clock that is not milliseconds is no rate
-
-
-def _timing(run: RunSummary, v05: bool) -> None:
+def _timing(run: RunSummary, v05: bool, records: list[Record]) -> None:
     if run.benchmark is None and not any(p.startswith("submission_benchmark is ") for p in run.problems):
         run.problems.append("no submission_benchmark")  # a badly typed one is named already: one line
     if run.run_start_ms is None:
@@ -289,7 +270,7 @@ def _timing(run: RunSummary, v05: bool) -> None:
         elapsed = run.run_stop_ms - run.run_start_ms
         run.time_to_train_s = elapsed / 1000.0
         run.time_to_train_min = elapsed / 60 / 1000  # MLPerf's summarizer's own arithmetic, to the bit
-    _clock(run)
+    clock.judge(run, records)
     run.problems += run.faults
     if run.status == SUCCESS:
         epochs = [e for e, _ in run.evals if _number(e)]

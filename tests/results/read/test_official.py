@@ -74,7 +74,7 @@ def test_each_run_s_minutes_convergence_and_verdict_are_the_official_tools(offic
             if folder.ruleset != "0.6.0":  # the RCP checker reads :::MLLOG files only
                 want = off["convergence"]
                 assert run["epochs_to_converge"] == want, log
-                units = compare.units_of(log, want) if want is not None else []
+                units = compare.units_of(log, want, folder.benchmark, folder.ruleset) if want is not None else []
                 assert want is None or run["epoch_unit"] in units, (log, run["epoch_unit"], units)
 
 
