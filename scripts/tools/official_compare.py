@@ -115,6 +115,10 @@ def official_side(folder: Folder) -> None:
             try:
                 not_converged, value, _, _ = rcp_checker.read_submission_file(log, folder.ruleset, False)
                 entry["convergence"] = None if not_converged else float(value)
+                if folder.benchmark == "bert":  # its --bert_train_samples reading, which the report takes where
+                    # the evaluations count no samples (v1.1's NVIDIA BERT logs)
+                    not_converged, value, _, _ = rcp_checker.read_submission_file(log, folder.ruleset, True)
+                    entry["train_samples"] = None if not_converged else float(value)
             except Exception as err:  # noqa: BLE001
                 entry["convergence"] = f"crash: {type(err).__name__}: {err}"
             folder.official[log] = entry
@@ -213,12 +217,16 @@ def compare(root: Path, ruleset: Optional[str], jobs: Optional[int]) -> dict[str
                 differ.append(f"{log}: counted {run.counted} minutes {run.time_to_train_min} vs official "
                               f"{off.get('minutes')}")
             conv = off["convergence"]
+            by_train_samples = any("--bert_train_samples" in w for w in run.warnings)
+            if by_train_samples:
+                conv = off.get("train_samples", conv)
             if isinstance(conv, str):
                 t["convergence: the official reading crashed"] += 1
                 continue
             if folder.ruleset == "0.6.0":
                 continue  # the RCP checker reads :::MLLOG files only
-            units = units_of(log, conv, folder.benchmark, folder.ruleset) if conv is not None else [run.epoch_unit]
+            units = ["samples"] if by_train_samples else \
+                units_of(log, conv, folder.benchmark, folder.ruleset) if conv is not None else [run.epoch_unit]
             unit = run.epoch_unit if run.epoch_unit in units else (units[0] if units else None)
             mine = run.epochs_to_converge
             if mine is not None and not official.has_rcps(folder.ruleset):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO, run_cli
-from tests.results.roundlogs import mllog, retinanet_log, stable_diffusion_log, system_json, write_folder
+from tests.results.roundlogs import T0, mllog, retinanet_log, stable_diffusion_log, system_json, write_folder
 
 _spec = importlib.util.spec_from_file_location("official_compare", REPO / "scripts" / "tools" / "official_compare.py")
 compare = importlib.util.module_from_spec(_spec)
@@ -201,6 +201,31 @@ def test_the_convergence_reading_is_the_rcp_checker_s_own_on_every_kind_of_log(t
         assert value is None and note and want.__name__ in note
     else:
         assert (value, note) == (want, None)
+
+
+def test_bert_logs_that_count_no_samples_converge_at_their_train_samples_as_the_rcp_checker_s_option_reads_them(
+        tmp_path):
+    """v1.1's NVIDIA BERT code (230 logs of 23 folders, its users' too) writes epoch_num 1 at every evaluation and
+    the samples trained in one train_samples line at the end: read as the RCP checker reads epoch_num, every run
+    converged at "1 samples". The checker's --bert_train_samples reading is taken, and said."""
+    from harness.results.read.checking import checked_file
+
+    text = retinanet_log([0.70, 0.72], benchmark="bert").replace('"epoch_num": 2}', '"epoch_num": 1}')
+    stop = text.rindex(":::MLLOG")
+    text = text[:stop] + mllog("train_samples", 3_000_320, T0 + 310_001) + text[stop:]
+    path = tmp_path / "training_results_v1.1" / "Org" / "results" / "sys" / "bert" / "result_0.txt"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    from mlperf_logging.rcp_checker import rcp_checker
+
+    from harness.results.read.official import quiet_root
+
+    with quiet_root():
+        assert rcp_checker.read_submission_file(str(path), "1.1.0", False)[1] == 1
+        official = rcp_checker.read_submission_file(str(path), "1.1.0", True)[1]
+    run = checked_file(path)
+    assert (run.epochs_to_converge, run.epoch_unit) == (official, "samples") == (3_000_320, "samples")
+    assert any("as the official RCP checker reads it with --bert_train_samples" in w for w in run.warnings)
 
 
 def test_a_comparison_across_epoch_units_divides_no_epochs_and_says_why(tmp_path):

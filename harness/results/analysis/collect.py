@@ -16,6 +16,7 @@ from typing import Any, Optional
 from harness.interface.quality import QualityError, QualitySpec
 from harness.results.analysis import confidence, throughput
 from harness.results.read import checking, rules, runfiles
+from harness.results.read import v05 as v05_rules
 from harness.results.analysis.speedups import PrecisionRatio, Speedup, precision_ratios, world_speedups
 from harness.results.read.find import find_logs
 from harness.results.read.parse import MAX_LOG_BYTES, LogError, RunSummary, from_result_json, read_file
@@ -188,6 +189,9 @@ def short_of_target(groups: dict[GroupKey, list[RunSummary]]) -> list[RunSummary
         for r in runs:
             if r.status != "success" or r.final_quality is None:
                 continue
+            if r.log_format == "MLPv0.5.0" and not parts and spec.higher_is_better and \
+                    isinstance(r.final_quality, (int, float)) and v05_rules.reached(r.final_quality, target):
+                continue  # v0.5's loggers wrote float32 values at length: 21.8 as 21.799999237 (read.v05)
             try:
                 if not spec.reached(r.final_quality, target):
                     r.short_of_target = Shortfall(spec, r.final_quality, target)

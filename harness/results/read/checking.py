@@ -21,6 +21,7 @@ from typing import Optional, Sequence
 from harness.results.read import formats, official, screen
 
 from harness.results.read import submission
+from harness.results.read import v05 as v05_rules
 from harness.results.read.official import Verdict
 from harness.results.read.parse import NO_EPOCH, ReadLog, read_file, round_in_path
 from harness.results.read.rules import Ruleset
@@ -68,8 +69,17 @@ def check(log: ReadLog, ruleset: Optional[str] = None) -> LogCheck:
     chosen, verdict = official_check(facts, log.lines, path, ruleset)
     rcp = None
     if facts.log_format == "MLLOG" and chosen.version is not None:
-        value, note = official.rcp_convergence(log.lines, chosen.version,
-                                               places=3 if official.has_rcps(chosen.version) else None)
+        places = 3 if official.has_rcps(chosen.version) else None
+        value, note = official.rcp_convergence(log.lines, chosen.version, places=places)
+        batch = facts.global_batch_size if isinstance(facts.global_batch_size, int) else 1000
+        if facts.benchmark == "bert" and value is not None and value < batch:
+            # no count of samples (v1.1's NVIDIA BERT code writes epoch_num 1 at every evaluation): the RCP
+            # checker's --bert_train_samples reading, which the submitters of those logs ran
+            counted, failed = official.rcp_convergence(log.lines, chosen.version, places=places, train_samples=True)
+            if counted is not None and failed is None:
+                note = (f"its evaluations give epoch_num {value:g}, no count of samples: convergence is its "
+                        f"train_samples ({counted:,.0f}), as the official RCP checker reads it with --bert_train_samples")
+                value = counted
         rcp = RcpReading(official.convergence_unit(facts.benchmark, chosen.version), value, note)
     return LogCheck(findings, chosen, verdict, rcp)
 
@@ -112,7 +122,7 @@ def _v05_target(run: RunSummary) -> None:
     """v0.5 has no official checker: a success whose last evaluation is below the eval_target the log
     states is dropped, as the summarizer drops a success the checker's target test rejects."""
     quality = run.final_quality
-    if _number(run.target) and _number(quality) and quality < run.target:
+    if _number(run.target) and _number(quality) and not v05_rules.reached(quality, run.target):
         run.problems.append(f"success, but its last evaluation ({quality:g}) is below the eval_target it logs "
                             f"({run.target:g}): not a converged run")
 

@@ -35,7 +35,8 @@ MLLOG, MLL, V05 = ":::MLLOG ", ":::MLL ", ":::MLPv0.5.0 "
 ROUND_OF = {V05: "v0.5", MLL: "v0.6", MLLOG: "v0.7+"}  # MLLOG is every round from v0.7 on
 NAME_OF = {V05: "MLPv0.5.0", MLL: "MLL", MLLOG: "MLLOG"}
 # v0.5: "<benchmark> <unix seconds> (<file>:<line>) <key>[: <value>]"
-_V05 = re.compile(r"(\S+) ([0-9.]+) \((.*?)\) ([A-Za-z0-9_]+)(?::\s*(.*))?$")
+# Google's v0.5 ResNet logs write a space before the colon of their deferred values ("opt_learning_rate : {...}")
+_V05 = re.compile(r"(\S+) ([0-9.]+) \((.*?)\) ([A-Za-z0-9_]+)(?:\s*:\s*(.*))?$")
 # v0.6: "<unix seconds> <key>: <json>", as mlperf_logging's ruleset_060 parser reads it
 _MLL = re.compile(r"([0-9.]+) ([A-Za-z0-9_]+) ?:\s+(.+)$")
 
@@ -86,6 +87,8 @@ def decoded(text: str) -> Any:
 def read(lines: Iterable[str]) -> Lines:
     out = Lines()
     _DECODED.clear()
+    echo: tuple[int, str] = (-1, "")  # the last v0.5 record's line and text, and what came before its token
+    echo_prefix = ""
     for lineno, line in enumerate(lines, start=1):
         if ":::ML" not in line:  # one search for the many lines that are not log records
             continue
@@ -97,7 +100,14 @@ def read(lines: Iterable[str]) -> Lines:
             _mll(out, lineno, line[at + len(MLL):])
             token = MLL
         elif (at := line.find(V05)) >= 0:
-            _v05(out, lineno, line[at + len(V05):])
+            text = line[at + len(V05):].strip()
+            # NVIDIA's v0.5 MXNet logs print each record twice, once bare and once through Python's logging
+            # ("INFO:mlperf_compliance::::MLPv0.5.0 ..."): the same text on the next line, prefixed otherwise, is
+            # that record's echo, not a second event (two run_starts made each log read as two runs)
+            if echo == (lineno - 1, text) and line[:at] != echo_prefix:
+                continue
+            echo, echo_prefix = (lineno, text), line[:at]
+            _v05(out, lineno, text)
             token = V05
         else:
             continue

@@ -257,7 +257,7 @@ def has_rcps(version: Optional[str]) -> bool:
     return version is not None and (Path(rcp_checker.__file__).parent / f"training_{version}").is_dir()
 
 
-def rcp_convergence(lines: Sequence[str], version: str, places: Optional[int] = 3
+def rcp_convergence(lines: Sequence[str], version: str, places: Optional[int] = 3, train_samples: bool = False
                     ) -> tuple[Optional[float], Optional[str]]:
     """(convergence as the RCP checker reads it, or None when it did not converge; a note when the
     reading fails, as the official reader raises on such a log).
@@ -266,14 +266,19 @@ def rcp_convergence(lines: Sequence[str], version: str, places: Optional[int] = 
     function reads the file again and cuts each line with re.sub(".*:::MLLOG ", ...), which rescans the
     rest of the line from every position after the token (about 40 us a line, the largest cost of reading
     a round); cutting at the last token gives the same text. Kept equal to it by the tests, which call the
-    official function on every fixture log and on generated logs of each kind it reads differently."""
+    official function on every fixture log and on generated logs of each kind it reads differently.
+
+    `train_samples`: BERT's convergence read from its `train_samples` line, as the checker's --bert_train_samples
+    reads it (v1.1's NVIDIA BERT code, and its users', logs `epoch_num: 1` at every evaluation).
+    """
     try:
-        return _rcp_reading(lines, version, places)
+        return _rcp_reading(lines, version, places, train_samples)
     except Exception as err:  # as the official reader fails: e.g. an evaluation without its FID or CLIP part
         return None, f"the official RCP checker's reading of this log fails ({type(err).__name__}: {err})"
 
 
-def _rcp_reading(lines: Sequence[str], version: str, places: Optional[int]) -> tuple[Optional[float], Optional[str]]:
+def _rcp_reading(lines: Sequence[str], version: str, places: Optional[int],
+                 train_samples: bool = False) -> tuple[Optional[float], Optional[str]]:
     token = ":::MLLOG "
     benchmark = None
     conv: Any = None
@@ -294,9 +299,11 @@ def _rcp_reading(lines: Sequence[str], version: str, places: Optional[int]) -> t
             sd_results.setdefault(record["metadata"][unit], {})[record["metadata"]["metric"]] = record["value"]
         elif benchmark in SAMPLES_BENCHMARKS and is_eval:
             conv, seen_eval = json.loads(text)["metadata"]["samples_count"], True
-        elif is_eval:
+        elif is_eval and not (train_samples and benchmark == "bert"):
             epoch = json.loads(text)["metadata"]["epoch_num"]
             conv, seen_eval = (epoch if places is None else round(epoch, places)), True
+        elif train_samples and benchmark == "bert" and "train_samples" in text:
+            conv, seen_eval = json.loads(text)["value"], True
         if "run_stop" in text and json.loads(text)["key"] == "run_stop":
             if json.loads(text)["metadata"]["status"] == "success":
                 if benchmark == "stable_diffusion":

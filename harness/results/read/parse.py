@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from harness.results.read import clock, formats, tree
+from harness.results.read import v05 as v05_rules
 from harness.results.read.formats import Record
 from harness.results.read.intervals import derived_throughput
 from harness.results.read.runfiles import add_run_files, from_result_json
@@ -205,7 +206,7 @@ def _read_keys(run: RunSummary, records: list[Record], v05: bool) -> None:
             accel = value
         elif key == "eval_target" and run.target is None:
             run.target = value
-        elif v05 and key in ("run_set_random_seed", "input_batch_size"):
+        elif v05 and key in ("run_set_random_seed", "input_batch_size") and not v05_rules.no_seed(value):
             value = _typed(run, key, value, "seed" if key == "run_set_random_seed" else "global_batch_size")
             if value is not formats.MISSING:
                 first.setdefault("seed" if key == "run_set_random_seed" else "global_batch_size", value)
@@ -244,7 +245,12 @@ def _stop(run: RunSummary, stops: list[Record], evals: list[tuple[int, tuple[Any
     last_eval = evals[-1][0] if evals else 0
     stop = next((r for r in stops if r.lineno > last_eval), stops[-1])
     run.run_stop_ms = stop.t
-    run.status = _v05_status(stop.value) if v05 else str(stop.meta.get("status", "unknown"))
+    if v05:
+        last = next((e[1] for lineno, e in reversed(evals) if lineno < stop.lineno), None)
+        run.status, said = v05_rules.status(stop.value, last, run.target)
+        run.warnings += [said] if said else []
+    else:
+        run.status = str(stop.meta.get("status", "unknown"))
     run.interrupted = None if v05 else interrupted_by(stop.meta.get("reason"))
     run.evals = [e for lineno, e in evals if lineno < stop.lineno]
     early = [r for r in stops if r.lineno < stop.lineno and any(r.lineno < n < stop.lineno for n, _ in evals)]
@@ -297,12 +303,6 @@ def _typed(run: RunSummary, key: str, value: Any, as_key: Optional[str] = None) 
     if note not in run.problems:  # once however often the log repeats it
         run.problems.append(note)
     return formats.MISSING
-
-
-def _v05_status(value: Any) -> str:
-    if isinstance(value, dict) and isinstance(value.get("success"), bool):
-        return SUCCESS if value["success"] else "aborted"
-    return "unknown"
 
 
 def _number(x: Any, kind: type | tuple[type, ...] = (int, float)) -> bool:

@@ -169,6 +169,10 @@ def listing(folder: str) -> Listing:
     bench = Path(folder)
     system_dir = bench.parent
     org = system_dir.parent.parent.name if system_dir.parent.name == "results" else "?"
+    # v0.5's trees put one or two folders of the submission between the organisation and results/
+    # (v0.5.0/google/cloud_v3.8/gnmt-tpuv3-8/results/, v0.5.0/nvidia/submission/results/)
+    below = next((a for a in bench.parents if a.parent.name == "v0.5.0"), None)
+    org = below.name if below is not None and org != "?" else org
     data = _read(system_dir.parent.parent / "systems" / f"{system_dir.name}.json")
     if data is None:
         data = _read(system_dir / "entry.json") or {}

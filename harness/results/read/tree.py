@@ -10,7 +10,8 @@ framework, all strings), or, in v0.6, one `key: {"value": ..., "metadata": ...}`
 `entry` value is a Python-literal dict string and its `nodes` another one: those are read with
 ast.literal_eval, which builds literals only and never runs code. v0.5's entry.json lists `nodes`
 (num_nodes, accelerator, num_accelerators). World size = nodes x accelerators per node (a missing node
-count means 1); no accelerators means a CPU system, world size 0. v0.6 logs carry the same entry as
+count means 1), but where the accelerator's name states the count (a TPU slice, "tpuv3-32") that count is the
+node's whole; no accelerators means a CPU system, world size 0. v0.6 logs carry the same entry as
 `submission_entry`, which the parser reads through `from_entry` when the tree has no system file.
 
 Where a score belongs (`place_of`): in a tree, to the benchmark folder
@@ -152,7 +153,12 @@ def from_entry(entry: Any, source: str, name: Optional[str] = None) -> Optional[
     for node in (literal(n) for n in nodes):
         if not isinstance(node, dict):
             continue
-        size = world(node.get("num_nodes"), node.get("num_accelerators"))
+        per = _count(node.get("num_accelerators"))
+        named = re.search(r"-(\d+)$", str(node.get("accelerator") or "").strip())
+        # Google's v0.5 TPU entries name the slice ("tpuv3-512") and count its cores in num_accelerators over
+        # num_nodes host VMs (32 for that slice): the slice is the count, not one per node (16,384 read so)
+        size = per if named and per is not None and int(named.group(1)) == per else \
+            world(node.get("num_nodes"), node.get("num_accelerators"))
         if size is None:
             return System(name, None, None, _text(entry.get("framework")), source, hardware=hardware)
         total += size
