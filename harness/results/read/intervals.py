@@ -51,6 +51,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from harness.results.read import v05 as v05_rules
 from harness.results.read.formats import Record
 from harness.results.read.official import SAMPLES_BENCHMARKS, convergence_unit
 from harness.results.read.trainsets import epoch_samples
@@ -60,8 +61,6 @@ SAMPLES_UNIT, EPOCHS_UNIT, TOKENS_UNIT = "samples/s", "epochs/s", "tokens/s"
 # a last evaluation's epoch_num this many global batches or more is a sample count: BERT trains 1-4 M samples,
 # while v0.7's logs counted epochs (1) or optimizer steps (Google: 978 at a batch of 3,072) in it
 SAMPLE_COUNT = 100
-# v0.5 epochs that time less than this share of the run were logged in a burst, not as they trained
-BURST = 0.05
 
 
 def derived_throughput(records: Sequence[Record], v05: bool) -> tuple[Optional[float], Optional[str]]:
@@ -82,9 +81,7 @@ def derived_throughput(records: Sequence[Record], v05: bool) -> tuple[Optional[f
     if counts == "samples" and _positive(batch) and _to_last_evaluation(timed, start)[0] >= SAMPLE_COUNT * batch:
         return _progress(timed, start, 1.0, SAMPLES_UNIT)  # evaluations at sample counts (BERT from v1.0)
     if v05:
-        epochs, seconds, samples = _v05(timed, stop)
-        if start is not None and stop is not None and seconds < BURST * (stop - start) / 1000.0:
-            epochs, seconds, samples = _v05_by_evaluation(timed, start)
+        epochs, seconds, samples = v05_rules.timed_epochs(timed, start, stop)
     else:
         epochs, seconds = _epochs(timed)
         if not epochs:
@@ -275,49 +272,3 @@ def _blocks(records: Sequence[Record]) -> tuple[float, float]:
             if i + 1 == len(counts) - 1:  # the last block, steps alike
                 spans[i + 1] = min(counts[i + 1], b - a)
     return sum(spans[i] for i, _ in closed), sum(s for _, s in closed)
-
-
-def _v05(records: Sequence[Record], stop: Optional[float]) -> tuple[float, float, Optional[float]]:
-    count, seconds, samples, known = 0, 0.0, 0.0, True
-    begun: Optional[float] = None
-    size: Optional[float] = None
-    for r in records:
-        if r.key == "input_size" and _positive(r.value):
-            size = float(r.value)
-        ends = r.key in ("eval_start", "train_epoch", "run_stop")
-        if begun is not None and ends:
-            seconds += (r.t - begun) / 1000.0
-            count += 1
-            if size is None:
-                known = False
-            else:
-                samples += size
-            begun = None
-        if r.key == "train_epoch":
-            begun, size = r.t, None
-    if begun is not None and stop is not None:
-        seconds += (stop - begun) / 1000.0
-        count += 1
-        known = known and size is not None
-        samples += size or 0.0
-    return count, seconds, (samples if known and samples > 0 else None)
-
-
-def _v05_by_evaluation(records: Sequence[Record], start: float) -> tuple[float, float, Optional[float]]:
-    """Google's v0.5 TensorFlow ResNet logs write every `train_epoch` in one burst after training (62 of them
-    within 0.1 s, read as 469 epochs a second): they are timed by evaluation instead, each `input_size` (the
-    samples trained since the last evaluation, logged before its eval_start) over the time from the end of the
-    evaluation before (or the training loop's start) to that eval_start."""
-    count, seconds, samples = 0, 0.0, 0.0
-    since: Optional[float] = start
-    size: Optional[float] = None
-    for r in records:
-        if r.key == "train_loop" and count == 0:
-            since = r.t
-        elif r.key == "input_size" and _positive(r.value):
-            size = float(r.value)
-        elif r.key == "eval_start" and since is not None and size is not None:
-            count, seconds, samples, since, size = count + 1, seconds + (r.t - since) / 1000.0, samples + size, None, None
-        elif r.key in ("eval_accuracy", "eval_stop"):
-            since = r.t
-    return count, seconds, (samples if samples > 0 else None)

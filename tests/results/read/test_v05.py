@@ -100,3 +100,19 @@ def test_a_tpu_slice_counts_its_cores_once_and_the_submitter_is_the_organisation
                       ("v0.7/NVIDIA/results/dgx1/resnet", "NVIDIA")):
         (tmp_path / path).mkdir(parents=True)
         assert listing(str(tmp_path / path)).submitter == org
+
+
+def test_one_train_epoch_and_evaluations_numbered_by_epoch_are_timed_by_the_evaluations():
+    """Google's TPU SSD logs write one train_epoch, then eval_start with the epoch (32, 42, 48), evaluated on
+    another slice while training runs on (the next eval_start comes before the result): read by train_epoch, the
+    whole run was one epoch. Epoch 48 (49 counted from 0) over 920 s of training."""
+    lines = [_v05(0, "run_start", bench="ssd"), _v05(20, "train_epoch", 0, bench="ssd"),
+             _v05(21, "input_size", 300, bench="ssd"),  # the image's side, not samples
+             _v05(640, "eval_start", 32, bench="ssd"), _v05(700, "eval_accuracy", {"epoch": 32, "value": 0.15}, bench="ssd"),
+             _v05(840, "eval_start", 42, bench="ssd"), _v05(1000, "eval_start", 48, bench="ssd"),
+             _v05(1010, "eval_accuracy", {"epoch": 42, "value": 0.2}, bench="ssd"),
+             _v05(1100, "eval_accuracy", {"epoch": 48, "value": 0.215}, bench="ssd"),
+             _v05(1101, "run_stop", {"success": "true"}, bench="ssd")]
+    run = parse_lines(lines)
+    # stretches: 20 -> 640 (620 s), the result at 700 -> 840 (140 s), 840 -> 1000 (on through the evaluation: 160 s)
+    assert (run.throughput, run.throughput_unit) == (pytest.approx(49 / 920), "epochs/s")
