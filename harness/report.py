@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Optional
 
+from harness.interface.option_help import module_doc
 from harness import registry
 from harness.results.analysis import cost
 from harness.results.report import export, render, sections
@@ -191,7 +192,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 def _main(argv: Optional[list[str]]) -> int:
     registry.publish()  # results/ reads the harness's own models' rules and categories through it
-    parser = argparse.ArgumentParser(prog="python -m harness.report", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.report", description=module_doc(__name__).splitlines()[0])
     parser.add_argument("paths", nargs="+", help="run directories, sweep directories, submission trees, or log files")
     parser.add_argument("--md", metavar="FILE", help="write the report as Markdown to FILE (- for stdout)")
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON to FILE (- for stdout)")
