@@ -238,11 +238,31 @@ class Reserve:
 
 def watch_logging() -> None:
     """The log files of this process (train.log, rank_<r>.log) trip the flag on a failed write
-    instead of printing `--- Logging error ---` and a traceback for every line that follows."""
+    instead of printing `--- Logging error ---` and a traceback for every line that follows; the
+    console's lines stop quietly once its reader left (`| head -1`), the run going on to its end."""
     for handler in logging.getLogger().handlers:
-        if isinstance(handler, logging.FileHandler) and not getattr(handler, "_harness_watched", False):
+        if getattr(handler, "_harness_watched", False):
+            continue
+        if isinstance(handler, logging.FileHandler):
             handler.handleError = _handle_error(handler)  # type: ignore[method-assign]
-            handler._harness_watched = True  # type: ignore[attr-defined]
+        elif isinstance(handler, logging.StreamHandler):
+            handler.handleError = _console_error(handler)  # type: ignore[method-assign]
+        handler._harness_watched = True  # type: ignore[attr-defined]
+
+
+def _console_error(handler: logging.StreamHandler):
+    original = handler.handleError
+
+    def handle_error(record: logging.LogRecord) -> None:
+        if not isinstance(sys.exc_info()[1], BrokenPipeError):
+            original(record)
+            return
+        try:  # the descriptor itself: the interpreter's last flush of sys.stdout would fail on it too
+            os.dup2(os.open(os.devnull, os.O_WRONLY), handler.stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            handler.setLevel(logging.CRITICAL + 1)  # a stream without a descriptor: this handler says no more
+
+    return handle_error
 
 
 def _handle_error(handler: logging.FileHandler):

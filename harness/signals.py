@@ -153,6 +153,7 @@ def command_start(usage_errors: tuple[type[BaseException], ...] = ()) -> None:
     of `usage_errors` (whose message is one line that says what to fix), with exit status 2."""
     global _previous_excepthook, _usage_errors
     stop_on_sigterm()
+    readable_console()
     _usage_errors = usage_errors
     if sys.excepthook is not _one_line:
         _previous_excepthook, sys.excepthook = sys.excepthook, _one_line
@@ -162,7 +163,29 @@ _previous_excepthook = sys.excepthook
 _usage_errors: tuple[type[BaseException], ...] = ()
 
 
+def readable_console() -> None:
+    """A character the console's encoding lacks (a path's ü under LANG=C with PYTHONUTF8=0, or
+    PYTHONIOENCODING=ascii) is written as its escape: strict, the line that held it was lost, with a
+    traceback ("--- Logging error ---", or the command's end on a print)."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure") and getattr(stream, "errors", "") == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
+def reader_gone() -> None:
+    """Standard output's reader left (`| head -1`): what is still to be written goes nowhere, and the
+    interpreter's last flush finds nothing to fail on."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # no standard output at all (closed before start): nothing is flushed to it either
+
+
 def _one_line(kind, err, tb) -> None:
+    if isinstance(err, BrokenPipeError):  # a command that prints was cut off by its reader: `yes | head` ends so
+        reader_gone()
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
     if not isinstance(err, (KeyboardInterrupt, *_usage_errors)):
         _previous_excepthook(kind, err, tb)
         return

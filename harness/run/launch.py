@@ -226,7 +226,7 @@ class _TorchLogsToFile:
     NAMES = ("torch.distributed.elastic", "torch.multiprocessing", "torch.distributed.launcher")
 
     def __init__(self, path: Path):
-        self.handler = logging.FileHandler(path, mode="a", encoding="utf-8")
+        self.handler = logging.FileHandler(path, mode="a", encoding="utf-8", errors="surrogateescape")
         self.handler.setFormatter(logging.Formatter(console.FILE_FORMAT))
         self.saved: dict[str, bool] = {}
 
