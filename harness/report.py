@@ -178,7 +178,9 @@ def _compare(args: argparse.Namespace) -> int:
 def _cannot_write(err: OSError, written: list[str]) -> int:
     """One line for a file the report could not write (each file it did write is whole)."""
     done = f" (written before it: {', '.join(written)})" if written else ""
-    print(f"harness.report: error: {err}{done}", file=sys.stderr)
+    # the plots' folder is made by mkdir, whose error reads "[Errno 30] Read-only file system: 'plots'"
+    what = f"cannot write {err.filename}: {err.strerror}" if err.filename and err.strerror else str(err)
+    print(f"harness.report: error: {what}{done}", file=sys.stderr)
     return 1
 
 
