@@ -120,7 +120,7 @@ def write_atomic(path: Path | str, data: str | bytes, *, hint: str = RUN_HINT, m
                 view = memoryview(payload)
                 while view:
                     view = view[os.write(fd, view):]
-            os.fchmod(fd, mode)
+            os.fchmod(fd, mode & ~_umask())  # mkstemp's 0600, widened as open() would make the file: no wider
         finally:
             os.close(fd)  # where a file system reports a full disk only now (NFS), it raises here
         os.replace(tmp, path)
@@ -130,6 +130,17 @@ def write_atomic(path: Path | str, data: str | bytes, *, hint: str = RUN_HINT, m
         if not isinstance(err, OSError) or isinstance(err, (DiskFull, WriteFailed)):
             raise
         raise (DiskFull(path, err, hint) if is_full(err) else WriteFailed(path, err)) from None
+
+
+def _umask() -> int:
+    """This process's umask, read without setting it where Linux shows it (os.umask sets it, for all threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            return next(int(line.split()[1], 8) for line in f if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return mask
 
 
 NOT_A_FILE = "it is not a regular file (a device, a pipe or a folder); give a file name"
