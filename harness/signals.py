@@ -166,8 +166,16 @@ _usage_errors: tuple[type[BaseException], ...] = ()
 def readable_console() -> None:
     """A character the console's encoding lacks (a path's ü under LANG=C with PYTHONUTF8=0, or
     PYTHONIOENCODING=ascii) is written as its escape: strict, the line that held it was lost, with a
-    traceback ("--- Logging error ---", or the command's end on a print)."""
-    for stream in (sys.stdout, sys.stderr):
+    traceback ("--- Logging error ---", or the command's end on a print). A stream closed before the
+    command started is the null device: what goes there is what the user asked to drop."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        if getattr(sys, name) is None:  # closed as the command started (`>&-`): a run failed on sys.stdout.isatty()
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            setattr(sys, name, open(fd, "w", buffering=1, errors="backslashreplace"))
+        stream = getattr(sys, name)
         if hasattr(stream, "reconfigure") and getattr(stream, "errors", "") == "strict":
             stream.reconfigure(errors="backslashreplace")
 

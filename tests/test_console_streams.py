@@ -81,3 +81,18 @@ def test_a_command_whose_reader_left_ends_as_sigpipe_ends_it_without_a_traceback
     _, err = proc.communicate(timeout=180)
     assert b"Traceback" not in err and b"BrokenPipeError" not in err, err
     assert proc.returncode == -13  # SIGPIPE
+
+
+def test_a_run_whose_standard_output_is_closed_runs_to_its_end(tmp_path):
+    """`python -m harness.train ... >&-`: Python starts with no sys.stdout, and the run failed on
+    sys.stdout.isatty() after its first epoch's setup ("AttributeError: 'NoneType' object has no attribute
+    'isatty'"); `harness.report --md - >&-` ended on a traceback. What goes there is now dropped."""
+    proc = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, *RUN], cwd=tmp_path,
+                          env=child_env(**TWOPART), stderr=subprocess.PIPE, timeout=180)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    run_dir, record = _record(tmp_path)
+    assert record["status"] == "success"
+    report = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "harness.report",
+                             str(run_dir), "--md", "-"], cwd=tmp_path, env=child_env(), stderr=subprocess.PIPE,
+                            timeout=180)
+    assert report.returncode == 0 and b"Traceback" not in report.stderr, report.stderr
