@@ -1,6 +1,6 @@
 """Runs on hosts unlike the development machine, each made for real in a namespace of its own (root and
 util-linux's unshare; skipped elsewhere): a host name that resolves nowhere, a /dev/shm too small or
-read-only for the data loader's worker processes."""
+read-only for the data loader's worker processes, an output root on a read-only mount."""
 from __future__ import annotations
 
 import json
@@ -87,3 +87,16 @@ def test_a_run_without_loader_workers_needs_no_dev_shm(tmp_path):
     assert done.returncode == 0, done.stderr
     (result,) = (tmp_path / "out").rglob("result.json")
     assert json.loads(result.read_text())["status"] in ("success", "aborted")  # the debug preset's one epoch
+
+
+def test_an_output_root_on_a_read_only_mount_is_named_as_one(tmp_path):
+    """A container's read-only mount refuses root as well: "not writable by this user" sent users to chmod."""
+    (tmp_path / "ro").mkdir()
+    done = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c",
+         'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"', "sh", str(tmp_path / "ro"),
+         sys.executable, "-m", "harness.train", "model=ncf", "seed=1", f"output_root={tmp_path / 'ro' / 'out'}"],
+        cwd=tmp_path, env=child_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and said(done.stderr) == [
+        f"harness.train: error: output_root={tmp_path / 'ro' / 'out'}: {tmp_path / 'ro'} is on a read-only file "
+        "system; choose another output_root"]
