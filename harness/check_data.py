@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from harness.interface.option_help import module_doc
 from harness import registry
 from harness.config import compose
 from harness.errors import ConfigError
@@ -51,7 +52,7 @@ def run(overrides: list[str], decode: bool = True) -> tuple[DataReport, Path]:
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if "-h" in args or "--help" in args:
-        print(__doc__.strip())
+        print(module_doc(__name__).strip())
         return EXIT_OK
     flags = {a for a in args if a.startswith("-")}
     unknown = flags - {"--quick", "--all"}

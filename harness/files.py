@@ -120,7 +120,7 @@ def write_atomic(path: Path | str, data: str | bytes, *, hint: str = RUN_HINT, m
                 view = memoryview(payload)
                 while view:
                     view = view[os.write(fd, view):]
-            os.fchmod(fd, mode)
+            os.fchmod(fd, mode & ~_umask())  # mkstemp's 0600, widened as open() would make the file: no wider
         finally:
             os.close(fd)  # where a file system reports a full disk only now (NFS), it raises here
         os.replace(tmp, path)
@@ -130,6 +130,17 @@ def write_atomic(path: Path | str, data: str | bytes, *, hint: str = RUN_HINT, m
         if not isinstance(err, OSError) or isinstance(err, (DiskFull, WriteFailed)):
             raise
         raise (DiskFull(path, err, hint) if is_full(err) else WriteFailed(path, err)) from None
+
+
+def _umask() -> int:
+    """This process's umask, read without setting it where Linux shows it (os.umask sets it, for all threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            return next(int(line.split()[1], 8) for line in f if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return mask
 
 
 NOT_A_FILE = "it is not a regular file (a device, a pipe or a folder); give a file name"
@@ -238,11 +249,31 @@ class Reserve:
 
 def watch_logging() -> None:
     """The log files of this process (train.log, rank_<r>.log) trip the flag on a failed write
-    instead of printing `--- Logging error ---` and a traceback for every line that follows."""
+    instead of printing `--- Logging error ---` and a traceback for every line that follows; the
+    console's lines stop quietly once its reader left (`| head -1`), the run going on to its end."""
     for handler in logging.getLogger().handlers:
-        if isinstance(handler, logging.FileHandler) and not getattr(handler, "_harness_watched", False):
+        if getattr(handler, "_harness_watched", False):
+            continue
+        if isinstance(handler, logging.FileHandler):
             handler.handleError = _handle_error(handler)  # type: ignore[method-assign]
-            handler._harness_watched = True  # type: ignore[attr-defined]
+        elif isinstance(handler, logging.StreamHandler):
+            handler.handleError = _console_error(handler)  # type: ignore[method-assign]
+        handler._harness_watched = True  # type: ignore[attr-defined]
+
+
+def _console_error(handler: logging.StreamHandler):
+    original = handler.handleError
+
+    def handle_error(record: logging.LogRecord) -> None:
+        if not isinstance(sys.exc_info()[1], BrokenPipeError):
+            original(record)
+            return
+        try:  # the descriptor itself: the interpreter's last flush of sys.stdout would fail on it too
+            os.dup2(os.open(os.devnull, os.O_WRONLY), handler.stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            handler.setLevel(logging.CRITICAL + 1)  # a stream without a descriptor: this handler says no more
+
+    return handle_error
 
 
 def _handle_error(handler: logging.FileHandler):

@@ -113,6 +113,17 @@ OmegaConf.register_new_resolver("harness_sweep_dir", _sweep_dir, use_cache=True,
 OmegaConf.register_new_resolver("harness_main_rank_only", _main_rank_only, use_cache=True, replace=True)
 
 
+def _unwritable(folder: Path) -> str:
+    """Why this user cannot write `folder`: a read-only mount (a container's, root included) is not a matter
+    of permissions, which chmod would not fix."""
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "is on a read-only file system"
+    except OSError:
+        pass
+    return "is not writable by this user"
+
+
 def check_paths(cfg: DictConfig) -> None:
     """output_root must be (or become) a folder this user can write; data_root must not be a file
     (it may be read-only: a mounted real dataset). Checked before anything is written."""
@@ -126,7 +137,7 @@ def check_paths(cfg: DictConfig) -> None:
         if not existing.is_dir():
             raise ConfigError(f"{key}={path} lies under {existing}, which is a file; choose a folder")
         if writable and not os.access(existing, os.W_OK | os.X_OK):
-            raise ConfigError(f"{key}={path}: {existing} is not writable by this user; choose another {key}")
+            raise ConfigError(f"{key}={path}: {existing} {_unwritable(existing)}; choose another {key}")
     root = Path(str(cfg.output_root))
     for folder in (root / "runs", root / "sweeps"):  # where every run and sweep directory is made
         if folder.is_symlink() or folder.exists():
@@ -134,8 +145,7 @@ def check_paths(cfg: DictConfig) -> None:
                 raise ConfigError(f"output_root={root}: {folder} is not a folder (or a link to none); move it "
                                   "or choose another output_root")
             if not os.access(folder, os.W_OK | os.X_OK):
-                raise ConfigError(f"output_root={root}: {folder} is not writable by this user; choose another "
-                                  "output_root")
+                raise ConfigError(f"output_root={root}: {folder} {_unwritable(folder)}; choose another output_root")
 
 
 ROOTS = ("output_root", "data_root", "dataset.path")

@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Optional
 
+from harness.interface.option_help import module_doc
 from harness import registry
 from harness.results.analysis import cost
 from harness.results.report import export, render, sections
@@ -177,7 +178,9 @@ def _compare(args: argparse.Namespace) -> int:
 def _cannot_write(err: OSError, written: list[str]) -> int:
     """One line for a file the report could not write (each file it did write is whole)."""
     done = f" (written before it: {', '.join(written)})" if written else ""
-    print(f"harness.report: error: {err}{done}", file=sys.stderr)
+    # the plots' folder is made by mkdir, whose error reads "[Errno 30] Read-only file system: 'plots'"
+    what = f"cannot write {err.filename}: {err.strerror}" if err.filename and err.strerror else str(err)
+    print(f"harness.report: error: {what}{done}", file=sys.stderr)
     return 1
 
 
@@ -191,7 +194,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 def _main(argv: Optional[list[str]]) -> int:
     registry.publish()  # results/ reads the harness's own models' rules and categories through it
-    parser = argparse.ArgumentParser(prog="python -m harness.report", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.report", description=module_doc(__name__).splitlines()[0])
     parser.add_argument("paths", nargs="+", help="run directories, sweep directories, submission trees, or log files")
     parser.add_argument("--md", metavar="FILE", help="write the report as Markdown to FILE (- for stdout)")
     parser.add_argument("--json", metavar="FILE", help="write the report as JSON to FILE (- for stdout)")

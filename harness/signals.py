@@ -191,6 +191,7 @@ def command_start(usage_errors: tuple[type[BaseException], ...] = ()) -> None:
     of `usage_errors` (whose message is one line that says what to fix), with exit status 2."""
     global _previous_excepthook, _usage_errors
     stop_on_sigterm()
+    readable_console()
     _usage_errors = usage_errors
     if sys.excepthook is not _one_line:
         _previous_excepthook, sys.excepthook = sys.excepthook, _one_line
@@ -200,7 +201,37 @@ _previous_excepthook = sys.excepthook
 _usage_errors: tuple[type[BaseException], ...] = ()
 
 
+def readable_console() -> None:
+    """A character the console's encoding lacks (a path's ü under LANG=C with PYTHONUTF8=0, or
+    PYTHONIOENCODING=ascii) is written as its escape: strict, the line that held it was lost, with a
+    traceback ("--- Logging error ---", or the command's end on a print). A stream closed before the
+    command started is the null device: what goes there is what the user asked to drop."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        if getattr(sys, name) is None:  # closed as the command started (`>&-`): a run failed on sys.stdout.isatty()
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            setattr(sys, name, open(fd, "w", buffering=1, errors="backslashreplace"))
+        stream = getattr(sys, name)
+        if hasattr(stream, "reconfigure") and getattr(stream, "errors", "") == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
+def reader_gone() -> None:
+    """Standard output's reader left (`| head -1`): what is still to be written goes nowhere, and the
+    interpreter's last flush finds nothing to fail on."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # no standard output at all (closed before start): nothing is flushed to it either
+
+
 def _one_line(kind, err, tb) -> None:
+    if isinstance(err, BrokenPipeError):  # a command that prints was cut off by its reader: `yes | head` ends so
+        reader_gone()
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
     if not isinstance(err, (KeyboardInterrupt, *_usage_errors)):
         _previous_excepthook(kind, err, tb)
         return

@@ -36,6 +36,7 @@ from typing import Any, Optional
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from harness.interface.option_help import module_doc
 from harness.errors import ConfigError
 from harness import files
 from harness.run import threads
@@ -181,7 +182,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     args = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help") for a in args):
-        print(__doc__.rstrip())
+        print(module_doc(__name__).rstrip())
         return 0
     try:
         runs, overrides = _split_runs(args)

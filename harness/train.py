@@ -24,6 +24,7 @@ from typing import Callable
 
 from omegaconf import DictConfig, OmegaConf
 
+from harness.interface.option_help import module_doc
 from harness import registry
 from harness.config import HarnessConfig, check_cli, compose
 from harness.config.presets import CONF_DIR, datasets_for
@@ -79,7 +80,7 @@ def print_help(args: list[str]) -> int:
     dataset = cfg.dataset.name if cfg.get("dataset") else None
     values: dict = OmegaConf.to_container(cfg, resolve=True)  # type: ignore[assignment]  # the root is a mapping
     where = sources(overrides)
-    print(__doc__.split("\n\n", 1)[1].rstrip())
+    print(module_doc(__name__).split("\n\n", 1)[1].rstrip())
     print("\n<- what set each value last: a preset file (`--info defaults` lists them in the order Hydra merges "
           "them), the command line, or the default of the options' dataclass.")
     print("\nOptions (key=value; harness/config/schema.py):")

@@ -135,3 +135,15 @@ def test_a_link_is_written_through_and_a_node_that_is_no_file_is_refused_untouch
     with pytest.raises(files.WriteFailed, match=rf"^cannot write {pipe}: it is not a regular file"):
         files.write_atomic(pipe, "x")
     assert pipe.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["kept", "link.md", "pipe"]
+
+
+def test_a_whole_file_keeps_to_the_user_s_umask(tmp_path):
+    """umask 077 (a shared cluster's private runs): result.json, config.yaml and system.json came out 0644,
+    readable by everyone, beside mlperf.log and train.log at 0600: write_atomic widened mkstemp's 0600 to 0644
+    whatever the umask. It now widens it as open() would, no further."""
+    old = os.umask(0o077)
+    try:
+        files.write_atomic(tmp_path / "private.json", "{}\n")
+    finally:
+        os.umask(old)
+    assert oct((tmp_path / "private.json").stat().st_mode & 0o777) == "0o600"

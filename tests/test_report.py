@@ -291,3 +291,16 @@ def test_two_outputs_to_standard_output_are_refused(fixtures_dir):
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.strip() == ("harness.report: error: --json -: --md writes to standard output already; give the "
                                   "other a file")
+
+
+def test_a_plots_folder_that_cannot_be_made_is_one_line_naming_it(tmp_path, capsys):
+    """mkdir's own error, "[Errno 20] Not a directory: '.../plots'", was the line: now it reads as any file
+    the report cannot write does (a read-only folder gave "[Errno 30] Read-only file system: 'p'")."""
+    from harness.report import main
+
+    _harness_run(tmp_path / "runs" / "r1", 1, [0.5, 0.9], 0.8)
+    (tmp_path / "file").write_text("not a folder\n")
+    capsys.readouterr()
+    assert main([str(tmp_path / "runs"), "--plots", str(tmp_path / "file" / "plots")]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == \
+        f"harness.report: error: cannot write {tmp_path / 'file' / 'plots'}: Not a directory"

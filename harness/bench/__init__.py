@@ -42,6 +42,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
+from harness.interface.option_help import module_doc
 from harness import files, registry
 from harness import record as rec
 from harness.bench import ended, readback, start
@@ -74,7 +75,7 @@ class Outcome:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harness.bench", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m harness.bench", description=module_doc(__name__).splitlines()[0])
     p.add_argument("--models", nargs="+", help="model or model:workload (default: the whole suite, every model "
                    f"whose ModelSpec has a suite entry: {', '.join(suite_models())})")
     p.add_argument("--precisions", nargs="+", choices=[c.value for c in Precision],

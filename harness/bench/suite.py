@@ -164,6 +164,13 @@ def usage_error(args: argparse.Namespace, out: Path) -> Optional[str]:
             return f"{flag} {value:g} must be {'above' if strict else 'at least'} {low}"
     if out.exists() and not out.is_dir():
         return f"--out {out} is a file, not a folder: name a folder for the cells' runs and tables"
+    from harness.errors import ConfigError
+    from harness.run import threads
+
+    try:  # every cell would fail on a thread setting OpenMP ignores: said once, before any
+        threads.check_user_settings()
+    except ConfigError as err:
+        return str(err)
     bench = (out / "bench.json").is_file() or (out / "bench.jsonl").is_file()  # what harness.bench writes beside them
     if args.tables_only and not (bench and any((out / "runs").glob("*/result.json"))):
         return (f"--tables-only: {out} holds no bench runs (runs/<cell>/result.json); give --out of a folder "

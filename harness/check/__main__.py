@@ -25,6 +25,7 @@ import sys
 from collections import Counter
 from typing import Optional
 
+from harness.interface.option_help import module_doc
 from harness import registry
 from harness.check import (CRASH, IN_PROGRESS, INTERRUPTED, PASS, REFUSED, WARNED, CheckResult, check_logs,
                            training_rulesets)
@@ -52,7 +53,7 @@ def line_for(path: str, result: CheckResult) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.check", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.check", description=module_doc(__name__).splitlines()[0])
     parser.add_argument("paths", nargs="+", help="run directories, sweep directories, submission trees, or log files")
     parser.add_argument("--ruleset", choices=training_rulesets(),
                         help="check every log against this official ruleset instead of its round's")

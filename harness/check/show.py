@@ -26,6 +26,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Optional
 
+from harness.interface.option_help import module_doc
+
 
 def _runs(read: Callable, names: list[str]) -> int:
     """Each named log read by `read` as one JSON line; a log that cannot be read is one line on stderr."""
@@ -201,7 +203,7 @@ SHOWN: dict[str, tuple[str, str, int, Callable[[list[str]], int]]] = {
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.check.show", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.check.show", description=module_doc(__name__).split("\n\n")[0])
     pieces = parser.add_subparsers(dest="what", required=True, metavar="WHAT")
     for name, (what, takes, least, _) in SHOWN.items():
         sub = pieces.add_parser(name, help=what, description=what)

@@ -19,6 +19,7 @@ read as the model reads it, in one line, or its DataError in one line.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence, TypeVar
@@ -27,6 +28,7 @@ import torch
 import torch.distributed as dist
 
 from harness.interface.contract import DataError
+from harness.interface.workers import SharedMemoryShort
 
 T = TypeVar("T")
 
@@ -40,11 +42,19 @@ class SampleFlags:
         self.names = tuple(names)
         # shared before the workers start: forked workers map the same pages, spawned ones receive a
         # handle to them (torch.multiprocessing's reductions), so the training process sees their marks
-        self.flags = torch.zeros(max(n, 1), dtype=torch.uint8).share_memory_()
+        self.flags = torch.zeros(max(n, 1), dtype=torch.uint8)
+        self._owner = os.getpid()
+        self._unshared: Optional[str] = None
+        try:
+            self.flags.share_memory_()
+        except RuntimeError as err:  # /dev/shm too small or read-only: a run without workers needs none
+            self._unshared = str(err)
 
     def mark(self, index: int, name: str) -> None:
         """Set one flag of sample `index`. Each sample is read by one process at a time, and a flag
         once set stays set, so the byte needs no lock."""
+        if self._unshared is not None and os.getpid() != self._owner:  # a worker's mark would be lost
+            raise SharedMemoryShort(self._unshared)
         self.flags[index] |= 1 << self.names.index(name)
 
     def counts(self) -> dict[str, int]:

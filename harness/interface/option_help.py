@@ -10,7 +10,9 @@ import ast
 import dataclasses
 import enum
 import inspect
+import sys
 import textwrap
+from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from harness.interface.options import bound_of, field_types, is_list, nested_options, shown, without_none
@@ -71,3 +73,17 @@ def _rule_text(f: dataclasses.Field, kind: Any) -> str:
         return "one of: " + ", ".join(str(m.value) for m in plain)
     bound = bound_of(f)
     return bound.text(f.name, is_list(kind)) if bound is not None else ""
+
+
+def module_doc(name: str) -> str:
+    """The docstring of module `name` (a command's usage, a generator's description), read from its source
+    where `python -OO` dropped it: every command's --help, and harness.report's and harness.check's very
+    start, failed with an AttributeError on None under -OO."""
+    module = sys.modules[name]
+    if module.__doc__:
+        return module.__doc__
+    try:
+        source = Path(module.__file__ or "").read_text(encoding="utf-8")
+        return ast.get_docstring(ast.parse(source), clean=False) or ""
+    except (OSError, SyntaxError, ValueError):
+        return ""

@@ -10,6 +10,7 @@ its one line, at once.
 """
 from __future__ import annotations
 
+import errno
 import multiprocessing
 import os
 import signal
@@ -19,6 +20,7 @@ import time
 import weakref
 from typing import Any, Callable, Iterable, Iterator, Optional
 
+from harness.interface.contract import DataError
 from harness.signals import forking_workers, shielded
 
 
@@ -32,7 +34,13 @@ def start_workers(batches: Iterable[Any]) -> Iterator[Any]:
     SLURM), which DataLoader then reports as a crash; the loader's worker_init_fn must be
     `stop_with_parent` or call it, which lets them through to the handlers it installs."""
     with shielded(), forking_workers():
-        it = iter(batches)
+        try:
+            it = iter(batches)
+        except OSError as err:  # its queues' semaphores live in /dev/shm too
+            if err.errno not in _NO_SHM:
+                raise
+            _disarm(err)
+            raise SharedMemoryShort(f"{err.strerror or err}") from None
         if hasattr(it, "_shutdown_workers"):  # a DataLoader's iterator with worker processes
             _started.add(it)  # before a held signal is raised, as the block ends
             return _Waits(it)
@@ -59,8 +67,51 @@ class _Waits:
         _waiting_since = time.monotonic()
         try:
             return next(self._it)
+        except RuntimeError as err:  # torch's words, raised here or re-raised from a worker with its traceback
+            cause = next((line for line in reversed(str(err).splitlines()) if "shared memory" in line), None)
+            if cause is None:
+                raise
+            raise SharedMemoryShort(cause.split("Error: ", 1)[-1].strip()) from None
         finally:
             _waiting_since = None
+
+
+_NO_SHM = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOENT}
+
+
+class SharedMemoryShort(DataError):
+    """The loader's worker processes hand their batches (and their queues' locks) over in shared memory,
+    /dev/shm, which is too small or cannot be written here (a container's default is 64 MB). The message
+    says where the room is and both ways out; without it the run ended saying the disk holding the run's
+    folder was full, or with torch's own line that names no fix."""
+
+    def __init__(self, cause: str):
+        super().__init__(f"the data loader's worker processes cannot share their batches ({cause}): they hand them "
+                         f"over in /dev/shm, {_shm_room()} here; make it larger and writable (docker run --shm-size=2g, or a "
+                         "larger tmpfs on /dev/shm), or read in the training process with the model's workers option "
+                         "at 0 (model.workers=0 where it has one: python -m harness.train --help model=NAME)")
+
+
+def _shm_room() -> str:
+    try:
+        st = os.statvfs("/dev/shm")
+    except OSError:
+        return "which is missing"
+    free, size = (f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB"
+                  for n in (st.f_bavail * st.f_frsize, st.f_blocks * st.f_frsize))
+    return f"{free} free of {size}" + (", read-only" if st.f_flag & os.ST_RDONLY else "")
+
+
+def _disarm(err: BaseException) -> None:
+    """DataLoader's iterator that failed in its __init__ has no `_shutdown` yet, and its __del__ then printed an
+    "Exception ignored in ... __del__" traceback after the run's one line: marked as shut down, it is quiet
+    (workers it started already are daemons, ended as this process ends)."""
+    tb = err.__traceback__
+    while tb is not None:
+        it: Any = tb.tb_frame.f_locals.get("self")
+        if hasattr(it, "_shutdown_workers") and not hasattr(it, "_shutdown"):
+            it._shutdown = True
+        tb = tb.tb_next
 
 
 def waiting_s() -> Optional[float]:

@@ -15,6 +15,7 @@ hparams summaries are written by hand into the run's own event file.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from pathlib import Path
@@ -47,7 +48,14 @@ class Board:
         except ImportError as err:  # tensorboard is a dependency; a broken install must not stop a run
             log.warning("TensorBoard off: %s (pip install tensorboard)", err)
             return
-        self.writer = SummaryWriter(log_dir=str(run_dir / "tb"))
+        try:
+            self.writer = SummaryWriter(log_dir=str(run_dir / "tb"))
+        except UnicodeError:  # it names its file in UTF-8, the folder in the locale's encoding: one lacks the path
+            log.warning("TensorBoard off: its writer cannot name a file under %s in this locale; run with a "
+                        "UTF-8 one (PYTHONUTF8=1, or LC_ALL=C.UTF-8) for tb/", run_dir)
+            with contextlib.suppress(OSError):
+                (run_dir / "tb").rmdir()  # made before the writer failed, and empty: no tb/ that holds nothing
+            return
         _quiet_writer_thread()
 
     @property

@@ -14,6 +14,8 @@ import logging
 import sys
 from pathlib import Path
 
+from harness.signals import readable_console
+
 FILE_FORMAT = "[%(asctime)s %(levelname)s %(name)s] %(message)s"
 
 
@@ -40,12 +42,13 @@ def rank_log_name(rank: int) -> str:
 
 def setup_rank_logging(rank: int, run_dir: Path) -> None:
     """Replace this process's log handlers with the ones its rank gets (see the module docstring)."""
+    readable_console()  # a spawned rank did not start as a command (harness.signals.command_start)
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
         handler.close()
     root.setLevel(logging.INFO)
-    file_handler = logging.FileHandler(run_dir / rank_log_name(rank), mode="a", encoding="utf-8")
+    file_handler = logging.FileHandler(run_dir / rank_log_name(rank), mode="a", encoding="utf-8", errors="surrogateescape")
     file_handler.setFormatter(logging.Formatter(FILE_FORMAT.replace("[", f"[rank {rank} ", 1)))
     root.addHandler(file_handler)
     err = logging.StreamHandler(sys.stderr)

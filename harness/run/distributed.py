@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import socket
 import subprocess
 from typing import Callable, Mapping
 
@@ -43,10 +44,25 @@ def init_process_group(world: World, device: torch.device, timeout_s: float = 60
     os.environ.setdefault("RANK", str(world.rank))
     os.environ.setdefault("WORLD_SIZE", str(world.world_size))
     os.environ.setdefault("LOCAL_RANK", str(world.local_rank))
+    if backend_for(device) == "gloo" and world.nodes == 1 and _LOOPBACK is not None:
+        # one host: gloo binds where this host's name resolves, and a name that resolves nowhere printed a
+        # C++ warning per rank before gloo fell back to loopback; an interface the user names still wins
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", _LOOPBACK)
     dist.init_process_group(
         backend=backend_for(device), init_method="env://", rank=world.rank, world_size=world.world_size,
         timeout=datetime.timedelta(seconds=timeout_s), device_id=device if device.type == "cuda" else None,
     )
+
+
+def _loopback_interface() -> str | None:
+    try:
+        names = [name for _, name in socket.if_nameindex()]
+    except OSError:
+        return None
+    return next((n for n in ("lo", "lo0") if n in names), None)
+
+
+_LOOPBACK = _loopback_interface()
 
 
 def destroy_process_group() -> None:

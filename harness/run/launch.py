@@ -2,12 +2,12 @@
 
 - One rank (gpus=1, nodes=1): in this process, watched by a thread of it (harness/run/watchdog.py).
 - Several (gpus=N and/or nodes=M): torch.distributed's elastic launcher starts N ranks on this host
-  (c10d rendezvous; localhost with a free port for one node, `rdzv_endpoint` for several) with no
-  restarts, since a restarted run would corrupt its time to train. When any rank fails the launcher
-  stops the others and this process reports the first failure with its rank and traceback (in
-  train.log; the console gets one line). A rank that stops making progress is stopped by the
-  watchdog (harness/run/watchdog.py). Each spawned rank gets the thread policy chosen here for N
-  ranks (harness/run/threads.py); the launcher's temporary files stay inside the run directory.
+  (c10d rendezvous; for one node, on loopback with a free port, whatever this host's name resolves to;
+  `rdzv_endpoint` for several) with no restarts, since a restarted run would corrupt its time to train.
+  When any rank fails the launcher stops the others and this process reports the first failure with its
+  rank and traceback (in train.log; the console gets one line). A rank that stops making progress is
+  stopped by the watchdog (harness/run/watchdog.py). Each spawned rank gets the thread policy chosen here
+  for N ranks (harness/run/threads.py); the launcher's temporary files stay inside the run directory.
 - Already distributed (torchrun, srun/submitit): this process is one rank of that world; it joins it,
   and each node's local rank 0 watches the node's other ranks.
 
@@ -169,6 +169,8 @@ def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], recor
         run_id=str(cfg.run_id or uuid.uuid4().hex), rdzv_backend="c10d",
         rdzv_endpoint=str(cfg.rdzv_endpoint or "localhost:0"),  # port 0: the launcher picks a free one
         max_restarts=0, monitor_interval=0.2, start_method="spawn",
+        # torch's default, this host's name, held the ranks 300 s a try where it did not resolve, then a C++ trace
+        local_addr="127.0.0.1" if cfg.nodes == 1 else None,
         # the launcher's own per-rank files (error reports) stay inside the run directory
         logs_specs=DefaultLogsSpecs(log_dir=str(elastic)),
     )
@@ -180,12 +182,10 @@ def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], recor
     saved_env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", threads.ENV)}
     threads.export(policy)
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    # torch.multiprocessing names a file per rank in the system's temporary folder for a crash's
-    # traceback; the run must write nothing outside its output root
+    # torch.multiprocessing's per-rank crash files, here, not in /tmp: a run writes only under its output root
     elastic.mkdir(exist_ok=True)
     saved_tmp, tempfile.tempdir = tempfile.tempdir, str(elastic)
-    # rank r of this node is global rank node_rank * gpus + r: the watchdog reads every rank's
-    # heartbeat and acts on those of this host
+    # rank r of this node is global rank node_rank * gpus + r: the watchdog acts on this host's heartbeats
     dog = Watchdog(run_dir, range(cfg.gpus * cfg.nodes), float(cfg.progress_timeout_s))
     try:
         with dog, _TorchLogsToFile(run_dir / "train.log"), spawning_ranks():
@@ -225,7 +225,7 @@ class _TorchLogsToFile:
     NAMES = ("torch.distributed.elastic", "torch.multiprocessing", "torch.distributed.launcher")
 
     def __init__(self, path: Path):
-        self.handler = logging.FileHandler(path, mode="a", encoding="utf-8")
+        self.handler = logging.FileHandler(path, mode="a", encoding="utf-8", errors="surrogateescape")
         self.handler.setFormatter(logging.Formatter(console.FILE_FORMAT))
         self.saved: dict[str, bool] = {}
 
@@ -291,9 +291,9 @@ def _rank_entry(payload: _Payload) -> Optional[RunRecord]:
         signal.raise_signal(sig)
         raise
     finally:
-        # The rank's records are closed: a signal from here on (the launcher stopping every rank once
-        # another has failed) has nothing left to stop. Raised as Stopped while the interpreter exits,
-        # it would print an "Exception ignored in atexit callback" traceback beside the run's one line.
+        # The rank's records are closed: a signal from here on (the launcher stopping every rank once another
+        # has failed) has nothing left to stop. Raised as Stopped while the interpreter exits, it would print
+        # an "Exception ignored in atexit callback" traceback beside the run's one line.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
         before_exit()  # the process ends next; the launcher waits for that end (harness/run/process_exit.py)

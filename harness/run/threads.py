@@ -31,6 +31,7 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Optional
 
+from harness.errors import ConfigError
 from harness.observe import host_load
 from harness.run import slurm_binding
 from harness.run.world import from_environment
@@ -100,9 +101,28 @@ def _user_policy(env) -> Optional[ThreadPolicy]:
     users = {k: env[k] for k in _OMP if k in env and env[k] != ours.get(k)}
     if not users:
         return None
-    count = env.get("OMP_NUM_THREADS")
-    return ThreadPolicy(int(count) if count and count.isdigit() else None, env.get("OMP_WAIT_POLICY"), "user",
+    count = _counts(env["OMP_NUM_THREADS"]) if "OMP_NUM_THREADS" in users else None
+    policy = users.get("OMP_WAIT_POLICY", "passive")
+    if count == [] or policy.strip().upper() not in ("ACTIVE", "PASSIVE"):
+        # OpenMP ignores such a value with a line of its own and starts a spinning team of one thread per core,
+        # while result.json said the user had chosen: NCF's 4 s run took 100 s on a busy 2-core host
+        name, value = next((k, v) for k, v in users.items() if k != "OMP_NUM_THREADS" or count == [])
+        what = "a thread count, a whole number from 1" if name == "OMP_NUM_THREADS" else "PASSIVE or ACTIVE"
+        raise ConfigError(f"{name}={value!r} is not {what} (OpenMP would ignore it); set it so, or unset it and "
+                          "the harness picks the threads from the host's load")
+    return ThreadPolicy(count[0] if count else None, env.get("OMP_WAIT_POLICY"), "user",
                         "set by the user: " + ", ".join(f"{k}={v}" for k, v in users.items()))
+
+
+def _counts(value: str) -> list[int]:
+    """OMP_NUM_THREADS's counts, one per nesting level ('4' or '4,2'); [] for what OpenMP refuses."""
+    parts = [p.strip() for p in value.split(",")]
+    return [int(p) for p in parts] if all(p.isdigit() and int(p) > 0 for p in parts) else []
+
+
+def check_user_settings(env=os.environ) -> None:
+    """ConfigError for an OpenMP setting of the user's that OpenMP would ignore (before anything starts)."""
+    _user_policy(env)
 
 
 def _inherited(env) -> Optional[ThreadPolicy]:

@@ -26,6 +26,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 from pycocotools import mask as mask_utils
 
+from harness.interface.option_help import module_doc
 from harness.interface import generated, generator_cli
 from reference_models.detection import shapes
 from reference_models.detection.files import COCO2017, Layout
@@ -204,7 +205,7 @@ def ensure(spec: GeneratorSpec, folder: str | Path, layout: Layout = COCO2017) -
 
 
 def main() -> None:
-    args = vars(generator_cli.command_line(__doc__, "folder", asdict(GeneratorSpec())).parse_args())
+    args = vars(generator_cli.command_line(module_doc(__name__), "folder", asdict(GeneratorSpec())).parse_args())
     folder = args.pop("folder")
     print(ensure(GeneratorSpec(**args), folder))
 

@@ -33,6 +33,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from harness.interface.option_help import module_doc
 from harness.interface import generated, generator_cli
 from reference_models.dlrm_dcnv2.criteo import DENSE_FEATURES, MULTI_HOT_SIZES
 from reference_models.dlrm_dcnv2.data import day_files
@@ -174,7 +175,7 @@ def ensure(spec: GeneratorSpec, out_dir: str | Path) -> Path:
 def main(argv: Optional[list[str]] = None) -> None:
     defaults: dict[str, Any] = {f.name: getattr(GeneratorSpec(), f.name) for f in fields(GeneratorSpec)}
     listed = ",".join(map(str, defaults.pop("cardinalities")))
-    parser = generator_cli.command_line(__doc__ or "", "out_dir", defaults, cardinalities={
+    parser = generator_cli.command_line(module_doc(__name__), "out_dir", defaults, cardinalities={
         "default": listed, "help": "26 comma-separated table sizes (ids are below them)"})
     args = vars(parser.parse_args(argv))
     out_dir = args.pop("out_dir")

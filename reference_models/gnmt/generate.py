@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
+from harness.interface.option_help import module_doc
 from harness.interface import generated, generator_cli
 from reference_models.gnmt.tokenizer import VOCAB_FILE
 from reference_models.text.language import LanguageSpec, raw, sentence_pairs, tokenized
@@ -58,7 +59,7 @@ def ensure(spec: LanguageSpec, out_dir: str | Path) -> Path:
 
 
 def main() -> None:
-    generator_cli.generator_main(__doc__, LanguageSpec, ensure)
+    generator_cli.generator_main(module_doc(__name__), LanguageSpec, ensure)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.interface.option_help import module_doc
 from harness.interface import generated, generator_cli
 from reference_models.llama31_8b.bpe import learn
 from reference_models.llama31_8b.c4 import TOKENIZER_FILE
@@ -135,7 +136,7 @@ def ensure(spec: CorpusSpec, out_dir: str | Path) -> Path:
 
 
 def main() -> None:
-    generator_cli.generator_main(__doc__, CorpusSpec, ensure)
+    generator_cli.generator_main(module_doc(__name__), CorpusSpec, ensure)
 
 
 if __name__ == "__main__":

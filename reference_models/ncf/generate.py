@@ -24,6 +24,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from harness.interface.option_help import module_doc
 from harness.interface import generated, generator_cli
 from reference_models.ncf.ratings_file import RATINGS_FILE, DatasetError
 
@@ -189,7 +190,7 @@ def _rates_enough(spec: GeneratorSpec, path: Path) -> None:
 
 
 def main() -> None:
-    generator_cli.generator_main(__doc__, trainable, ensure)
+    generator_cli.generator_main(module_doc(__name__), trainable, ensure)
 
 
 if __name__ == "__main__":

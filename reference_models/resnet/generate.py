@@ -27,6 +27,7 @@ from typing import Optional
 import numpy as np
 from PIL import Image, ImageDraw
 
+from harness.interface.option_help import module_doc
 from harness.interface import generated, generator_cli
 
 VERSION = 1  # of what the generator writes for a given spec: a change that alters the files bumps it
@@ -211,7 +212,7 @@ def ensure(spec: ImageSpec, out_dir: str | Path, workers: Optional[int] = None) 
 
 
 def main() -> None:
-    parser = generator_cli.command_line(__doc__, "out_dir", asdict(ImageSpec()), workers={
+    parser = generator_cli.command_line(module_doc(__name__), "out_dir", asdict(ImageSpec()), workers={
         "type": int, "default": None, "help": "processes that write (default: every core)"})
     args = vars(parser.parse_args())
     out_dir, workers = args.pop("out_dir"), args.pop("workers")

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.interface.option_help import module_doc
 from harness.interface import generated, generator_cli
 from reference_models.text.language import LanguageSpec, raw, sentence_pairs
 from reference_models.transformer import data as layout
@@ -85,7 +86,7 @@ def ensure(spec: CorpusSpec, out_dir: str | Path) -> Path:
 
 
 def main() -> None:
-    args = vars(generator_cli.command_line(__doc__, "out_dir", CorpusSpec().flat()).parse_args())
+    args = vars(generator_cli.command_line(module_doc(__name__), "out_dir", CorpusSpec().flat()).parse_args())
     out_dir = args.pop("out_dir")
     print(f"wrote {ensure(CorpusSpec.from_flat(args), out_dir)}")
 

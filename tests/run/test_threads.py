@@ -7,6 +7,9 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+from harness.errors import ConfigError
 from harness.run import threads
 from tests.helpers import REPO, child_env
 
@@ -119,3 +122,27 @@ def test_a_spawned_rank_keeps_what_its_launcher_chose():
         os.environ.clear()
         os.environ.update(saved)
         threads._current = None
+
+
+@pytest.mark.parametrize("env", [{"OMP_NUM_THREADS": "abc"}, {"OMP_NUM_THREADS": "0"}, {"OMP_NUM_THREADS": ""},
+                                 {"OMP_NUM_THREADS": "4,x"}, {"OMP_WAIT_POLICY": "fast"}])
+def test_an_openmp_setting_openmp_would_ignore_is_refused_naming_it(env):
+    """OpenMP ignores such a value (printing a line of its own) and starts its default, spinning team of one
+    thread per core, while result.json said the user had chosen: an embedded NCF run took 100 s instead of 5 s
+    on a busy 2-core host. Its list form ('4,2': a count per nesting level) is OpenMP's and stays the user's."""
+    ((name, value),) = env.items()
+    with pytest.raises(ConfigError, match=rf"^{name}={value!r} is not (a thread count|PASSIVE or ACTIVE)"):
+        threads.decide(1, env=env)
+    assert threads.decide(1, env={"OMP_NUM_THREADS": " 4,2 "}).omp_num_threads == 4
+
+
+def test_a_command_given_an_openmp_setting_openmp_would_ignore_stops_in_one_line_before_anything(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "harness.train", "model=ncf", "seed=1", "output_root=out"],
+                          cwd=tmp_path, env=child_env({k: v for k, v in os.environ.items() if k != threads.ENV},
+                                                      OMP_NUM_THREADS="abc"),  # as a user's shell has it
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == ("harness.train: error: OMP_NUM_THREADS='abc' is not a thread count, a whole number from 1 "
+                           "(OpenMP would ignore it); set it so, or unset it and the harness picks the threads from "
+                           "the host's load\n")
+    assert list(tmp_path.iterdir()) == []
