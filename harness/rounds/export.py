@@ -42,7 +42,7 @@ def _speedup(s: Speedup) -> dict[str, Any]:
     iv = s.confidence.time_interval if s.confidence is not None else None
     return {"benchmark": s.benchmark, "system": s.system, "accelerators": s.world,
             "baseline_accelerators": s.baseline_world, "speedup": s.time_to_train,
-            "interval": None if iv is None else {"low": iv.low, "high": iv.high, "method": iv.method},
+            "interval": None if iv is None else plain(iv),
             "speedup_per_count_ratio": None if s.time_to_train is None else s.time_to_train / s.gpu_ratio,
             "family": None if s.family is None else family_text(s.family),
             "one_family": s.family is not None and s.family.vouched,

@@ -24,8 +24,8 @@ from harness.rounds.accelerators import AcceleratorPair
 from harness.results.analysis.comparison import ALL
 from harness.rounds.view import Across, Entry, RoundView
 from harness.results.report.explain import family_text
-from harness.results.report.verdicts import score_note
-from harness.results.report.verdicts import ratio_range
+from harness.results.analysis.confidence import Judgement, claims_more
+from harness.results.report.verdicts import describe, ratio_range, score_note
 
 SCALING = "Scaling within a system family"
 ACCELERATORS = "Accelerator against accelerator (closed division, equal counts)"
@@ -160,6 +160,8 @@ def scaling_section(view: RoundView, markdown: bool) -> list[str]:
         out += [table(*scaling_rows(view)), ""]
         out += [f"{bullet}{s.benchmark} {s.system} {s.world:,} vs {s.baseline_world:,}: {family_text(s.family)}"
                 for s in view.scaling if s.family is not None and not s.family.vouched]
+        out += [bullet + n for n in interval_notes(
+            [(f"{s.benchmark} {s.system} {s.world:,} vs {s.baseline_world:,}", s.confidence) for s in view.scaling])]
     else:
         out.append(f"{bullet}no submitter has one benchmark at two accelerator counts")
     out += [bullet + across_line(a) for a in view.across]
@@ -191,7 +193,21 @@ def accelerator_section(view: RoundView, markdown: bool) -> list[str]:
             "B's score / A's score, with the 95% interval over both systems' runs; A is the chip faster overall; a row "
             "whose systems differ beyond the chip (form factor, nodes x accelerators per node) says so and is counted "
             "as unlike",
-            "", table(*geomean_rows(view)), "", table(*accelerator_rows(view.accelerators)), ""]
+            "", table(*geomean_rows(view)), "", table(*accelerator_rows(view.accelerators)), ""] + [
+        bullet + n for n in interval_notes([(f"{p.a} vs {p.b}, {p.benchmark} {p.round}, {p.accelerators:,}",
+                                             p.judgement) for p in view.accelerators])] + [""] * any(
+        interval_notes([("", p.judgement) for p in view.accelerators]))
+
+
+def interval_notes(rows: list[tuple[str, Optional[Judgement]]]) -> list[str]:
+    """The whole verdict in words for each row whose table cells alone would puzzle: an open interval bound
+    ('0x-1.55x': resamples that void a side's score), or a p under 0.05 held back by an interval that holds 1x."""
+    out = []
+    for label, j in rows:
+        iv = None if j is None else j.time_interval
+        if j is not None and iv is not None and (iv.low is None or iv.high is None or claims_more(j.p_value, iv)):
+            out.append(f"{label}: {describe(j)}")
+    return out
 
 
 SUMMARY = "Summary: the fastest system and the fastest per accelerator"

@@ -76,7 +76,7 @@ class Entry:
     folder: str
     key: GroupKey = field(compare=False, repr=False)
     nodes: Optional[int] = None  # the description's number_of_nodes
-    form: Optional[str] = None  # the accelerator's form factor as its name writes it: SXM, PCIe, OAM, NVL
+    form: Optional[str] = None  # the accelerator's form factor: SXM, PCIe, OAM, NVL, superchip (form_factor)
     # throughput per accelerator not shown: the samples it implies with the score, as a multiple of the benchmark's
     # median system's (harness.rounds.text.throughput_note says it)
     implied_samples: Optional[float] = None
@@ -145,13 +145,26 @@ def _entry(report: Any, key: GroupKey) -> Entry:
         tput / world if tput is not None and world else None, g.throughput_unit, g.throughput_derived,
         energy, energy_note, tuple(g.rounds), "+".join(g.rounds) or "n/a", folder, key,
         nodes=found.nodes if found.nodes else (1 if world and found.per_node == world else None),
-        form=form_factor(key.accelerator))
+        form=form_factor(key.accelerator, accelerator_kind(key.accelerator, key.platform)))
 
 
-def form_factor(accelerator: Optional[str]) -> Optional[str]:
-    """'SXM', 'PCIe', 'OAM' or 'NVL' where the accelerator's name writes one ('NVIDIA A100-PCIe-40GB'), else None."""
-    m = re.search(r"(SXM|PCIE|OAM|NVL)", (accelerator or "").upper())
-    return None if m is None else {"PCIE": "PCIe"}.get(m.group(1), m.group(1))
+# cards sold in one form only, whose names write none: PCIe boards (workstation, inference and gaming cards)
+PCIE_ONLY = re.compile(r"^(?:L4|L40S?|A2|A10G?|A16|A30|A40|T4)$|RTX|GEFORCE|RADEON", re.I)
+
+
+def form_factor(accelerator: Optional[str], chip: Optional[str] = None) -> Optional[str]:
+    """'SXM', 'PCIe', 'OAM' or 'NVL' where the accelerator's name writes one ('NVIDIA A100-PCIe-40GB');
+    'superchip' for a Grace superchip (GB200, GB300, GH200: a CPU and GPUs on one board, NVLink-C2C between
+    them, racked as NVL72 or NVL4), whose name writes no form; 'PCIe' for a card made in that form alone
+    (PCIE_ONLY: L40S, RTX 4090); else None (a TPU, an unnamed form)."""
+    name = accelerator or ""
+    if re.search(r"\bG[BH]\d{3}", f"{name} {chip or ''}", re.I):
+        return "superchip"
+    # NVL not followed by a count: H200 NVL is a PCIe card, while 'NVL72' names a superchip's rack
+    m = re.search(r"(SXM|PCIE|OAM|NVL(?!\d))", name.upper())
+    if m is not None:
+        return {"PCIE": "PCIe"}.get(m.group(1), m.group(1))
+    return "PCIe" if PCIE_ONLY.search(chip or accelerator_kind(accelerator)) or PCIE_ONLY.search(name) else None
 
 
 def _plausible(entries: list[Entry]) -> list[Entry]:

@@ -1,6 +1,6 @@
 """Whole published rounds read per accelerator: every throughput per accelerator the round view shows is within
-5x of its chip's median on that benchmark, divisions are read whatever their case, and every chip-against-chip
-row either pairs like systems or names how they differ.
+5x of its chip's median on that benchmark (but for SLOW), divisions are read whatever their case, and every
+chip-against-chip row either pairs like systems or names how they differ.
 
 The rounds are MLCommons' training_results_vX.Y repositories (results/ and systems/ folders suffice, several
 hundred MB each): too large for the fixtures, so this runs where HARNESS_ROUNDS names a folder holding them
@@ -18,6 +18,19 @@ from harness.results.analysis.collect import build
 
 ROUNDS = Path(os.environ.get("HARNESS_ROUNDS", "/nonexistent"))
 OUTLIER = 5.0
+# (benchmark, system folder): systems that far below their chip's median, each figure checked on 2026-12-05 against
+# the log's own timing and, where it states one, its own throughput (tracked_stats or `throughput`): a slower form
+# or code on the chip, or a tiny batch per chip, not a misreading
+SLOW = {
+    ("dlrm", "DSS8440x8A100-PCIE-40GB"),  # v1.0: 8 A100 PCIe cards, 100 min a run: 3.98e9 samples / 5,991 s / 8
+    ("dlrm", "as-4142gs-tnr"),  # v1.0: the same on Supermicro's PCIe cards, 153 min: 3.77e9 / 9,207 s / 8
+    ("rnnt", "dgxa100_n192_ngc22.04_pytorch"),  # v2.0: 1,536 A100s at a global batch of 6,144, 4 samples each
+    ("rnnt", "ND96amsr_A100_v4_n16_pytorch"),  # v2.0: the log's own throughput, 15,400 samples/s on 128 A100s
+    ("dlrm_dcnv2", "D54U-3U"),  # v3.1, v4.0: 4 H100 PCIe cards; the log's own 1.13e6 samples/s
+    ("retinanet", "hpg.dgxb200x8.n4"),  # v5.1: University of Florida's code: the log's own 7,500-8,900 images/s
+    ("retinanet", "hpg.dgxb200x8.n8"),  # on 128 B200s
+    ("retinanet", "hpg.dgxb200x8.n16"),
+}
 
 
 def _rounds() -> list[Path]:
@@ -35,7 +48,7 @@ def test_a_published_round_reads_per_accelerator_within_a_plausible_band(tree):
             by_chip.setdefault((e.benchmark, e.throughput_unit, e.chip), []).append(e.throughput_per_accelerator)
     outliers = [f"{e.benchmark} {e.submitter}/{e.system} ({e.chip}): {e.throughput_per_accelerator:,.1f} against "
                 f"a median of {statistics.median(by_chip[key]):,.1f}"
-                for e in view.entries if e.throughput_per_accelerator
+                for e in view.entries if e.throughput_per_accelerator and (e.benchmark, e.system) not in SLOW
                 for key in [(e.benchmark, e.throughput_unit, e.chip)]
                 if not 1 / OUTLIER <= e.throughput_per_accelerator / statistics.median(by_chip[key]) <= OUTLIER]
     assert not outliers, "\n".join(outliers)

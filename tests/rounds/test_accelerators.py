@@ -58,3 +58,24 @@ def test_a_pair_of_unlike_form_factors_or_node_shapes_says_both_shapes():
     # a chip without a form factor (a TPU) is not unlike for that; an unknown node count is not guessed
     assert unlike(_entry("TPU v4", "TPU", 8, 1), _entry("A100", "NVIDIA A100-SXM4-40GB", 8, 1)) == ""
     assert unlike(_entry("TPU v4", "TPU", 8, None), _entry("A100", "NVIDIA A100-SXM4-40GB", 8, 1)) == ""
+
+
+def test_a_superchip_against_a_card_is_unlike_though_its_name_writes_no_form():
+    """GB200 and GB300 name no form factor ('NVIDIA Blackwell GPU (GB200)'): a Grace superchip racked as NVL72
+    is not an H200 NVL card (PCIe, NVLink bridge) or an SXM board, and a pair of them says so; 'NVL72' in a
+    name is a rack, not the NVL card."""
+    gb200 = _entry("GB200", "NVIDIA Blackwell GPU (GB200)", 8, 2)
+    h200_nvl = _entry("H200", "NVIDIA H200-NVL-141GB", 8, 1)
+    assert (gb200.form, h200_nvl.form) == ("superchip", "NVL")
+    assert unlike(gb200, h200_nvl) == "GB200 superchip, 2 nodes x 4 vs H200 NVL, 1 node x 8"
+    # at one node shape, the form alone flags it
+    assert unlike(_entry("GB300", "NVIDIA Blackwell Ultra GPU (GB300)", 8, 1), h200_nvl) == \
+        "GB300 superchip, 1 node x 8 vs H200 NVL, 1 node x 8"
+    assert unlike(gb200, _entry("B200", "NVIDIA Blackwell GPU (B200-SXM-180GB)", 8, 2)) != ""
+    assert unlike(gb200, _entry("GB300", "NVIDIA Blackwell Ultra GPU (GB300)", 8, 2)) == ""
+    assert form_factor("NVIDIA GB200 NVL72") == "superchip" and form_factor("NVIDIA H100 NVL") == "NVL"
+    # cards made as PCIe boards alone, whose names write no form
+    l40s = _entry("L40S", "NVIDIA L40S", 8, 1)
+    assert l40s.form == "PCIe" and unlike(gb200, l40s) != ""
+    assert form_factor("NVIDIA GeForce RTX 4090") == form_factor("AMD Radeon RX 7900 XTX") == "PCIe"
+    assert form_factor("AMD Instinct MI300X 192GB HBM3") is None and form_factor("TPU-v5p") is None

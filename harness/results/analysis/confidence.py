@@ -8,7 +8,8 @@ runs would settle it. Definitions are in docs/report.md ("How sure a comparison 
   always holds its estimate, and needs 4 runs a side for a mean, 5 for an olympic mean.
 - Verdict: scipy.stats.permutation_test of |log speedup| over relabellings of the two sides' pooled runs,
   two-sided: exact when there are at most 9,999 relabellings (5 and 5 runs have 252), else 9,999 drawn
-  from SEED. p < 0.05 says which side is faster; otherwise "not distinguishable with m and n runs".
+  from SEED. p < 0.05 with a 95% interval that leaves out 1x (or no interval) says which side is faster;
+  otherwise "not distinguishable with m and n runs": a verdict never claims more than its interval.
 - Runs to resolve: the fewest runs per side for which a two-sided t-test at 0.05 on log time to train
   has 80% power against a difference of the observed size, with the sides' pooled spread of log time
   (noncentral t); never fewer than 4, the fewest with which a permutation test can reach 0.05.
@@ -27,7 +28,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from harness.results.analysis.chances import same_epochs
-from harness.results.analysis.resampling import RESAMPLES, SEED, Interval, bootstrap, interval_runs
+from harness.results.analysis.resampling import RESAMPLES, SEED, Interval, bootstrap, holds, interval_runs
 from harness.results.analysis.resampling import finite as _finite
 from harness.record import INPUT_BOUND
 from harness.results.read.summary import RunSummary
@@ -240,24 +241,32 @@ def judge(subject: str, sub_runs: Sequence[RunSummary], sub_score: Optional[floa
         estat = (lambda x: olympic(x, drop)) if both else _mean
         epochs = _finite(float(estat(er)) / float(estat(es))) if float(estat(es)) else None
         epochs_int = bootstrap((es, er), lambda x, y: estat(y) / estat(x), epochs, drop if both else 0)
-    verdict = _word(point, p, faster_above=True)
+    verdict = _word(point, p, interval)
     bound = [n for n in (input_bound_side(subject, sub_runs), input_bound_side(reference, ref_runs)) if n]
     return Judgement(subject, reference, (len(sub_runs), len(ref_runs)), estimator, point, interval, p, verdict, needed,
-                     tput, tput_int, tput_p, _word(tput, tput_p, faster_above=True), epochs, epochs_int, bound,
+                     tput, tput_int, tput_p, _word(tput, tput_p, tput_int), epochs, epochs_int, bound,
                      (len(ts), len(tr)), interval_runs(kept))
 
 
 ONE_RUN = "n/a (one run)"  # a side with one run: no spread to test or resample, never a verdict
 
 
-def _word(point: Optional[float], p: Optional[float], faster_above: bool) -> str:
+def claims_more(p: Optional[float], interval: Optional[Interval]) -> bool:
+    """The test rules equal speed out while the 95% interval holds 1x (an open bound holds everything beyond
+    it): a verdict would claim more than the interval supports, so there is none."""
+    return p is not None and p < ALPHA and interval is not None and holds(interval, 1.0)
+
+
+def _word(point: Optional[float], p: Optional[float], interval: Optional[Interval]) -> str:
+    """A side is faster where both the permutation test (p < 0.05) and the interval (1x left out) say so;
+    requiring both can only lower the chance of a false verdict below each method's own 5%."""
     if point is None:
         return "cannot be judged"
     if p is None:
         return ONE_RUN
-    if p >= ALPHA:
+    if p >= ALPHA or claims_more(p, interval):
         return "not distinguishable"
-    return "faster" if (point > 1) == faster_above else "slower"
+    return "faster" if point > 1 else "slower"
 
 
 def group_confidence(runs: Sequence[RunSummary], score: Optional[float], benchmark: Optional[str] = None,

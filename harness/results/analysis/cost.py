@@ -159,7 +159,7 @@ class CostRow:
 def _scaled(iv: Optional[Interval], k: float) -> Optional[Interval]:
     if iv is None:
         return None
-    return Interval(None if iv.low is None else iv.low * k, None if iv.high is None else iv.high * k, iv.method)
+    return replace(iv, low=None if iv.low is None else iv.low * k, high=None if iv.high is None else iv.high * k)
 
 
 def cost_rows(stats: Sequence[GroupStats], groups: dict[GroupKey, list[RunSummary]],

@@ -27,6 +27,10 @@ class Interval:
     low: Optional[float]  # None: no bound (resamples where a side's score is void)
     high: Optional[float]
     method: str  # "BCa bootstrap" or "percentile bootstrap"
+    # the shares of resamples whose statistic is 0 and infinite (a void score on one side): over 2.5%, they
+    # leave that bound open, and the words say so (harness.results.report.verdicts.open_bounds)
+    void_low: float = 0.0
+    void_high: float = 0.0
 
 
 def finite(x: object) -> Optional[float]:
@@ -74,11 +78,13 @@ def bootstrap(samples: Sequence[np.ndarray], statistic: Callable[..., np.ndarray
         if holds(bca, point):
             return bca
     dist = np.asarray(res.bootstrap_distribution, dtype=float)
+    drawn = dist.size
     dist = dist[~np.isnan(dist)]
     if not dist.size:
         return None
+    void = (float(np.sum(dist == 0)) / drawn, float(np.sum(np.isinf(dist))) / drawn) if infinite else (0.0, 0.0)
     # inverted_cdf: no interpolation, so an infinite resample makes an open bound rather than a NaN
     low, high = np.quantile(dist, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], method="inverted_cdf")
     # a ratio over a resample whose run did not converge (inf) is 0: as open a bound as the inf above it
-    percentile = Interval(None if infinite and low == 0 else finite(low), finite(high), "percentile bootstrap")
+    percentile = Interval(None if infinite and low == 0 else finite(low), finite(high), "percentile bootstrap", *void)
     return percentile if holds(percentile, point) else None

@@ -3,7 +3,8 @@
 Samples per second of training: the samples of an epoch (v0.7's `train_samples`, v0.5's per-epoch
 `input_size`) times the epochs timed, over the seconds those epochs took, evaluation excluded:
 
-- `epoch_start` .. `epoch_stop` of each epoch (v0.6 on);
+- `epoch_start` .. `epoch_stop` of each epoch (v0.6 on), a stop that counts the epochs completed (MosaicML's
+  v2.0 logs) closing the epoch before its number;
 - else `block_start` .. `block_stop` less the evaluations inside (`eval_start` .. `eval_stop`),
   counting `epoch_count` epochs per block;
 - v0.5: `train_epoch: N` .. the next `eval_start`, `train_epoch` or `run_stop`.
@@ -228,15 +229,30 @@ def _to_last_evaluation(records: Sequence[Record], start: Optional[float]) -> tu
 
 
 def _epochs(records: Sequence[Record]) -> tuple[int, float]:
+    """(epochs, seconds) of the closed epochs. An epoch_stop closes the epoch its epoch_num opened. Where none
+    does and each names the epoch after one still open (MosaicML's v2.0 Composer logs: start 0, stop 1,
+    start 1, stop 2: a stop counts the epochs completed), a stop closes that one; two such epochs at least, as
+    one spanning the run (Dell's v1.0 DLRM: start 1, stop 2 at run_stop) times its evaluations too."""
+    count, seconds = _closed(records, 0)
+    if not count:
+        shifted = _closed(records, 1)
+        if shifted[0] >= 2:
+            return shifted
+    return count, seconds
+
+
+def _closed(records: Sequence[Record], shift: int) -> tuple[int, float]:
     open_at: dict = {}
     count, seconds = 0, 0.0
     for r in records:
         epoch = r.meta.get("epoch_num")
         if r.key == "epoch_start":
             open_at[epoch] = r.t
-        elif r.key == "epoch_stop" and epoch in open_at:
-            seconds += (r.t - open_at.pop(epoch)) / 1000.0
-            count += 1
+        elif r.key == "epoch_stop":
+            opened = epoch - shift if shift and isinstance(epoch, int) and not isinstance(epoch, bool) else epoch
+            if opened in open_at:
+                seconds += (r.t - open_at.pop(opened)) / 1000.0
+                count += 1
     return count, seconds
 
 

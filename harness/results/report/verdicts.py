@@ -18,7 +18,9 @@ from typing import Any, Optional
 import numpy as np
 
 from harness.results.analysis.chances import Chances
-from harness.results.analysis.confidence import GroupConfidence, Interval, Judgement, MAX_RUNS, OLYMPIC, ONE_RUN
+from harness.results.analysis.confidence import (GroupConfidence, Interval, Judgement, MAX_RUNS, OLYMPIC, ONE_RUN,
+    claims_more)
+from harness.results.analysis.resampling import holds
 from harness.results.analysis.score import (NOT_CONVERGED, NO_RUNS, REJECTED, Score, TOO_FEW_LEFT, TOO_MANY_DROPPED,
     UNSCORABLE, V05_NCF_SCORED)
 from harness.results.report.explain import number, summary
@@ -55,20 +57,33 @@ def no_interval(resampled: tuple[int, ...], needs: int, estimator: str, sides: t
 
 
 def _both_true(j: Judgement) -> str:
-    """Why an interval that leaves out 1x can stand beside 'not distinguishable', or one that holds 1x
-    beside a verdict."""
+    """Why an interval that leaves out 1x can stand beside 'not distinguishable', or a p under 0.05 beside it."""
     iv = j.time_interval
-    if iv is None or j.p_value is None or j.verdict not in ("faster", "slower", "not distinguishable"):
+    if iv is None or j.p_value is None or j.verdict != "not distinguishable":
         return ""
-    holds_one = (iv.low is None or iv.low <= 1) and (iv.high is None or iv.high >= 1)
-    if j.verdict == "not distinguishable" and not holds_one:
+    if claims_more(j.p_value, iv):
+        return ("; the permutation test's p rules equal speed out, yet the 95% interval holds 1x, and a verdict "
+                "claims no more than its interval")
+    if not holds(iv, 1.0):
         return ("; the interval leaves out 1x, yet equal speed is not ruled out: the interval resamples the runs "
                 "there are and runs narrow with few of them, while the permutation test's p counts every "
                 "relabelling of the runs, so the verdict goes by p")
-    if j.verdict != "not distinguishable" and holds_one:
-        return ("; the interval holds 1x, yet the permutation test rules equal speed out: the two methods part at "
-                "the margin, and the verdict goes by p")
     return ""
+
+
+def open_bounds(iv: Optional[Interval], low_side: str = "", high_side: str = "") -> str:
+    """Why a bound is open: '; open below: 26% of the bootstrap's resamples void A's score (...)'. A ratio's
+    low bound opens where its subject's score is void (low_side), the high where the reference's is (high_side);
+    a group's minutes open above (high_side: 'the score')."""
+    if iv is None:
+        return ""
+    out = []
+    for bound, share, side in (("below", iv.void_low, low_side), ("above", iv.void_high, high_side)):
+        if (iv.low if bound == "below" else iv.high) is None and share:
+            out.append(f"open {bound}: {_pct(share)} of the bootstrap's resamples void {side} (a run that did "
+                       "not converge or was not counted, drawn more often than the olympic mean drops), more than "
+                       "the 2.5% a 95% interval leaves at each end")
+    return "".join(f"; {t}" for t in out)
 
 
 def value_range(iv: Interval, unit: str) -> str:
@@ -99,14 +114,16 @@ def describe(j: Judgement) -> str:
         text = f"{ONE_RUN}: {_x(j.time_to_train)} with {runs} ({where}{p})"
     else:
         text = f"not distinguishable with {runs}: {_x(j.time_to_train)} ({where}{p})"
-        if j.runs_needed is None:
+        if claims_more(j.p_value, j.time_interval):
+            pass  # the runs are enough for the test: _both_true says what holds the verdict back
+        elif j.runs_needed is None:
             text += ("; no spread within a side to say how many runs would resolve it" if one_run
                      else "; no difference to resolve")
         elif j.runs_needed > MAX_RUNS:
             text += f"; more than {MAX_RUNS:,} runs per side would be needed to resolve a difference of this size"
         else:
             text += f"; about {j.runs_needed} runs per side would resolve a difference of this size at 95%"
-    text += _both_true(j)
+    text += open_bounds(j.time_interval, f"{j.subject}'s score", f"{j.reference}'s score") + _both_true(j)
     if j.throughput is not None:
         tp = f" ({ratio_range(j.throughput_interval)})" if j.throughput_interval else ""
         text += f"; throughput {_x(j.throughput)}{tp}"
@@ -136,7 +153,8 @@ def describe_group(g: GroupConfidence) -> str:
         return "no time to train: no converged run"
     text = f"{g.minutes:.4g} min"
     if g.interval is not None:
-        text += f" (95% interval {value_range(g.interval, 'min')}, {g.interval.method} of {g.resampled} runs)"
+        text += (f" (95% interval {value_range(g.interval, 'min')}, {g.interval.method} of {g.resampled} runs"
+                 f"{open_bounds(g.interval, high_side='the score')})")
     else:
         text += f" ({no_interval((g.resampled,), g.interval_needs, g.estimator)})"
     if g.input_bound:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from harness.results.read.formats import Record
+from harness.results.read.intervals import _epochs
 from harness.results.read.parse import parse_lines
 from tests.results.roundlogs import mllog
 
@@ -286,3 +288,28 @@ def test_a_samples_benchmark_whose_blocks_count_nothing_has_no_throughput():
         now += 300_000
     run = parse_lines(lines + [mllog("run_stop", None, now, "INTERVAL_END", status="success")])
     assert run.throughput is None  # not 3 x 3,901 samples: a block is no epoch of its dataset
+
+
+def test_epoch_stops_that_count_the_epochs_completed_close_the_epoch_before_their_number():
+    """MosaicML's v2.0 ResNet logs (Composer): epoch_start 0, epoch_stop 1, epoch_start 1, ...; a block_start every
+    epoch but a block_stop only at each fourth, beside its evaluation. Read by blocks, 2 of 8 epochs over the whole
+    run gave a quarter of the throughput (511 images/s an A100 for 2,052)."""
+    lines = _head("resnet", 2048, train_samples=1_281_167)
+    now = T0 + 1_000
+    for epoch in range(8):
+        lines += [mllog("epoch_start", None, now, epoch_num=epoch),
+                  mllog("block_start", None, now, first_epoch_num=epoch, epoch_count=1),
+                  mllog("epoch_stop", None, now + 76_000, epoch_num=epoch + 1)]
+        now += 76_100
+        if epoch % 4 == 3:
+            lines += [mllog("eval_start", None, now, epoch_num=epoch + 1),
+                      mllog("eval_stop", None, now + 10_000, epoch_num=epoch + 1),
+                      mllog("eval_accuracy", 0.5 + epoch / 100, now + 10_000, epoch_num=epoch + 1),
+                      mllog("block_stop", None, now + 10_000, first_epoch_num=epoch + 1)]
+            now += 10_000
+    run = parse_lines(lines + [mllog("run_stop", None, now, "INTERVAL_END", status="success")])
+    assert run.throughput_derived and run.throughput == pytest.approx(8 * 1_281_167 / (8 * 76.0))
+    # one such epoch spanning the run (Dell's v1.0 DLRM: start 1, stop 2 at run_stop) times its evaluations too:
+    # not read as an epoch
+    single = [Record(1, "epoch_start", None, {"epoch_num": 1}, T0), Record(2, "epoch_stop", None, {"epoch_num": 2}, T0 + 9e4)]
+    assert _epochs(single) == (0, 0.0)
