@@ -30,6 +30,12 @@ SLOW = {
     ("retinanet", "hpg.dgxb200x8.n4"),  # v5.1: University of Florida's code: the log's own 7,500-8,900 images/s
     ("retinanet", "hpg.dgxb200x8.n8"),  # on 128 B200s
     ("retinanet", "hpg.dgxb200x8.n16"),
+    ("dlrm_dcnv2", "dgxh100_n16_ngc23.04_merlin_hugectr"),  # v3.0: the log's own tracked_stats, 40.1e6 samples/s
+    # on 128 H100s (313k each; 1.6e6 each on one node): strong scaling at a global batch of 135,168
+    # v0.5: the system's entry.json (one for every benchmark of the folder) gives 36 DGX-2H and 128 DGX-1 nodes;
+    # the SSD logs' own launch lines say --nnodes=8: the tree's count, as the summarizer takes it, not the run's
+    ("ssd", "dgx2h_multi_ngc18.11_pytorch"),
+    ("ssd", "dgx1_multi_ngc18.11_pytorch"),
 }
 
 
