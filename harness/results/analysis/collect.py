@@ -189,8 +189,7 @@ def short_of_target(groups: dict[GroupKey, list[RunSummary]]) -> list[RunSummary
         for r in runs:
             if r.status != "success" or r.final_quality is None:
                 continue
-            if r.log_format == "MLPv0.5.0" and not parts and spec.higher_is_better and \
-                    isinstance(r.final_quality, (int, float)) and v05_rules.reached(r.final_quality, target):
+            if spec.higher_is_better and v05_rules.reached_as_logged(r.log_format, r.final_quality, target):
                 continue  # v0.5's loggers wrote float32 values at length: 21.8 as 21.799999237 (read.v05)
             try:
                 if not spec.reached(r.final_quality, target):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import struct
 from typing import Any, Optional, Sequence
 
-from harness.results.read.formats import Record
+from harness.results.read.formats import NAME_OF, V05, Record
 
 SUCCESS, ABORTED, UNKNOWN = "success", "aborted", "unknown"
 # epochs that time less than this share of the run were logged in a burst, not as they trained
@@ -30,6 +30,12 @@ MIN_EPOCH = 10_000
 def reached(value: float, target: float) -> bool:
     """At or above the target, where the two are compared as the float32 numbers the logger wrote."""
     return value >= target or _float32(value) >= _float32(target)
+
+
+def reached_as_logged(log_format: Optional[str], quality: Any, target: Any) -> bool:
+    """A v0.5 log's scalar quality that reaches a scalar, higher-is-better target at float32 (as `reached`); False
+    for any other log, where the report's own comparison stands."""
+    return log_format == NAME_OF[V05] and _number(quality) and _number(target) and reached(quality, target)
 
 
 def _float32(x: float) -> float:
