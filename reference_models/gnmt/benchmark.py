@@ -10,7 +10,6 @@ from typing import Any, Callable, Iterator, cast
 
 import torch
 from omegaconf import DictConfig
-from torch.nn.functional import cross_entropy
 from torch.utils.data import DataLoader
 
 from harness.interface import Logged, RunContext, scaled_learning_rate
@@ -18,9 +17,10 @@ from harness.interface.gather import score_on_main
 from harness.interface.workers import start_workers, stop_with_parent, worker_options
 from reference_models.gnmt import data as wmt
 from reference_models.gnmt.beam import beam_search
+from reference_models.gnmt.loss import compiled_kernels, fused_smoothed_loss, smoothed_loss
 from reference_models.gnmt.metric import bleu
 from reference_models.gnmt.model import GNMT
-from reference_models.gnmt.options import GNMTOptions
+from reference_models.gnmt.options import AttentionBackward, GNMTOptions
 from reference_models.gnmt.schedule import Schedule, warmup_steps
 from reference_models.gnmt.tokenizer import BOS_ID, EOS_ID, PAD_ID, Detokenizer, join_bpe
 
@@ -39,12 +39,6 @@ def prepare(cfg: DictConfig) -> Path:
         ensure(LanguageSpec(**cfg.dataset.generator), path)
     wmt.check_layout(path)
     return path
-
-
-def smoothed_loss(logits: torch.Tensor, target: torch.Tensor, smoothing: float) -> torch.Tensor:
-    """Label-smoothed cross-entropy over the non-pad tokens, summed, in fp32."""
-    return cross_entropy(logits.flatten(0, 1).float(), target.flatten(), ignore_index=PAD_ID,
-                         label_smoothing=smoothing, reduction="sum")
 
 
 class GNMTBenchmark:
@@ -72,13 +66,14 @@ class GNMTBenchmark:
         if hp.compile_attention and ctx.device.type == "cuda":
             # Inductor's reductions compute tanh(q + k + b).v and its gradients: eager materialises the
             # (batch, T_tgt, T_src, 1024) sum, 1.9 GB at batch 1024, and walks it ~10 times per step
-            self.model.decoder.attention.fuse_scores()
+            self.model.decoder.attention.fuse_scores(saved=hp.attention_backward == AttentionBackward.saved)
         self._smoothed_loss: Callable[..., torch.Tensor] = partial(smoothed_loss, smoothing=hp.label_smoothing)
         if hp.compile_loss and ctx.device.type == "cuda":
             # at b2048 the logits are 59,392 x 32,320: eager copies them to fp32 (7.7 GB) and walks that copy
-            # in log-softmax, the smoothing sum and each backward; Inductor reads the fp16 logits in fused
-            # reductions and writes their fp16 gradient in one pass
-            self._smoothed_loss = torch.compile(self._smoothed_loss)
+            # in log-softmax, the smoothing sum and each backward; compiled, one read of the fp16 logits
+            # forward and one backward (reference_models/gnmt/loss.py)
+            self._smoothed_loss = partial(fused_smoothed_loss, smoothing=hp.label_smoothing,
+                                          kernels=compiled_kernels())
         fused = ctx.device.type == "cuda"  # one kernel for all parameters; the CPU has no fused Adam
         self.optimizer = torch.optim.Adam(
             self.model.parameters(), lr=self.lr, betas=(hp.adam_beta1, hp.adam_beta2), eps=hp.adam_eps,

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple, Optional, Sequence
 
@@ -277,11 +278,18 @@ def decode_batch(batch: EncodedBatch, size: int, device: torch.device) -> torch.
     return torch.where(flips.view(-1, 1, 1, 1), out.flip(-1), out)
 
 
+@lru_cache(maxsize=None)
+def _mean_std(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    # made once per device and kept: a tensor built from a list on a GPU is a copy from pageable host memory,
+    # which torch waits for (a sync point in every step, the GPU's queue drained before the forward is
+    # launched) and which a CUDA-graph capture refuses
+    return torch.tensor(MEAN, device=device).view(1, 3, 1, 1), torch.tensor(STD, device=device).view(1, 3, 1, 1)
+
+
 def normalize(images: torch.Tensor, channels_last: bool) -> torch.Tensor:
     """Pixel values (uint8, or float from decode_batch) (B, 3, H, W) -> float32, minus the ImageNet
     mean, over its standard deviation."""
-    mean = torch.tensor(MEAN, device=images.device).view(1, 3, 1, 1)
-    std = torch.tensor(STD, device=images.device).view(1, 3, 1, 1)
+    mean, std = _mean_std(images.device)
     out = (images.float() - mean) / std
     return out.contiguous(memory_format=torch.channels_last) if channels_last else out
 

@@ -18,7 +18,8 @@ written as not run:
   C, alone on the GPU: (real data) scripts/lab/pipeline_h200.sh's rows: each model trained on its
      files beside the same batches held on the device (real / held) after a pass over them (its own row:
      the first meeting of each batch shape), and the data wait.
-The paths before a fix (the variant cells and real rows gpu_check_rows.BEFORE_FIX names) run with --before.
+The paths beside the default (the variant cells: before a fix, or candidates; the real rows gpu_check_rows.BEFORE_FIX
+names) run with --before.
 OUT gets check.json (every row), check.md (the table against the baseline) and logs.tgz (each row's
 console). The exit status is 1 when a row failed, did not run or is more than 5% slower. How each command runs (a
 process group of its own, stopped whole at its limit) is gpu_check_process.py.
@@ -155,8 +156,8 @@ def throughput(check: Check, deadline: float) -> None:
     cells = [(f"throughput:{m}", m, o, "") for m, o in THROUGHPUT.items()]
     cells += [(f"throughput:{key}", m, MLPERF_BATCH[m] + o, why) for key, m, o, why in VARIANTS]
     for key, model, overrides, why in cells:
-        label = f"{model} {' '.join(o for o in overrides if o.startswith('model.')) or 'preset batch'}"
-        group = "throughput, before a fix" if why else "throughput"
+        label = f"{model} {' '.join(o for o in overrides if not o.startswith('dataset=')) or 'preset batch'}"
+        group = "throughput, beside the default" if why else "throughput"
         if check.elapsed() > deadline:
             check.row(key, group, label, "not run", note="past the phase's deadline")
             continue

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One harness.train command in two trees, alternated in one call, so that a change is measured beside the code
+# before it on the same machine and lease: the tree before it (a `git archive` of its commit, carried as the
+# git-ignored .base/) and this tree, ROUNDS times each (default 2), each its own process under LIMIT seconds
+# (default 120). Each row's console goes to OUT/<tree><round>.log; OUT/rows.txt holds each THROUGHPUT, SUCCESS,
+# ABORTED, FAILED or error line in the order run.
+#
+#   rm -rf .base && mkdir .base && git archive main | tar -x -C .base          # here: the tree before the change
+#   # device call, carry [".whl", ".base"]:
+#   source scripts/lab/device_env.sh && bash scripts/lab/side_by_side.sh $OUT/s model=resnet dataset=imagenet \
+#       mode=throughput model.batch_size=256 warmup_s=3 throughput_window_s=2 throughput_repeats=3
+#
+# The base tree runs with its own folder first on PYTHONPATH (and /tmp/site's wheels behind it, as
+# device_env.sh sets them), from its own folder, so its harness, models and presets are the ones imported.
+set -uo pipefail
+out=${1:?usage: side_by_side.sh OUT harness.train-overrides...}; shift
+here=$(cd "$(dirname "$0")/../.." && pwd)
+base="$here/.base"
+[ -d "$base/harness" ] || { echo "side_by_side.sh: no tree at $base: make it with git archive (see the header)" >&2; exit 2; }
+mkdir -p "$out"
+site=${SITE:-/tmp/site}
+for round in $(seq 1 "${ROUNDS:-2}"); do
+  for tree in base new; do
+    dir=$here; [ "$tree" = base ] && dir=$base
+    log="$out/$tree$round.log"
+    echo "== $tree $round $(date -u +%T)" >> "$out/rows.txt"
+    (cd "$dir" && PYTHONPATH="$dir:$site" timeout -k 5 "${LIMIT:-120}" python3 -m harness.train "$@" \
+       output_root="/tmp/side_by_side/$tree$round" > "$log" 2>&1)
+    echo "rc=$?" >> "$out/rows.txt"
+    grep -E "^(THROUGHPUT|SUCCESS|ABORTED|FAILED)|error" "$log" | tail -3 >> "$out/rows.txt"
+  done
+done
+cat "$out/rows.txt"
