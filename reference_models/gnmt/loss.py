@@ -21,6 +21,7 @@ from typing import Any, Callable, NamedTuple
 import torch
 from torch.nn.functional import cross_entropy
 
+from reference_models.gnmt.scores import wide
 from reference_models.gnmt.tokenizer import PAD_ID
 
 
@@ -30,14 +31,10 @@ def smoothed_loss(logits: torch.Tensor, target: torch.Tensor, smoothing: float) 
                          label_smoothing=smoothing, reduction="sum")
 
 
-def _wide(x: torch.Tensor) -> torch.Tensor:
-    return x.to(torch.promote_types(x.dtype, torch.float32))
-
-
 def forward_math(x: torch.Tensor, target: torch.Tensor, smoothing: float) -> tuple[torch.Tensor, torch.Tensor]:
     """x (rows, classes), target (rows,) -> the summed loss over the rows whose target is not PAD, and each
     row's log-sum-exp for the backward."""
-    x = _wide(x)
+    x = wide(x)
     lse = torch.logsumexp(x, dim=1)
     picked = x.gather(1, target.unsqueeze(1)).squeeze(1)
     rows = lse - (1 - smoothing) * picked - smoothing * x.mean(dim=1)
@@ -47,11 +44,11 @@ def forward_math(x: torch.Tensor, target: torch.Tensor, smoothing: float) -> tup
 def backward_math(x: torch.Tensor, target: torch.Tensor, lse: torch.Tensor, grad: torch.Tensor,
                   smoothing: float) -> torch.Tensor:
     """The gradient of forward_math's sum times `grad`, in x's dtype."""
-    wide = _wide(x)
-    classes = torch.arange(wide.shape[1], device=wide.device)
-    onehot = (classes.unsqueeze(0) == target.unsqueeze(1)).to(wide.dtype)
-    scale = torch.where(target != PAD_ID, _wide(grad), 0).unsqueeze(1)
-    out = (torch.exp(wide - lse.unsqueeze(1)) - (1 - smoothing) * onehot - smoothing / wide.shape[1]) * scale
+    xw = wide(x)
+    classes = torch.arange(xw.shape[1], device=xw.device)
+    onehot = (classes.unsqueeze(0) == target.unsqueeze(1)).to(xw.dtype)
+    scale = torch.where(target != PAD_ID, wide(grad), 0).unsqueeze(1)
+    out = (torch.exp(xw - lse.unsqueeze(1)) - (1 - smoothing) * onehot - smoothing / xw.shape[1]) * scale
     return out.to(x.dtype)
 
 

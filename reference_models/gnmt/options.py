@@ -70,8 +70,9 @@ class GNMTOptions(ModelOptions):
     """With compile_attention: recompute tanh of every query-key pair in the backward's two reductions, or keep
     it from the forward (saved: (batch, T_tgt, T_src, hidden) in the step's dtype, 3.6 GB at b2048 in fp16)."""
     compile_loss: bool = False
-    """CUDA: torch.compile the label-smoothed cross-entropy, so that the fp16 logits (tokens x 32,320) are read
-    by fused kernels instead of copied to fp32 and walked by log-softmax, smoothing and their backward."""
+    """CUDA: the label-smoothed cross-entropy in compiled kernels (reference_models/gnmt/loss.py) that read the
+    fp16 logits (tokens x 32,320) once forward and once backward, instead of a copy to fp32 walked by
+    log-softmax, the smoothing and their backward."""
     label_smoothing: float = option(0.1, ge=0, lt=1)
     """Label smoothing of the cross-entropy loss."""
     grad_clip: float = option(5.0, gt=0)

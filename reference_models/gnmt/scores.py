@@ -23,51 +23,51 @@ def additive_scores(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: tor
     return torch.tanh(q.unsqueeze(2) + k.unsqueeze(1) + bias).matmul(v)
 
 
-def _wide(x: torch.Tensor) -> torch.Tensor:
+def wide(x: torch.Tensor) -> torch.Tensor:
     """fp16 and bf16 widened to fp32 for the arithmetic; fp64 kept (the tests' gradient checks)."""
     return x.to(torch.promote_types(x.dtype, torch.float32))
 
 
 def _tanh_of_sums(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    return torch.tanh(_wide(q).unsqueeze(2) + _wide(k).unsqueeze(1) + _wide(bias))
+    return torch.tanh(wide(q).unsqueeze(2) + wide(k).unsqueeze(1) + wide(bias))
 
 
 def scores_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """The scores in fp32, a reduction over the units for each pair."""
-    return (_tanh_of_sums(q, k, bias) * _wide(v)).sum(-1)
+    return (_tanh_of_sums(q, k, bias) * wide(v)).sum(-1)
 
 
 def query_grads_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
                      grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Reduced over the keys: the queries' gradient (B, T_q, n) and sum_j grad * tanh, v's before its sum."""
-    t, g = _tanh_of_sums(q, k, bias), _wide(grad).unsqueeze(-1)
-    return (g * (1 - t * t)).sum(2) * _wide(v), (g * t).sum(2)
+    t, g = _tanh_of_sums(q, k, bias), wide(grad).unsqueeze(-1)
+    return (g * (1 - t * t)).sum(2) * wide(v), (g * t).sum(2)
 
 
 def key_grads_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
                    grad: torch.Tensor) -> torch.Tensor:
     """Reduced over the queries: the keys' gradient (B, T_k, n)."""
-    t, g = _tanh_of_sums(q, k, bias), _wide(grad).unsqueeze(-1)
-    return (g * (1 - t * t)).sum(1) * _wide(v)
+    t, g = _tanh_of_sums(q, k, bias), wide(grad).unsqueeze(-1)
+    return (g * (1 - t * t)).sum(1) * wide(v)
 
 
 def saving_scores_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor,
                        v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The scores in fp32, and tanh of every pair's sum (B, T_q, T_k, n) in q's dtype for the backward."""
     t = _tanh_of_sums(q, k, bias)
-    return (t * _wide(v)).sum(-1), t.to(q.dtype)
+    return (t * wide(v)).sum(-1), t.to(q.dtype)
 
 
 def saved_query_grads_math(t: torch.Tensor, v: torch.Tensor, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """query_grads_math from the forward's tanh."""
-    t, g = _wide(t), _wide(grad).unsqueeze(-1)
-    return (g * (1 - t * t)).sum(2) * _wide(v), (g * t).sum(2)
+    t, g = wide(t), wide(grad).unsqueeze(-1)
+    return (g * (1 - t * t)).sum(2) * wide(v), (g * t).sum(2)
 
 
 def saved_key_grads_math(t: torch.Tensor, v: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
     """key_grads_math from the forward's tanh."""
-    t, g = _wide(t), _wide(grad).unsqueeze(-1)
-    return (g * (1 - t * t)).sum(1) * _wide(v)
+    t, g = wide(t), wide(grad).unsqueeze(-1)
+    return (g * (1 - t * t)).sum(1) * wide(v)
 
 
 class Kernels(NamedTuple):
