@@ -12,14 +12,13 @@ has 160,671,297 parameters, the count NVIDIA's MLPerf v0.7 GNMT logs print.
 from __future__ import annotations
 
 import math
-from typing import Optional, Union
+from typing import Optional
 
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from reference_models.gnmt.scores import (FusedScores, Kernels, SavedKernels, SavedScores, additive_scores,
-                                         compiled_kernels, compiled_saved_kernels)
+from reference_models.gnmt.scores import FusedScores, Kernels, additive_scores, compiled_kernels
 
 INIT = 0.1
 LSTMState = tuple[torch.Tensor, torch.Tensor]
@@ -45,12 +44,11 @@ class BahdanauAttention(nn.Module):
         self.normalize_bias = nn.Parameter(torch.zeros(units))
         for p in (self.linear_q.weight, self.linear_k.weight, self.linear_att):
             nn.init.uniform_(p, -INIT, INIT)
-        self.kernels: Optional[Union[Kernels, SavedKernels]] = None
+        self.kernels: Optional[Kernels] = None
 
-    def fuse_scores(self, saved: bool = False) -> None:
-        """CUDA: the scores and their gradients in compiled reductions (reference_models/gnmt/scores.py), the
-        backward's tanh recomputed or `saved` from the forward."""
-        self.kernels = compiled_saved_kernels() if saved else compiled_kernels()
+    def fuse_scores(self) -> None:
+        """CUDA: the scores and their gradients in compiled reductions (reference_models/gnmt/scores.py)."""
+        self.kernels = compiled_kernels()
 
     def project_keys(self, keys: torch.Tensor) -> torch.Tensor:
         """Wk.k for every encoder position, (T_k, B, units): computed once per sentence, reused per step."""
@@ -66,8 +64,6 @@ class BahdanauAttention(nn.Module):
         v = self.normalize_scalar * self.linear_att / self.linear_att.norm()
         if self.kernels is None:
             scores = additive_scores(q, k, self.normalize_bias, v)  # (B, T_q, T_k)
-        elif isinstance(self.kernels, SavedKernels):
-            scores = SavedScores.apply(q, k, self.normalize_bias, v, self.kernels)
         else:
             scores = FusedScores.apply(q, k, self.normalize_bias, v, self.kernels)
         scores = scores.masked_fill(pad_mask.unsqueeze(1), -65504.0)  # fp16's lowest: safe under autocast

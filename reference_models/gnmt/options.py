@@ -8,14 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from harness.interface import Broken, Choice, LrScaling, ModelOptions, option
-
-
-class AttentionBackward(Choice):
-    """Where the compiled attention scores' backward takes tanh of every query-key pair from."""
-
-    recompute = "recompute"  # from q and k again, in each of its two reductions
-    saved = "saved"  # kept from the forward in the step's dtype
+from harness.interface import Broken, LrScaling, ModelOptions, option
 
 
 @dataclass
@@ -66,9 +59,6 @@ class GNMTOptions(ModelOptions):
     """Factor of each decay."""
     compile_attention: bool = False
     """CUDA: the attention scores and their gradients in compiled reductions (reference_models/gnmt/scores.py)."""
-    attention_backward: AttentionBackward = AttentionBackward.recompute
-    """With compile_attention: recompute tanh of every query-key pair in the backward's two reductions, or keep
-    it from the forward (saved: (batch, T_tgt, T_src, hidden) in the step's dtype, 3.6 GB at b2048 in fp16)."""
     compile_loss: bool = False
     """CUDA: the label-smoothed cross-entropy in compiled kernels (reference_models/gnmt/loss.py) that read the
     fp16 logits (tokens x 32,320) once forward and once backward, instead of a copy to fp32 walked by

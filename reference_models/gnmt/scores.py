@@ -51,25 +51,6 @@ def key_grads_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torc
     return (g * (1 - t * t)).sum(1) * wide(v)
 
 
-def saving_scores_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor,
-                       v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The scores in fp32, and tanh of every pair's sum (B, T_q, T_k, n) in q's dtype for the backward."""
-    t = _tanh_of_sums(q, k, bias)
-    return (t * wide(v)).sum(-1), t.to(q.dtype)
-
-
-def saved_query_grads_math(t: torch.Tensor, v: torch.Tensor, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """query_grads_math from the forward's tanh."""
-    t, g = wide(t), wide(grad).unsqueeze(-1)
-    return (g * (1 - t * t)).sum(2) * wide(v), (g * t).sum(2)
-
-
-def saved_key_grads_math(t: torch.Tensor, v: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
-    """key_grads_math from the forward's tanh."""
-    t, g = wide(t), wide(grad).unsqueeze(-1)
-    return (g * (1 - t * t)).sum(1) * wide(v)
-
-
 class Kernels(NamedTuple):
     scores: Callable[..., torch.Tensor]
     query_grads: Callable[..., tuple[torch.Tensor, torch.Tensor]]
@@ -82,44 +63,6 @@ PLAIN = Kernels(scores_math, query_grads_math, key_grads_math)
 def compiled_kernels() -> Kernels:
     """The three reductions, each compiled by torch.compile on its own (at its first call)."""
     return Kernels(torch.compile(scores_math), torch.compile(query_grads_math), torch.compile(key_grads_math))
-
-
-class SavedKernels(NamedTuple):
-    scores: Callable[..., tuple[torch.Tensor, torch.Tensor]]
-    query_grads: Callable[..., tuple[torch.Tensor, torch.Tensor]]
-    key_grads: Callable[..., torch.Tensor]
-
-
-SAVED_PLAIN = SavedKernels(saving_scores_math, saved_query_grads_math, saved_key_grads_math)
-
-
-def compiled_saved_kernels() -> SavedKernels:
-    """SAVED_PLAIN's three, each compiled by torch.compile on its own (at its first call)."""
-    return SavedKernels(torch.compile(saving_scores_math), torch.compile(saved_query_grads_math),
-                        torch.compile(saved_key_grads_math))
-
-
-class SavedScores(torch.autograd.Function):
-    """additive_scores' values and gradients, the backward from the forward's tanh (B, T_q, T_k, n), kept in q's
-    dtype: 3.6 GB at GNMT's b2048 in fp16, written once and read by each of the two backward reductions."""
-
-    @staticmethod
-    def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
-                kernels: SavedKernels) -> torch.Tensor:
-        scores, t = kernels.scores(q, k, bias, v)
-        ctx.save_for_backward(t, v)
-        ctx.kernels, ctx.dtypes = kernels, (q.dtype, k.dtype, bias.dtype)
-        return scores.to(q.dtype)
-
-    @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
-        t, v = ctx.saved_tensors
-        kernels: SavedKernels = ctx.kernels
-        q_dtype, k_dtype, bias_dtype = ctx.dtypes
-        grad_q, weighted = kernels.query_grads(t, v, grad)
-        grad_k = kernels.key_grads(t, v, grad)
-        return (grad_q.to(q_dtype), grad_k.to(k_dtype), grad_q.sum((0, 1)).to(bias_dtype),
-                weighted.sum((0, 1)).to(v.dtype), None)
 
 
 class FusedScores(torch.autograd.Function):
