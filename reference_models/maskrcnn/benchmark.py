@@ -82,6 +82,8 @@ class MaskRCNNBenchmark(CocoTraining):
             self.model.backbone.to(memory_format=torch.channels_last)
         if hp.compile and ctx.device.type == "cuda":
             self.model.backbone.compile(**compile_kwargs(hp.compile_mode))
+            if hp.fixed_mask_rois:  # the mask branch's shapes are fixed: the same mode, so it is replayed too
+                self.model.roi_heads.compile_mask_branch(**compile_kwargs(hp.compile_mode))
 
         self.start_training(ctx, str(hp.decode))
         if ctx.data_dir is not None:

@@ -93,4 +93,5 @@ def build_model(hp: MaskRCNNOptions, num_classes: int, throughput: bool = False)
         model.transform.fixed_canvas = hp.fixed_canvas
         model.rpn = BatchedRPN.like(model.rpn)
         model.roi_heads = BatchedRoIHeads.like(model.roi_heads)
+        model.roi_heads.fixed_mask_rois = hp.fixed_mask_rois
     return model

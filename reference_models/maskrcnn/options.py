@@ -136,6 +136,14 @@ class MaskRCNNOptions(ModelOptions):
     the shapes are met, the canvas's extra zeros cost more than the plans saved (on COCO-size files on an
     H200: 63 images/s against 68 padded to each batch's largest image, the first pass 63 against 42,
     docs/maskrcnn.md)."""
+    fixed_mask_rois: bool = False
+    """heads=batched: the mask branch of training on a fixed number of ROIs, each image's sampled positives
+    padded to the most its box sampler draws (box_batch_per_image x 0.25: 128 at the reference's 512), the
+    padding left out of the loss, which stays torchvision's mean over the real positives (the same loss and
+    gradients). Its shapes are then the same every step, so with compile=true the mask head and predictor
+    are compiled too and, with compile_mode=reduce-overhead, replayed as a CUDA graph with the body. Off:
+    a candidate awaiting its GPU measurement (docs/maskrcnn.md); it pools, convolves and projects masks for
+    the padding as well."""
     flip_probability: float = option(0.5, ge=0, le=1)
     """Horizontal flips of training images, the reference's only augmentation."""
     eval_batch_size: int = option(8, ge=1)
@@ -173,5 +181,7 @@ class MaskRCNNOptions(ModelOptions):
             yield Broken("trainable_layers", self.trainable_layers, f"<= {stages + 1} (the stages and the stem)")
         if self.max_size < self.min_size:
             yield Broken("max_size", self.max_size, f">= min_size ({self.min_size})")
+        if self.fixed_mask_rois and str(self.heads) != "batched":
+            yield Broken("fixed_mask_rois", True, "heads=batched (torchvision's RoIHeads pool the positives it finds)")
         if list(self.lr_decay_steps) != sorted(self.lr_decay_steps):
             yield Broken("lr_decay_steps", self.lr_decay_steps, "increasing steps")

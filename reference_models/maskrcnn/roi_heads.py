@@ -5,13 +5,15 @@ taken from the counts the sampler already read. Same samples, features and losse
 RoIHeads (tests/reference_models/maskrcnn/test_batched_heads.py and test_losses.py).
 
 Syncs left, each named where it happens: the sampler's candidate counts, one level-count read per
-pooling. Evaluation (postprocess_detections, mask pasting) is torchvision's.
+pooling. Evaluation (postprocess_detections, mask pasting) is torchvision's. With `fixed_mask_rois` the
+mask branch of training takes a fixed number of ROIs per image (mask_rois.py), so that it can be compiled
+and replayed (`compile_mask_branch`).
 
     python -m harness.train model=maskrcnn dataset=maskrcnn_coco2017 mode=throughput precision=amp
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 import torch.nn.functional as F
@@ -20,6 +22,7 @@ from torchvision.models.detection.roi_heads import RoIHeads, maskrcnn_loss
 from torchvision.ops import MultiScaleRoIAlign, roi_align
 from torchvision.ops.poolers import LevelMapper, _convert_to_roi_format, _filter_input, _setup_scales
 
+from reference_models.maskrcnn import mask_rois
 from reference_models.maskrcnn.rpn import (CachedBoxCoder, CountedSampler, SyncFreeMatcher, batched_box_iou, first_true,
                                           padded)
 
@@ -76,6 +79,18 @@ class BatchedRoIHeads(RoIHeads):
                                             self.fg_bg_sampler.positive_fraction)
         self.box_coder = CachedBoxCoder(self.box_coder.weights, self.box_coder.bbox_xform_clip)
         self._num_positive: list[int] = []
+        # model.fixed_mask_rois: the mask branch on a fixed number of ROIs (mask_rois.py); build_model sets it
+        self.fixed_mask_rois = False
+        self._mask_branch: Optional[mask_rois.MaskBranch] = None
+
+    def compile_mask_branch(self, **compile_kwargs: Any) -> None:
+        """torch.compile the mask head and predictor, as one graph, for the training step's fixed-size mask
+        branch (`fixed_mask_rois`); evaluation keeps the eager modules, whose ROI count varies."""
+        if not self.fixed_mask_rois:
+            raise ValueError("compile_mask_branch needs fixed_mask_rois: the branch's shapes vary without it")
+        assert self.mask_head is not None and self.mask_predictor is not None
+        self._mask_branch = torch.compile(mask_rois.mask_branch(self.mask_head, self.mask_predictor),
+                                          **compile_kwargs)
 
     def select_training_samples(self, proposals, targets):
         """torchvision's select_training_samples with the matching done for all images at once
@@ -128,7 +143,11 @@ class BatchedRoIHeads(RoIHeads):
         class_logits, box_regression = self.box_predictor(box_features)
         loss_classifier, loss_box_reg = fastrcnn_loss(class_logits, box_regression, labels, regression_targets)
         losses = {"loss_classifier": loss_classifier, "loss_box_reg": loss_box_reg}
-        if self.has_mask():
+        if self.has_mask() and self.fixed_mask_rois:
+            assert targets is not None
+            losses["loss_mask"] = self._fixed_mask_loss(features, proposals, labels, matched_idxs, image_shapes,
+                                                        targets)
+        elif self.has_mask():
             assert targets is not None and self.mask_roi_pool is not None
             # torch.where(labels > 0) of each image, from the positive count the sampler already read
             positives = [first_true(lab > 0, n) for lab, n in zip(labels, self._num_positive)]
@@ -138,6 +157,18 @@ class BatchedRoIHeads(RoIHeads):
             losses["loss_mask"] = maskrcnn_loss(mask_logits, mask_proposals, [t["masks"] for t in targets],
                                                 [t["labels"] for t in targets], pos_matched_idxs)
         return [], losses
+
+    def _fixed_mask_loss(self, features: dict[str, Tensor], proposals: list[Tensor], labels: list[Tensor],
+                         matched_idxs: list[Tensor], image_shapes: list[tuple[int, int]],
+                         targets: list[dict[str, Tensor]]) -> Tensor:
+        """The mask loss with every image's mask ROIs padded to the sampler's most positives per image."""
+        assert self.mask_roi_pool is not None and self.mask_head is not None and self.mask_predictor is not None
+        slots = int(self.fg_bg_sampler.batch_size_per_image * self.fg_bg_sampler.positive_fraction)
+        boxes, gt_index, slot_labels = mask_rois.select(proposals, labels, matched_idxs, slots)
+        branch = self._mask_branch or mask_rois.mask_branch(self.mask_head, self.mask_predictor)
+        mask_logits = branch(self.mask_roi_pool(features, boxes, image_shapes))
+        return mask_rois.mask_loss(mask_logits, boxes, [t["masks"] for t in targets], gt_index, slot_labels,
+                                   sum(self._num_positive))
 
 
 def pooling_inputs(features: dict[str, Tensor], names: set[str]) -> dict[str, Tensor]:
