@@ -1,10 +1,13 @@
-"""The mask branch of training on a fixed number of ROIs (model.fixed_mask_rois): each image fills as many
-slots as the box sampler can draw positives for it (batch_size_per_image x positive_fraction: 128 at the
+"""The mask branch of training on a few fixed numbers of ROIs (model.fixed_mask_rois): each image fills the
+same number of slots, the batch's most positives in an image rounded up to a power of two (at least
+MIN_SLOTS, at most what the box sampler can draw: batch_size_per_image x positive_fraction, 128 at the
 reference's 512 x 0.25), its sampled positives first, in the order torchvision's torch.where gives them,
-then padding. The mask ROIAlign, the mask head and predictor and the mask loss then see one shape every
-step, whatever the positives, so the head can be compiled once and replayed as a CUDA graph; the
-padding's terms are left out of the loss (exact zeros, not small weights) and the loss is divided by the
-real positives' count, so the loss and every gradient are torchvision's up to float summation order
+then padding. The mask ROIAlign, the mask head and predictor and the mask loss then see one of at most
+five shapes (8, 16, 32, 64 or 128 slots an image), so the head is compiled once a shape and replayed as a
+CUDA graph, and the padding costs at most as much again as the real ROIs: slots for the sampler's most,
+128 an image, would make the synthetic batch's 5 positives an image 1,024 ROIs a batch. The padding's terms
+are left out of the loss (exact zeros, not small weights) and the loss is divided by the real positives'
+count, so the loss and every gradient are torchvision's up to float summation order
 (tests/reference_models/maskrcnn/test_fixed_mask_rois.py).
 
     python -m harness.train model=maskrcnn dataset=maskrcnn_coco2017 mode=throughput precision=amp \
@@ -22,6 +25,13 @@ from torchvision.models.detection.roi_heads import project_masks_on_boxes
 from reference_models.maskrcnn.rpn import first_true
 
 MaskBranch = Callable[[Tensor], Tensor]
+MIN_SLOTS = 8  # below it a shape more saves a few ROIs of work and costs a compile and a CUDA graph
+
+
+def slots_for(most_positives: int, cap: int) -> int:
+    """Slots an image for a batch whose image with the most positives has `most_positives` (a host
+    number: the sampler's counts): the next power of two, at least MIN_SLOTS, at most the sampler's `cap`."""
+    return min(cap, max(MIN_SLOTS, 1 << max(most_positives - 1, 0).bit_length()))
 
 
 def mask_branch(head: nn.Module, predictor: nn.Module) -> MaskBranch:
@@ -42,8 +52,8 @@ def select(proposals: list[Tensor], labels: list[Tensor], matched_idxs: list[Ten
     positives come first (label > 0, ascending: torch.where's order, so the real ROIs are today's in
     today's order), then the image's other sampled ROIs, then, where fewer than `slots` were sampled, unit
     boxes on ground truth 0 with label 0. Padding is any valid box (its level and image are found as a
-    real one's); the loss leaves it out by its label. No host read: the sampler caps the positives at
-    `slots`, so the sort's first `slots` indices hold them all."""
+    real one's); the loss leaves it out by its label. No host read: `slots` is at least each image's
+    positives (slots_for), so the sort's first `slots` indices hold them all."""
     boxes, gt_index, slot_labels = [], [], []
     for box, label, matched in zip(proposals, labels, matched_idxs):
         take = first_true(label > 0, min(slots, label.shape[0]))

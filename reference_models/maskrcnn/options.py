@@ -137,13 +137,13 @@ class MaskRCNNOptions(ModelOptions):
     H200: 63 images/s against 68 padded to each batch's largest image, the first pass 63 against 42,
     docs/maskrcnn.md)."""
     fixed_mask_rois: bool = False
-    """heads=batched: the mask branch of training on a fixed number of ROIs, each image's sampled positives
-    padded to the most its box sampler draws (box_batch_per_image x 0.25: 128 at the reference's 512), the
-    padding left out of the loss, which stays torchvision's mean over the real positives (the same loss and
-    gradients). Its shapes are then the same every step, so with compile=true the mask head and predictor
-    are compiled too and, with compile_mode=reduce-overhead, replayed as a CUDA graph with the body. Off:
-    a candidate awaiting its GPU measurement (docs/maskrcnn.md); it pools, convolves and projects masks for
-    the padding as well."""
+    """heads=batched: the mask branch of training on a few fixed numbers of ROIs, each image's sampled
+    positives padded to the batch's most in an image rounded up to a power of two (8 to box_batch_per_image
+    x 0.25: 128 at the reference's 512), the padding left out of the loss, which stays torchvision's mean
+    over the real positives (the same loss and gradients). Its shapes are then one of five, so with
+    compile=true the mask head and predictor are compiled too (once a shape) and, with
+    compile_mode=reduce-overhead, replayed as CUDA graphs with the body. Off: a candidate awaiting its GPU
+    measurement (docs/maskrcnn.md); it pools, convolves and projects masks for the padding as well."""
     flip_probability: float = option(0.5, ge=0, le=1)
     """Horizontal flips of training images, the reference's only augmentation."""
     eval_batch_size: int = option(8, ge=1)

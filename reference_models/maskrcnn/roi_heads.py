@@ -6,8 +6,8 @@ RoIHeads (tests/reference_models/maskrcnn/test_batched_heads.py and test_losses.
 
 Syncs left, each named where it happens: the sampler's candidate counts, one level-count read per
 pooling. Evaluation (postprocess_detections, mask pasting) is torchvision's. With `fixed_mask_rois` the
-mask branch of training takes a fixed number of ROIs per image (mask_rois.py), so that it can be compiled
-and replayed (`compile_mask_branch`).
+mask branch of training takes one of a few fixed numbers of ROIs per image (mask_rois.py), so that it can
+be compiled and replayed (`compile_mask_branch`).
 
     python -m harness.train model=maskrcnn dataset=maskrcnn_coco2017 mode=throughput precision=amp
 """
@@ -89,8 +89,10 @@ class BatchedRoIHeads(RoIHeads):
         if not self.fixed_mask_rois:
             raise ValueError("compile_mask_branch needs fixed_mask_rois: the branch's shapes vary without it")
         assert self.mask_head is not None and self.mask_predictor is not None
+        # dynamic=False: each slot count is a static graph of its own (five at most), where Dynamo would
+        # compile the second count it meets with symbolic sizes, and a CUDA graph per count either way
         self._mask_branch = torch.compile(mask_rois.mask_branch(self.mask_head, self.mask_predictor),
-                                          **compile_kwargs)
+                                          **{"dynamic": False, **compile_kwargs})
 
     def select_training_samples(self, proposals, targets):
         """torchvision's select_training_samples with the matching done for all images at once
@@ -161,9 +163,10 @@ class BatchedRoIHeads(RoIHeads):
     def _fixed_mask_loss(self, features: dict[str, Tensor], proposals: list[Tensor], labels: list[Tensor],
                          matched_idxs: list[Tensor], image_shapes: list[tuple[int, int]],
                          targets: list[dict[str, Tensor]]) -> Tensor:
-        """The mask loss with every image's mask ROIs padded to the sampler's most positives per image."""
+        """The mask loss with every image's mask ROIs padded to the same slots (mask_rois.slots_for)."""
         assert self.mask_roi_pool is not None and self.mask_head is not None and self.mask_predictor is not None
-        slots = int(self.fg_bg_sampler.batch_size_per_image * self.fg_bg_sampler.positive_fraction)
+        cap = int(self.fg_bg_sampler.batch_size_per_image * self.fg_bg_sampler.positive_fraction)
+        slots = mask_rois.slots_for(max(self._num_positive, default=0), cap)
         boxes, gt_index, slot_labels = mask_rois.select(proposals, labels, matched_idxs, slots)
         branch = self._mask_branch or mask_rois.mask_branch(self.mask_head, self.mask_predictor)
         mask_logits = branch(self.mask_roi_pool(features, boxes, image_shapes))

@@ -1,9 +1,10 @@
-"""model.fixed_mask_rois: the mask branch of training on a fixed number of ROIs per image (the box sampler's
-most positives per image), the padding left out of the loss. A training step gives the loss terms and the
-gradients of every parameter that the default path gives, whatever the positives: an image without any,
-images whose positives the sampler caps, images with fewer sampled ROIs than slots, a batch without a
-positive; the mask head sees exactly slots x images ROIs; compiled, the branch is one graph that two
-batches of different positives share (reference_models/maskrcnn/mask_rois.py)."""
+"""model.fixed_mask_rois: the mask branch of training on the same number of ROIs for every image (the
+batch's most positives in an image, rounded up to a power of two from 8 to the box sampler's most), the
+padding left out of the loss. A training step gives the loss terms and the gradients of every parameter
+that the default path gives, whatever the positives: an image without any, images whose positives the
+sampler caps, images with fewer sampled ROIs than slots, a batch without a positive; the mask head sees
+exactly slots x images ROIs; compiled, the branch is one graph a slot count, shared by batches of other
+positives (reference_models/maskrcnn/mask_rois.py)."""
 from __future__ import annotations
 
 import pytest
@@ -65,25 +66,32 @@ def _assert_same_step(got, want):
             torch.testing.assert_close(grads[name], g, rtol=1e-4, atol=1e-6, msg=name)
 
 
-# (overrides, objects per image, slots per image): the sampler's most positives, box_batch_per_image / 4
+# (overrides, objects per image, slots per image)
 CASES = {
-    # 8 x 0.25 = 2 slots: every image with ground truth has more positives (its boxes are proposals too)
+    # the sampler's most, 8 x 0.25 = 2 slots: every image with ground truth has more positives (its boxes are
+    # proposals too), so the sampler caps them at 2 and the slots stop there, below MIN_SLOTS
     "capped": (("model.box_batch_per_image=8",), (3, 0, 4), 2),
-    # 2 proposals after NMS: fewer sampled ROIs than the 16 slots, the rest unit boxes
-    "short": (("model.box_batch_per_image=64", "model.rpn_post_nms_train=2"), (2, 0, 1), 16),
-    "no positive": ((), (0, 0), 16),
+    # 2 proposals after NMS, 2 positives at most: 8 slots, more than the image's sampled ROIs, the rest unit boxes
+    "short": (("model.box_batch_per_image=64", "model.rpn_post_nms_train=2"), (2, 0, 1), 8),
+    "no positive": ((), (0, 0), 8),
+    # 16 positives in the third image: 16 slots for each
+    "rounded up": ((), (12, 9, 20), 16),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_training_step_equals_the_default_s_and_the_mask_head_sees_slots_x_images(case):
     overrides, objects, slots = CASES[case]
-    batch = _batch(3, objects)
+    batch = _batch(5 if case == "rounded up" else 3, objects)
     want = _step(False, overrides, batch)
     got = _step(True, overrides, batch)
     _assert_same_step(got, want)
     positives = got[3]
-    assert positives == want[3] and positives[1] == 0  # an image without positives: all of its slots padding
+    assert positives == want[3]
+    if case != "rounded up":
+        assert positives[1] == 0  # an image without positives: all of its slots padding
+    else:
+        assert positives == [13, 9, 16]  # the most, 16, a power of two already
     assert got[2]["rois"] == [slots * len(objects)]  # exactly, whatever the positives
     assert want[2]["rois"] in ([sum(positives)], [])  # the default: the positives (torchvision's: none, no head)
     boxes = got[2]["boxes"][0]
@@ -101,22 +109,23 @@ def test_a_training_step_equals_the_default_s_and_the_mask_head_sees_slots_x_ima
 # Dynamo reads .grad of its inputs while it traces; the branch's input (the pooled features) is no leaf, and
 # torch hides the warning that read raises by a display filter, which the suite's "error" filter runs before
 @pytest.mark.filterwarnings("ignore:The .grad attribute of a Tensor that is not a leaf:UserWarning")
-def test_the_compiled_branch_is_one_graph_for_batches_of_any_positives():
+def test_the_compiled_branch_is_one_graph_a_slot_count_for_batches_of_any_positives():
     """fullgraph: a graph break in the head or the predictor fails here, not on a GPU; the second batch's
-    other positives reuse the first's graph (the shapes are the slots'), and each step is the eager one's."""
+    other positives reuse the first's graph (the shapes are the slots'), the third's 16 slots make a second,
+    static graph, and each step is the eager one's."""
     graphs = []
 
-    def counting(gm: torch.fx.GraphModule, _example_inputs):
-        graphs.append(gm)
+    def counting(gm: torch.fx.GraphModule, example_inputs):
+        graphs.append((gm, list(example_inputs)))
         return gm.forward
 
     torch._dynamo.reset()
-    overrides, objects, _ = CASES["capped"]
+    overrides: tuple[str, ...] = ()
     torch.manual_seed(0)
     model = build_model(_options(True, *overrides), CLASSES).train()
     model.roi_heads.compile_mask_branch(backend=counting, fullgraph=True)
     positives = []
-    for seed, batch_objects in ((3, objects), (4, (1, 5, 0))):
+    for seed, batch_objects in ((3, (3, 0, 4)), (4, (1, 5, 0)), (5, (12, 9, 20))):
         batch = _batch(seed, batch_objects)
         model.zero_grad(set_to_none=True)
         torch.manual_seed(1)
@@ -125,7 +134,10 @@ def test_the_compiled_branch_is_one_graph_for_batches_of_any_positives():
         grads = {n: None if p.grad is None else p.grad.clone() for n, p in model.named_parameters()}
         _assert_same_step((losses, grads), _step(True, overrides, batch))
         positives.append(list(model.roi_heads._num_positive))
-    assert positives[0] != positives[1] and len(graphs) == 1
+    assert positives[0] != positives[1] and max(positives[2]) == 16
+    assert len(graphs) == 2  # 8 slots for the first two batches, 16 for the third
+    symbolic = [x for _, inputs in graphs for x in inputs if isinstance(x, torch.SymInt)]
+    assert not symbolic  # dynamic=False: the second slot count is a static graph of its own, not symbolic sizes
     torch._dynamo.reset()
 
 
