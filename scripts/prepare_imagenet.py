@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from harness.interface.generator_cli import run_parallel  # noqa: E402
+from harness.usage import module_doc  # noqa: E402
 
 TARBALLS = ("ILSVRC2012_img_train.tar", "ILSVRC2012_img_val.tar", "ILSVRC2012_devkit_t12.tar.gz")
 COUNTS = {"classes": 1000, "train": 1_281_167, "val": 50_000}
@@ -84,7 +85,7 @@ def check_counts(out: Path, expected: dict[str, int] = COUNTS) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("tarballs", type=Path, help="folder with the three ILSVRC 2012 tarballs")
     parser.add_argument("out", type=Path, help="the dataset folder (dataset.path of dataset=imagenet)")
     parser.add_argument("--workers", type=int, default=None, help="processes for the format pass (default: every core)")

@@ -42,6 +42,7 @@ sys.path.insert(0, str(REPO))
 from reference_models.transformer import data as layout  # noqa: E402
 from reference_models.transformer.subwords import build, count_tokens, sampled_lines  # noqa: E402
 from reference_models.transformer.tokenizer import Subtokenizer, write_vocab  # noqa: E402
+from harness.usage import module_doc  # noqa: E402
 
 TRAIN = [  # (archive URL, English file, German file), in the reference's order
     ("http://data.statmt.org/wmt17/translation-task/training-parallel-nc-v12.tgz",
@@ -139,7 +140,7 @@ def md5(path: Path) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--raw-dir", type=Path, required=True, help="the sources, archives or unpacked")
     parser.add_argument("--vocab", type=Path, help="the reference's vocab.ende.32768; built from the text if left out")

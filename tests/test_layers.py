@@ -4,6 +4,7 @@ without the run or its hooks. Read from the source (ast), so a new lazy import i
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,7 +144,7 @@ def test_results_never_imports_the_round_view_built_on_it():
 
 
 # the leaves every layer may use: standard library underneath, nothing of the harness
-LEAVES = ("harness.record", "harness.files", "harness.signals", "harness.errors")
+LEAVES = ("harness.record", "harness.files", "harness.signals", "harness.errors", "harness.usage")
 
 
 def test_results_never_imports_the_registry_and_asks_for_the_table_it_was_not_handed():
@@ -173,6 +174,13 @@ def test_a_leaf_imports_nothing_of_the_harness(leaf):
     """The record, the file writer and the signal handling are leaves: any layer may use them because
     they import nothing back, at import time or inside a function."""
     assert {n for n in imports(leaf, at_import=False) if n.startswith("harness")} == set()
+
+
+def test_the_usage_leaf_imports_the_standard_library_alone():
+    """scripts/ read their usage through harness/usage.py with the checkout on their path and nothing else:
+    a plain PyTorch baseline has none of the harness's dependencies to lean on."""
+    used = {name.split(".")[0] for name in imports("harness.usage", at_import=False)}
+    assert "ast" in used and used <= set(sys.stdlib_module_names)
 
 
 def test_results_imports_nothing_of_the_run_or_its_hooks_with_no_exception():

@@ -10,12 +10,13 @@ import ast
 import dataclasses
 import enum
 import inspect
-import sys
 import textwrap
-from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from harness.interface.options import bound_of, field_types, is_list, nested_options, shown, without_none
+# the commands and the models' generators import it from here (a model imports harness.interface only); it lives
+# in a leaf that scripts import without the harness's dependencies
+from harness.usage import module_doc as module_doc
 
 
 def field_docs(options: type) -> dict[str, str]:
@@ -74,16 +75,3 @@ def _rule_text(f: dataclasses.Field, kind: Any) -> str:
     bound = bound_of(f)
     return bound.text(f.name, is_list(kind)) if bound is not None else ""
 
-
-def module_doc(name: str) -> str:
-    """The docstring of module `name` (a command's usage, a generator's description), read from its source
-    where `python -OO` dropped it: every command's --help, and harness.report's and harness.check's very
-    start, failed with an AttributeError on None under -OO."""
-    module = sys.modules[name]
-    if module.__doc__:
-        return module.__doc__
-    try:
-        source = Path(module.__file__ or "").read_text(encoding="utf-8")
-        return ast.get_docstring(ast.parse(source), clean=False) or ""
-    except (OSError, SyntaxError, ValueError):
-        return ""

@@ -49,11 +49,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# this folder (the check's other modules) and the checkout (harness/usage.py: the usage under python -OO)
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[2])]
 import gpu_check_table  # noqa: E402
 from gpu_check_process import REPO, Check, last_line, machine, run_dir_of  # noqa: E402
 from gpu_check_rows import (COMPILED, EMBEDDED, LATER_CALLS, REAL_DATA, THROUGHPUT, VARIANTS, BEFORE_FIX,  # noqa: E402
                             pipeline_label)
+from harness.usage import module_doc  # noqa: E402
 
 MLPERF_BATCH = dict(THROUGHPUT)  # each model's row, kept for its variants when --part or --models drops the row
 
@@ -241,7 +243,7 @@ def deadlines(only: set[str], part: Optional[int], budget_s: float) -> tuple[flo
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--work", type=Path, default=Path("/tmp/gpu_check"), help="runs, datasets and logs (OUT "
                         "gets check.json, check.md and logs.tgz alone)")

@@ -25,6 +25,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))  # the checkout: harness/usage.py, the usage under python -OO
+
+from harness.usage import module_doc  # noqa: E402
+
 BASELINE = HERE / "gpu_check_baseline.json"
 TOLERANCE = 0.05  # a figure more than this much worse than its baseline is marked slower
 
@@ -148,7 +152,7 @@ def record(check: dict[str, Any], path: Path = BASELINE) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("check", type=Path, nargs="+", help="a check's check.json (several: one check made in parts)")
     parser.add_argument("--baseline", type=Path, default=BASELINE)
     parser.add_argument("--record", action="store_true", help="write this check as the baseline")

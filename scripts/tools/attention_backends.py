@@ -12,11 +12,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Callable
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+# the checkout, for harness/usage.py alone (standard library: the usage under python -OO); what is timed
+# uses nothing of the harness
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from harness.usage import module_doc  # noqa: E402
 
 BACKENDS = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
             "efficient": SDPBackend.EFFICIENT_ATTENTION}
@@ -30,8 +37,6 @@ def math_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: float, 
         scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
     return F.dropout(torch.softmax(scores, -1), p) @ v
 
-
-COMPILED = torch.compile(math_attention)
 
 
 def time_call(step: Callable[[], None], repeats: int) -> float:
@@ -56,7 +61,7 @@ def positive(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).split("\n\n")[0])
     parser.add_argument("--batch", type=positive, default=32)
     parser.add_argument("--heads", type=positive, default=16)
     parser.add_argument("--seq", type=positive, default=384)
@@ -74,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype, requires_grad=True) for _ in range(3))
     grad = torch.randn(b, h, s, d, device="cuda", dtype=dtype)
     flops = 3 * 4 * b * h * s * s * d / (2 if args.causal else 1)
+    compiled = torch.compile(math_attention)  # here, not at import: --help without loading Inductor (seconds)
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}: "
           f"batch {b}, {h} heads, {s} tokens, {d} a head, {args.dtype}{', causal' if args.causal else ''}")
     for p in args.dropout:
@@ -87,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:10s} dropout {p}: not available ({str(err).splitlines()[0][:120]})")
                 continue
             print(f"  {name:10s} dropout {p}: {ms * 1e3:8.1f} us forward+backward, {flops / ms / 1e9:6.1f} TFLOP/s")
-        ms = time_call(lambda p=p: COMPILED(q, k, v, p, args.causal).backward(grad), args.repeats)
+        ms = time_call(lambda p=p: compiled(q, k, v, p, args.causal).backward(grad), args.repeats)
         print(f"  {'compiled':10s} dropout {p}: {ms * 1e3:8.1f} us forward+backward, {flops / ms / 1e9:6.1f} TFLOP/s")
     return 0
 

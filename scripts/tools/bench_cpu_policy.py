@@ -38,6 +38,10 @@ from pathlib import Path
 from typing import Optional
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))  # the harness: the usage under python -OO, the machine's CPU model
+
+from harness.usage import module_doc  # noqa: E402
+
 POLICIES = ("old", "new", "one")
 LOADS = ("idle", "one-core")
 
@@ -144,7 +148,7 @@ def machine() -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=module_doc(__name__).split("\n\n")[0])
     ap.add_argument("--models", nargs="+", default=["ncf", "gnmt"])
     ap.add_argument("--gpus", nargs="+", type=int, default=[1], help="CPU ranks per run (gpus= with device=cpu)")
     ap.add_argument("--loads", nargs="+", choices=LOADS, default=list(LOADS))
@@ -158,7 +162,6 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
-    sys.path.insert(0, str(REPO))
     header = [f"# CPU thread policy: {', '.join(args.models)} idle and beside one busy core",
               "", f"{datetime.date.today()}, {machine()}.", "",
               "    python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]), "", ""]

@@ -25,6 +25,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))  # harness/usage.py: the usage under python -OO
+
+from harness.usage import module_doc  # noqa: E402
 
 
 def mllog(key: str, value, t: int, event: str = "POINT_IN_TIME", **meta) -> str:
@@ -80,7 +83,7 @@ def one_log(seed: int, size: int) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--size", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)

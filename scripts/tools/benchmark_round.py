@@ -27,6 +27,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))  # harness/usage.py: the usage under python -OO
+
+from harness.usage import module_doc  # noqa: E402
 SHARED = Path(os.environ.get("HARNESS_SHARED") or REPO.parent / "shared")
 
 
@@ -57,7 +60,7 @@ def _cpu() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("--logs", type=int, default=2000)
     parser.add_argument("--rounds", default="v0.7,v2.1,v3.0,v4.0", help="fixture rounds to copy (comma-separated)")
     parser.add_argument("--repeats", type=int, default=3)

@@ -19,12 +19,19 @@ import argparse
 import json
 import os
 import statistics
+import sys
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
-import torchvision
 
 from timing import add_window_arguments, timed_windows
+
+# the checkout, for harness/usage.py alone (standard library: the usage under python -OO); what is timed
+# uses nothing of the harness
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from harness.usage import module_doc  # noqa: E402
 
 
 def synthetic(batch: int, height: int, width: int, objects: int, classes: int, device: torch.device):
@@ -44,7 +51,7 @@ def synthetic(batch: int, height: int, width: int, objects: int, classes: int, d
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("model", choices=["maskrcnn", "ssd300"])
     parser.add_argument("--batch", type=int, default=8, help="images per rank")
     parser.add_argument("--height", type=int, default=None, help="default: 800 (maskrcnn), 300 (ssd300)")
@@ -54,6 +61,7 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     add_window_arguments(parser, warmup=10, steps=30, repeats=3)
     args = parser.parse_args()
+    import torchvision  # once the arguments are read: --help without its seconds of import
 
     world, rank = int(os.environ.get("WORLD_SIZE", 1)), int(os.environ.get("RANK", 0))
     device = torch.device(args.device)

@@ -50,6 +50,7 @@ from harness.results.read import official, screen  # noqa: E402
 from harness.results.analysis.collect import build  # noqa: E402
 from harness.results.read.parse import round_in_path  # noqa: E402
 from harness.results.read.rules import ruleset_of_round  # noqa: E402
+from harness.usage import module_doc  # noqa: E402
 
 V06_SCALE = 1000.0  # the pinned summarizer's v0.6 minutes are seconds / 60,000 (see the docstring)
 V06_TOLERANCE = 1e-7  # minutes: how far the two unit conversions of v0.6's seconds may differ
@@ -241,7 +242,7 @@ def compare(root: Path, ruleset: Optional[str], jobs: Optional[int]) -> dict[str
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("root", help="a round's folder (training_results_vX.Y) or any part of one")
     parser.add_argument("--ruleset", help="the official ruleset for every log (default: each folder's round)")
     parser.add_argument("--json", help="write the whole comparison as JSON to this file")

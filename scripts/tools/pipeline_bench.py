@@ -57,6 +57,7 @@ from harness.config import compose  # noqa: E402
 from harness.observe.meter import ThroughputMeter  # noqa: E402
 from harness.run.build import build_run, context_for, device_sync  # noqa: E402
 from harness.run.loop import EpochTraining  # noqa: E402
+from harness.usage import module_doc  # noqa: E402
 
 import pipeline_output as output  # noqa: E402
 
@@ -107,7 +108,7 @@ class _Timed:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("overrides", nargs="+", help="harness options, as for python -m harness.train")
     parser.add_argument("--warmup", type=int, default=20, help="untimed steps before each phase")
     parser.add_argument("--steps", type=int, default=100, help="timed steps of each phase")

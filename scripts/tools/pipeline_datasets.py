@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
+from harness.usage import module_doc  # noqa: E402
 from reference_models.detection import generate as coco_generate  # noqa: E402
 
 
@@ -71,7 +72,7 @@ def write_coco(folder: Path, spec: coco_generate.GeneratorSpec, workers: int) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("kind", choices=("imagenet", "coco"))
     parser.add_argument("folder")
     parser.add_argument("--images", type=int, default=10000, help="training images")

@@ -33,6 +33,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from PIL import Image  # noqa: E402
 
+from harness.usage import module_doc  # noqa: E402
 from reference_models.resnet import data as imagenet  # noqa: E402
 from reference_models.vision import decoders  # noqa: E402
 from reference_models.vision.resample import crop_resize  # noqa: E402
@@ -88,7 +89,7 @@ class Load:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("folder", help="a folder of JPEGs (searched recursively)")
     parser.add_argument("--files", type=int, default=512)
     parser.add_argument("--batch", type=int, default=256)

@@ -22,12 +22,20 @@ import argparse
 import contextlib
 import json
 import statistics
+import sys
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from timing import add_window_arguments, timed_windows
+
+# the checkout, for harness/usage.py alone (standard library: the usage under python -OO); what is timed
+# uses nothing of the harness
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from harness.usage import module_doc  # noqa: E402
 
 
 class PlainBert(nn.Module):
@@ -49,7 +57,7 @@ class PlainBert(nn.Module):
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     p.add_argument("--layers", type=int, default=24)
     p.add_argument("--hidden", type=int, default=1024)
     p.add_argument("--heads", type=int, default=16)

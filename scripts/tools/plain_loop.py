@@ -30,11 +30,12 @@ from harness import registry  # noqa: E402
 from harness.config import compose  # noqa: E402
 from harness.interface import LossTerms  # noqa: E402
 from harness.run.build import build_run, context_for  # noqa: E402
+from harness.usage import module_doc  # noqa: E402
 from timing import add_window_arguments, timed_windows  # noqa: E402
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     p.add_argument("overrides", nargs="*", help="harness config overrides: model=..., precision=..., model.*=...")
     add_window_arguments(p, warmup=10, steps=20, repeats=3)
     args = p.parse_args()

@@ -36,10 +36,11 @@ from harness.observe.meter import ThroughputMeter  # noqa: E402
 from harness.run.build import build_run, context_for, device_sync, pick_device  # noqa: E402
 from harness.run.distributed import World  # noqa: E402
 from harness.run.plan import plan_run  # noqa: E402
+from harness.usage import module_doc  # noqa: E402
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("overrides", nargs="*")
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--steps", type=int, default=20)

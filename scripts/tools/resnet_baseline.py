@@ -14,15 +14,22 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
+from pathlib import Path
 
 import torch
-import torchvision
 
 from timing import add_window_arguments, timed_windows
 
+# the checkout, for harness/usage.py alone (standard library: the usage under python -OO); what is timed
+# uses nothing of the harness
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from harness.usage import module_doc  # noqa: E402
+
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--image-size", type=int, default=224)
@@ -31,6 +38,8 @@ def main() -> None:
     add_window_arguments(parser, warmup=20, steps=50, repeats=3)
     parser.add_argument("--json", default=None, help="also write the result line to this file")
     args = parser.parse_args()
+
+    import torchvision  # once the arguments are read: --help without its seconds of import
 
     device = torch.device(args.device)
     cuda = device.type == "cuda"

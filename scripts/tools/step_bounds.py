@@ -24,6 +24,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository
 
+from harness.usage import module_doc  # noqa: E402
 from reference_models.gnmt.model import GNMT  # noqa: E402
 from reference_models.ncf.model import NeuMF  # noqa: E402
 
@@ -92,7 +93,7 @@ def describe(b: dict, peaks: list[float], tbps: float) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("--gnmt-batch", type=int, default=512)
     parser.add_argument("--len", type=int, default=30, help="GNMT source and target length")
     parser.add_argument("--ncf-batch", type=int, default=2 ** 20)

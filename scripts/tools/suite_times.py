@@ -19,6 +19,9 @@ from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))  # harness/usage.py: the usage under python -OO
+
+from harness.usage import module_doc  # noqa: E402
 TIMES = REPO / "tests" / "file_times.json"
 
 
@@ -39,7 +42,7 @@ def times_of(xml: Path) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).split("\n\n")[0])
     parser.add_argument("xml", nargs="+", type=Path, help="pytest --junitxml files of whole-suite runs")
     parser.add_argument("--out", type=Path, default=TIMES)
     parser.add_argument("--show", type=int, default=0, help="print this many of the slowest files")

@@ -20,12 +20,20 @@ import argparse
 import json
 import math
 import statistics
+import sys
 import warnings
+from pathlib import Path
 
 import torch
 from torch import nn
 
 from timing import add_window_arguments, timed_windows
+
+# the checkout, for harness/usage.py alone (standard library: the usage under python -OO); what is timed
+# uses nothing of the harness
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from harness.usage import module_doc  # noqa: E402
 
 
 class PlainTransformer(nn.Module):
@@ -50,7 +58,7 @@ class PlainTransformer(nn.Module):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--precision", choices=("amp", "fp32"), default="amp", help="amp: fp16 autocast + GradScaler")
     parser.add_argument("--batch", type=int, default=128, help="sentences per step")
