@@ -126,12 +126,12 @@ def encode_shards(out: Path, tag: str, en: list[Path], de: list[Path], shards: i
         f_tgt.close()
     rng = random.Random(0)
     for name in names:
-        src = name.with_suffix(".src").read_text(encoding="ascii").splitlines(keepends=True)
-        tgt = name.with_suffix(".dst").read_text(encoding="ascii").splitlines(keepends=True)
-        order = list(range(len(src)))
+        src_lines = name.with_suffix(".src").read_text(encoding="ascii").splitlines(keepends=True)
+        tgt_lines = name.with_suffix(".dst").read_text(encoding="ascii").splitlines(keepends=True)
+        order = list(range(len(src_lines)))
         rng.shuffle(order)
-        name.with_suffix(".src").write_text("".join(src[i] for i in order), encoding="ascii")
-        name.with_suffix(".dst").write_text("".join(tgt[i] for i in order), encoding="ascii")
+        name.with_suffix(".src").write_text("".join(src_lines[i] for i in order), encoding="ascii")
+        name.with_suffix(".dst").write_text("".join(tgt_lines[i] for i in order), encoding="ascii")
     return count
 
 

@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:10s} dropout {p}: not available ({str(err).splitlines()[0][:120]})")
                 continue
             print(f"  {name:10s} dropout {p}: {ms * 1e3:8.1f} us forward+backward, {flops / ms / 1e9:6.1f} TFLOP/s")
-        ms = time_call(lambda p=p: compiled(q, k, v, p, args.causal).backward(grad), args.repeats)
+        def compiled_step(p: float = p) -> None:
+            compiled(q, k, v, p, args.causal).backward(grad)
+        ms = time_call(compiled_step, args.repeats)
         print(f"  {'compiled':10s} dropout {p}: {ms * 1e3:8.1f} us forward+backward, {flops / ms / 1e9:6.1f} TFLOP/s")
     return 0
 

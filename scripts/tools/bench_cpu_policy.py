@@ -130,7 +130,10 @@ def table(rows: list[dict], timeout: Optional[float] = None) -> str:
         for key, name in (("time_to_train_s", "time to train"), ("epoch_s", "epoch time")):
             a, b = _median(g, key), _median(idle, key)
             if a is not None and b and b != float("inf"):
-                ratios.append(f"{name} {a / b:.2f}x" if a != float("inf") else f"{name} > {timeout / b:.1f}x")
+                if a == float("inf") and timeout is not None:  # runs stopped by --timeout: at least that long
+                    ratios.append(f"{name} > {timeout / b:.1f}x")
+                else:
+                    ratios.append(f"{name} {a / b:.2f}x")
         lines.append(f"- {model}, {ranks} rank(s), policy {policy}: {', '.join(ratios) or 'n/a (timed out)'}")
     busy_idle = [r for r in rows if r["load"] == "idle" and (r.get("others_mean_pct") or 0) >= 50]
     if busy_idle:

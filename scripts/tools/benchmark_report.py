@@ -47,12 +47,12 @@ def one_log(seed: int, size: int) -> str:
     lines.append(mllog("cache_clear", True, t + 6000))
     lines += [f"[{r}] " + mllog("init_start", None, t + 10_000 + r, "INTERVAL_START") for r in range(8)]
     lines.append(mllog("seed", rng.randrange(2**32), t + 16_000))
-    for key, value in (("global_batch_size", 2048), ("opt_base_learning_rate", 0.002), ("max_sequence_length", 75),
+    for key, setting in (("global_batch_size", 2048), ("opt_base_learning_rate", 0.002), ("max_sequence_length", 75),
                        ("opt_learning_rate_warmup_steps", 200), ("opt_learning_rate_remain_steps", 6453),
                        ("opt_learning_rate_decay_interval", 809), ("opt_learning_rate_decay_steps", 4),
                        ("opt_learning_rate_decay_factor", 0.5), ("opt_learning_rate_alt_decay_func", True),
                        ("opt_learning_rate_alt_warmup_func", True), ("train_samples", 3969024), ("eval_samples", 3003)):
-        lines.append(mllog(key, value, t + 20_000))
+        lines.append(mllog(key, setting, t + 20_000))
     lines.append(mllog("init_stop", None, t + 26_000, "INTERVAL_END"))
     lines.append(mllog("run_start", None, t + 26_001, "INTERVAL_START"))
     now, epochs = t + 26_001, rng.choice([4, 4, 4, 5])

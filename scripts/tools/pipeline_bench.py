@@ -45,7 +45,7 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, cast
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]  # the repository, and pipeline_output beside this
@@ -54,6 +54,7 @@ from omegaconf import OmegaConf  # noqa: E402
 
 from harness import registry  # noqa: E402
 from harness.config import compose  # noqa: E402
+from harness.interface import Benchmark  # noqa: E402
 from harness.observe.meter import ThroughputMeter  # noqa: E402
 from harness.run.build import build_run, context_for, device_sync  # noqa: E402
 from harness.run.loop import EpochTraining  # noqa: E402
@@ -140,7 +141,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     assert spec.task is not None, f"model={spec.name} reads no data: nothing to measure"
     t_build = time.perf_counter()
     run = build_run(cfg, context_for(cfg, data_dir=spec.task.prepare(cfg)))
-    bench, sync = run.bench, device_sync(run.ctx.device)
+    bench, sync = cast(Benchmark, run.bench), device_sync(run.ctx.device)  # a model with a task (asserted above) trains
     for note in notes:
         print(note)
     if args.build_only:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import cast
 from pathlib import Path
 
 import torch
@@ -70,7 +71,7 @@ def ncf_bounds(batch: int, act_bytes: int, users: int = 138493, items: int = 267
     fwd = batch * (sum(2 * m.weight.numel() for m in linears) + model.mf_user.embedding_dim)
     rows = sum(e.embedding_dim for e in (model.mf_user, model.mf_item, model.mlp_user, model.mlp_item))
     gather = batch * rows * 4 * 2  # fp32 rows read, their gradients scattered back
-    widths = [m.out_features for m in linears] + [model.mlp[0].in_features, model.mf_user.embedding_dim]
+    widths = [m.out_features for m in linears] + [cast(nn.Linear, model.mlp[0]).in_features, model.mf_user.embedding_dim]
     activ = batch * sum(widths) * 4 * act_bytes  # written, read, gradient written, read
     # dense Adam touches every embedding row every step, whatever the batch drew
     return {"model": "ncf", "batch": batch, "params": params, "unit": "samples", "units": batch,

@@ -37,6 +37,8 @@ from harness.usage import module_doc  # noqa: E402
 
 
 class PlainTransformer(nn.Module):
+    positions: torch.Tensor  # a registered buffer, which nn.Module's __getattr__ types as a Tensor or a Module
+
     def __init__(self, vocab: int, d: int, heads: int, layers: int, ffn: int, dropout: float):
         super().__init__()
         self.d = d
