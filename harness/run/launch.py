@@ -33,7 +33,7 @@ from harness import fastpath, registry
 from harness.errors import ConfigError
 from harness.fastpath import check_device
 from harness.observe import console
-from harness.run import distributed, threads
+from harness.run import distributed, rendezvous, threads
 from harness.run.distributed import World
 from harness.signals import Stopped, signal_number, spawning_ranks, stop_on_sigterm, take_ctrl_c
 from harness.run.process_exit import before_exit
@@ -82,6 +82,8 @@ def check_resources(cfg: DictConfig) -> None:
     if cfg.nodes > 1 and not (cfg.rdzv_endpoint and cfg.run_id):
         raise ConfigError(f"nodes={cfg.nodes} needs rdzv_endpoint=HOST:PORT and run_id=NAME, the same on "
                           "every node (or hydra/launcher=slurm, where SLURM places the ranks)")
+    if cfg.rdzv_endpoint and cfg.gpus * cfg.nodes > 1:  # the host the launcher's rendezvous would retry for minutes
+        rendezvous.check_endpoint(str(cfg.rdzv_endpoint))
 
 
 def launch(plan: RunPlan, run_dir: Path, data_dir: Optional[Path], world: Optional[World], record: RunRecord,
