@@ -22,7 +22,8 @@ SPEC = ModelSpec(
     # --math fp16: cuDNN's LSTMs find their packed weights in fp16 instead of re-casting them each
     # call), the attention scores and the loss compiled: 971k-987k tokens/s at b2048 on one H200, 1.18x
     # the same without the loss compiled; training batches come in buckets of many lengths, so training
-    # keeps the eager step
+    # keeps the eager step: model.compile_attention=true model.compile_loss=true opt in, one graph with
+    # symbolic lengths a kernel compiled in the warm-up (model.compile_shapes), not yet measured on a GPU
     fast=FastPath(options=("compile_attention=true", "compile_loss=true"), cuda_graph=True, master_weights=True,
                   train=False, measured="docs/benchmarks/fast_path_2026-12-04.md"),
     task=MLPerfTask(

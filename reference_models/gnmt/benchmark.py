@@ -63,17 +63,19 @@ class GNMTBenchmark:
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
         self.vocab_size = vocab_size  # the synthetic batch draws its tokens from the model's own vocabulary
         self.model = GNMT(vocab_size, hp.hidden_size, hp.num_layers, hp.dropout, PAD_ID).to(ctx.device)
+        # training's buckets bring many sentence lengths, each a graph of its own if compiled static
+        dynamic = hp.dynamic_shapes(training=self.data is not None)
         if hp.compile_attention and ctx.device.type == "cuda":
             # Inductor's reductions compute tanh(q + k + b).v and its gradients: eager materialises the
             # (batch, T_tgt, T_src, 1024) sum, 1.9 GB at batch 1024, and walks it ~10 times per step
-            self.model.decoder.attention.fuse_scores()
+            self.model.decoder.attention.fuse_scores(dynamic)
         self._smoothed_loss: Callable[..., torch.Tensor] = partial(smoothed_loss, smoothing=hp.label_smoothing)
         if hp.compile_loss and ctx.device.type == "cuda":
             # at b2048 the logits are 59,392 x 32,320: eager copies them to fp32 (7.7 GB) and walks that copy
             # in log-softmax, the smoothing sum and each backward; compiled, one read of the fp16 logits
             # forward and one backward (reference_models/gnmt/loss.py)
             self._smoothed_loss = partial(fused_smoothed_loss, smoothing=hp.label_smoothing,
-                                          kernels=compiled_kernels())
+                                          kernels=compiled_kernels(dynamic))
         fused = ctx.device.type == "cuda"  # one kernel for all parameters; the CPU has no fused Adam
         self.optimizer = torch.optim.Adam(
             self.model.parameters(), lr=self.lr, betas=(hp.adam_beta1, hp.adam_beta2), eps=hp.adam_eps,
@@ -125,18 +127,29 @@ class GNMTBenchmark:
 
     def synthetic_batch(self) -> wmt.Batch:
         """Random tokens at fixed lengths (model.synthetic), made on the device."""
-        syn, b = self.hp.synthetic, self.hp.batch_size
-        gen = torch.Generator(device=self.device).manual_seed(self.shared_seed)
+        syn = self.hp.synthetic
+        return self._random_batch(syn.src_len, syn.tgt_len, self.device)
+
+    def warmup_batches(self) -> list[wmt.Batch]:
+        """Random batches at the lengths a compiled step must have met before run_start (wmt.warmup_lengths),
+        on the host as train_batches yields them, drawn from the shared seed: the same on every rank."""
+        cpu = torch.device("cpu")
+        return [self._random_batch(s, t, cpu) for s, t in wmt.warmup_lengths(self.hp.max_length)]
+
+    def _random_batch(self, src_len: int, tgt_len: int, device: torch.device) -> wmt.Batch:
+        """batch_size sentences of random tokens between BOS and EOS, from a generator of its own."""
+        b = self.hp.batch_size
+        gen = torch.Generator(device=device).manual_seed(self.shared_seed)
         vocab = self.vocab_size
 
         def sentences(length: int) -> torch.Tensor:
-            body = torch.randint(EOS_ID + 1, vocab, (length - 2, b), generator=gen, device=self.device)
-            ends = [torch.full((1, b), t, device=self.device, dtype=torch.long) for t in (BOS_ID, EOS_ID)]
+            body = torch.randint(EOS_ID + 1, vocab, (length - 2, b), generator=gen, device=device)
+            ends = [torch.full((1, b), t, device=device, dtype=torch.long) for t in (BOS_ID, EOS_ID)]
             return torch.cat((ends[0], body, ends[1]))
 
-        src, tgt = sentences(syn.src_len), sentences(syn.tgt_len)
-        return wmt.Batch(src, torch.full((b,), syn.src_len, dtype=torch.long), tgt[:-1], tgt[1:],
-                         b * (syn.src_len + syn.tgt_len - 1))
+        src, tgt = sentences(src_len), sentences(tgt_len)
+        return wmt.Batch(src, torch.full((b,), src_len, dtype=torch.long), tgt[:-1], tgt[1:],
+                         b * (src_len + tgt_len - 1))
 
     def loss(self, model: torch.nn.Module, batch: wmt.Batch) -> tuple[torch.Tensor, int]:
         logits = model(batch.src, batch.src_len, batch.tgt_in)

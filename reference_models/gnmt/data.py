@@ -109,6 +109,16 @@ def bucket_of(src_len: np.ndarray, tgt_len: np.ndarray, max_len: int) -> np.ndar
     return np.minimum(np.maximum(src_len, tgt_len) // width, NUM_BUCKETS - 1)
 
 
+def warmup_lengths(max_len: int) -> list[tuple[int, int]]:
+    """(source, target) lengths, BOS and EOS counted, of the synthetic batches a warm-up steps before run_start
+    (GNMTBenchmark.warmup_batches): the longest pair a batch may hold, the first bucket's longest, and that
+    source with a one-token target, the shape of each beam-search step (one query at a time). In each, the
+    queries (the target less one) are fewer than the keys (the source): a kernel compiled with symbolic sizes
+    traces two equal sizes as one symbol, a graph that only equal sizes fit."""
+    short = min(max_len, max(3, -(-max_len // NUM_BUCKETS)))
+    return list(dict.fromkeys([(max_len, max_len), (short, short), (short, 2)]))
+
+
 def steps_per_epoch(buckets: np.ndarray, global_batch: int) -> int:
     return int(sum(np.count_nonzero(buckets == b) // global_batch for b in range(NUM_BUCKETS)))
 

@@ -21,7 +21,7 @@ from typing import Any, Callable, NamedTuple
 import torch
 from torch.nn.functional import cross_entropy
 
-from reference_models.gnmt.scores import wide
+from reference_models.gnmt.scores import Dims, compiled, wide
 from reference_models.gnmt.tokenizer import PAD_ID
 
 
@@ -60,9 +60,17 @@ class Kernels(NamedTuple):
 PLAIN = Kernels(forward_math, backward_math)
 
 
-def compiled_kernels() -> Kernels:
-    """The forward and the backward, each compiled by torch.compile on its own (at its first call)."""
-    return Kernels(torch.compile(forward_math), torch.compile(backward_math))
+# the rows (tokens: the batch times its target length) of the logits, the targets and the row sums; the
+# classes stay static, the size of the reductions over them
+_ROWS: Dims = {0: (0,), 1: (0,)}
+_ROWS_LSE: Dims = {**_ROWS, 2: (0,)}
+
+
+def compiled_kernels(dynamic: bool = False, **options: Any) -> Kernels:
+    """The forward and the backward, each compiled on its own (scores.compiled); `dynamic`: one graph for
+    every number of rows (training's buckets), else one per shape; `options`: torch.compile's."""
+    return Kernels(compiled(forward_math, _ROWS if dynamic else None, **options),
+                   compiled(backward_math, _ROWS_LSE if dynamic else None, **options))
 
 
 class SmoothedLoss(torch.autograd.Function):

@@ -8,7 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from harness.interface import Broken, LrScaling, ModelOptions, option
+from harness.interface import Broken, Choice, LrScaling, ModelOptions, option
+
+
+class CompileShapes(Choice):
+    """The shapes the compiled attention and loss kernels are specialised to (compile_shapes)."""
+
+    auto = "auto"
+    static = "static"
+    dynamic = "dynamic"
 
 
 @dataclass
@@ -63,6 +71,11 @@ class GNMTOptions(ModelOptions):
     """CUDA: the label-smoothed cross-entropy in compiled kernels (reference_models/gnmt/loss.py) that read the
     fp16 logits (tokens x 32,320) once forward and once backward, instead of a copy to fp32 walked by
     log-softmax, the smoothing and their backward."""
+    compile_shapes: CompileShapes = CompileShapes.auto
+    """With compile_attention or compile_loss: `static` compiles their kernels for each shape they meet,
+    `dynamic` once with the batch and sentence lengths as symbols, one graph for every bucket's lengths; `auto`:
+    dynamic in mode=train (its batches come in many lengths, compiled in the warm-up before run_start), static
+    in mode=throughput (its one batch, as measured)."""
     label_smoothing: float = option(0.1, ge=0, lt=1)
     """Label smoothing of the cross-entropy loss."""
     grad_clip: float = option(5.0, gt=0)
@@ -86,6 +99,11 @@ class GNMTOptions(ModelOptions):
     """Coverage penalty factor."""
     synthetic: Synthetic = field(default_factory=Synthetic)
     """mode=throughput: the shapes of the random batches."""
+
+    def dynamic_shapes(self, training: bool) -> bool:
+        """Whether the compiled kernels take symbolic batch and sentence lengths (compile_shapes); `training`:
+        the run has a dataset to train on (mode=train)."""
+        return self.compile_shapes == CompileShapes.dynamic or (self.compile_shapes == CompileShapes.auto and training)
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         if self.min_length > self.max_length:

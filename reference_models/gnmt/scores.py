@@ -13,7 +13,8 @@ can merge the two into one materialized tensor again.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from functools import partial
+from typing import Any, Callable, Mapping, NamedTuple, Optional
 
 import torch
 
@@ -60,9 +61,38 @@ class Kernels(NamedTuple):
 PLAIN = Kernels(scores_math, query_grads_math, key_grads_math)
 
 
-def compiled_kernels() -> Kernels:
-    """The three reductions, each compiled by torch.compile on its own (at its first call)."""
-    return Kernels(torch.compile(scores_math), torch.compile(query_grads_math), torch.compile(key_grads_math))
+# for each argument of a kernel, by position, the sizes it compiles as symbols
+Dims = Mapping[int, tuple[int, ...]]
+
+
+def compiled(fn: Callable[..., Any], dims: Optional[Dims], **options: Any) -> Callable[..., Any]:
+    """`fn` compiled by torch.compile at its first call. `dims` None: every size specialised, one graph per
+    shape (mode=throughput's one batch, as measured). Else, for each argument by position, the sizes that
+    compile as symbols: one graph for all of their values, the others specialised."""
+    kernel = torch.compile(fn, dynamic=False, **options)
+    return kernel if dims is None else partial(_marked, kernel, dims)
+
+
+def _marked(kernel: Callable[..., Any], dims: Dims, *args: Any) -> Any:
+    # marked on each call's own tensors; maybe_: a size of 1 (the beam search's one query a step) specialises
+    # to a graph of its own where mark_dynamic would raise
+    for i, sizes in dims.items():
+        for d in sizes:
+            torch._dynamo.maybe_mark_dynamic(args[i], d)
+    return kernel(*args)
+
+
+# the batch and the query and key times (q, k, the incoming gradient): the units stay static, so that the
+# forward's reduction over them is compiled for its size
+_QK: Dims = {0: (0, 1), 1: (0, 1)}
+_QK_GRAD: Dims = {**_QK, 4: (0, 1, 2)}
+
+
+def compiled_kernels(dynamic: bool = False, **options: Any) -> Kernels:
+    """The three reductions, each compiled on its own; `dynamic`: one graph for every batch and sentence
+    length (training's buckets), else one per shape; `options`: torch.compile's (a test's backend)."""
+    dims: list[Optional[Dims]] = [_QK, _QK_GRAD, _QK_GRAD] if dynamic else [None] * 3
+    return Kernels(*(compiled(fn, d, **options) for fn, d in zip(PLAIN, dims)))
 
 
 class FusedScores(torch.autograd.Function):
@@ -73,7 +103,9 @@ class FusedScores(torch.autograd.Function):
                 kernels: Kernels) -> torch.Tensor:
         ctx.save_for_backward(q, k, bias, v)
         ctx.kernels = kernels
-        return kernels.scores(q, k, bias, v).to(q.dtype)
+        # detached: the kernel's graph is guarded on its inputs' requires_grad, so that training's inputs
+        # (which require it) and the beam search's (which do not) share one graph of a shape
+        return kernels.scores(q.detach(), k.detach(), bias.detach(), v.detach()).to(q.dtype)
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
