@@ -2,7 +2,8 @@
 `compiled`): with symbolic batch and sentence lengths one graph a kernel serves every bucket's lengths and the
 beam search, compiled in the warm-up on `warmup_batches()` before run_start; mode=throughput keeps one static
 graph a shape; the compiled path stays opt-in. On a CPU torch.compile runs with a backend that counts the
-graphs Dynamo hands it and runs them as traced; the CUDA test at the end compiles with Inductor."""
+graphs Dynamo hands it and runs them as traced, or with aot_eager (AOTAutograd, without code generation); the
+CUDA test at the end compiles with Inductor."""
 from __future__ import annotations
 
 import dataclasses
@@ -154,6 +155,18 @@ def test_dynamic_kernels_compile_once_for_two_lengths_and_static_ones_once_a_len
     assert len(score_backend.graphs) == 3 * per_length
     assert len(loss_backend.graphs) == 2 * per_length
     assert set(score_backend.symbolic() + loss_backend.symbolic()) == {dynamic}
+
+
+def test_through_aot_autograd_the_dynamic_kernels_keep_autograd_s_values_and_their_five_graphs():
+    """aot_eager: the dynamic graphs traced on through AOTAutograd, as Inductor takes them before it generates
+    code: the second length runs on the first's five graphs, with autograd's values and gradients."""
+    from torch._dynamo.utils import counters
+
+    with fresh_dynamo():
+        counters.clear()
+        _score_steps(scores.compiled_kernels(True, backend="aot_eager"), LENGTHS)
+        _loss_steps(gnmt_loss.compiled_kernels(True, backend="aot_eager"), LENGTHS)
+        assert counters["stats"]["unique_graphs"] == 5
 
 
 def test_the_symbols_are_the_batch_and_the_lengths_and_the_units_and_classes_stay_fixed():
