@@ -9,9 +9,9 @@ every trace of them wiped.
 MLPerf's training rules allow this: "Prior to starting the clock, a system may use a maximum of 20 minutes
 of model initialization time", and the clock "must start before any part of the system touches the
 dataset" (training_rules.adoc, Run Results). So the batches are the model's synthetic ones, never its
-data: `warmup_batches()` where the model has it (one batch per shape training sees: GNMT's bucket lengths,
-Mask R-CNN's padded image sizes: none of the models here lists them yet, so each warms up on its one
-shape), else its one `synthetic_batch()`. There is no optimizer step: the optimizer's work does not change
+data: `warmup_batches()` where the model has it (one batch per shape training sees, or the few shapes a
+compile with symbolic sizes needs: GNMT's lengths for its kernels compiled with dynamic shapes), else its
+one `synthetic_batch()`. There is no optimizer step: the optimizer's work does not change
 shape. What the passes touched is put back as it was: the buffers by name (batch-norm statistics and their
 counters; a buffer the forward replaced, as a longer position table, is put back whole), the gradients (none,
 as before a first step), and every random generator: the process's (dropout draws from them) and those the
