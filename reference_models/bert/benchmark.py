@@ -30,8 +30,10 @@ def build_model(hp, head: str) -> torch.nn.Module:
     encoder = BertEncoder(padded(hp.vocab_size, hp.pad_vocab_to), hp.hidden_size, hp.num_layers, hp.num_heads,
                           hp.intermediate_size, positions=hp.max_position_embeddings, types=hp.type_vocab_size,
                           dropout=hp.dropout, attention_dropout=hp.attention_dropout, eps=hp.layer_norm_eps,
-                          pooler=head == "pretrain")  # SQuAD's head never reads the pooler: DDP needs every parameter used
-    model = BertForPreTraining(encoder, hp.layer_norm_eps) if head == "pretrain" else BertForQuestionAnswering(encoder)
+                          pooler=head == "pretrain",  # SQuAD's head never reads the pooler: DDP needs every parameter used
+                          half_norms=hp.half_norms)
+    model = (BertForPreTraining(encoder, hp.layer_norm_eps, hp.half_norms) if head == "pretrain"
+             else BertForQuestionAnswering(encoder))
     init_weights(model, hp.initializer_range)
     return model
 

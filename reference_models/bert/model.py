@@ -17,17 +17,39 @@ import torch.nn.functional as F
 from torch import nn
 
 
+class HalfIONorm(nn.LayerNorm):
+    """nn.LayerNorm that, under autocast, reads and writes autocast's dtype (fp16 or bf16), its statistics
+    still in fp32 inside the kernel, as apex's FusedLayerNorm ran in NVIDIA's BERT. autocast's own policy
+    runs LayerNorm in fp32 and returns fp32, so the residual stream between layers (batch x sequence x
+    hidden) is read and written in 4 bytes an element by every residual add, dropout and norm, and cast
+    again before each matmul. Without autocast (the CPU's fp32 runs) it is nn.LayerNorm itself."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        device = x.device.type
+        if not torch.is_autocast_enabled(device):
+            return super().forward(x)
+        dtype = torch.get_autocast_dtype(device)
+        with torch.autocast(device, enabled=False):
+            return F.layer_norm(x.to(dtype), self.normalized_shape, self.weight.to(dtype), self.bias.to(dtype),
+                                self.eps)
+
+
+def layer_norm(hidden: int, eps: float, half_io: bool) -> nn.LayerNorm:
+    """A LayerNorm of `hidden` features; `half_io`: HalfIONorm (model.half_norms)."""
+    return (HalfIONorm if half_io else nn.LayerNorm)(hidden, eps=eps)
+
+
 class BertLayer(nn.Module):
     def __init__(self, hidden: int, heads: int, intermediate: int, dropout: float, attention_dropout: float,
-                 eps: float):
+                 eps: float, half_norms: bool = False):
         super().__init__()
         self.heads, self.attention_dropout = heads, attention_dropout
         self.qkv = nn.Linear(hidden, 3 * hidden)
         self.attention_out = nn.Linear(hidden, hidden)
-        self.attention_norm = nn.LayerNorm(hidden, eps=eps)
+        self.attention_norm = layer_norm(hidden, eps, half_norms)
         self.ffn_in = nn.Linear(hidden, intermediate)
         self.ffn_out = nn.Linear(intermediate, hidden)
-        self.ffn_norm = nn.LayerNorm(hidden, eps=eps)
+        self.ffn_norm = layer_norm(hidden, eps, half_norms)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -44,16 +66,16 @@ class BertEncoder(nn.Module):
 
     def __init__(self, vocab: int, hidden: int, layers: int, heads: int, intermediate: int, *, positions: int = 512,
                  types: int = 2, dropout: float = 0.1, attention_dropout: float = 0.1, eps: float = 1e-12,
-                 pooler: bool = True):
+                 pooler: bool = True, half_norms: bool = False):
         super().__init__()
         if hidden % heads:
             raise ValueError(f"hidden size {hidden} is not a multiple of {heads} heads")
         self.word = nn.Embedding(vocab, hidden)
         self.position = nn.Embedding(positions, hidden)
         self.token_type = nn.Embedding(types, hidden)
-        self.embedding_norm = nn.LayerNorm(hidden, eps=eps)
+        self.embedding_norm = layer_norm(hidden, eps, half_norms)
         self.dropout = nn.Dropout(dropout)
-        self.layers = nn.ModuleList(BertLayer(hidden, heads, intermediate, dropout, attention_dropout, eps)
+        self.layers = nn.ModuleList(BertLayer(hidden, heads, intermediate, dropout, attention_dropout, eps, half_norms)
                                     for _ in range(layers))
         self.pooler = nn.Linear(hidden, hidden) if pooler else None
 
@@ -98,12 +120,12 @@ class BertForPreTraining(nn.Module):
     through a dense + GELU + LayerNorm transform and the word embeddings as decoder, plus
     next-sentence prediction on the pooled [CLS]."""
 
-    def __init__(self, encoder: BertEncoder, eps: float = 1e-12):
+    def __init__(self, encoder: BertEncoder, eps: float = 1e-12, half_norms: bool = False):
         super().__init__()
         hidden = encoder.word.embedding_dim
         self.bert = encoder
         self.transform = nn.Linear(hidden, hidden)
-        self.transform_norm = nn.LayerNorm(hidden, eps=eps)
+        self.transform_norm = layer_norm(hidden, eps, half_norms)
         self.decoder_bias = nn.Parameter(torch.zeros(encoder.word.num_embeddings))
         self.next_sentence = nn.Linear(hidden, 2)
 

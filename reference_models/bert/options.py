@@ -70,6 +70,11 @@ class BertOptions(ModelOptions):
     """Dropout on attention probabilities (attention_probs_dropout_prob)."""
     layer_norm_eps: float = option(1.0e-12, gt=0)
     """LayerNorm epsilon."""
+    half_norms: bool = False
+    """Under precision=amp or bf16: the LayerNorms read and write fp16 (bf16), their statistics in fp32, as
+    apex's FusedLayerNorm in NVIDIA's BERT, so the residual stream between layers is 2 bytes an element,
+    where autocast keeps LayerNorm and the stream in fp32. Off: a candidate awaiting its GPU measurement
+    (the GPU check's variant bert_large:half_norms); without autocast it changes nothing."""
     initializer_range: float = option(0.02, gt=0)
     """Standard deviation of the normal initialisation."""
     learning_rate: float = option(4.6e-5, gt=0)

@@ -34,6 +34,8 @@ COMPILED = ["resnet", "transformer", "bert_large", "bert_base", "txl_base", "txl
 # (key, model, overrides, why)
 VARIANTS = [("maskrcnn:identity_norms", "maskrcnn", ["model.synthetic.calibrate_norms=false"],
              "the untrained frozen body at identity batch-norm statistics (before the fix)"),
+            ("bert_large:half_norms", "bert_large", ["model.half_norms=true"],
+             "candidate: LayerNorms reading and writing fp16, the residual stream in fp16 (apex's FusedLayerNorm)"),
             ("resnet:no_graph", "resnet", ["cuda_graph=false"],
              "the compiled step launched kernel by kernel (the default before 2026-12-05: 0.980x the graph on an H100)"),
             ("maskrcnn:fixed_mask_rois", "maskrcnn", ["model.fixed_mask_rois=true"],
