@@ -5,11 +5,14 @@ from __future__ import annotations
 import importlib.util
 import sys
 
+import pytest
+
 from tests.helpers import REPO
 
 sys.path.insert(0, str(REPO / "scripts" / "lab"))
 _spec = importlib.util.spec_from_file_location("gpu_check", REPO / "scripts" / "lab" / "gpu_check.py")
 check_mod = importlib.util.module_from_spec(_spec)
+sys.modules["gpu_check"] = check_mod  # main()'s help reads its docstring through sys.modules
 _spec.loader.exec_module(check_mod)
 
 
@@ -26,3 +29,11 @@ def test_the_tests_get_most_of_part_3_and_all_of_a_call_of_their_own():
     assert check_mod.deadlines(check_mod.PARTS[1], 1, 520) == (260, 520)
     a, b = check_mod.deadlines(check_mod.PARTS[2], 2, 500)
     assert a < b < 500  # phase C, the real data, keeps the last 40%
+
+
+def test_an_unknown_variant_is_named_before_anything_is_written(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        check_mod.main([str(tmp_path / "out"), "--work", str(tmp_path / "work"), "--variants", "bert_large:nope"])
+    assert exit_.value.code == 2
+    assert "unknown variant(s) ['bert_large:nope']" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "work").exists()
