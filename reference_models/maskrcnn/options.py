@@ -160,6 +160,10 @@ class MaskRCNNOptions(ModelOptions):
     sizes that vary by batch make torch compile one graph with dynamic sizes after the second size."""
     compile_mode: CompileMode = CompileMode["default"]  # type: ignore[valid-type]
     """torch.compile mode: default, max-autotune-no-cudagraphs, reduce-overhead (CUDA graphs) or max-autotune."""
+    cudnn_benchmark: bool = False
+    """CUDA: cuDNN times its algorithms for each new convolution shape and keeps the fastest; each new
+    image size or ROI count is timed once more (fixed_mask_rois keeps the counts few). False: its
+    heuristics pick (the default until measured beside it: the GPU check's variant maskrcnn:cudnn_benchmark)."""
     heads: Heads = Heads.batched
     """RPN and ROI heads: batched (proposal selection and NMS for the whole batch on the device, anchors
     made once per size, a few host syncs per step instead of torchvision's dozens:
