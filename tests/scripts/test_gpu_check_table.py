@@ -6,6 +6,8 @@ import importlib.util
 import json
 import sys
 
+from omegaconf import OmegaConf
+
 from tests.helpers import REPO
 
 _spec = importlib.util.spec_from_file_location("gpu_check_table", REPO / "scripts" / "lab" / "gpu_check_table.py")
@@ -132,3 +134,18 @@ def test_a_check_on_another_gpu_is_held_to_its_own_gpu_s_baseline_never_to_anoth
     slower = {**h100, "rows": [_row("tput", 60.0)]}
     assert table_mod.table(slower, json.loads(path.read_text()))[1] == {"SLOWER": 1}
     assert table_mod.table(_check([_row("tput", 99.0)]), json.loads(path.read_text()))[1] == {"ok": 1}
+
+
+def test_every_variant_cell_is_a_config_the_harness_accepts():
+    """A variant whose override names no option (or a value its model refuses) would cost its GPU call a row:
+    each one composes, with its model's throughput cell, as `python -m harness.train` composes it."""
+    from harness.config import compose
+
+    spec_rows = importlib.util.spec_from_file_location("gpu_check_rows", REPO / "scripts" / "lab" / "gpu_check_rows.py")
+    rows = importlib.util.module_from_spec(spec_rows)
+    spec_rows.loader.exec_module(rows)
+    for key, model, overrides, _why in rows.VARIANTS:
+        cfg = compose([f"model={model}", "mode=throughput", *rows.THROUGHPUT[model], *overrides])
+        for override in overrides:
+            name, value = override.split("=", 1)
+            assert str(OmegaConf.select(cfg, name)).lower() == value.lower(), (key, override)
