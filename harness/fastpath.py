@@ -13,7 +13,8 @@ run is grouped by. Each config is resolved once, by the one who composed it: the
   mode=train where the model says its step's shapes are static; `cuda_graph` null becomes the fast
   path's choice in mode=throughput on one GPU, `master_weights` null its choice in mode=throughput
   at amp or bf16, and `warm_up` null on in mode=train wherever the step compiles (harness/run/warmup.py).
-  An option given on the command line always wins.
+  An option given on the command line always wins, and a fast-path option that the model's relations
+  refuse beside the given ones is left out (the fast path speeds a valid config up, never breaks it).
 - Elsewhere (CPU) nothing of a fast path applies: the embedded presets train as calibrated.
 
 The label a run is grouped by names the path that ran (`label`): "amp", "amp+graph",
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from harness.errors import ConfigError
-from harness.interface.options import Choice
+from harness.interface.options import Choice, broken_relations
 from harness.results.read.summary import EAGER, join_label
 
 if TYPE_CHECKING:
@@ -76,14 +77,29 @@ def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = (), spec: Option
             cfg.master_weights = bool(takes and throughput and spec.fast.master_weights
                                       and str(cfg.precision) in (Precision.amp.value, Precision.bf16.value))
         if takes and (throughput or spec.fast.train):
+            before = {}
             for key, value in spec.fast.settings().items():
                 if f"model.{key}" not in keys:
+                    before[key] = cfg.model.get(key)
                     OmegaConf.update(cfg, f"model.{key}", _value(value), merge=False)
+            _keep_relations(cfg, spec, before)
         if cfg.get("warm_up") is None:
             # a compiled training step compiles before run_start, as MLPerf's initialization may: on an H200
             # the compiled embedded presets trained in 0.45-0.74x the time, to the same quality
             # (docs/benchmarks/fast_path_2026-12-04.md)
             cfg.warm_up = bool(not throughput and compiled_options(cfg))
+
+
+def _keep_relations(cfg: DictConfig, spec: "ModelSpec", before: dict[str, Any]) -> None:
+    """Undo the fast path's settings that the model's relations refuse beside the options given: the fast
+    path speeds a valid config up and never turns it into an error (Mask R-CNN's fixed_mask_rois with the
+    command line's model.heads=torchvision). The command line's own choices were checked when composed."""
+    while True:
+        broken = [b.option for b in broken_relations(spec.options, cfg.model, int(cfg.max_epochs))]
+        undo = next((key for key in broken if key in before), None)
+        if undo is None:
+            return
+        OmegaConf.update(cfg, f"model.{undo}", before.pop(undo), merge=False)
 
 
 def _value(text: str) -> Any:

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 class FastPath:
     """A model's measured fast path on CUDA; the default FastPath() is the eager step."""
 
-    options: tuple[str, ...] = ()  # "key=value" of the model's own options (model.<key>), e.g. "compile=true"
+    # "key=value" of the model's own options (model.<key>), e.g. "compile=true"; one that the model's
+    # relations refuse beside the command line's options is left out of that run (harness/fastpath.py)
+    options: tuple[str, ...] = ()
     cuda_graph: bool = False  # mode=throughput, one GPU: forward and backward replayed from a CUDA graph
     train: bool = True  # the options apply in mode=train too (a step of static shapes); the graph never does
     # mode=throughput with amp or bf16: the weights themselves in the autocast dtype, fp32 copies in the

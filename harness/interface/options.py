@@ -253,13 +253,19 @@ def check(options: type, node: Any, prefix: str) -> None:
                               f"need {finite}{bound.text(f.name, is_list(kinds[f.name]))}")
 
 
+def broken_relations(options: type, node: DictConfig, max_epochs: int) -> list[Broken]:
+    """The rules between a model's composed options (within their bounds already) that they break, given
+    the run's epoch cap."""
+    instance = OmegaConf.to_object(node)  # in its config: interpolations into the dataset resolve
+    if not isinstance(instance, ModelOptions):  # a node composed without its schema
+        instance = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(options), node))
+    return list(instance.relations(int(max_epochs)))  # type: ignore[union-attr]
+
+
 def check_relations(options: type, node: DictConfig, prefix: str, max_epochs: int) -> None:
     """Hold a model's composed options, within their bounds already, to its relations (given the
     run's epoch cap): OptionError on the first rule they break."""
-    instance = OmegaConf.to_object(node)
-    if not isinstance(instance, ModelOptions):  # a node composed without its schema
-        instance = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(options), node))
-    for broken in instance.relations(int(max_epochs)):  # type: ignore[union-attr]
+    for broken in broken_relations(options, node, max_epochs):
         need = f"{broken.option.rpartition('.')[2]} {broken.need}" if broken.need[:1] in "<>=" else broken.need
         raise OptionError(f"{prefix}{broken.option}={shown(broken.value)}: out of range; need {need}")
 

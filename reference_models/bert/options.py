@@ -73,8 +73,9 @@ class BertOptions(ModelOptions):
     half_norms: bool = False
     """Under precision=amp or bf16: the LayerNorms read and write fp16 (bf16), their statistics in fp32, as
     apex's FusedLayerNorm in NVIDIA's BERT, so the residual stream between layers is 2 bytes an element,
-    where autocast keeps LayerNorm and the stream in fp32. Off: a candidate awaiting its GPU measurement
-    (the GPU check's variant bert_large:half_norms); without autocast it changes nothing."""
+    where autocast keeps LayerNorm and the stream in fp32. On in mode=throughput's fast path on CUDA
+    (BERT-large 1.022x on an H200, docs/benchmarks/fast_path_2026-12-05.md; the GPU check's variant
+    bert_large:fp32_norms measures the fp32 norms beside it); without autocast it changes nothing."""
     initializer_range: float = option(0.02, gt=0)
     """Standard deviation of the normal initialisation."""
     learning_rate: float = option(4.6e-5, gt=0)

@@ -84,8 +84,6 @@ class MaskRCNNBenchmark(CocoTraining):
             self.model.backbone.compile(**compile_kwargs(hp.compile_mode))
             if hp.fixed_mask_rois:  # the mask branch's shapes are fixed: the same mode, so it is replayed too
                 self.model.roi_heads.compile_mask_branch(**compile_kwargs(hp.compile_mode))
-        if hp.cudnn_benchmark and ctx.device.type == "cuda":
-            torch.backends.cudnn.benchmark = True  # process-wide: one network a run
 
         self.start_training(ctx, str(hp.decode))
         if ctx.data_dir is not None:

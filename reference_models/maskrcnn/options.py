@@ -142,8 +142,9 @@ class MaskRCNNOptions(ModelOptions):
     x 0.25: 128 at the reference's 512), the padding left out of the loss, which stays torchvision's mean
     over the real positives (the same loss and gradients). Its shapes are then one of five, so with
     compile=true the mask head and predictor are compiled too (once a shape) and, with
-    compile_mode=reduce-overhead, replayed as CUDA graphs with the body. Off: a candidate awaiting its GPU
-    measurement (docs/maskrcnn.md); it pools, convolves and projects masks for the padding as well."""
+    compile_mode=reduce-overhead, replayed as CUDA graphs with the body. On in mode=throughput's fast path on
+    CUDA (1.29x on an H200, docs/maskrcnn.md), off elsewhere: eager, it pools, convolves and projects masks
+    for the padding as well."""
     flip_probability: float = option(0.5, ge=0, le=1)
     """Horizontal flips of training images, the reference's only augmentation."""
     eval_batch_size: int = option(8, ge=1)
@@ -160,10 +161,6 @@ class MaskRCNNOptions(ModelOptions):
     sizes that vary by batch make torch compile one graph with dynamic sizes after the second size."""
     compile_mode: CompileMode = CompileMode["default"]  # type: ignore[valid-type]
     """torch.compile mode: default, max-autotune-no-cudagraphs, reduce-overhead (CUDA graphs) or max-autotune."""
-    cudnn_benchmark: bool = False
-    """CUDA: cuDNN times its algorithms for each new convolution shape and keeps the fastest; each new
-    image size or ROI count is timed once more (fixed_mask_rois keeps the counts few). False: its
-    heuristics pick (the default until measured beside it: the GPU check's variant maskrcnn:cudnn_benchmark)."""
     heads: Heads = Heads.batched
     """RPN and ROI heads: batched (proposal selection and NMS for the whole batch on the device, anchors
     made once per size, a few host syncs per step instead of torchvision's dozens:

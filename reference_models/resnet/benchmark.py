@@ -79,9 +79,6 @@ class ResNetBenchmark:
         self.model = to_channels_last(model) if self.channels_last else model
         if hp.compile:
             self.model.compile(**compile_kwargs(hp.compile_mode))
-        if hp.cudnn_benchmark and cuda:
-            # process-wide: a run trains one network at fixed shapes (224 crops, fixed batches)
-            torch.backends.cudnn.benchmark = True
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
         groups = parameter_groups(self.model, hp.weight_decay, hp.decay_bn_and_bias)
         self.optimizer = make_optimizer(self.optimizer_name, groups, self.lr, hp.momentum, hp.lars_eta, hp.lars_epsilon,

@@ -111,10 +111,6 @@ class ResNetOptions(ModelOptions):
     """torch.compile the network (CUDA; the first steps compile it)."""
     compile_mode: CompileMode = CompileMode["default"]  # type: ignore[valid-type]
     """torch.compile mode: default, max-autotune-no-cudagraphs, reduce-overhead or max-autotune."""
-    cudnn_benchmark: bool = False
-    """CUDA: cuDNN times its algorithms for each convolution shape in the first steps (warm-up) and keeps
-    the fastest, as NVIDIA's ResNet-50 scripts set it; false: its heuristics pick without timing (the
-    default until measured beside it: the GPU check's variant resnet:cudnn_benchmark)."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         if self.resize_size < self.image_size:

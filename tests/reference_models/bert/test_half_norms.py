@@ -81,6 +81,12 @@ def test_the_norm_compiles_under_autocast_without_a_graph_break():
     torch._dynamo.reset()
 
 
-def test_off_by_default_on_both_presets():
+def test_on_in_the_cuda_fast_path_of_both_presets_and_off_eager_or_on_a_cpu():
+    from harness.fastpath import resolve
+
     for name in ("bert_base", "bert_large"):
-        assert compose([f"model={name}", "mode=throughput"]).model.half_norms is False
+        for extra, cuda, want in (([], True, True), (["eager=true"], True, False), ([], False, False),
+                                  (["model.half_norms=false"], True, False)):
+            cfg = compose([f"model={name}", "mode=throughput", *extra])
+            resolve(cfg, cuda=cuda, given=extra)
+            assert cfg.model.half_norms is want, (name, extra, cuda)

@@ -13,6 +13,7 @@ from omegaconf import OmegaConf
 
 from harness.config import compose
 from harness.errors import ConfigError
+from harness.fastpath import resolve
 from reference_models.maskrcnn.model import build_model
 
 CLASSES = 3
@@ -141,9 +142,16 @@ def test_the_compiled_branch_is_one_graph_a_slot_count_for_batches_of_any_positi
     torch._dynamo.reset()
 
 
-def test_off_by_default_and_only_with_the_batched_heads():
+def test_on_in_the_cuda_fast_path_alone_and_only_with_the_batched_heads():
     assert OmegaConf.to_object(compose(["model=maskrcnn", "+debug=maskrcnn", "device=cpu"]).model).fixed_mask_rois is False
     assert compose(["model=maskrcnn", "seed=1", "device=cpu"]).model.fixed_mask_rois is False
+    for extra, mode, want in (([], "throughput", True), ([], "train", False), (["eager=true"], "throughput", False),
+                              (["model.heads=torchvision"], "throughput", False)):
+        cfg = compose(["model=maskrcnn", f"mode={mode}", *extra])
+        resolve(cfg, cuda=True, given=extra)
+        assert cfg.model.fixed_mask_rois is want, (extra, mode)
+    # the fast path leaves out what the command line's heads refuse, and keeps the rest of it
+    assert cfg.model.heads == "torchvision" and cfg.model.compile is True
     heads = build_model(_options(False), CLASSES).roi_heads
     with pytest.raises(ValueError, match="needs fixed_mask_rois"):
         heads.compile_mask_branch(backend="eager")
