@@ -41,7 +41,9 @@ def test_ctrl_c_on_report_is_one_line_and_exit_130(many_logs, tmp_path):
 
 
 def test_ctrl_c_on_show_is_one_line_and_exit_130(many_logs, tmp_path):
-    logs = sorted(str(p) for p in many_logs.iterdir())
+    # each log ten times: after the first (which pays for the imports) a log takes ~2.5 ms, so 200 ended ~0.5 s
+    # after the first line, within reach of a test process starved on a busy host; 2,000 leave ~5 s
+    logs = sorted(str(p) for p in many_logs.iterdir()) * 10
     rc, out, err = ctrl_c("harness.check.show", "checked", *logs, cwd=tmp_path,
                           when=lambda proc, lines: len(lines) >= 1)
     assert rc == 130, err
