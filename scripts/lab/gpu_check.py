@@ -258,7 +258,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                         "and VARIANTS): shown beside the default, not compared; left out by default to keep each part "
                         "under its call")
     parser.add_argument("--variants", nargs="+", metavar="KEY", help="these variant cells alone "
-                        "(gpu_check_rows.VARIANTS' keys, e.g. bert_large:half_norms); implies --before")
+                        "(gpu_check_rows.VARIANTS' keys, e.g. bert_large:fp32_norms) beside their defaults")
     parser.add_argument("--cpu-smoke", action="store_true", help="each command at a debug size on the CPU: a check of "
                         "the check, not of the GPU")
     args = parser.parse_args(argv)
@@ -268,13 +268,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         if unknown:
             parser.error(f"unknown variant(s) {sorted(unknown)}: choose from {sorted(v[0] for v in VARIANTS)}")
         VARIANTS[:] = [v for v in VARIANTS if v[0] in args.variants]
-        args.before = True
-        REAL_DATA[:] = [r for r in REAL_DATA if r not in BEFORE_FIX]  # the variant cells, not the real rows before a fix
     out = args.out.resolve()
     check = Check(out, args.work.resolve(), args.budget_s, args.cpu_smoke)
     if not args.before:
         REAL_DATA[:] = [r for r in REAL_DATA if r not in BEFORE_FIX]
-        VARIANTS.clear()
+        if not args.variants:
+            VARIANTS.clear()
     if args.part:
         only &= PARTS[args.part]
 
