@@ -66,9 +66,15 @@ CompileMode = Choice("CompileMode", [(m, m) for m in ("default", "max-autotune-n
                                                        "reduce-overhead", "max-autotune")])
 
 
-def compile_kwargs(mode: Any) -> dict[str, Any]:
-    """torch.compile's keyword arguments for a CompileMode value ("default": torch's own default)."""
-    return {} if str(mode) == "default" else {"mode": str(mode)}
+def compile_kwargs(mode: Any, inductor: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """torch.compile's keyword arguments for a CompileMode value ("default": torch's own default) and, where
+    given, Inductor settings (torch._inductor.config's names) for this compilation alone."""
+    if not inductor:
+        return {} if str(mode) == "default" else {"mode": str(mode)}
+    # torch.compile refuses a mode beside options: the mode's own settings go in with them instead
+    from torch._inductor import list_mode_options
+
+    return {"options": {**list_mode_options(str(mode)), **inductor}}
 
 
 class OptionError(ValueError):

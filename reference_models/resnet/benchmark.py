@@ -78,7 +78,8 @@ class ResNetBenchmark:
         model = build(hp.layers, hp.width, num_classes, hp.zero_init_residual).to(ctx.device)
         self.model = to_channels_last(model) if self.channels_last else model
         if hp.compile:
-            self.model.compile(**compile_kwargs(hp.compile_mode))
+            self.model.compile(**compile_kwargs(hp.compile_mode,
+                                                {"conv_1x1_as_mm": True} if hp.conv_1x1_as_mm else None))
         self.lr = scaled_learning_rate(hp.learning_rate, hp.lr_scaling, self.global_batch, hp.lr_reference_batch)
         groups = parameter_groups(self.model, hp.weight_decay, hp.decay_bn_and_bias)
         self.optimizer = make_optimizer(self.optimizer_name, groups, self.lr, hp.momentum, hp.lars_eta, hp.lars_epsilon,

@@ -111,6 +111,13 @@ class ResNetOptions(ModelOptions):
     """torch.compile the network (CUDA; the first steps compile it)."""
     compile_mode: CompileMode = CompileMode["default"]  # type: ignore[valid-type]
     """torch.compile mode: default, max-autotune-no-cudagraphs, reduce-overhead or max-autotune."""
+    conv_1x1_as_mm: bool = False
+    """Where the network is compiled (model.compile=true, CUDA's default; eager it changes nothing): Inductor
+    lowers the forward pass's 1x1 stride-1 convolutions (two of each bottleneck's three) to matrix products
+    over NHWC rows, cuBLAS instead of cuDNN (torch._inductor.config.conv_1x1_as_mm; max-autotune does it
+    for channels_last too); the backward's convolutions stay cuDNN's. A candidate, not yet measured on a
+    GPU: `scripts/lab/gpu_check.py --variants resnet:conv_1x1_as_mm` runs it beside the default
+    (docs/benchmarks/pending_h200.md)."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         if self.resize_size < self.image_size:
