@@ -138,6 +138,7 @@ def path(cfg: DictConfig, graph_fell_back: bool = False) -> str:
 
 def label(cfg: DictConfig, graph_fell_back: bool = False) -> str:
     """The name runs are grouped by: the precision, "+master" when the weights themselves are fp16 or
-    bf16, then the path when it is not the eager step."""
+    bf16, "+fp8" when the linear layers multiply in fp8, then the path when it is not the eager step."""
     name = f"{cfg.precision}+master" if cfg.get("master_weights") else str(cfg.precision)
+    name += "+fp8" if cfg.get("fp8") else ""
     return join_label(name, path(cfg, graph_fell_back))  # the report splits it back with labels.split_label

@@ -95,12 +95,14 @@ def run_forked(command: str, argv: tuple[str, ...], cwd: Path, env: dict[str, st
         args = [sys.executable, "-m", command, *argv]
         try:
             rc = child.wait(timeout)
-        except subprocess.TimeoutExpired:
+        except BaseException as stopped:  # this timeout, or pytest-timeout's failure or a Ctrl-C raised in the wait
             try:
                 os.killpg(child.pid, signal.SIGKILL)  # its own session: the run and whatever it started
             except ProcessLookupError:
                 pass
             child.wait()
+            if not isinstance(stopped, subprocess.TimeoutExpired):
+                raise  # not left running beside the tests that follow
             raise subprocess.TimeoutExpired(args, timeout, out.read_text(errors="replace"),
                                             err.read_text(errors="replace")) from None
         return subprocess.CompletedProcess(args, rc, out.read_text(errors="replace"), err.read_text(errors="replace"))

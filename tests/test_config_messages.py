@@ -78,6 +78,11 @@ def _choices(group: str) -> str:
     (["model=retinanet", "model.compile=true", "device=cpu"],
      "model.compile=true compiles for a CUDA device, not device=cpu: leave it out (on a CPU the step runs eager)"),
     (["model=gnmt", "model.compile_attention=yes", "device=cpu"], "model.compile_attention=true compiles for a CUDA"),
+    # fp8's products sit beside a 16-bit autocast (harness/interface/fp8.py)
+    (["fp8=true", "device=cpu"], "fp8=true multiplies in fp8 beside bf16 or fp16 autocast: on device=cpu add "
+                                 "precision=bf16"),
+    (["fp8=true", "precision=fp32"], "fp8=true multiplies in fp8 beside bf16 or fp16 autocast: use it with "
+                                     "precision=bf16 or precision=amp, not precision=fp32"),
 ])
 def test_bad_options_give_one_line(args, message):
     with pytest.raises(ConfigError) as err:

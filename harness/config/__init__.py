@@ -165,6 +165,11 @@ def check(cfg: DictConfig) -> None:
     if cfg.master_weights and cfg.precision is not None and cfg.precision not in ("amp", "bf16"):
         raise ConfigError(f"master_weights=true keeps fp16 or bf16 weights: use it with precision=amp or "
                           f"precision=bf16, not precision={cfg.precision}")
+    if cfg.fp8 and str(cfg.device) == "cpu" and cfg.precision is None:
+        raise ConfigError("fp8=true multiplies in fp8 beside bf16 or fp16 autocast: on device=cpu add precision=bf16")
+    if cfg.fp8 and cfg.precision is not None and cfg.precision not in ("amp", "bf16"):
+        raise ConfigError(f"fp8=true multiplies in fp8 beside bf16 or fp16 autocast: use it with precision=bf16 or "
+                          f"precision=amp, not precision={cfg.precision}")
 
 
 def _check_cuda_graph(cfg: DictConfig) -> None:

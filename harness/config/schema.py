@@ -81,6 +81,12 @@ class HarnessConfig:
     master_weights: Optional[bool] = None
     """amp/bf16: the weights themselves in fp16/bf16, fp32 copies in the optimizer. null: on CUDA in
     mode=throughput the model's fast path's choice (ModelSpec.fast), false elsewhere."""
+    fp8: bool = False
+    """amp/bf16: the model's linear layers (both sizes multiples of 16) multiply in fp8 through torchao's
+    Float8Linear: e4m3 inputs and weights, e5m2 gradients, each tensor scaled by its own max (MLPerf's
+    H100/H200 submissions run their matmuls so, through Transformer Engine). Needs torchao (the project's
+    fp8 extra) and, on CUDA, fp8 Tensor Cores (compute capability 8.9 or later: L4, L40S, H100, H200);
+    on a CPU torchao emulates it, for checking numerics only (harness/interface/fp8.py)."""
     ddp_bucket_mb: float = option(25.0, gt=0)
     """DistributedDataParallel's gradient bucket size on several ranks; above the model's gradient size,
     one all-reduce after backward instead of several overlapping it."""

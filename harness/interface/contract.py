@@ -87,6 +87,15 @@ class RunContext(Generic[O]):
         windows are then timed, and the schedule stays the one a 200-step window had)."""
         return int(self.cfg.get("throughput_steps") or THROUGHPUT_EPOCH_STEPS)
 
+    def convert_layers(self, model: "torch.nn.Module") -> None:
+        """Apply the run's conversions of the model's layers (fp8=true: its linear layers multiply in fp8,
+        harness/interface/fp8.py). The harness applies them to the model a Benchmark returns; a model that
+        shards itself (`sharded`) calls this before sharding, whose shards cannot be converted."""
+        if self.cfg.get("fp8"):
+            from harness.interface import fp8
+
+            fp8.convert(model, self.device, str(self.cfg.model.name))
+
     @cached_property
     def options(self) -> O:
         """The model's options (cfg.model) as its options dataclass, every value resolved and typed, made

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from harness.results.read.summary import split_label
+
 
 @dataclass(frozen=True)
 class GpuPeaks:
@@ -91,7 +93,9 @@ def peak(name: Optional[str], precision: str) -> tuple[Optional[Peak], str]:
     row = gpu(name)
     if row is None:
         return None, f"{name} is not in harness/observe/gpu_peaks.py's table of GPU peaks"
-    column = COLUMNS.get(precision.split("+")[0])
+    base = split_label(precision)[0].split("+")
+    # fp8=true: its linear layers' matmuls, most of a step's FLOPs, run at the fp8 peak, so MFU is over that
+    column = COLUMNS["fp8"] if "fp8" in base[1:] else COLUMNS.get(base[0])
     if column is None:
         return None, f"precision {precision} has no peak column"
     tflops = {"fp32": row.fp32, "tf32": row.tf32, "fp16": row.fp16, "bf16": row.fp16 if row.bf16 else None,

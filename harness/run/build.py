@@ -29,6 +29,7 @@ from omegaconf import DictConfig
 from harness import registry
 from harness.errors import ConfigError
 from harness.interface import Benchmark, RunContext, ThroughputBenchmark
+from harness.interface import fp8
 from harness.interface.contract import sharded_by
 from harness.run import compile_guard, distributed, seeding
 from harness.run.distributed import SINGLE, World
@@ -141,6 +142,11 @@ def build_run(run: Union[RunPlan, DictConfig], ctx: RunContext, *, ddp: Optional
     if missing:
         raise TypeError(f"model={spec.name} has an MLPerf task, but what its build returned lacks the Benchmark "
                         f"methods {', '.join(missing)} (harness/interface/contract.py)")
+    if plan.config.fp8 and not fp8.converted(bench.model):  # before master copies and DDP take the parameters
+        if sharded_by(bench):
+            raise ConfigError(f"fp8=true: model={spec.name} shards itself (FSDP) without converting its layers "
+                              "first (RunContext.convert_layers); leave fp8 out, or run it on one GPU")
+        ctx.convert_layers(bench.model)
     if plan.config.master_weights and not sharded_by(bench):
         precision.keep_master_weights(bench.model, bench.optimizer)
     trained = bench.model

@@ -64,6 +64,9 @@ def check_resources(cfg: DictConfig) -> None:
     if cfg.get("master_weights") and str(cfg.precision) not in ("amp", "bf16"):
         raise ConfigError(f"master_weights=true keeps fp16 or bf16 weights and this run trains in {cfg.precision} "
                           "(this host has no GPU): add precision=bf16")
+    if cfg.get("fp8") and str(cfg.precision) not in ("amp", "bf16"):
+        raise ConfigError(f"fp8=true multiplies in fp8 beside bf16 or fp16 autocast and this run trains in "
+                          f"{cfg.precision} (this host has no GPU): add precision=bf16")
     check_device(cfg.precision, wants_cuda, where=" and this host has none")  # device=auto without a GPU
     fastpath.check_compiled(cfg, wants_cuda, where=" and this host has none")
     if cfg.get("cuda_graph") and not wants_cuda:

@@ -23,7 +23,8 @@ SPEC = ModelSpec(
     # call), the attention scores and the loss compiled: 971k-987k tokens/s at b2048 on one H200, 1.18x
     # the same without the loss compiled; training batches come in buckets of many lengths, so training
     # keeps the eager step: model.compile_attention=true model.compile_loss=true opt in, one graph with
-    # symbolic lengths a kernel compiled in the warm-up (model.compile_shapes), not yet measured on a GPU
+    # symbolic lengths a kernel compiled in the warm-up (model.compile_shapes), not faster on one H200
+    # (seeds 1 and 2: 25.8 s against 25.9 s, 36.1 s in 5 epochs against 31.7 s in 4; docs/gnmt.md)
     fast=FastPath(options=("compile_attention=true", "compile_loss=true"), cuda_graph=True, master_weights=True,
                   train=False, measured="docs/benchmarks/fast_path_2026-12-04.md"),
     task=MLPerfTask(

@@ -83,6 +83,7 @@ class Llama2LoraBenchmark:
         with torch.device("meta"):
             self.model = Llama(self.shape)
             apply_lora(self.model, hp.lora_targets, hp.lora_rank, hp.lora_alpha, hp.lora_dropout)
+        ctx.convert_layers(self.model)  # fp8=true: before the blocks are wrapped, compiled and sharded
         if hp.activation_checkpointing:
             parallel.checkpoint_blocks(self.model)
         if hp.compile and ctx.device.type == "cuda":

@@ -70,6 +70,7 @@ class Llama31Benchmark:
                                 rope_theta=hp.rope_theta, rope_scaling=RopeScaling() if hp.rope_scaling else None)
         with ctx.device:  # made where it runs: no host copy of 8B parameters to initialise and move
             self.model = Llama(self.shape, hp.init_std)
+        ctx.convert_layers(self.model)  # fp8=true: before the blocks are wrapped, compiled and sharded
         if hp.activation_checkpointing:
             parallel.checkpoint_blocks(self.model)
         if hp.compile and ctx.device.type == "cuda":

@@ -115,10 +115,10 @@ class ResNetOptions(ModelOptions):
     """Where the network is compiled (model.compile=true, CUDA's default; eager it changes nothing): Inductor
     lowers the forward pass's 1x1 stride-1 convolutions (two of each bottleneck's three) to matrix products
     over NHWC rows, cuBLAS instead of cuDNN (torch._inductor.config.conv_1x1_as_mm; max-autotune does it
-    for channels_last too); the backward's convolutions stay cuDNN's. Not the default: on one H100 on
-    2026-12-06, 6,007 images/s at batch 256 beside the default's 6,022 in one call (0.998x,
-    docs/benchmarks/gpu_check_2026-12-06.md); `scripts/lab/gpu_check.py --variants resnet:conv_1x1_as_mm`
-    measures it again on another GPU."""
+    for channels_last too); the backward's convolutions stay cuDNN's. Not the default: at batch 256 beside
+    the default in one call, 6,007 against 6,022 images/s on one H100 (0.998x) and 6,993 against 6,949 on one
+    H200 (1.006x), both within the row's spread (docs/benchmarks/gpu_check_2026-12-06.md);
+    `scripts/lab/gpu_check.py --variants resnet:conv_1x1_as_mm` measures it again."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         if self.resize_size < self.image_size:

@@ -42,10 +42,16 @@ VARIANTS = [("maskrcnn:identity_norms", "maskrcnn", ["model.synthetic.calibrate_
             ("maskrcnn:eager_mask_head", "maskrcnn", ["model.fixed_mask_rois=false"],
              "the mask head eager on the ROIs sampled (the default before 2026-12-05: 0.78x on an H200)"),
             ("resnet:conv_1x1_as_mm", "resnet", ["model.conv_1x1_as_mm=true"],
-             "the forward pass's 1x1 convolutions as cuBLAS matrix products (not the default: 0.998x on an H100)"),
+             "the forward pass's 1x1 convolutions as cuBLAS matrix products (not the default: 0.998x on an H100, 1.006x on an H200)"),
             ("resnet:master_weights", "resnet", ["master_weights=true"],
              "fp16 weights with fp32 copies in the optimizer, no casts of the weights each step (not the "
-             "default: 0.992x on an H100)")]
+             "default: 0.992x on an H100, 1.009x on an H200)"),
+            ("bert_large:fp8", "bert_large", ["fp8=true"],
+             "the linear layers' products in fp8 (torchao's Float8Linear, tensorwise scales), as MLPerf's H100 and "
+             "H200 BERT submissions run theirs (a candidate: not yet measured on a GPU)"),
+            ("llama31_8b:fp8", "llama31_8b", ["fp8=true"],
+             "the linear layers' products in fp8, as the MLPerf reference trains (a candidate: not yet measured on a "
+             "GPU)")]
 # the throughput cells (a model, or a variant's key) of the check's later calls (gpu_check.py --part 2 or 3); the rest
 # go in part 1. On one H200 part 1 (tests, embedded presets, the other cells) took 527 s; part 2's real rows in 40-step
 # windows after a warm pass took 300 s for five of them (2026-12-02 16:49); part 3 holds MLPerf's current benchmarks,
@@ -53,7 +59,7 @@ VARIANTS = [("maskrcnn:identity_norms", "maskrcnn", ["model.synthetic.calibrate_
 # Tacotron 2: on a slower lease that day part 1's tests ran past phase A and its last cell past phase B (546 s), where
 # part 3 took 106-185 s
 LATER_CALLS = {"waveglow": 2, "maskrcnn:identity_norms": 2, "txl_large": 3, "txl_base": 3, "tacotron2": 3,
-               "llama31_8b": 3, "retinanet": 3, "llama2_70b_lora": 3, "dlrm_dcnv2": 3,
+               "llama31_8b": 3, "llama31_8b:fp8": 3, "retinanet": 3, "llama2_70b_lora": 3, "dlrm_dcnv2": 3,
                # their presets in mode=train on the fast path: DLRM 35 s, RetinaNet 13 epochs in 154 s (2026-12-03)
                "embedded:dlrm_dcnv2": 3, "embedded:retinanet": 3}
 # rows whose figure moves more than the table's 5% between processes on one H200 with the same code, and the

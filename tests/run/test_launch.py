@@ -61,6 +61,7 @@ def test_ctrl_c_as_the_ranks_start_is_the_run_s_one_line_and_no_traceback(tmp_pa
 
     rc, _, err = ctrl_c("harness.train", "model=ncf", "+debug=ncf", "device=cpu", "gpus=2", "seed=1",
                         "progress=false", "output_root=out", "data_root=data", cwd=tmp_path, when=when)
-    assert rc == 130 and said(err) == ["harness.train: interrupted; the run is marked aborted in its result.json"], err
+    lines = [line for line in said(err) if "start-up held the time to train back" not in line]  # a busy host's
+    assert rc == 130 and lines == ["harness.train: interrupted; the run is marked aborted in its result.json"], err
     (result,) = (tmp_path / "out").rglob("result.json")
     assert '"status": "aborted"' in result.read_text()
