@@ -15,11 +15,17 @@ model is built and before the optimizer's master copies and DDP take its paramet
 same weight and bias Parameters the nn.Linear did. The harness converts the model a Benchmark returns
 (harness/run/build.py); a model that shards itself (its `sharded`, FSDP) converts before sharding, through
 RunContext.convert_layers, since the shards are no longer nn.Linear's.
+
+It is an option, not a model's default, where measured slower: on one H100 (2026-12-06, docs/benchmarks/
+gpu_check_2026-12-06.md) BERT-large at batch 32 ran 434 sequences/s in fp8 against 484 in bf16 (0.90x): at its
+hidden size of 1024 each product's amax, scale and cast passes cost more than fp8's faster products save (torchao's
+own size filter, half the layers converted, 0.93x).
 """
 from __future__ import annotations
 
 import dataclasses
 import logging
+import warnings
 
 import torch
 from torch import nn
@@ -51,7 +57,12 @@ def convert(model: nn.Module, device: torch.device, model_name: str) -> int:
     # warning on the console of every run: a message to torchao's developers, not to the run's user
     pytree_log.setLevel(logging.ERROR)
     try:
-        from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+        with warnings.catch_warnings():
+            # torchao 0.18's quant_api.py has a '\\.' in a docstring, which Python 3.12 flags with a SyntaxWarning
+            # when it compiles the file (where pip installed it uncompiled): two lines of torchao's own on the
+            # console, or a SyntaxError where warnings are errors
+            warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
+            from torchao.float8 import Float8LinearConfig, convert_to_float8_training
     except ImportError as err:
         raise ConfigError(f"fp8=true multiplies through torchao, which is not installed ({err}): "
                           "pip install -e '.[fp8]', or leave fp8 out") from None

@@ -14,15 +14,15 @@ written as not run:
      (datasets) the real-data rows' files written on the CPU cores. The GPU is shared here: the times
      to train are shown, not compared.
   B, alone on the GPU: (throughput) `python -m harness.train mode=throughput` of every model at the
-     MLPerf batch per GPU, default path and precision, windows sized in seconds.
+     MLPerf batch per GPU, default path and precision, windows sized in seconds (a model whose cell needs more
+     memory than the GPU has, gpu_check_rows.GPU_GIB, is marked too large for this GPU and not started).
   C, alone on the GPU: (real data) scripts/lab/pipeline_h200.sh's rows: each model trained on its
      files beside the same batches held on the device (real / held) after a pass over them (its own row:
      the first meeting of each batch shape), and the data wait.
 The paths beside the default (the variant cells: before a fix, or candidates; the real rows gpu_check_rows.BEFORE_FIX
 names) run with --before.
-OUT gets check.json (every row), check.md (the table against the baseline) and logs.tgz (each row's
-console). The exit status is 1 when a row failed, did not run or is more than 5% slower. How each command runs (a
-process group of its own, stopped whole at its limit) is gpu_check_process.py.
+OUT gets check.json (every row), check.md (the table against the baseline) and logs.tgz (each row's console); exit
+status 1 when a row failed, did not run or is over 5% slower. gpu_check_process.py runs each command (its own group).
 
 On one H200 the whole check takes about 26 minutes (2026-12-02: part 1 527 s; part 2, the real-data rows
 with their warm pass, over 520 s), over the device tool's 10 minutes a command, so it runs as three calls of
@@ -54,7 +54,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 import gpu_check_table  # noqa: E402
 from gpu_check_process import REPO, Check, last_line, machine, run_dir_of  # noqa: E402
 from gpu_check_rows import (COMPILED, EMBEDDED, LATER_CALLS, REAL_DATA, THROUGHPUT, VARIANTS, BEFORE_FIX,  # noqa: E402
-                            pipeline_label)
+                            GPU_GIB, pipeline_label)
 from harness.usage import module_doc  # noqa: E402
 
 MLPERF_BATCH = dict(THROUGHPUT)  # each model's row, kept for its variants when --part or --models drops the row
@@ -79,9 +79,8 @@ def tests(check: Check, deadline: float) -> None:
         check.row("tests", "tests", f"{len(files)} files with CUDA tests", "not run" if rc == 124 else "failed",
                   note=f"exit {rc}: {last_line(console)}")
         return
-    cases = ET.parse(xml).getroot().iter("testcase")
     passed = failed = skipped = 0
-    for case in cases:
+    for case in ET.parse(xml).getroot().iter("testcase"):
         kinds = {child.tag for child in case}
         name = f"{case.get('classname', '')}::{case.get('name', '')}"
         if kinds & {"failure", "error"}:
@@ -159,14 +158,16 @@ def warm_caches(check: Check, deadline: float) -> None:
                   max(deadline - check.elapsed(), 10))
 
 
-def throughput(check: Check, deadline: float) -> None:
+def throughput(check: Check, deadline: float, gpu_gib: Optional[float]) -> None:
     cells = [(f"throughput:{m}", m, o, "") for m, o in THROUGHPUT.items()]
     cells += [(f"throughput:{key}", m, MLPERF_BATCH[m] + o, why) for key, m, o, why in VARIANTS]
     for key, model, overrides, why in cells:
         label = f"{model} {' '.join(o for o in overrides if not o.startswith('dataset=')) or 'preset batch'}"
         group = "throughput, beside the default" if why else "throughput"
-        if check.elapsed() > deadline:
-            check.row(key, group, label, "not run", note="past the phase's deadline")
+        late = check.elapsed() > deadline
+        if late or (gpu_gib and gpu_gib < GPU_GIB.get(model, 0)):
+            check.row(key, group, label, "not run" if late else "too large", note="past the phase's deadline" if late
+                      else f"needs a GPU of {GPU_GIB[model]} GiB or more; this one has {gpu_gib:g}")
             continue
         windows = ["warmup_s=1", "throughput_window_s=0.5", "throughput_repeats=1"] if check.smoke else \
             ["warmup_s=1.5", "throughput_window_s=0.75", "throughput_repeats=3"]
@@ -293,8 +294,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         EMBEDDED[:] = [m for m in EMBEDDED if m in args.models]
         VARIANTS[:] = [v for v in VARIANTS if v[1] in args.models]
         REAL_DATA[:] = [r for r in REAL_DATA if r.split(":")[0] in args.models]
-    info = machine()
-    print(json.dumps(info), flush=True)
+    print(json.dumps(info := machine()), flush=True)
     # phase A: the GPU shared by the tests and the embedded presets; the files written on the cores
     a_deadline, b_deadline = deadlines(only, args.part, args.budget_s)
     half = (len(EMBEDDED) + 1) // 2
@@ -307,7 +307,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         for job in jobs:
             job.result()
     if "throughput" in only:  # phase B: alone on the GPU
-        throughput(check, b_deadline)
+        throughput(check, b_deadline, info.get("gpu_gib"))
     if "real" in only and not args.cpu_smoke:  # phase C: alone on the GPU (its CPU check: pipeline_h200.sh's own)
         real_data(check, data, args.budget_s)
     commit = os.environ.get("CHECK_COMMIT") or subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,

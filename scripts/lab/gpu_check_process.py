@@ -88,6 +88,7 @@ def machine() -> dict[str, Any]:
         info.update(torch=torch.__version__, cuda=torch.version.cuda)
         if torch.cuda.is_available():
             info["gpu"] = torch.cuda.get_device_name(0)
+            info["gpu_gib"] = round(torch.cuda.get_device_properties(0).total_memory / 2**30, 1)
     except ImportError:
         pass
     smi = shutil.which("nvidia-smi")

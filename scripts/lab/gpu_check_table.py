@@ -8,7 +8,7 @@ and on a GPU with none recorded its rows are new, not compared against another c
     python3 scripts/lab/gpu_check_table.py A/check.json B/check.json       # a check made in two calls, as one
     python3 scripts/lab/gpu_check_table.py OUT/check.json --record         # this check becomes the baseline
 
-A row is {"key", "group", "label", "status": "ok" | "failed" | "not run", "value", "unit", "compare",
+A row is {"key", "group", "label", "status": "ok" | "failed" | "not run" | "too large", "value", "unit", "compare",
 "note", "tolerance"?}: `compare` says how its value is held to the baseline: "higher" (a rate: more than
 5% under the baseline is slower), "lower" (seconds), "host" (a rate the host's CPUs set, as a data pipeline
 whose loader alone is slower than the step: shown beside the baseline, marked host-bound, not held to it:
@@ -33,12 +33,15 @@ BASELINE = HERE / "gpu_check_baseline.json"
 TOLERANCE = 0.05  # a figure more than this much worse than its baseline is marked slower
 
 OK, SLOWER, FAILED, NOT_RUN, NEW, FASTER, HOST = "ok", "SLOWER", "FAILED", "NOT RUN", "new", "faster", "host-bound"
+TOO_LARGE = "too large for this GPU"  # a cell that needs more GPU memory than the card has: no loss, nothing to hold
 
 
 def verdict(row: dict[str, Any], base: Optional[dict[str, Any]]) -> tuple[str, Optional[float]]:
     """(the row's mark, its value over the baseline's) for one row and its baseline row (None: none recorded)."""
     if row.get("status") == "failed":
         return FAILED, None
+    if row.get("status") == "too large":
+        return TOO_LARGE, None
     if row.get("status") != "ok":
         return NOT_RUN, None
     value, compare = row.get("value"), row.get("compare", "none")

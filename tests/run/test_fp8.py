@@ -51,11 +51,12 @@ def test_the_layers_fp8_can_multiply_are_converted_in_place_and_keep_their_param
 
 def test_on_a_cpu_the_emulated_fp8_products_are_torch_s_own_fp8_products():
     """The emulation (fp8 values multiplied in bf16, which holds them exactly) against torch._scaled_mm."""
-    from torchao.float8 import Float8LinearConfig, convert_to_float8_training
-
     model = _mlp()
     native = copy.deepcopy(model)
     fp8.convert(model, torch.device("cpu"), "mlp")
+    # after fp8.convert, which imports torchao with its import-time SyntaxWarning quieted (Python 3.12)
+    from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+
     convert_to_float8_training(native, config=Float8LinearConfig.from_recipe_name("tensorwise"),
                                module_filter_fn=lambda module, _fqn: fp8.eligible(module))
     assert model[0].config.emulate and not native[0].config.emulate

@@ -28,6 +28,15 @@ def test_cuda_out_of_memory_names_the_batch_size_option_and_bench_s_set():
     assert ranked.reason.startswith(f"rank 1 failed: OutOfMemoryError: {OOM}; the batch does not fit on the GPU")
 
 
+def test_out_of_memory_at_one_per_rank_points_past_the_batch():
+    """Llama 3.1 8B on one 80 GiB GPU: halving a batch of 1 is no answer, so the line names what is."""
+    cfg = OmegaConf.create({"model": {"name": "llama31_8b", "batch_size": 1}})
+    end = _end(torch.cuda.OutOfMemoryError(OOM), cfg)
+    assert end.reason == (f"OutOfMemoryError: {OOM}; the model does not fit on the GPU even at 1 per rank: a GPU "
+                          "with more memory, more GPUs for a model that shards itself (gpus=N), or smaller sizes "
+                          "(python -m harness.train --help model=llama31_8b lists them)")
+
+
 def test_other_failures_keep_their_own_line():
     end = _end(RuntimeError("expected scalar type Float"), OmegaConf.create({"model": {"batch_size": 8}}))
     assert end.reason == "RuntimeError: expected scalar type Float"

@@ -37,3 +37,21 @@ def test_an_unknown_variant_is_named_before_anything_is_written(tmp_path, capsys
     assert exit_.value.code == 2
     assert "unknown variant(s) ['bert_large:nope']" in capsys.readouterr().err
     assert not (tmp_path / "out").exists() and not (tmp_path / "work").exists()
+
+
+def test_a_cell_larger_than_the_gpu_is_not_run_and_says_what_it_needs(tmp_path, monkeypatch):
+    """Llama 3.1 8B on one H100 (79 GiB): its row says so instead of failing the check with an out-of-memory,
+    and the table marks it without failing the check (nothing of this card's was lost)."""
+    monkeypatch.setattr(check_mod, "THROUGHPUT", {"llama31_8b": ["model.batch_size=1"]})
+    monkeypatch.setattr(check_mod, "VARIANTS", [("llama31_8b:fp8", "llama31_8b", ["fp8=true"], "fp8")])
+    monkeypatch.setattr(check_mod, "MLPERF_BATCH", {"llama31_8b": ["model.batch_size=1"]})
+    check = check_mod.Check(tmp_path / "out", tmp_path / "work", 60, smoke=False)
+    monkeypatch.setattr(check, "run", lambda *a, **k: pytest.fail("a cell too large for the GPU was started"))
+    check_mod.throughput(check, 60, 79.2)
+    need = check_mod.GPU_GIB["llama31_8b"]
+    assert [(r["key"], r["status"], r["note"]) for r in check.rows] == [
+        (key, "too large", f"needs a GPU of {need} GiB or more; this one has 79.2")
+        for key in ("throughput:llama31_8b", "throughput:llama31_8b:fp8")]
+    table = importlib.import_module("gpu_check_table")
+    page, counts = table.table({"machine": {"gpu": "H100"}, "rows": check.rows}, None)
+    assert counts == {table.TOO_LARGE: 2} and "needs a GPU of" in page
