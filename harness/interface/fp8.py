@@ -58,10 +58,10 @@ def convert(model: nn.Module, device: torch.device, model_name: str) -> int:
     pytree_log.setLevel(logging.ERROR)
     try:
         with warnings.catch_warnings():
-            # torchao 0.18's quant_api.py has a '\\.' in a docstring, which Python 3.12 flags with a SyntaxWarning
-            # when it compiles the file (where pip installed it uncompiled): two lines of torchao's own on the
-            # console, or a SyntaxError where warnings are errors
-            warnings.filterwarnings("ignore", "invalid escape sequence", SyntaxWarning)
+            # torchao 0.18's quant_api.py has a '\.' in a docstring, which Python flags when it compiles the file
+            # (where pip installed it uncompiled; a SyntaxWarning from 3.12, a DeprecationWarning before): two
+            # lines of torchao's own on the console, or a SyntaxError where warnings are errors
+            warnings.filterwarnings("ignore", "invalid escape sequence")
             from torchao.float8 import Float8LinearConfig, convert_to_float8_training
     except ImportError as err:
         raise ConfigError(f"fp8=true multiplies through torchao, which is not installed ({err}): "

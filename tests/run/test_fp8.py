@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 import sys
 
 import pytest
@@ -15,7 +16,7 @@ from harness.errors import ConfigError
 from harness.observe.gpu_peaks import peak
 from harness.results.read.summary import split_label
 from harness.interface import fp8
-from tests.helpers import run_cli, said
+from tests.helpers import child_env, run_cli, said
 
 
 def _relative(got: torch.Tensor, want: torch.Tensor) -> float:
@@ -63,6 +64,17 @@ def test_on_a_cpu_the_emulated_fp8_products_are_torch_s_own_fp8_products():
     x = torch.randn(32, 64)
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
         assert torch.equal(model(x), native(x))
+
+
+def test_torchao_imported_uncompiled_under_warnings_as_errors_still_converts(tmp_path):
+    """torchao 0.18 holds an invalid escape in a docstring: Python warns as it compiles the file (wheels installed
+    without compiled files, as on the GPU image), which pytest's errors and a run's console would show. An empty
+    PYTHONPYCACHEPREFIX makes this child compile every file afresh."""
+    code = ("import torch; from torch import nn; from harness.interface import fp8; "
+            "print(fp8.convert(nn.Sequential(nn.Linear(64, 32)), torch.device('cpu'), 'mlp'))")
+    done = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, timeout=120,
+                          env=child_env(PYTHONPYCACHEPREFIX=str(tmp_path)))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "1\n", "")
 
 
 def test_a_model_with_no_layer_fp8_can_multiply_is_told_so_in_one_line():
