@@ -154,18 +154,16 @@ def _failed(err: Exception, cfg: Optional[DictConfig] = None) -> RunEnd:
 
 def _memory_fix(reason: str, cfg: Optional[DictConfig]) -> str:
     """What to change when the GPU ran out of memory: the batch per rank (every model's model.batch_size)."""
+    name = (OmegaConf.select(cfg, "model.name") if cfg is not None else None) or "NAME"
+    sizes = f"python -m harness.train --help model={name} lists them"
     if "DefaultCPUAllocator" in reason:  # the host's memory, on a CPU run: a model option or the batch
-        name = OmegaConf.select(cfg, "model.name") if cfg is not None else None
-        return ("; the host's memory cannot hold it: lower the model's sizes (python -m harness.train --help "
-                f"model={name or 'NAME'} lists them) or model.batch_size")
+        return f"; the host's memory cannot hold it: lower the model's sizes ({sizes}) or model.batch_size"
     if "out of memory" not in reason or "CUDA" not in reason:
         return ""
     batch = OmegaConf.select(cfg, "model.batch_size") if cfg is not None else None
     if batch == 1:  # halving is no answer: the model itself, its gradients and optimizer state fill the GPU
-        name = (OmegaConf.select(cfg, "model.name") if cfg is not None else None) or "NAME"
         return ("; the model does not fit on the GPU even at 1 per rank: a GPU with more memory, more GPUs for a "
-                f"model that shards itself (gpus=N), or smaller sizes (python -m harness.train --help model={name} "
-                "lists them)")
+                f"model that shards itself (gpus=N), or smaller sizes ({sizes})")
     smaller = f"model.batch_size={max(1, batch // 2)}" if isinstance(batch, int) else "model.batch_size=N"
     now = f" (now {batch} per rank)" if isinstance(batch, int) else ""
     return (f"; the batch does not fit on the GPU{now}: lower it with {smaller}, or in harness.bench "
