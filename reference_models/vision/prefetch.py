@@ -16,8 +16,11 @@ of host time per batch of 256 beside the compiled ResNet-50 step, with CUDA grap
 training thread needs almost no host time), against 21 ms when the loader ran alone: 5,800 images/s
 at most, whatever the step does (docs/benchmarks/pipeline_2026-12-01.md). The profile points to the
 per-image work inside nvImageCodec's decode call (a copy of each file to the device, an event
-synchronisation and a colour-conversion kernel per image), which waits behind the step's kernels;
-the call releases the GIL while it waits, so threads can overlap those waits. What N gives is
+synchronisation and a colour-conversion kernel per image), which waits behind the step's kernels:
+those kernels run on nvJPEG's own streams, some of which share one of the GPU's hardware work queues
+with the step's stream (docs/benchmarks/gpu_check_2026-12-06.md, its last section), so a priority
+of this module's streams does not reach them; the call releases the GIL while it waits, so threads
+can overlap those waits. What N gives is
 measured by scripts/lab/pipeline_h200.sh (stages resnet:nvimgcodec1, 2 and 3).
 
 Behaviour, the same for any N: a failure in any thread (the loader's error, a decode error) reaches

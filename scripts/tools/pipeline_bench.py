@@ -34,7 +34,7 @@ It prints each rate, real / synthetic against --target and names the bottleneck:
 One JSON line goes to stdout (and --json, appended) and one Markdown row to --table (appended, the
 header written first when the file is new; pipeline_output.py beside this file writes them). With the GPU decode path it also reports the DataLoader's
 rate alone and what the decode thread spent per batch. --profile N, where the target is missed, writes
-torch.profiler's table of N real steps to --profile-out; --build-only reports what model.decode=auto chose.
+torch.profiler's table of N real steps to --profile-out (and their timeline beside it, .trace.json); --build-only reports what model.decode=auto chose.
 """
 from __future__ import annotations
 
@@ -314,9 +314,10 @@ def _profile(bench: Any, train: Callable[[Iterable[Any]], None], steps: int, out
         train(itertools.islice(batches, steps))
         sync()
     getattr(batches, "close", lambda: None)()
-    table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=40)
-    host = prof.key_averages().table(sort_by="cpu_time_total", row_limit=25)
-    out.write_text(f"{steps} real steps, by GPU time:\n{table}\nby host time:\n{host}\n")
+    averages = prof.key_averages()
+    out.write_text(f"{steps} real steps, by GPU time:\n{averages.table(sort_by='cuda_time_total', row_limit=40)}\n"
+                   f"by host time:\n{averages.table(sort_by='cpu_time_total', row_limit=25)}\n")
+    prof.export_chrome_trace(str(out.with_suffix(".trace.json")))  # each thread's calls and each stream's kernels in time
 
 
 EXIT_S = 20.0  # after its figures, the process ends within this or dumps every thread's stack and exits 1

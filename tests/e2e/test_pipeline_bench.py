@@ -39,15 +39,21 @@ def test_the_bench_sets_jpegs_beside_held_batches_and_appends_its_row(tmp_path, 
 
 
 def test_the_bench_measures_a_model_that_reads_ratings_not_images(tmp_path):
-    """NCF's generated ratings at its debug preset: the same three rates in samples/s, no decode thread."""
+    """NCF's generated ratings at its debug preset: the same three rates in samples/s, no decode thread;
+    missing its target (10x the held-batch rate, out of reach), it profiles real steps: the table, and the
+    timeline of each thread and stream that chrome://tracing and Perfetto open."""
     out = subprocess.run([sys.executable, str(BENCH), "model=ncf", "+debug=ncf", "device=cpu",
-                          f"data_root={tmp_path / 'data'}", "--warmup", "1", "--steps", "2", "--skip", "1"],
+                          f"data_root={tmp_path / 'data'}", "--warmup", "1", "--steps", "2", "--skip", "1",
+                          "--target", "10", "--profile", "2", "--profile-out", "prof.txt"],
                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["model"] == "ncf" and result["unit"] == "samples"
     assert all(result[k] > 0 for k in ("loader", "real", "synthetic")) and result["decode_thread"] is None
     assert "real / synthetic = " in out.stdout
+    assert (tmp_path / "prof.txt").read_text().startswith("2 real steps, by GPU time:")
+    events = json.loads((tmp_path / "prof.trace.json").read_text())["traceEvents"]
+    assert any(e.get("ph") == "X" and e.get("dur", 0) > 0 for e in events)
 
 
 # the bench with the GPU decode path's backend swapped for PIL, which a CPU runs
