@@ -27,8 +27,9 @@ replay no longer pays: --warm-pass trains over the real window's epochs once fir
 apart as the first pass (what a run pays once per shape), so that real and synthetic both meet known shapes.
 It prints each rate, real / synthetic against --target and names the bottleneck:
 - the loader, when it alone delivers less than the synthetic step consumes (input-bound);
-- the host, when the loader keeps up alone but the step waits for batches beside training (CPU
-  contention between the workers, the decode thread and the training process);
+- beside training, when the loader keeps up alone but the step waits for batches beside training (the
+  host's cores shared by the workers, the decode thread and the training process, or the decode's GPU
+  work queued behind the step's: the profile's timeline tells them apart);
 - the GPU, when the step waits little yet runs slower than on held batches (the input pipeline's
   kernels or copies share the GPU with the step).
 One JSON line goes to stdout (and --json, appended) and one Markdown row to --table (appended, the

@@ -24,8 +24,11 @@ def verdict(rates: dict[str, float], wait_share: float, target: float, workers: 
         return (f"input-bound: the loader alone delivers {rates['loader']:,.0f} {unit}/s ({workers} workers, "
                 f"decode={decode}) of the {rates['synthetic']:,.0f} the step consumes")
     if wait_share > 0.05:
-        return (f"the host: the loader keeps up alone but the step waits {wait_share:.0%} of the time for batches "
-                "beside training (CPU contention between workers, decode thread and the training process)")
+        # ResNet-50 on an H100 (docs/benchmarks/gpu_check_2026-12-06.md): nvJPEG's kernels, queued behind the
+        # step's on a shared hardware queue, kept the decode thread waiting, not the host's cores
+        return (f"beside training: the loader keeps up alone but the step waits {wait_share:.0%} of the time for "
+                "batches (the host's cores shared by workers, decode thread and training, or the decode's GPU "
+                "work queued behind the step's: --profile's timeline shows which)")
     return (f"the GPU: the step waits {wait_share:.1%} of the time for batches yet runs at {ratio:.2f} of its rate on "
             "held batches (the input pipeline's kernels or copies share the GPU with the step)")
 
