@@ -11,7 +11,8 @@ run is grouped by. Each config is resolved once, by the one who composed it: the
 - On CUDA, unless `eager=true`: the model's declared fast path (ModelSpec.fast,
   harness/interface/fast_declaration.py): its options (torch.compile, its mode) in mode=throughput, and in
   mode=train where the model says its step's shapes are static; `cuda_graph` null becomes the fast
-  path's choice in mode=throughput on one GPU, `master_weights` null its choice in mode=throughput
+  path's choice on one GPU (FastPath.cuda_graph in mode=throughput, train_graph in mode=train),
+  `master_weights` null its choice in mode=throughput
   at amp or bf16, and `warm_up` null on in mode=train wherever the step compiles (harness/run/warmup.py).
   An option given on the command line always wins, and a fast-path option that the model's relations
   refuse beside the given ones is left out (the fast path speeds a valid config up, never breaks it).
@@ -72,7 +73,8 @@ def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = (), spec: Option
         throughput = str(cfg.mode) == "throughput"
         if cfg.get("cuda_graph") is None:
             one_gpu = int(cfg.gpus) * int(cfg.nodes) == 1
-            cfg.cuda_graph = bool(takes and throughput and one_gpu and spec.fast.cuda_graph)
+            graphed = spec.fast.cuda_graph if throughput else spec.fast.train_graph
+            cfg.cuda_graph = bool(takes and one_gpu and graphed)
         if cfg.get("master_weights") is None:
             cfg.master_weights = bool(takes and throughput and spec.fast.master_weights
                                       and str(cfg.precision) in (Precision.amp.value, Precision.bf16.value))

@@ -75,8 +75,11 @@ def test_an_option_given_on_the_command_line_wins_over_the_fast_path():
 
 
 def test_training_takes_the_fast_paths_options_only_where_the_model_says_its_shapes_are_static():
-    resnet = _resolved(["model=resnet"], cuda=True)  # a fixed crop size
-    assert path(resnet) == "compile" and resnet.model.channels_last is True and resnet.cuda_graph is False
+    resnet = _resolved(["model=resnet"], cuda=True)  # a fixed crop size: its batches replayed from a graph
+    assert path(resnet) == "compile+graph" and resnet.model.channels_last is True and resnet.cuda_graph is True
+    assert path(_resolved(["model=resnet", "gpus=2"], cuda=True)) == "compile"  # a graph: one GPU
+    assert path(_resolved(["model=resnet", "cuda_graph=false"], cuda=True)) == "compile"
+    assert path(_resolved(["model=retinanet"], cuda=True)) == "compile"  # compiled, not graphed
     transformer = _resolved(["model=transformer"], cuda=True)  # batches cut by tokens: many shapes
     assert path(transformer) == "eager"
     maskrcnn = _resolved(["model=maskrcnn"], cuda=True)  # images of many sizes

@@ -173,10 +173,8 @@ def check(cfg: DictConfig) -> None:
 
 
 def _check_cuda_graph(cfg: DictConfig) -> None:
-    """cuda_graph=true replays mode=throughput's one batch on one GPU (harness/run/graph.py)."""
-    if cfg.mode != "throughput":
-        raise ConfigError("cuda_graph=true replays mode=throughput's synthetic batch, whose shapes never change: "
-                          "add mode=throughput, or leave cuda_graph out")
+    """cuda_graph=true replays the step on one GPU (harness/run/graph.py): mode=throughput's one batch, or
+    mode=train's batches copied into the graph's inputs."""
     if str(cfg.device) == "cpu":
         raise ConfigError("cuda_graph=true captures CUDA work: use device=cuda (or auto on a GPU), or leave "
                           "cuda_graph out")

@@ -118,10 +118,12 @@ class HarnessConfig:
     model's fast path (torch.compile, CUDA-graph capture; its ModelSpec's `fast`), which is otherwise the
     default on CUDA (harness/fastpath.py)."""
     cuda_graph: Optional[bool] = None
-    """mode=throughput on one GPU: capture the step's forward and backward once in a CUDA graph and
-    replay it (the optimizer runs eagerly after it): for models bound by launching small kernels
-    (harness/run/graph.py). null: the model's fast path decides (on CUDA, unless eager=true). A step that
-    cannot be captured falls back to the eager step, and the run says why."""
+    """One GPU: capture the step's forward and backward once in a CUDA graph and replay it (the optimizer
+    runs eagerly after it): for models bound by launching small kernels, or whose host work slows their
+    input pipeline (harness/run/graph.py). mode=throughput replays its one batch; mode=train copies each
+    batch into the graph's inputs (a batch of another shape trains eagerly). null: the model's fast path
+    decides (on CUDA, unless eager=true). A step that cannot be captured falls back to the eager step,
+    and the run says why."""
     warm_up: Optional[bool] = None
     """mode=train: before run_start, step the forward and backward on the model's synthetic batches (one of
     each shape it lists, else its one synthetic batch), then put back its buffers, gradients and random

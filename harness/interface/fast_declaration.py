@@ -24,7 +24,10 @@ class FastPath:
     # relations refuse beside the command line's options is left out of that run (harness/fastpath.py)
     options: tuple[str, ...] = ()
     cuda_graph: bool = False  # mode=throughput, one GPU: forward and backward replayed from a CUDA graph
-    train: bool = True  # the options apply in mode=train too (a step of static shapes); the graph never does
+    train: bool = True  # the options apply in mode=train too (a step of static shapes)
+    # mode=train, one GPU: each training batch copied into the inputs of a graph captured on an early one and
+    # replayed (harness/run/graph.py's GraphedTraining), for a model whose batches keep one shape
+    train_graph: bool = False
     # mode=throughput with amp or bf16: the weights themselves in the autocast dtype, fp32 copies in the
     # optimizer (harness/run/master_weights.py), as MLPerf's fp16 references kept them; mode=train keeps
     # the fp32 weights its embedded presets were calibrated with
@@ -41,7 +44,7 @@ class FastPath:
     @property
     def eager(self) -> bool:
         """The model declares no fast path: its step runs as written."""
-        return not self.options and not self.cuda_graph and not self.master_weights
+        return not self.options and not self.cuda_graph and not self.train_graph and not self.master_weights
 
     def settings(self) -> dict[str, str]:
         """The options as {key: value text}."""

@@ -17,6 +17,7 @@ several ranks, else the module itself) and evaluates `run.module`, so no model u
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 from dataclasses import dataclass
 from functools import cached_property
@@ -51,6 +52,7 @@ class BuiltRun:
     feed: Feed
     mode: str = "train"  # train | throughput
     _synthetic: Any = None
+    train_graph: Any = None  # mode=train with cuda_graph=true: its graphed step, kept across epochs (run/graph.py)
 
     @property
     def module(self) -> torch.nn.Module:
@@ -78,8 +80,26 @@ class BuiltRun:
 _TASK_METHODS = ("steps_per_epoch", "train_batches", "train_samples", "eval_samples", "evaluate")
 
 
+# The GPU's hardware work queues a process's CUDA context gets (CUDA_DEVICE_MAX_CONNECTIONS, 8 unless set; 32
+# at most), read when the context is made. With fewer queues than streams, streams share one and a kernel
+# waits for every kernel queued before it on the other's: nvJPEG's colour conversions waited up to 27.7 ms
+# behind ResNet-50's step this way, and a graphed step queues a whole step at once
+# (docs/benchmarks/gpu_check_2026-12-06.md, its last section)
+HARDWARE_QUEUES = "32"
+
+
+def hardware_queues(cfg: DictConfig) -> Optional[str]:
+    """Before this process's CUDA context: a queue per stream where mode=train replays its step from a
+    CUDA graph, unless the environment names its own number; the number in effect (None: CUDA's 8)."""
+    if cfg.get("cuda_graph") and str(cfg.mode) == "train":
+        os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", HARDWARE_QUEUES)
+    return os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS")
+
+
 def pick_device(cfg: DictConfig, local_rank: int) -> torch.device:
     want = str(cfg.device)
+    if want != "cpu":
+        hardware_queues(cfg)
     if want == "cpu" or (want == "auto" and not torch.cuda.is_available()):
         return torch.device("cpu")
     if not torch.cuda.is_available():

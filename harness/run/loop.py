@@ -31,7 +31,8 @@ from harness.observe.finite import NonFiniteLoss
 from harness.observe.hooks import EpochStats, Hook, StepDone
 from harness.record import ABORTED, FAILED, SUCCESS, Epoch, Evaluation, Failure
 from harness.run.build import BuiltRun
-from harness.run.step import Step, train_step
+from harness.run.graph import step_for
+from harness.run.step import Step
 from harness.run.mlperf_log import TRACKED_STATS, C, MLPerfLog
 
 log = logging.getLogger("harness.loop")
@@ -62,7 +63,7 @@ class LoopResult:
     warmup_steps: Optional[int] = None  # mode=throughput: the steps the warm-up ran
     window_steps: Optional[int] = None  # mode=throughput: the steps of each window
     fallback: Optional[str] = None  # why a fast path fell back to the eager step (capture)
-    graph_fell_back: bool = False  # mode=throughput: the CUDA-graph capture failed and the eager step ran
+    graph_fell_back: bool = False  # the CUDA-graph capture failed and the eager step ran
 
     @property
     def epochs_to_converge(self) -> Optional[float]:
@@ -81,8 +82,9 @@ class EpochTraining:
     The losses add up on the device: no sync per step."""
 
     def __init__(self, run: BuiltRun, epoch: int, batches: Iterator[tuple[Any, Any]], hooks: Hook,
-                 steps: Optional[int], first_step: int, step: Step = train_step):
-        self.run, self.epoch, self.hooks, self.batches, self.step = run, epoch, hooks, batches, step
+                 steps: Optional[int], first_step: int, step: Optional[Step] = None):
+        self.run, self.epoch, self.hooks, self.batches = run, epoch, hooks, batches
+        self.step = step or step_for(run)  # mode=train's graphed step with cuda_graph=true (run/graph.py)
         self.steps, self.samples, self.global_step = 0, 0, first_step
         self.loss_sum = torch.zeros((), device=run.ctx.device)
         self.term_sums: Optional[dict[str, torch.Tensor]] = None
@@ -260,11 +262,17 @@ def train_to_target(run: BuiltRun, *, judge: Judge, mlperf: MLPerfLog, hooks: Ho
                 reached = blocks.evaluate(last, epochs[-1])
                 epochs[-1] = blocks.into(epochs[-1])
     except NonFiniteLoss as err:
-        return ended(FAILED, epochs, blocks.evals, kept, reason=str(err),
-                      error=Failure("NonFiniteLoss", str(err), err.rank))
+        return _graphed(run, ended(FAILED, epochs, blocks.evals, kept, reason=str(err),
+                                   error=Failure("NonFiniteLoss", str(err), err.rank)))
     finally:
         hooks.after_run()
-    return ended(SUCCESS if reached else ABORTED, epochs, blocks.evals, kept)
+    return _graphed(run, ended(SUCCESS if reached else ABORTED, epochs, blocks.evals, kept))
+
+
+def _graphed(run: BuiltRun, result: LoopResult) -> LoopResult:
+    """The result naming the eager step where mode=train's CUDA-graph capture failed (the record's path)."""
+    why = getattr(run.train_graph, "fallback", None)
+    return replace(result, fallback=why, graph_fell_back=True) if why else result
 
 
 def repeat_batch(batch: Any, steps: Optional[int]) -> Iterator[tuple[Any, Any]]:
