@@ -72,9 +72,7 @@ def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = (), spec: Option
         takes = cuda and not cfg.get("eager")
         throughput = str(cfg.mode) == "throughput"
         if cfg.get("cuda_graph") is None:
-            one_gpu = int(cfg.gpus) * int(cfg.nodes) == 1
-            graphed = spec.fast.cuda_graph if throughput else spec.fast.train_graph
-            cfg.cuda_graph = bool(takes and one_gpu and graphed)
+            cfg.cuda_graph = bool(takes and graphed(cfg, spec))
         if cfg.get("master_weights") is None:
             cfg.master_weights = bool(takes and throughput and spec.fast.master_weights
                                       and str(cfg.precision) in (Precision.amp.value, Precision.bf16.value))
@@ -90,6 +88,14 @@ def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = (), spec: Option
             # the compiled embedded presets trained in 0.45-0.74x the time, to the same quality
             # (docs/benchmarks/fast_path_2026-12-04.md)
             cfg.warm_up = bool(not throughput and compiled_options(cfg))
+
+
+def graphed(cfg: DictConfig, spec: "ModelSpec") -> bool:
+    """Whether the model's fast path replays the step from a CUDA graph in this config, on CUDA: one GPU,
+    not eager=true, and the model's declaration for the mode (FastPath.cuda_graph, train_graph)."""
+    one_gpu = int(cfg.gpus) * int(cfg.nodes) == 1
+    declared = spec.fast.cuda_graph if str(cfg.mode) == "throughput" else spec.fast.train_graph
+    return bool(one_gpu and declared and not cfg.get("eager"))
 
 
 def _keep_relations(cfg: DictConfig, spec: "ModelSpec", before: dict[str, Any]) -> None:

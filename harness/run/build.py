@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional, Union, cast
 import torch
 from omegaconf import DictConfig
 
-from harness import registry
+from harness import fastpath, registry
 from harness.errors import ConfigError
 from harness.interface import Benchmark, RunContext, ThroughputBenchmark
 from harness.interface import fp8
@@ -91,7 +91,10 @@ HARDWARE_QUEUES = "32"
 def hardware_queues(cfg: DictConfig) -> Optional[str]:
     """Before this process's CUDA context: a queue per stream where mode=train replays its step from a
     CUDA graph, unless the environment names its own number; the number in effect (None: CUDA's 8)."""
-    if cfg.get("cuda_graph") and str(cfg.mode) == "train":
+    graph = cfg.get("cuda_graph")
+    if graph is None:  # a script's config, resolved after its device: what the fast path will choose
+        graph = fastpath.graphed(cfg, registry.get(str(cfg.model.name)))
+    if graph and str(cfg.mode) == "train":
         os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", HARDWARE_QUEUES)
     return os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS")
 

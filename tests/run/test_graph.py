@@ -237,6 +237,9 @@ def test_a_graphed_mode_train_gets_a_hardware_queue_per_stream_unless_the_enviro
     monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS", raising=False)
     assert hardware_queues(compose(["model=resnet", "cuda_graph=false"])) is None
     assert hardware_queues(compose(["model=resnet", "mode=throughput", "cuda_graph=true"])) is None
+    assert hardware_queues(compose(["model=transformer"])) is None  # its batches change shape: no graph
     assert hardware_queues(compose(["model=resnet", "cuda_graph=true"])) == HARDWARE_QUEUES == "32"
+    monkeypatch.delenv("CUDA_DEVICE_MAX_CONNECTIONS")
+    assert hardware_queues(compose(["model=resnet"])) == "32"  # unresolved (a script's): the fast path's choice
     monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", "4")
     assert hardware_queues(compose(["model=resnet", "cuda_graph=true"])) == "4"
