@@ -85,7 +85,7 @@ _TASK_METHODS = ("steps_per_epoch", "train_batches", "train_samples", "eval_samp
 # waits for every kernel queued before it on the other's: nvJPEG's colour conversions waited up to 27.7 ms
 # behind ResNet-50's step this way, and a graphed step queues a whole step at once
 # (docs/benchmarks/gpu_check_2026-12-06.md, its last section)
-HARDWARE_QUEUES = "32"
+HARDWARE_QUEUES, QUEUES = "32", "CUDA_DEVICE_MAX_CONNECTIONS"
 
 
 def hardware_queues(cfg: DictConfig) -> Optional[str]:
@@ -95,13 +95,13 @@ def hardware_queues(cfg: DictConfig) -> Optional[str]:
     if graph is None:  # a script's config, resolved after its device: what the fast path will choose
         graph = fastpath.graphed(cfg, registry.get(str(cfg.model.name)))
     if graph and str(cfg.mode) == "train":
-        os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", HARDWARE_QUEUES)
-    return os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS")
+        os.environ.setdefault(QUEUES, HARDWARE_QUEUES)
+    return os.environ.get(QUEUES)
 
 
 def pick_device(cfg: DictConfig, local_rank: int) -> torch.device:
     want = str(cfg.device)
-    if want != "cpu":
+    if want != "cpu":  # a run's ranks have it from the launcher; a script builds here, before its first CUDA call
         hardware_queues(cfg)
     if want == "cpu" or (want == "auto" and not torch.cuda.is_available()):
         return torch.device("cpu")

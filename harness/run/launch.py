@@ -34,6 +34,7 @@ from harness.errors import ConfigError
 from harness.fastpath import check_device
 from harness.observe import console
 from harness.run import distributed, rendezvous, threads
+from harness.run.build import QUEUES, hardware_queues
 from harness.run.distributed import World
 from harness.signals import Stopped, signal_number, spawning_ranks, stop_on_sigterm, take_ctrl_c
 from harness.run.process_exit import before_exit
@@ -184,8 +185,9 @@ def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], recor
     policy = threads.decide(cfg.gpus)  # the spawned ranks start OpenMP with what this says
     log.info("threads: %s per rank, OMP_WAIT_POLICY=%s (%s)", policy.omp_num_threads or "OpenMP's default",
              policy.omp_wait_policy or "OpenMP's default", policy.reason)
-    saved_env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", threads.ENV)}
+    saved_env = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", threads.ENV, QUEUES)}
     threads.export(policy)
+    hardware_queues(cfg)  # in the ranks' environment from their start, before any CUDA call of theirs
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     # torch.multiprocessing's per-rank crash files, here, not in /tmp: a run writes only under its output root
     elastic.mkdir(exist_ok=True)
