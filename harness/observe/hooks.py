@@ -40,8 +40,19 @@ class StepDone:
     epoch_samples: int  # this rank's samples in this epoch so far
     loss: "torch.Tensor"  # the step's loss, detached
     terms: Optional[dict[str, "torch.Tensor"]] = None  # its named parts, where the model returns several
-    copy_wait: Optional[tuple[Any, Any]] = None  # CUDA events around the wait for this batch's copy
+    device_wait: Optional["DeviceWait"] = None  # CUDA only: the compute stream's events around this batch
     host_wait: float = 0.0  # seconds the loop waited in the batch iterator's next() for this batch
+
+
+@dataclass(frozen=True)
+class DeviceWait:
+    """Three CUDA events recorded on the compute stream as one batch is handed over (harness/run/feed.py),
+    read once the epoch's work is done (harness/observe/datawait.py): each one's time is when the GPU
+    reached it, which is when the host recorded it if the stream stood idle by then."""
+
+    asked: Any  # where the loop asked for the batch: the previous step's work done, or the host's ask
+    copied: Any  # once the stream has waited for the batch's copy
+    ready: Any  # where the step may start: the host holds the batch and the next one's copy is launched
 
 
 @dataclass

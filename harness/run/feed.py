@@ -9,15 +9,18 @@ model's lists); anything else stays as it is. This is PyTorch Lightning's `move_
 written out for the three shapes the models use. Such an object is pinned where a tensor would be, by
 the DataLoader's pin thread through its own `pin_memory()`.
 
-`Feed.batches` hands the loop (batch, copy_wait) pairs:
+`Feed.batches` hands the loop (batch, device_wait) pairs:
 
-- on a CPU the batches as yielded: there is nothing to copy, and copy_wait is None;
+- on a CPU the batches as yielded: there is nothing to copy, and device_wait is None;
 - on CUDA the next batch is copied with non_blocking=True on a copy stream of its own while the
   current one trains (NVIDIA's data prefetcher, as DeepLearningExamples' image models use it); before
-  a step the compute stream waits for its batch's copy, between two CUDA events whose interval is
-  that wait (harness/observe/datawait.py reads them at the epoch's end). The copied tensors are
-  marked as used by the compute stream, so the allocator does not hand their memory to the next copy
-  too early. No host sync anywhere.
+  a step the compute stream waits for its batch's copy. Three CUDA events on the compute stream frame
+  the hand-over (hooks.DeviceWait): where the loop asked for the batch, after the wait for its copy,
+  and where the step may start. harness/observe/datawait.py reads them at the epoch's end: the time
+  from the first to the last is how long the GPU stood idle for this batch, which a host that runs
+  ahead of the GPU (a compiled or graphed step) does not see. The copied tensors are marked as used
+  by the compute stream, so the allocator does not hand their memory to the next copy too early. No
+  host sync anywhere.
 
 At most `limit` batches are taken from the iterator, so a cut-short epoch (a warm-up, a throughput
 window) draws no batch it will not train on.
@@ -30,6 +33,7 @@ from typing import Any, Iterable, Iterator, Optional
 import torch
 
 from harness.interface.batches import tensors
+from harness.observe.hooks import DeviceWait
 
 
 def to_device(batch: Any, device: torch.device, non_blocking: bool = False) -> Any:
@@ -61,25 +65,25 @@ class Feed:
         return to_device(batch, self.device) if self.cuda else batch
 
     def batches(self, source: Iterable[Any], limit: Optional[int] = None) -> Iterator[tuple[Any, Any]]:
-        """(batch on the device, CUDA events around the wait for its copy, or None), at most `limit`."""
+        """(batch on the device, the CUDA events around its hand-over, or None), at most `limit`."""
         host = itertools.islice(source, limit)
         if not self.cuda:
             for batch in host:
                 yield batch, None
             return
+        compute = torch.cuda.current_stream(self.device)
+        asked = _event(compute)  # the first batch: its wait is the loaders' start-up
         ahead = self._copy(next(host, _END))
         while ahead is not _END:
             batch = ahead
-            compute = torch.cuda.current_stream(self.device)
-            before, after = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            before.record(compute)
             compute.wait_stream(self._stream)  # type: ignore[arg-type]  # waits for this batch's copy: no host sync
-            after.record(compute)
+            copied = _event(compute)
             for t in tensors(batch):
                 if t.device.type == "cuda":
                     t.record_stream(compute)  # its memory is the compute stream's until that is done with it
             ahead = self._copy(next(host, _END))  # the next batch's copy overlaps this step
-            yield batch, (before, after)
+            yield batch, DeviceWait(asked, copied, _event(compute))
+            asked = _event(compute)  # the loop asks again: the step and its hooks are queued
 
     def _copy(self, batch: Any) -> Any:
         if batch is _END:
@@ -87,6 +91,12 @@ class Feed:
         assert self._stream is not None  # CUDA only
         with torch.cuda.stream(self._stream):
             return to_device(batch, self.device, non_blocking=True)
+
+
+def _event(stream: torch.cuda.Stream) -> torch.cuda.Event:
+    event = torch.cuda.Event(enable_timing=True)
+    event.record(stream)
+    return event
 
 
 _END = object()

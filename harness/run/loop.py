@@ -98,7 +98,7 @@ class EpochTraining:
         the hooks get it in StepDone, so no hook's own work counts as waiting, whatever their order."""
         while True:
             asked = time.perf_counter()
-            batch, copy_wait = next(self.batches, (_END, None))
+            batch, device_wait = next(self.batches, (_END, None))
             if batch is _END:
                 break
             host_wait = time.perf_counter() - asked
@@ -112,7 +112,7 @@ class EpochTraining:
             self.steps += 1
             self.samples += samples
             self.hooks.after_step(StepDone(self.epoch, self.steps, self.global_step, samples, self.samples, loss,
-                                           terms, copy_wait, host_wait))
+                                           terms, device_wait, host_wait))
             if until_samples is not None and self.samples >= until_samples:
                 return
         self.finished = True

@@ -15,7 +15,7 @@ steps each after --warmup, counted in the model's unit (images, tokens, samples:
 - loader: the training batches alone, on the device and ready for the step (decoded and cropped on
   the GPU where model.decode says so): what the input pipeline can deliver;
 - real: training steps on those batches, as a run trains; the time the step waits for the next batch
-  (host wait, the harness's data wait) is summed over the window;
+  (the harness's data wait: on a GPU, its idle time for the batch) is summed over the window;
 - synthetic: the same training steps on the very batches of the real window, held on the device and
   replayed in order (--hold N: N batches of a fresh epoch, cycled, where memory is short): the same
   shapes and work, no input work: what the GPU can do at these settings.
@@ -56,6 +56,8 @@ from omegaconf import OmegaConf  # noqa: E402
 from harness import registry  # noqa: E402
 from harness.config import compose  # noqa: E402
 from harness.interface import Benchmark  # noqa: E402
+from harness.observe.datawait import DataWait  # noqa: E402
+from harness.observe.hooks import Hooks  # noqa: E402
 from harness.observe.meter import ThroughputMeter  # noqa: E402
 from harness.run.build import build_run, context_for, device_sync  # noqa: E402
 from harness.run.loop import EpochTraining  # noqa: E402
@@ -90,23 +92,6 @@ class _Epochs:
 
     def rewind(self, to: int) -> None:
         self._next = to
-
-
-class _Timed:
-    """Batches from `batches`, with the seconds spent waiting for each summed in `waited[0]`."""
-
-    def __init__(self, batches: Iterator[Any], waited: list[float]):
-        self._batches, self._waited = batches, waited
-
-    def __iter__(self) -> "_Timed":
-        return self
-
-    def __next__(self) -> Any:
-        t0 = time.perf_counter()
-        try:
-            return next(self._batches)
-        finally:
-            self._waited[0] += time.perf_counter() - t0
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -153,17 +138,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     epochs = _Epochs()
     trained = [0]
 
-    def train(batches: Iterable[Any]) -> None:  # the loop's own training step and batch feed, as a run trains
-        training = EpochTraining(run, 1, run.feed.batches(iter(batches)), ThroughputMeter(0, lambda: None), None, 0)
+    def train(batches: Iterable[Any], waited: list[float] | None = None) -> None:
+        """The loop's own training step, batch feed and data wait (added to `waited`), as a run trains."""
+        timer = DataWait(warmup_steps=0)
+        hooks = Hooks([ThroughputMeter(0, lambda: None), timer])
+        training = EpochTraining(run, 1, run.feed.batches(iter(batches)), hooks, None, 0)
         training.train()
-        training.close()
+        _, stats = training.close()
         trained[0] += training.samples
+        if waited is not None:
+            waited[0] += stats.data_wait_s or 0.0
 
-    def load(batches: Iterable[Any]) -> None:
+    def load(batches: Iterable[Any], waited: list[float] | None = None) -> None:
         for batch in batches:
             trained[0] += samples_of(batch)
 
-    def measure(work: Callable[[Iterable[Any]], None], waited: list[float], keep: list[Any] | None = None
+    def measure(work: Callable[[Iterable[Any], list[float] | None], None], waited: list[float] | None,
+                keep: list[Any] | None = None
                 ) -> tuple[float, float, float]:
         """(unit/s over --steps steps, mean seconds each epoch waits for its first batch, seconds timed);
         the timed batches are appended to `keep` when given."""
@@ -176,7 +167,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             stalls.append(time.perf_counter() - start)
             if first is None:
                 raise SystemExit("an epoch yielded no batch: the dataset is smaller than one global batch")
-            work(itertools.chain([first], itertools.islice(batches, args.skip - 1)))
+            work(itertools.chain([first], itertools.islice(batches, args.skip - 1)), None)
             sync()
             trained[0], n = 0, [0]
 
@@ -189,7 +180,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     yield b
 
             start = time.perf_counter()
-            work(_Timed(counted_batches(), waited))
+            work(counted_batches(), waited)
             sync()
             seconds += time.perf_counter() - start
             counted += trained[0]
@@ -205,8 +196,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         phase(itertools.islice(bench.train_batches(next(epochs)), args.warmup))
     rates: dict[str, float] = {}
     stalls: dict[str, float] = {}
-    loader_wait, real_wait = [0.0], [0.0]
-    rates["loader"], stalls["loader"], _ = measure(load, loader_wait)
+    real_wait = [0.0]
+    rates["loader"], stalls["loader"], _ = measure(load, None)
     workers = _workers_alone(bench, pipeline, next(epochs), args) if pipeline is not None else None
     window: list[Any] = []
     before = dict(pipeline.stats) if pipeline is not None else {}
@@ -219,7 +210,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             before = dict(pipeline.stats)
     rates["real"], stalls["real"], real_seconds = measure(train, real_wait, window if not args.hold else None)
     thread = ({k: v - before[k] for k, v in pipeline.stats.items()} if pipeline is not None else None)
-    wait_share = real_wait[0] / real_seconds  # host wait for batches inside the timed windows
+    wait_share = real_wait[0] / real_seconds  # the data wait inside the timed windows (the GPU's idle time)
 
     if args.hold:  # a few batches of a fresh epoch, replayed
         source = bench.train_batches(next(epochs))

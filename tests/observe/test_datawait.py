@@ -1,14 +1,16 @@
 """The data wait is the time the loop waits for each counted step's batch, evaluations and the hooks'
-own work left out, wherever the timer sits among the hooks; on a CPU nothing is copied."""
+own work left out, wherever the timer sits among the hooks; on a GPU, no more than the GPU stood idle
+for it, so a host that runs ahead of the GPU does not count its wait in next() as the step's."""
 from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
 import torch
 
 from harness.observe import datawait
 from harness.observe.datawait import DataWait
-from harness.observe.hooks import EpochStats, Hook, Hooks, StepDone
+from harness.observe.hooks import DeviceWait, EpochStats, Hook, Hooks, StepDone
 from harness.run.loop import EpochTraining
 
 
@@ -72,8 +74,30 @@ def test_the_loop_times_the_wait_so_no_hook_counts_as_one_in_either_order(monkey
         assert stats.data_wait_s == 1.75, order
 
 
-def test_no_copy_on_a_cpu():
-    assert datawait.copy_seconds([]) == 0.0
+def test_on_a_cpu_the_wait_is_the_hosts():
+    assert datawait.waited([]) == 0.0 and datawait.waited([(0.25, None), (0.5, None)]) == 0.75
+
+
+class Stamp:
+    """A CUDA event as the timer reads it: when the GPU reached it, in seconds."""
+
+    def __init__(self, at: float):
+        self.at = at
+
+    def elapsed_time(self, end: "Stamp") -> float:
+        return (end.at - self.at) * 1000.0  # milliseconds, as torch.cuda.Event's
+
+    def synchronize(self) -> None:
+        pass
+
+
+def test_on_a_gpu_a_step_waits_no_longer_than_the_gpu_stood_idle_for_its_batch():
+    ahead = DeviceWait(Stamp(1.0), Stamp(1.0), Stamp(1.001))  # the host waited 40 ms in next() while the GPU trained
+    late = DeviceWait(Stamp(2.0), Stamp(2.05), Stamp(2.06))  # the GPU stood 60 ms: the copy came 50 ms late
+    hooks = DeviceWait(Stamp(3.0), Stamp(3.0), Stamp(3.5))  # 500 ms idle, of which the host waited 20 ms
+    assert round(datawait.waited([(0.04, ahead)]), 6) == 0.001
+    assert round(datawait.waited([(0.005, late)]), 6) == 0.055  # the host's 5 ms and the copy's 50
+    assert round(datawait.waited([(0.02, hooks)]), 6) == 0.02
 
 
 def test_the_warm_up_steps_wait_is_kept_apart_in_the_epochs_that_hold_them():
@@ -116,3 +140,45 @@ def test_the_run_names_the_rank_that_waited_longest_over_its_epochs():
     assert (result.data_wait_s, result.data_wait_rank, result.data_wait_share) == (0.75, 1, 0.375)
     one = ended("success", [object()], [], [EpochStats(1, 2, own_seconds=1.0, data_wait_ranks=[0.5])])  # type: ignore[list-item]
     assert (one.data_wait_s, one.data_wait_rank) == (0.5, None)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the GPU's idle time is read from CUDA events")
+@pytest.mark.parametrize("loader_ms,gpu_ms,low,high", [(20, 80, 0.0, 0.05), (60, 5, 0.6, 1.0)])
+def test_a_loader_faster_than_the_gpu_costs_nothing_and_a_slower_one_its_lateness(loader_ms, gpu_ms, low, high):
+    """A host that runs ahead waits in next() for batches the GPU is not yet ready for: not a wait."""
+    import time
+
+    from harness.run.feed import Feed
+
+    device = torch.device("cuda")
+    run = SimpleNamespace(ctx=SimpleNamespace(device=device), trained=torch.nn.Linear(1, 1))
+    spin = _cycles_per_ms(device)
+
+    pinned = [torch.zeros(256).pin_memory() for _ in range(12)]
+
+    def loader():
+        for batch in pinned:
+            time.sleep(loader_ms / 1000)
+            yield batch
+
+    def step(run, batch):
+        torch.cuda._sleep(int(gpu_ms * spin))  # the step's GPU work, queued without a host wait
+        return batch.sum(), None, 1
+
+    timer = DataWait(warmup_steps=2)
+    training = EpochTraining(run, 1, Feed(device).batches(loader()), Hooks([timer]), 12, 0, step)
+    started = time.perf_counter()
+    training.train()
+    stats = EpochStats(1, 12)
+    timer.end_epoch(stats)
+    seconds = time.perf_counter() - started
+    assert stats.data_wait_s is not None and low <= stats.data_wait_s / seconds <= high
+
+
+def _cycles_per_ms(device: torch.device) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    torch.cuda._sleep(10_000_000)
+    end.record()
+    end.synchronize()
+    return 10_000_000 / start.elapsed_time(end)

@@ -49,11 +49,11 @@ def test_on_a_cpu_batches_pass_as_they_are_and_at_most_the_limit_is_drawn():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="the copy stream and its CUDA events need a GPU")
 def test_on_cuda_the_next_batch_is_copied_on_a_side_stream_and_the_wait_for_it_is_timed():
-    from harness.observe.datawait import copy_seconds
+    from harness.observe.datawait import waited
 
     cuda = torch.device("cuda")
     host = [torch.full((1024, 1024), float(i)).pin_memory() for i in range(4)]
     fed = list(Feed(cuda).batches(iter(host)))
     assert [float(b[0, 0]) for b, _ in fed] == [0.0, 1.0, 2.0, 3.0]  # each batch whole, in order, on the GPU
     assert all(b.device.type == "cuda" for b, _ in fed)
-    assert 0.0 <= copy_seconds([wait for _, wait in fed]) < 5.0  # events read at the end: no sync before
+    assert 0.0 <= waited([(0.0, wait) for _, wait in fed]) < 5.0  # events read at the end: no sync before
