@@ -214,15 +214,11 @@ def _run_elastic(cfg: DictConfig, run_dir: Path, data_dir: Optional[Path], recor
         tempfile.tempdir = saved_tmp
         for sig, handler in saved.items():  # the launcher installs its own handlers
             signal.signal(sig, handler)
-        for key, value in saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        os.environ.update({k: v for k, v in saved_env.items() if v is not None})
+        for key in [k for k, v in saved_env.items() if v is None]:
+            os.environ.pop(key, None)
         _tidy(run_dir)
-    if 0 not in returned:  # another node holds rank 0: its launcher writes the run's result
-        return None
-    return returned.get(0)
+    return returned.get(0)  # None where another node holds rank 0: its launcher writes the run's result
 
 
 class _TorchLogsToFile:
