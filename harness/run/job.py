@@ -260,7 +260,8 @@ def _data_wait_line(r: RunRecord) -> Optional[str]:
     share = f", {100 * r.data_wait_share:.1f}% of training time" if r.data_wait_share is not None else ""
     who = f"rank {r.data_wait_rank}, the longest of {r.world_size} ranks' waits" if r.data_wait_rank is not None \
         else "waiting"
-    line = f"data wait: {r.data_wait_s:.2f} s{share} ({who} for batches: on a GPU, the time it stood idle for them)"
+    idle = ": the time the GPU stood idle for them" if str(r.device).startswith("cuda") else ""
+    line = f"data wait: {r.data_wait_s:.2f} s{share} ({who} for batches{idle})"
     if r.data_wait_warmup_s is not None and r.warmup_steps:
         line += f"; the {r.warmup_steps} warm-up steps before it waited {r.data_wait_warmup_s:.2f} s"
     return line

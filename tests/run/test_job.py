@@ -57,3 +57,14 @@ def test_the_host_out_of_memory_says_what_to_lower():
     assert "DefaultCPUAllocator" in end.reason and "\n" not in end.reason
     assert end.reason.endswith("; the host's memory cannot hold it: lower the model's sizes (python -m harness.train "
                                "--help model=ncf lists them) or model.batch_size")
+
+
+def test_the_data_wait_line_names_the_gpus_idle_time_on_a_gpu_alone():
+    from harness.record import RunRecord
+    from harness.run.job import _data_wait_line
+
+    cpu = RunRecord(model="ncf", seed=1, status="success", device="cpu", data_wait_s=0.25, data_wait_share=0.05)
+    assert _data_wait_line(cpu) == "data wait: 0.25 s, 5.0% of training time (waiting for batches)"
+    gpu = RunRecord(model="ncf", seed=1, status="success", device="cuda:0", data_wait_s=0.25, data_wait_share=0.05)
+    assert _data_wait_line(gpu) == ("data wait: 0.25 s, 5.0% of training time (waiting for batches: the time the GPU "
+                                    "stood idle for them)")
