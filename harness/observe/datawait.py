@@ -51,9 +51,10 @@ class DataWait(Hook):
 
     def after_step(self, done: StepDone) -> None:
         if done.global_step > self.warmup_steps:
-            self._counted.append((done.host_wait, done.device_wait))
+            kept = self._counted
         else:
-            self._warm = (self._warm or []) + [(done.host_wait, done.device_wait)]
+            kept = self._warm = [] if self._warm is None else self._warm
+        kept.append((done.host_wait, done.device_wait))
 
     def end_epoch(self, stats: EpochStats) -> None:
         warm = -1.0 if self._warm is None else waited(self._warm)
