@@ -80,6 +80,8 @@ class MaskRCNNBenchmark(CocoTraining):
         self.model = build_model(hp, num_classes, throughput=ctx.data_dir is None).to(ctx.device)
         if hp.channels_last:
             self.model.backbone.to(memory_format=torch.channels_last)
+        # the compiled mask branch's every slot count is compiled in the first call of `loss`
+        self._slot_counts_to_compile = hp.compile and ctx.device.type == "cuda" and hp.fixed_mask_rois
         if hp.compile and ctx.device.type == "cuda":
             self.model.backbone.compile(**compile_kwargs(hp.compile_mode))
             if hp.fixed_mask_rois:  # the mask branch's shapes are fixed: the same mode, so it is replayed too
@@ -171,6 +173,10 @@ class MaskRCNNBenchmark(CocoTraining):
     def loss(self, model: torch.nn.Module, batch: Batch) -> tuple[LossTerms, int]:
         """torchvision's loss dict (classifier, box regression, mask, objectness, RPN boxes), summed."""
         images, targets = batch
+        if self._slot_counts_to_compile:  # once, under the step's autocast, before its forward (mask_rois.py says why)
+            self._slot_counts_to_compile = False
+            features_learn = torch.is_grad_enabled() and any(p.requires_grad for p in self.model.backbone.parameters())
+            self.model.roi_heads.compile_every_slot_count(len(images), features_learn)
         return LossTerms.summed(model(images, targets)), len(images)
 
     def evaluate(self, model: torch.nn.Module, epoch: int) -> dict[str, float]:

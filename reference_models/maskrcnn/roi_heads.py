@@ -94,6 +94,18 @@ class BatchedRoIHeads(RoIHeads):
         self._mask_branch = torch.compile(mask_rois.mask_branch(self.mask_head, self.mask_predictor),
                                           **{"dynamic": False, **compile_kwargs})
 
+    def compile_every_slot_count(self, images: int, requires_grad: bool) -> None:
+        """Compile the branch (`compile_mask_branch`) for a batch of `images` at every slot count before the
+        first training step's forward (mask_rois.compile_every_slot_count), as that step's pooling would
+        hand it the features: float32 under CUDA autocast (`pooling_inputs`), else the heads' dtype."""
+        assert self._mask_branch is not None and self.mask_roi_pool is not None and self.mask_head is not None
+        weight = next(m for m in self.mask_head.modules() if isinstance(m, torch.nn.Conv2d)).weight
+        cast = weight.is_cuda and torch.is_autocast_enabled("cuda")
+        cap = int(self.fg_bg_sampler.batch_size_per_image * self.fg_bg_sampler.positive_fraction)
+        roi = (weight.shape[1], *self.mask_roi_pool.output_size)
+        mask_rois.compile_every_slot_count(self._mask_branch, roi, images, cap, torch.float32 if cast else weight.dtype,
+                                           weight.device, requires_grad)
+
     def select_training_samples(self, proposals, targets):
         """torchvision's select_training_samples with the matching done for all images at once
         (proposals and ground truth padded; padding rows labelled -1, which the sampler ignores)."""

@@ -14,6 +14,7 @@ from omegaconf import OmegaConf
 from harness.config import compose
 from harness.errors import ConfigError
 from harness.fastpath import resolve
+from reference_models.maskrcnn import mask_rois
 from reference_models.maskrcnn.model import build_model
 
 CLASSES = 3
@@ -111,9 +112,10 @@ def test_a_training_step_equals_the_default_s_and_the_mask_head_sees_slots_x_ima
 # torch hides the warning that read raises by a display filter, which the suite's "error" filter runs before
 @pytest.mark.filterwarnings("ignore:The .grad attribute of a Tensor that is not a leaf:UserWarning")
 def test_the_compiled_branch_is_one_graph_a_slot_count_for_batches_of_any_positives():
-    """fullgraph: a graph break in the head or the predictor fails here, not on a GPU; the second batch's
-    other positives reuse the first's graph (the shapes are the slots'), the third's 16 slots make a second,
-    static graph, and each step is the eager one's."""
+    """fullgraph: a graph break in the head or the predictor fails here, not on a GPU; a static graph for
+    every slot count the sampler allows (8 and 16 at the debug preset's 64 ROIs an image) is compiled before
+    the first step, on zeros, so the batches' other positives and the third's 16 slots compile nothing
+    mid-run; each step is the eager one's (the compilation left no gradient behind)."""
     graphs = []
 
     def counting(gm: torch.fx.GraphModule, example_inputs):
@@ -125,7 +127,10 @@ def test_the_compiled_branch_is_one_graph_a_slot_count_for_batches_of_any_positi
     torch.manual_seed(0)
     model = build_model(_options(True, *overrides), CLASSES).train()
     model.roi_heads.compile_mask_branch(backend=counting, fullgraph=True)
-    positives = []
+    model.roi_heads.compile_every_slot_count(images=3, requires_grad=True)  # as the benchmark's first loss call
+    assert len(graphs) == len(mask_rois.slot_counts(16)) == 2
+    assert all(p.grad is None for p in model.parameters())  # the zeros' backward reached no parameter
+    positives, compiled = [], []
     for seed, batch_objects in ((3, (3, 0, 4)), (4, (1, 5, 0)), (5, (12, 9, 20))):
         batch = _batch(seed, batch_objects)
         model.zero_grad(set_to_none=True)
@@ -135,8 +140,9 @@ def test_the_compiled_branch_is_one_graph_a_slot_count_for_batches_of_any_positi
         grads = {n: None if p.grad is None else p.grad.clone() for n, p in model.named_parameters()}
         _assert_same_step((losses, grads), _step(True, overrides, batch))
         positives.append(list(model.roi_heads._num_positive))
-    assert positives[0] != positives[1] and max(positives[2]) == 16
-    assert len(graphs) == 2  # 8 slots for the first two batches, 16 for the third
+        compiled.append(len(graphs))
+    assert positives[0] != positives[1] and max(positives[0]) <= 8 and max(positives[2]) == 16
+    assert compiled == [2, 2, 2]  # the steps' pooled features meet the graphs' guards: no compilation mid-run
     symbolic = [x for _, inputs in graphs for x in inputs if isinstance(x, torch.SymInt)]
     assert not symbolic  # dynamic=False: the second slot count is a static graph of its own, not symbolic sizes
     torch._dynamo.reset()
@@ -158,3 +164,9 @@ def test_on_in_the_cuda_fast_path_alone_and_only_with_the_batched_heads():
     with pytest.raises(ConfigError, match="fixed_mask_rois.*heads=batched"):
         compose(["model=maskrcnn", "+debug=maskrcnn", "device=cpu", "model.heads=torchvision",
                  "model.fixed_mask_rois=true"])
+
+
+def test_every_slot_count_is_one_the_sampler_can_give():
+    assert mask_rois.slot_counts(128) == [8, 16, 32, 64, 128]  # the reference's 512 ROIs x 0.25
+    assert mask_rois.slot_counts(100) == [8, 16, 32, 64, 100]  # capped, not rounded past the sampler's most
+    assert mask_rois.slot_counts(2) == [2]  # below MIN_SLOTS: the sampler's most alone
