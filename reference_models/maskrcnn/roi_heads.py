@@ -94,6 +94,11 @@ class BatchedRoIHeads(RoIHeads):
         self._mask_branch = torch.compile(mask_rois.mask_branch(self.mask_head, self.mask_predictor),
                                           **{"dynamic": False, **compile_kwargs})
 
+    def _most_positives(self) -> int:
+        """The most positives the box sampler draws for an image (512 x 0.25 = 128 at the reference's): the
+        cap of mask_rois.slots_for."""
+        return int(self.fg_bg_sampler.batch_size_per_image * self.fg_bg_sampler.positive_fraction)
+
     def compile_every_slot_count(self, images: int, requires_grad: bool) -> None:
         """Compile the branch (`compile_mask_branch`) for a batch of `images` at every slot count before the
         first training step's forward (mask_rois.compile_every_slot_count), as that step's pooling would
@@ -101,7 +106,7 @@ class BatchedRoIHeads(RoIHeads):
         assert self._mask_branch is not None and self.mask_roi_pool is not None and self.mask_head is not None
         weight = next(m for m in self.mask_head.modules() if isinstance(m, torch.nn.Conv2d)).weight
         cast = weight.is_cuda and torch.is_autocast_enabled("cuda")
-        cap = int(self.fg_bg_sampler.batch_size_per_image * self.fg_bg_sampler.positive_fraction)
+        cap = self._most_positives()
         roi = (weight.shape[1], *self.mask_roi_pool.output_size)
         mask_rois.compile_every_slot_count(self._mask_branch, roi, images, cap, torch.float32 if cast else weight.dtype,
                                            weight.device, requires_grad)
@@ -177,7 +182,7 @@ class BatchedRoIHeads(RoIHeads):
                          targets: list[dict[str, Tensor]]) -> Tensor:
         """The mask loss with every image's mask ROIs padded to the same slots (mask_rois.slots_for)."""
         assert self.mask_roi_pool is not None and self.mask_head is not None and self.mask_predictor is not None
-        cap = int(self.fg_bg_sampler.batch_size_per_image * self.fg_bg_sampler.positive_fraction)
+        cap = self._most_positives()
         slots = mask_rois.slots_for(max(self._num_positive, default=0), cap)
         boxes, gt_index, slot_labels = mask_rois.select(proposals, labels, matched_idxs, slots)
         branch = self._mask_branch or mask_rois.mask_branch(self.mask_head, self.mask_predictor)
