@@ -10,6 +10,13 @@
 #   source scripts/lab/device_env.sh && bash scripts/lab/side_by_side.sh $OUT/s model=resnet dataset=imagenet \
 #       mode=throughput model.batch_size=256 warmup_s=3 throughput_window_s=2 throughput_repeats=3
 #
+# SCRIPT=path runs that script of each tree (its own copy, with the arguments given) in place of harness.train,
+# and `{tree}` in an argument becomes the row's name (base1, new1, ...): the input pipeline's benchmark, e.g.
+#
+#   SCRIPT=scripts/tools/pipeline_bench.py bash scripts/lab/side_by_side.sh $OUT/p model=resnet dataset=imagenet \
+#       dataset.path=/tmp/pd/inet500 model.num_classes=1000 model.batch_size=256 model.decode=nvimgcodec \
+#       model.workers=12 --label {tree} --target 0.95 --json $OUT/p/p.jsonl --table $OUT/p/p.md
+#
 # The base tree runs with its own folder first on PYTHONPATH (and /tmp/site's wheels behind it, as
 # device_env.sh sets them), from its own folder, so its harness, models and presets are the ones imported.
 set -uo pipefail
@@ -24,10 +31,15 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     dir=$here; [ "$tree" = base ] && dir=$base
     log="$out/$tree$round.log"
     echo "== $tree $round $(date -u +%T)" >> "$out/rows.txt"
-    (cd "$dir" && PYTHONPATH="$dir:$site" timeout -k 5 "${LIMIT:-120}" python3 -m harness.train "$@" \
-       output_root="/tmp/side_by_side/$tree$round" > "$log" 2>&1)
+    args=("${@//\{tree\}/$tree$round}")
+    if [ -n "${SCRIPT:-}" ]; then
+      cmd=(python3 "$dir/$SCRIPT" "${args[@]}")
+    else
+      cmd=(python3 -m harness.train "${args[@]}" output_root="/tmp/side_by_side/$tree$round")
+    fi
+    (cd "$dir" && PYTHONPATH="$dir:$site" timeout -k 5 "${LIMIT:-120}" "${cmd[@]}" > "$log" 2>&1)
     echo "rc=$?" >> "$out/rows.txt"
-    grep -E "^(THROUGHPUT|SUCCESS|ABORTED|FAILED)|error" "$log" | tail -3 >> "$out/rows.txt"
+    grep -E "^(THROUGHPUT|SUCCESS|ABORTED|FAILED|real / synthetic)|error" "$log" | tail -3 >> "$out/rows.txt"
   done
 done
 cat "$out/rows.txt"
