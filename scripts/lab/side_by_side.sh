@@ -24,6 +24,9 @@ out=${1:?usage: side_by_side.sh OUT harness.train-overrides...}; shift
 here=$(cd "$(dirname "$0")/../.." && pwd)
 base="$here/.base"
 [ -d "$base/harness" ] || { echo "side_by_side.sh: no tree at $base: make it with git archive (see the header)" >&2; exit 2; }
+for dir in "$base" "$here"; do
+  [ -z "${SCRIPT:-}" ] || [ -f "$dir/$SCRIPT" ] || { echo "side_by_side.sh: SCRIPT=$SCRIPT is not a file of $dir: give its path from the repository's root" >&2; exit 2; }
+done
 mkdir -p "$out"
 site=${SITE:-/tmp/site}
 for round in $(seq 1 "${ROUNDS:-2}"); do

@@ -63,3 +63,11 @@ def test_without_the_tree_before_the_change_it_says_how_to_make_it(tmp_path):
     shutil.rmtree(root / ".base")
     done = _run(root, tmp_path / "out", "model=ncf")
     assert done.returncode == 2 and "git archive" in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_a_script_missing_from_a_tree_is_refused_before_anything_runs(tmp_path):
+    root = _trees(tmp_path / "repo")
+    (root / ".base" / "bench.py").unlink()  # a script the change adds: the tree before it has none
+    done = _run(root, tmp_path / "out", "model=ncf", SCRIPT="bench.py")
+    assert done.returncode == 2 and "SCRIPT=bench.py is not a file of" in done.stderr
+    assert not (tmp_path / "out").exists()
