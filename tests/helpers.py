@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -92,6 +93,22 @@ def ctrl_c(*args: str, when: Callable[[subprocess.Popen, list[str]], bool], time
         if pipe is not None:
             pipe.close()
     return proc.returncode, "".join(out), "".join(err)
+
+
+def wait_for_text(root: Path, pattern: str, needle: str, timeout: float = 240) -> Path:
+    """The first file under `root` named `pattern` that holds `needle`, polled while a run writes its root. A
+    folder that vanishes mid-walk (a dataset's temporary folder, renamed into place once written) or a
+    file replaced while read is looked for again at the next poll."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            for p in root.rglob(pattern):
+                if needle in p.read_text(errors="replace"):
+                    return p
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"{needle!r} never appeared in {pattern} under {root}")
 
 
 def has_children(proc: subprocess.Popen) -> bool:

@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 
 from harness.config import compose
 from harness.interface import RunContext
-from tests.helpers import run_cli
+from tests.helpers import run_cli, wait_for_text
 
 pytestmark = pytest.mark.e2e
 NCF2 = ["model=ncf", "device=cpu", "gpus=2", "progress=false"]
@@ -115,16 +115,6 @@ def test_distributed_evaluation_equals_a_single_ranks(two_ranks, tmp_path):
     assert float((tmp_path / "q").read_text()) == expected
 
 
-def _wait_for(path_glob_root: Path, pattern: str, needle: str, timeout: float = 120) -> Path:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        for p in path_glob_root.rglob(pattern):
-            if needle in p.read_text(errors="replace"):
-                return p
-        time.sleep(0.2)
-    raise AssertionError(f"{needle!r} never appeared in {pattern} under {path_glob_root}")
-
-
 def _start(tmp_path: Path, *args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen([sys.executable, "-m", "harness.train", *args], cwd=tmp_path, env=env,
@@ -133,8 +123,8 @@ def _start(tmp_path: Path, *args: str) -> subprocess.Popen:
 
 def test_a_killed_rank_fails_the_run_within_60_s_naming_the_rank(tmp_path):
     proc = _start(tmp_path, *NCF2, "seed=1", "model.target=0.99", "output_root=out")
-    _wait_for(tmp_path / "out", "mlperf.log", '"key": "run_start"')
-    rank1_log = _wait_for(tmp_path / "out", "rank_1.log", "pid ")
+    wait_for_text(tmp_path / "out", "mlperf.log", '"key": "run_start"', timeout=120)
+    rank1_log = wait_for_text(tmp_path / "out", "rank_1.log", "pid ", timeout=120)
     pid = int(re.search(r"pid (\d+)", rank1_log.read_text()).group(1))
     time.sleep(1.0)
     killed_at = time.time()
@@ -152,7 +142,7 @@ def test_a_killed_rank_fails_the_run_within_60_s_naming_the_rank(tmp_path):
 
 def test_ctrl_c_stops_every_rank_and_marks_the_run_aborted(tmp_path):
     proc = _start(tmp_path, *NCF2, "seed=1", "model.target=0.99", "output_root=out")
-    log = _wait_for(tmp_path / "out", "mlperf.log", '"key": "run_start"')
+    log = wait_for_text(tmp_path / "out", "mlperf.log", '"key": "run_start"', timeout=120)
     time.sleep(1.0)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
     _, err = proc.communicate(timeout=90)

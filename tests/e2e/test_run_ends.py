@@ -15,30 +15,37 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.helpers import child_env, said, strict_json
+from tests.helpers import child_env, said, strict_json, wait_for_text
 
 pytestmark = pytest.mark.e2e
 TPUT2 = ["model=tputonly", "mode=throughput", "device=cpu", "gpus=2", "warmup_steps=0", "throughput_steps=1000000",
          "throughput_repeats=1", "progress=false", "output_root=out"]
 
 
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_run_outlives_its_test():
+    """A test that fails before its run ends kills the run's process group and closes its pipes here, so
+    that the next test on this worker is not failed by the leftovers' ResourceWarnings."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.communicate()
+
+
 def _start(cwd: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
     full = child_env(HARNESS_MODELS="tests.models.tputonly", **(env or {}))
-    return subprocess.Popen([sys.executable, "-m", "harness.train", *args], cwd=cwd, env=full,
+    proc = subprocess.Popen([sys.executable, "-m", "harness.train", *args], cwd=cwd, env=full,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-
-
-def _wait(root: Path, pattern: str, needle: str, timeout: float = 240) -> Path:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        for p in root.rglob(pattern):
-            try:
-                if needle in p.read_text(errors="replace"):
-                    return p
-            except OSError:
-                pass  # replaced while read
-        time.sleep(0.05)
-    raise AssertionError(f"{needle!r} never appeared in {pattern} under {root}")
+    _STARTED.append(proc)
+    return proc
 
 
 def _result(root: Path) -> dict:
@@ -51,13 +58,13 @@ def _last_mllog(log: Path) -> dict:
 
 
 def _rank_pid(root: Path, rank: int) -> int:
-    beat = _wait(root, f"rank_{rank}.json", '"phase": "train"')
+    beat = wait_for_text(root, f"rank_{rank}.json", '"phase": "train"')
     return json.loads(beat.read_text())["pid"]
 
 
 def test_sigterm_to_a_single_rank_run_ends_it_as_ctrl_c_does(tmp_path):
     proc = _start(tmp_path, "model=ncf", "seed=1", "model.target=0.99", "progress=false", "output_root=out")
-    log = _wait(tmp_path / "out", "mlperf.log", '"key": "run_start"')
+    log = wait_for_text(tmp_path / "out", "mlperf.log", '"key": "run_start"')
     time.sleep(0.5)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
@@ -86,7 +93,7 @@ def test_a_signal_to_the_whole_group_with_loader_workers_ends_the_run_at_once_wi
     workers, waiting on those queues, held the exit 10-30 s."""
     proc = _start(tmp_path, "model=resnet", "+debug=resnet", "seed=1", "model.workers=2", "model.max_epochs=20",
                   "model.target=0.99", "progress=false", "output_root=out", f"gpus={ranks}", "device=cpu")
-    log = _wait(tmp_path / "out", "mlperf.log", '"key": "epoch_start"')
+    log = wait_for_text(tmp_path / "out", "mlperf.log", '"key": "epoch_start"')
     time.sleep(delay)
     os.killpg(proc.pid, sig)
     sent = time.monotonic()
@@ -110,7 +117,7 @@ def test_ctrl_c_during_initialisation_still_ends_the_log_with_run_stop(tmp_path)
     """MLPerf's run_stop closes a run_start: before run_start there is no time to train, and the
     closing run_stop says so (docs/results.md)."""
     proc = _start(tmp_path, "model=ncf", "seed=1", "progress=false", "output_root=out")
-    log = _wait(tmp_path / "out", "mlperf.log", '"key": "init_start"')
+    log = wait_for_text(tmp_path / "out", "mlperf.log", '"key": "init_start"')
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
@@ -267,7 +274,7 @@ def test_a_disk_that_fills_mid_run_ends_it_at_once_and_keeps_every_file_whole(tm
         proc = subprocess.Popen([sys.executable, "-m", "harness.train", *args], cwd=tmp_path, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(),
                                 preexec_fn=None if mounted else no_sigxfsz)
-        log = _wait(small, "mlperf.log", '"key": "run_start"')
+        log = wait_for_text(small, "mlperf.log", '"key": "run_start"')
         filled_at = time.time()
         if mounted:
             # unbuffered: a buffered file's close() flushes its last bytes again, and that raises ENOSPC
@@ -341,7 +348,7 @@ def test_a_killed_launcher_s_ranks_end_their_log_naming_its_death_not_ctrl_c(tmp
         _rank_pid(tmp_path / "out", 0)
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=60)
-        log = _wait(tmp_path / "out", "mlperf.log", '"key": "run_stop"', timeout=60)
+        log = wait_for_text(tmp_path / "out", "mlperf.log", '"key": "run_stop"', timeout=60)
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
