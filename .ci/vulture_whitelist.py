@@ -76,5 +76,6 @@ _.tolerance
 
 # pytest fixtures used by name (autouse: never named)
 _._published_registry
+_._no_run_outlives_its_test
 # pytest hooks, called by pytest by their names
 _.pytest_collection_modifyitems
