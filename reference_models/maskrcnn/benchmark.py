@@ -80,12 +80,12 @@ class MaskRCNNBenchmark(CocoTraining):
         self.model = build_model(hp, num_classes, throughput=ctx.data_dir is None).to(ctx.device)
         if hp.channels_last:
             self.model.backbone.to(memory_format=torch.channels_last)
-        # the compiled mask branch's every slot count is compiled in the first call of `loss`
-        self._slot_counts_to_compile = hp.compile and ctx.device.type == "cuda" and hp.fixed_mask_rois
+        self._slot_counts_to_compile = False
         if hp.compile and ctx.device.type == "cuda":
             self.model.backbone.compile(**compile_kwargs(hp.compile_mode))
             if hp.fixed_mask_rois:  # the mask branch's shapes are fixed: the same mode, so it is replayed too
                 self.model.roi_heads.compile_mask_branch(**compile_kwargs(hp.compile_mode))
+                self._slot_counts_to_compile = True  # every slot count, in the first call of `loss`
 
         self.start_training(ctx, str(hp.decode))
         if ctx.data_dir is not None:
