@@ -7,11 +7,15 @@ pictures to the CPU path's (PIL)?
 For each backend (nvImageCodec's hardware decoder alone, with its CPU decoder beside it at a few load
 shares, its CUDA decoder; torchvision's nvJPEG), on --files JPEGs of the folder (cached in memory):
 - alone: images/s of decode + reference_models.vision.resample.crop_resize (random MLPerf crops) on a
-  side stream, --repeats batches after one warm-up batch, timed with a device sync;
+  side stream, --repeats batches after one warm-up batch, timed with a device sync; and what one
+  batch puts on the GPU (torch.profiler: each kernel's and each copy's milliseconds, a copy engine's
+  `Memcpy` apart from kernels on the SMs);
 - beside a step: a plain ResNet-50 training step (torchvision's, channels_last, amp, the batch
   size given) timed over --steps steps alone and again while a thread keeps decoding and cropping
   batches on a side stream: the step's slowdown is what the backend takes from it (SMs, memory
   bandwidth, the GIL), and the decoder's rate meanwhile says whether it still keeps up;
+- with --split, the step beside the decode alone and beside the crop and resize alone: which of the two
+  the step loses its time to;
 - pictures: mean and largest difference (uint8 levels) from PIL's decode-crop-resize of the same
   boxes, and the same for the decode alone (its pixels against PIL's), over --check images.
 One JSON document (--json) and a table on stdout.
@@ -99,6 +103,9 @@ def main() -> None:
     parser.add_argument("--check", type=int, default=64)
     parser.add_argument("--threads", type=int, default=8, help="nvImageCodec's CPU threads")
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS))
+    parser.add_argument("--split", action="store_true", help="also the step beside each variant's decode alone "
+                        "and beside its crop and resize alone (of batches decoded once): which of the two the step "
+                        "loses its time to")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     device = torch.device("cuda", 0)
@@ -143,6 +150,7 @@ def main() -> None:
                 work(batches[k % len(batches)], k % 3)
             torch.cuda.synchronize(device)
             row["alone_images_per_s"] = args.repeats * args.batch / (time.perf_counter() - t0)
+            row["gpu_ms_per_batch"] = _gpu_events(lambda k: work(batches[k % len(batches)], k % 3), device)
             with torch.cuda.stream(stream):
                 decoded = dec.decode(blobs[: args.check], 7)
             torch.cuda.synchronize(device)
@@ -158,12 +166,57 @@ def main() -> None:
             row["resample_gpu_vs_cpu_max"] = (crop_resize([d.cpu() for d in decoded], boxes, flips, args.size)
                                               - ours.cpu()).abs().max().item()
             row.update(_beside(load, work, batches, args.steps, alone_step, args.batch))
+            if args.split:
+                row["split"] = _split(dec, stream, load, batches, args, alone_step)
         except Exception as err:  # noqa: BLE001 - a backend that fails is a finding, the others still run
             row["error"] = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
         print(name, json.dumps(row), flush=True)
     _table(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+
+
+def _gpu_events(work: Callable[[int], torch.cuda.Event], device: torch.device, batches: int = 3) -> dict[str, float]:
+    """Milliseconds a batch of each GPU activity (kernel or copy, by name, the 12 longest) over `batches`
+    batches: whether a backend's work runs on the SMs, beside the step, or on a copy engine."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize(device)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for k in range(batches):
+            work(k)
+        torch.cuda.synchronize(device)
+    totals: dict[str, float] = {}
+    for event in prof.events():
+        if event.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        name = event.name if len(event.name) <= 60 else event.name[:57] + "..."
+        totals[name] = totals.get(name, 0.0) + event.device_time_total / 1e3 / batches  # us -> ms a batch
+    return dict(sorted(totals.items(), key=lambda kv: -kv[1])[:12])
+
+
+def _split(dec: Any, stream: torch.cuda.Stream, load: Load, batches: list, args: argparse.Namespace,
+           alone_step: float) -> dict[str, dict[str, float]]:
+    """The step beside the decode alone (no crops) and beside the crop and resize alone (of three batches
+    decoded once, in slots the decode-only pass never reuses), as _beside measures the whole."""
+    def decode_only(batch: list[np.ndarray], slot: int) -> torch.cuda.Event:
+        with torch.cuda.stream(stream):
+            dec.decode(batch, slot)
+            return stream.record_event()
+
+    with torch.cuda.stream(stream):
+        held = [dec.decode(batches[s % len(batches)], 10 + s) for s in range(3)]
+    torch.cuda.synchronize(stream.device)
+
+    def crop_only(batch: list[np.ndarray], slot: int) -> torch.cuda.Event:
+        with torch.cuda.stream(stream):
+            images = held[slot]
+            b, f = crops_for([(int(im.shape[1]), int(im.shape[2])) for im in images], args.size, slot)
+            crop_resize(images, b, f, args.size)
+            return stream.record_event()
+
+    return {"decode only": _beside(load, decode_only, batches, args.steps, alone_step, args.batch),
+            "crop only": _beside(load, crop_only, batches, args.steps, alone_step, args.batch)}
 
 
 def _pil_crop(path: Path, box: tuple[int, int, int, int], flip: bool, size: int) -> torch.Tensor:
@@ -214,6 +267,13 @@ def _table(results: dict[str, Any]) -> None:
               f"{r.get('decoded_beside_images_per_s', float('nan')):,.0f} | {r['decode_vs_pil_mean']:.2f} / "
               f"{r['decode_vs_pil_max']:.0f} | {r['crop_vs_pil_mean']:.2f} / {r['crop_vs_pil_p999']:.0f} / "
               f"{r['crop_vs_pil_max']:.0f} |")
+    for name, r in results["variants"].items():  # --split: the step beside each half of the work
+        for part, beside in r.get("split", {}).items():
+            print(f"{name}, {part}: step slowdown beside {beside['step_slowdown']:+.1%}, "
+                  f"{beside['decoded_beside_images_per_s']:,.0f} images/s beside")
+    for name, r in results["variants"].items():  # what each puts on the GPU, a batch alone
+        events = ", ".join(f"{k} {v:.2f}" for k, v in r.get("gpu_ms_per_batch", {}).items())
+        print(f"{name}: GPU ms a batch: {events}")
 
 
 if __name__ == "__main__":
