@@ -66,6 +66,14 @@ def permutation_verdict(sub, ref, olympic):
     return p, "faster" if _log_ratio(ref, sub, olympic) > 0 else "slower"
 
 
+def with_interval(verdict, interval):
+    """docs/report.md's rule over the permutation test's word: a p under 0.05 names a side only where the
+    report's 95% interval leaves out 1x (an open bound holds everything beyond it; no interval, no limit)."""
+    holds_one = interval is not None and (interval["low"] is None or interval["low"] <= 1) and (
+        interval["high"] is None or 1 <= interval["high"])
+    return "not distinguishable" if holds_one else verdict
+
+
 def test_the_verdict_on_two_ranks_against_one_is_the_permutation_tests(sweeps, tmp_path):
     out = run_cli("harness.report", str(sweeps[0]), str(sweeps[1]), "--json", str(tmp_path / "r.json"))
     assert out.returncode in (0, 1), out.stderr  # 1 only where a run has a problem: it is then named
@@ -80,7 +88,7 @@ def test_the_verdict_on_two_ranks_against_one_is_the_permutation_tests(sweeps, t
     conf = s["confidence"]
     assert conf["estimator"] == ("olympic mean" if olympic else "mean of converged runs")
     assert conf["p_value"] == pytest.approx(p)
-    assert conf["verdict"] == verdict
+    assert conf["verdict"] == with_interval(verdict, conf["time_interval"])
     assert (conf["subject"], conf["reference"]) == ("2 CPU ranks", "1 CPU rank")
     iv = conf["time_interval"]  # a bound is None where resamples leave a side with no converged run: open
     assert (iv["low"] is None or iv["low"] <= s["time_to_train"]) and (iv["high"] is None or s["time_to_train"] <= iv["high"])
@@ -101,7 +109,8 @@ def test_compare_of_a_one_rank_and_a_two_rank_sweep_compares_the_gpu_counts(swee
     b = [r for r in json.loads(run_cli("harness.report", str(sweeps[1]), "--json", "-").stdout)["runs"]]
     olympic = pair["confidence"]["estimator"] == "olympic mean"
     p, verdict = permutation_verdict([_minutes(r) for r in a], [_minutes(r) for r in b], olympic)
-    assert pair["confidence"]["p_value"] == pytest.approx(p) and pair["confidence"]["verdict"] == verdict
+    assert pair["confidence"]["p_value"] == pytest.approx(p)
+    assert pair["confidence"]["verdict"] == with_interval(verdict, pair["confidence"]["time_interval"])
     assert "| ncf | recommendation | 1 vs 2 |" in (tmp_path / "c.md").read_text()
     assert "nothing to compare" not in out.stdout and data["unpaired"] == []
     assert (tmp_path / "p" / "compare.png").is_file() and (tmp_path / "c.html").stat().st_size > 10_000
