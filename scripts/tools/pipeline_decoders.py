@@ -108,9 +108,14 @@ def main() -> None:
                         "loses its time to")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
+    if not torch.cuda.is_available():
+        parser.error("the GPU decoders need a CUDA device, and this machine has none")
     device = torch.device("cuda", 0)
     torch.cuda.set_device(device)
     paths = sorted(p for p in Path(args.folder).rglob("*") if p.suffix.lower() in (".jpg", ".jpeg"))[: args.files]
+    if len(paths) < args.batch:
+        parser.error(f"{args.folder} holds {len(paths)} JPEG(s) where a batch needs {args.batch}: write some with "
+                     "scripts/tools/pipeline_datasets.py imagenet FOLDER, or lower --batch")
     blobs = [np.fromfile(p, dtype=np.uint8) for p in paths]
     batches = [blobs[i: i + args.batch] for i in range(0, len(blobs) - args.batch + 1, args.batch)]
     pil = [decoders.pil_decode(b) for b in blobs[: args.check]]
@@ -138,9 +143,7 @@ def main() -> None:
 
             def work(batch: list[np.ndarray], slot: int, dec: Any = dec) -> torch.cuda.Event:
                 with torch.cuda.stream(stream):
-                    images = dec.decode(batch, slot)
-                    b, f = crops_for([(int(im.shape[1]), int(im.shape[2])) for im in images], args.size, slot)
-                    crop_resize(images, b, f, args.size)
+                    _crop(dec.decode(batch, slot), args.size, slot)
                     return stream.record_event()  # the side stream's own progress, not the step's
 
             work(batches[0], 0)
@@ -174,6 +177,12 @@ def main() -> None:
     _table(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+
+
+def _crop(images: list[torch.Tensor], size: int, seed: int) -> torch.Tensor:
+    """A batch's random MLPerf crops of decoded images, resized on their device (the decode path's second half)."""
+    boxes, flips = crops_for([(int(im.shape[1]), int(im.shape[2])) for im in images], size, seed)
+    return crop_resize(images, boxes, flips, size)
 
 
 def _gpu_events(work: Callable[[int], torch.cuda.Event], device: torch.device, batches: int = 3) -> dict[str, float]:
@@ -210,9 +219,7 @@ def _split(dec: Any, stream: torch.cuda.Stream, load: Load, batches: list, args:
 
     def crop_only(batch: list[np.ndarray], slot: int) -> torch.cuda.Event:
         with torch.cuda.stream(stream):
-            images = held[slot]
-            b, f = crops_for([(int(im.shape[1]), int(im.shape[2])) for im in images], args.size, slot)
-            crop_resize(images, b, f, args.size)
+            _crop(held[slot], args.size, slot)
             return stream.record_event()
 
     return {"decode only": _beside(load, decode_only, batches, args.steps, alone_step, args.batch),
