@@ -82,12 +82,13 @@ def crop_resize(images: Sequence[torch.Tensor], boxes: torch.Tensor, flips: torc
     mirrored where `flips`; `affine` (scale, shift), (1, 3, 1, 1) each, maps them on in the same
     pass (the normalisation). `images` are planar uint8 (3, H, W) tensors on one device; `boxes`,
     `flips` and `clips` (top, left, bottom, right: the filter's bounds, default each whole image) are
-    host tensors. On CUDA the products run in float16 (pixels 0..255 are exact in it; weights to
-    1e-3 relative), float32 elsewhere. `out`, a float32 (B, 3, size, size) tensor on the images'
+    host tensors. On CUDA gather_resize.py's kernel makes the horizontal pass from the uint8 images
+    themselves and both passes store float16 (pixels 0..255 are exact in it; weights to 1e-3
+    relative); elsewhere the canvases below, in float32. `out`, a float32 (B, 3, size, size) tensor on the images'
     device (rows of a larger batch, in any memory format), receives the crops in place of a new
     tensor (ImageNetBatches: the GPU's rows of a batch whose other rows the workers made).
 
-    The host work is per batch and per canvas, not per image (_canvases): the boxes, bounds and flips
+    On the CPU the host work is per batch and per canvas, not per image (_canvases): the boxes, bounds and flips
     of the whole batch reach the device in one copy, in the canvases' order, and the crops go back
     to the batch's order in one indexed copy at the end."""
     dev = images[0].device
@@ -97,12 +98,15 @@ def crop_resize(images: Sequence[torch.Tensor], boxes: torch.Tensor, flips: torc
     elif out.shape != (n, 3, size, size) or out.dtype != torch.float32 or out.device != dev:
         raise ValueError(f"crop_resize: out is {out.dtype} {tuple(out.shape)} on {out.device}, "
                          f"not float32 {(n, 3, size, size)} on {dev}")
-    dtype = torch.float16 if dev.type == "cuda" else torch.float32
     sizes = [(int(im.shape[1]), int(im.shape[2])) for im in images]
+    clips = torch.tensor([[0, 0, h, w] for h, w in sizes]) if clips is None else clips
+    if dev.type == "cuda":  # the taps gathered from the uint8 images: no canvases (gather_resize.py)
+        from reference_models.vision.gather_resize import gathered_crop_resize
+        return gathered_crop_resize(images, boxes, flips, size, clips, out, affine)
+    dtype = torch.float32
     groups = _groups(sizes)
     order = [i for members in groups for i in members]
     natural = order == list(range(n))
-    clips = torch.tensor([[0, 0, h, w] for h, w in sizes]) if clips is None else clips
     meta = torch.cat([boxes.float(), clips.float(), flips.float().view(-1, 1)], dim=1)  # host: (B, 9)
     if not natural:
         meta = meta[torch.tensor(order)]

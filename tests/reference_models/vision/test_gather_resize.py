@@ -1,0 +1,93 @@
+"""The CUDA crop's gathering kernel (reference_models/vision/gather_resize.py), run on the CPU by
+Triton's interpreter, against PIL and against the matrices' path (resample.py).
+
+The interpreter reads TRITON_INTERPRET when triton is first imported, so the kernel runs in a
+child process. The tolerance is resample.py's: every pixel within 1 level of PIL's; against the
+matrices' path (float32 on the CPU), the kernel with float32 storage differs only at rounding ties,
+by 1 level; float16 storage (CUDA's) is held to PIL's tolerance.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("triton")
+
+CHILD = r"""
+import json, sys
+import numpy as np
+import torch
+from PIL import Image
+from reference_models.resnet import data
+from reference_models.vision.decoders import pil_decode
+from reference_models.vision.gather_resize import gathered_crop_resize
+from reference_models.vision.normalize import normalization
+from reference_models.vision.resample import crop_resize
+
+folder = sys.argv[1]
+paths = [p for p, _ in data.load(folder).train][:5]
+images = [pil_decode(np.fromfile(p, dtype=np.uint8)) for p in paths]
+sizes = [im.shape[1:] for im in images]
+# downscales, an upscale (a fifth of the image), a whole image, a box on the right edge, mirrored
+parts = [(0.1, 0.2, 0.6, 0.7), (0.3, 0.4, 0.2, 0.2), (0, 0, 1, 1), (0.05, 0.6, 0.95, 0.4), (0.2, 0, 0.8, 0.9)]
+boxes = torch.tensor([(int(a * h), int(b * w), max(1, int(c * h)), max(1, int(d * w)))
+                      for (a, b, c, d), (h, w) in zip(parts, sizes)])
+flips = torch.tensor([False, True, True, False, True])
+clips = torch.tensor([[0, 0, h, w] for h, w in sizes])
+clips[4] = torch.tensor([boxes[4, 0], boxes[4, 1], boxes[4, 0] + boxes[4, 2], boxes[4, 1] + boxes[4, 3]])
+size = 48
+matrices = crop_resize(images, boxes, flips, size, clips=clips)
+gathered = gathered_crop_resize(images, boxes, flips, size, clips, torch.empty(5, 3, size, size))
+exact = gathered_crop_resize(images, boxes, flips, size, clips, torch.empty(5, 3, size, size), dtype=torch.float32)
+pil = []
+for i, p in enumerate(paths):
+    with Image.open(p) as im:
+        im = im.convert("RGB")
+        t, l, h, w = (int(v) for v in boxes[i])
+        if i == 4:  # clipped to the box: PIL's crop(...).resize(...)
+            im = im.crop((l, t, l + w, t + h)).resize((size, size), Image.Resampling.BILINEAR)
+        else:
+            im = im.resize((size, size), Image.Resampling.BILINEAR, box=(l, t, l + w, t + h))
+        if flips[i]:
+            im = im.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+        pil.append(torch.from_numpy(np.asarray(im)).permute(2, 0, 1).float())
+pil = torch.stack(pil)
+scale, shift = normalization([123.7, 116.3, 103.5], [58.4, 57.1, 57.4], torch.device("cpu"))
+normalised = gathered_crop_resize(images, boxes, flips, size, clips, torch.empty(5, 3, size, size),
+                                  affine=(scale, shift))
+print(json.dumps({
+    "pil_max": float((gathered - pil).abs().max()), "pil_mean": float((gathered - pil).abs().mean()),
+    "matrices_max": float((exact - matrices).abs().max()),
+    "matrices_differ": float((exact != matrices).float().mean()),
+    "integral": bool(torch.equal(gathered, gathered.round())),
+    "affine_max": float((normalised - (gathered * scale + shift)).abs().max()),
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    from reference_models.resnet.generate import ImageSpec, write
+    spec = ImageSpec(classes=2, train_per_class=3, val_per_class=1, width=120, height=90, size_jitter=0.3)
+    return write(spec, tmp_path_factory.mktemp("d") / "d", workers=1)
+
+
+@pytest.mark.timeout(240)
+def test_the_gathering_kernel_crops_as_pil_does(folder):
+    """Five crops of differently sized images in one launch: each pixel within 1 level of PIL's,
+    integral levels, the same as the matrices' path but at rounding ties (float32 storage), the
+    affine applied."""
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, "-c", CHILD, str(folder)], env=env, capture_output=True, text=True,
+                          timeout=220, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["pil_max"] <= 1 and got["pil_mean"] < 0.25, got
+    assert got["matrices_max"] <= 1 and got["matrices_differ"] < 0.01, got
+    assert got["integral"], got
+    assert got["affine_max"] < 1e-4, got
