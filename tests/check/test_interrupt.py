@@ -41,9 +41,10 @@ def test_ctrl_c_on_report_is_one_line_and_exit_130(many_logs, tmp_path):
 
 
 def test_ctrl_c_on_show_is_one_line_and_exit_130(many_logs, tmp_path):
-    # each log ten times: after the first (which pays for the imports) a log takes ~2.5 ms, so 200 ended ~0.5 s
-    # after the first line, within reach of a test process starved on a busy host; 2,000 leave ~5 s
-    logs = sorted(str(p) for p in many_logs.iterdir()) * 10
+    # each log forty times: after the first (which pays for the imports) a log takes ~2.5 ms, so 200 ended ~0.5 s
+    # after the first line, within reach of a test process starved on a busy host; 2,000 left ~5 s, and a
+    # fresh-clone suite on 2 cores once saw all of them shown before its Ctrl-C landed; 8,000 leave ~20 s
+    logs = sorted(str(p) for p in many_logs.iterdir()) * 40
     rc, out, err = ctrl_c("harness.check.show", "checked", *logs, cwd=tmp_path,
                           when=lambda proc, lines: len(lines) >= 1)
     assert rc == 130, err

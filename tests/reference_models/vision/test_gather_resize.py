@@ -2,7 +2,8 @@
 Triton's interpreter, against PIL and against the matrices' path (resample.py).
 
 The interpreter reads TRITON_INTERPRET when triton is first imported, so the kernel runs in a
-child process. The tolerance is resample.py's: every pixel within 1 level of PIL's; against the
+child process; where a GPU is, the child runs it compiled on the GPU instead (an older Triton's
+interpreter, as torch 2.11's, cannot run its loop over a scalar argument). The tolerance is resample.py's: every pixel within 1 level of PIL's; against the
 matrices' path (float32 on the CPU), the kernel with float32 storage differs only at rounding ties,
 by 1 level; float16 storage (CUDA's) is held to PIL's tolerance.
 """
@@ -29,9 +30,10 @@ from reference_models.vision.gather_resize import gathered_crop_resize
 from reference_models.vision.normalize import normalization
 from reference_models.vision.resample import crop_resize
 
-folder = sys.argv[1]
+folder, dev = sys.argv[1], torch.device(sys.argv[2])
 paths = [p for p, _ in data.load(folder).train][:5]
 images = [pil_decode(np.fromfile(p, dtype=np.uint8)) for p in paths]
+on_dev = [im.to(dev) for im in images]
 sizes = [im.shape[1:] for im in images]
 # downscales, an upscale (a fifth of the image), a whole image, a box on the right edge, mirrored
 parts = [(0.1, 0.2, 0.6, 0.7), (0.3, 0.4, 0.2, 0.2), (0, 0, 1, 1), (0.05, 0.6, 0.95, 0.4), (0.2, 0, 0.8, 0.9)]
@@ -42,8 +44,9 @@ clips = torch.tensor([[0, 0, h, w] for h, w in sizes])
 clips[4] = torch.tensor([boxes[4, 0], boxes[4, 1], boxes[4, 0] + boxes[4, 2], boxes[4, 1] + boxes[4, 3]])
 size = 48
 matrices = crop_resize(images, boxes, flips, size, clips=clips)
-gathered = gathered_crop_resize(images, boxes, flips, size, clips, torch.empty(5, 3, size, size))
-exact = gathered_crop_resize(images, boxes, flips, size, clips, torch.empty(5, 3, size, size), dtype=torch.float32)
+gathered = gathered_crop_resize(on_dev, boxes, flips, size, clips, torch.empty(5, 3, size, size, device=dev)).cpu()
+exact = gathered_crop_resize(on_dev, boxes, flips, size, clips, torch.empty(5, 3, size, size, device=dev),
+                             dtype=torch.float32).cpu()
 pil = []
 for i, p in enumerate(paths):
     with Image.open(p) as im:
@@ -57,9 +60,10 @@ for i, p in enumerate(paths):
             im = im.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
         pil.append(torch.from_numpy(np.asarray(im)).permute(2, 0, 1).float())
 pil = torch.stack(pil)
-scale, shift = normalization([123.7, 116.3, 103.5], [58.4, 57.1, 57.4], torch.device("cpu"))
-normalised = gathered_crop_resize(images, boxes, flips, size, clips, torch.empty(5, 3, size, size),
-                                  affine=(scale, shift))
+scale, shift = normalization([123.7, 116.3, 103.5], [58.4, 57.1, 57.4], dev)
+normalised = gathered_crop_resize(on_dev, boxes, flips, size, clips, torch.empty(5, 3, size, size, device=dev),
+                                  affine=(scale, shift)).cpu()
+scale, shift = scale.cpu(), shift.cpu()
 print(json.dumps({
     "pil_max": float((gathered - pil).abs().max()), "pil_mean": float((gathered - pil).abs().mean()),
     "matrices_max": float((exact - matrices).abs().max()),
@@ -82,8 +86,10 @@ def test_the_gathering_kernel_crops_as_pil_does(folder):
     """Five crops of differently sized images in one launch: each pixel within 1 level of PIL's,
     integral levels, the same as the matrices' path but at rounding ties (float32 storage), the
     affine applied."""
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(folder)], env=env, capture_output=True, text=True,
+    import torch
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # compiled where a GPU is, else interpreted
+    env = {**os.environ, **({"TRITON_INTERPRET": "1"} if device == "cpu" else {})}
+    done = subprocess.run([sys.executable, "-c", CHILD, str(folder), device], env=env, capture_output=True, text=True,
                           timeout=220, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
