@@ -9,8 +9,7 @@ gpu_check_2026-12-06.md, `pipeline_decoders.py --split`: the crop costs the step
 decode). Here one Triton kernel reads, for each output pixel of the horizontal pass, only its taps
 (at most 2 ceil(box width / size) + 2) from the uint8 images where the decoder left them (an
 address per image: no concatenation), and only on the rows inside each crop's vertical support; it
-writes float16 rows laid out as
-the vertical product reads them. The vertical pass stays a batched matrix product (cuBLAS, dense
+writes float16 rows laid out as the vertical product reads them. The vertical pass stays a batched matrix product (cuBLAS, dense
 over the support's rows), then the rounding, clamp and affine of resample.py.
 
 Written by hand because no library resamples a batch of differently sized uint8 images by a
@@ -27,11 +26,16 @@ import torch
 import triton
 import triton.language as tl
 
-from reference_models.vision.resample import filter_taps, to_device
+from reference_models.vision.resample import filter_taps, size_groups, to_device
 
 __all__ = ["gathered_crop_resize"]
 
 BLOCK_ROWS = 8  # rows of one image per program: 8 x 256 outputs, three channels, in registers
+# How much more than its crops need a launch may do (resample.size_groups). 2.5, by the host's arithmetic on
+# RandomResizedCrop's boxes: 256 crops of 500x375 images are one group (the path measured on the GPU), and a
+# batch mixing in a few images of thousands of pixels a side is 3-4 groups doing 2.3x the taps' work, where
+# one launch would do 40x
+GROUP_SLACK = 2.5
 
 
 @triton.jit
@@ -77,35 +81,70 @@ def gathered_crop_resize(images: Sequence[torch.Tensor], boxes: torch.Tensor, fl
                          dtype: torch.dtype = torch.float16) -> torch.Tensor:
     """resample.crop_resize's result written into `out` (float32 (B, 3, size, size) on the images'
     device); the arguments as there, `clips` given. `dtype` is the passes' storage (float16 on CUDA:
-    pixels 0..255 and their weighted sums to 1/8 of a level; the kernel sums in float32)."""
+    pixels 0..255 and their weighted sums to 1/8 of a level; the kernel sums in float32).
+
+    A launch gives every crop the rows and taps of its largest: crops of like size go together
+    (resample.size_groups, by the rows and taps each needs), so one crop of a 4,000-pixel image does
+    not make the whole batch's passes that large. The boxes and the images' places reach the device
+    in one copy each, in the groups' order, and the crops go back to the batch's order in one indexed
+    copy at the end."""
     dev = images[0].device
     n = len(images)
-    images = [im if im.is_contiguous() else im.contiguous() for im in images]  # kept alive to the kernel's launch
-    sizes = np.array([(im.data_ptr(), int(im.shape[1]), int(im.shape[2])) for im in images], dtype=np.int64)
-    host = torch.cat([boxes.float(), clips.float(), flips.float().view(-1, 1)], dim=1)  # (B, 9)
-    meta = host.numpy()
-    taps_x = int(np.ceil(2 * max(1.0, float(meta[:, 3].max()) / size))) + 2
-    scale_y = max(1.0, float(meta[:, 2].max()) / size)
-    taps_y = int(np.ceil(2 * scale_y)) + 2
-    # the rows one crop's vertical filter touches: its taps' first index moves by at most
-    # (size - 1) x scale over the outputs, and each output spans taps_y rows
-    rows_out = int(np.ceil((size - 1) * float(meta[:, 2].max()) / size)) + taps_y + 1
-    geo = to_device(host, dev)
+    images = [im if im.is_contiguous() else im.contiguous() for im in images]  # kept alive to the kernels' launch
+    meta = torch.cat([boxes.float(), clips.float(), flips.float().view(-1, 1)], dim=1)  # host: (B, 9)
+    rows, taps_x, taps_y = _needs(meta.numpy(), size)
+    groups = size_groups(list(zip(rows.tolist(), taps_x.tolist())), slack=GROUP_SLACK)
+    order = [i for members in groups for i in members]
+    natural = order == list(range(n))
+    places = torch.tensor([(images[i].data_ptr(), images[i].shape[1], images[i].shape[2]) for i in order],
+                          dtype=torch.int64)
+    if not natural:
+        meta, rows, taps_x, taps_y = meta[torch.tensor(order)], rows[order], taps_x[order], taps_y[order]
+    geo, places = to_device(meta, dev), to_device(places, dev)
+    dest = out if natural else torch.empty_like(out)
+    a = 0
+    for members in groups:
+        b = a + len(members)
+        needs = int(rows[a:b].max()), int(taps_x[a:b].max()), int(taps_y[a:b].max())
+        _crop_group(geo[a:b], places[a:b], needs, size, dest[a:b], affine, dtype)
+        a = b
+    if not natural:
+        out.index_copy_(0, to_device(torch.tensor(order), dev), dest)
+    return out
+
+
+def _needs(meta: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per crop, the rows its vertical filter touches and the taps of its horizontal and vertical
+    filters: an output's taps span ceil(2 max(scale, 1)) + 2 pixels (filter_taps), and the first tap
+    moves by at most (size - 1) x scale over the outputs. The rows and the vertical taps both grow
+    with the box's height, so a group's tallest crop needs the most of both."""
+    height, width = meta[:, 2].astype(np.float64), meta[:, 3].astype(np.float64)
+    taps_y = np.ceil(2 * np.maximum(1.0, height / size)).astype(np.int64) + 2
+    rows = np.ceil((size - 1) * height / size).astype(np.int64) + taps_y + 1
+    return rows, np.ceil(2 * np.maximum(1.0, width / size)).astype(np.int64) + 2, taps_y
+
+
+def _crop_group(geo: torch.Tensor, places: torch.Tensor, needs: tuple[int, int, int], size: int, out: torch.Tensor,
+                affine: Optional[tuple[torch.Tensor, torch.Tensor]], dtype: torch.dtype) -> None:
+    """One launch of the horizontal pass and one batched vertical product for the m crops of a group:
+    `geo` (m, 9) their boxes, bounds and flips, `places` (m, 3) their images' addresses and sizes, on
+    the device; `needs` the largest crop's rows, horizontal taps and vertical taps (_needs)."""
+    m, dev = geo.shape[0], geo.device
+    rows_out, taps_x, taps_y = needs
     flip = geo[:, 8] > 0.5
     index_x, wx = filter_taps(geo[:, 1], geo[:, 3], geo[:, 5], geo[:, 7], flip, size, taps_x)
     index_y, wy = filter_taps(geo[:, 0], geo[:, 2], geo[:, 4], geo[:, 6], torch.zeros_like(flip), size, taps_y)
     row0 = index_y[:, 0, 0]  # each crop's first row: the vertical product's row 0
-    places = torch.cat([to_device(torch.from_numpy(sizes), dev), row0.to(torch.int64).view(-1, 1)], dim=1)
-    rows = torch.empty((n, rows_out, 3, size), dtype=dtype, device=dev)
-    grid = (n, triton.cdiv(rows_out, BLOCK_ROWS))
-    _horizontal[grid](places, index_x[:, :, 0].to(torch.int32).contiguous(), wx.contiguous(), rows, rows_out,
+    where = torch.cat([places, row0.to(torch.int64).view(-1, 1)], dim=1)
+    rows = torch.empty((m, rows_out, 3, size), dtype=dtype, device=dev)
+    grid = (m, triton.cdiv(rows_out, BLOCK_ROWS))
+    _horizontal[grid](where, index_x[:, :, 0].to(torch.int32).contiguous(), wx.contiguous(), rows, rows_out,
                       taps_x, SIZE=size, BLOCK_O=triton.next_power_of_2(size), BLOCK_R=BLOCK_ROWS)
     relative = (index_y - row0.view(-1, 1, 1)).clamp_(0, rows_out - 1).long()
-    dense = torch.zeros((n, size, rows_out), dtype=dtype, device=dev).scatter_add_(2, relative, wy.to(dtype))
-    both = torch.bmm(dense, rows.view(n, rows_out, 3 * size)).round_().clamp_(0, 255)  # (n, size, 3 size)
-    pixels = both.view(n, size, 3, size).permute(0, 2, 1, 3)
+    dense = torch.zeros((m, size, rows_out), dtype=dtype, device=dev).scatter_add_(2, relative, wy.to(dtype))
+    both = torch.bmm(dense, rows.view(m, rows_out, 3 * size)).round_().clamp_(0, 255)  # (m, size, 3 size)
+    pixels = both.view(m, size, 3, size).permute(0, 2, 1, 3)
     if affine is None:
         out.copy_(pixels)
     else:
         torch.addcmul(affine[1], pixels, affine[0], out=out)
-    return out

@@ -18,7 +18,7 @@ from typing import Iterator, Optional, Sequence
 import numpy as np
 import torch
 
-__all__ = ["crop_resize", "filter_taps", "to_device"]
+__all__ = ["crop_resize", "filter_taps", "size_groups", "to_device"]
 
 
 def filter_taps(start: torch.Tensor, length: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, flip: torch.Tensor,
@@ -51,8 +51,9 @@ def to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
     return t.pin_memory().to(device, non_blocking=True)
 
 
-def _groups(sizes: Sequence[tuple[int, int]], slack: float = 1.5) -> list[list[int]]:
-    """Indices of images that share one padded canvas: sorted by size, a group closes when its canvas
+def size_groups(sizes: Sequence[tuple[int, int]], slack: float = 1.5) -> list[list[int]]:
+    """Indices of images (height, width) that share one padded canvas, or of crops (rows, taps) that
+    share one launch of gather_resize.py's passes: sorted by size, a group closes when its canvas
     (count x tallest x widest) would exceed `slack` times the pixels it holds, so one large image
     never makes the whole batch's canvas large (ImageNet has a few of several thousand pixels a side)."""
     order = sorted(range(len(sizes)), key=lambda i: (sizes[i][0] * sizes[i][1], sizes[i]))
@@ -84,11 +85,12 @@ def crop_resize(images: Sequence[torch.Tensor], boxes: torch.Tensor, flips: torc
     `flips` and `clips` (top, left, bottom, right: the filter's bounds, default each whole image) are
     host tensors. On CUDA gather_resize.py's kernel makes the horizontal pass from the uint8 images
     themselves and both passes store float16 (pixels 0..255 are exact in it; weights to 1e-3
-    relative); elsewhere the canvases below, in float32. `out`, a float32 (B, 3, size, size) tensor on the images'
-    device (rows of a larger batch, in any memory format), receives the crops in place of a new
-    tensor (ImageNetBatches: the GPU's rows of a batch whose other rows the workers made).
+    relative); elsewhere the canvases below, in float32 (float16 on a GPU whose torch has no Triton).
+    `out`, a float32 (B, 3, size, size) tensor on the images' device (rows of a larger batch, in any
+    memory format), receives the crops in place of a new tensor (ImageNetBatches: the GPU's rows of a
+    batch whose other rows the workers made).
 
-    On the CPU the host work is per batch and per canvas, not per image (_canvases): the boxes, bounds and flips
+    The host work is per batch and per canvas, not per image (_canvases): the boxes, bounds and flips
     of the whole batch reach the device in one copy, in the canvases' order, and the crops go back
     to the batch's order in one indexed copy at the end."""
     dev = images[0].device
@@ -101,10 +103,14 @@ def crop_resize(images: Sequence[torch.Tensor], boxes: torch.Tensor, flips: torc
     sizes = [(int(im.shape[1]), int(im.shape[2])) for im in images]
     clips = torch.tensor([[0, 0, h, w] for h, w in sizes]) if clips is None else clips
     if dev.type == "cuda":  # the taps gathered from the uint8 images: no canvases (gather_resize.py)
-        from reference_models.vision.gather_resize import gathered_crop_resize
-        return gathered_crop_resize(images, boxes, flips, size, clips, out, affine)
-    dtype = torch.float32
-    groups = _groups(sizes)
+        try:
+            from reference_models.vision.gather_resize import gathered_crop_resize
+        except ImportError:  # a torch build without Triton: the canvases below, on the GPU
+            pass
+        else:
+            return gathered_crop_resize(images, boxes, flips, size, clips, out, affine)
+    dtype = torch.float16 if dev.type == "cuda" else torch.float32
+    groups = size_groups(sizes)
     order = [i for members in groups for i in members]
     natural = order == list(range(n))
     meta = torch.cat([boxes.float(), clips.float(), flips.float().view(-1, 1)], dim=1)  # host: (B, 9)

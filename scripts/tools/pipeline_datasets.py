@@ -3,6 +3,7 @@ ImageNet folder layout) and COCO-size images (about 640x480, several objects eac
 layout), each by its model's own generator.
 
     python scripts/tools/pipeline_datasets.py imagenet /tmp/inet500 --images 10000
+    python scripts/tools/pipeline_datasets.py imagenet /tmp/inetmix --images 10000 --jitter 0.6   # sides 0.4-1.6x
     python scripts/tools/pipeline_datasets.py coco /tmp/coco640 --images 3000 --workers 16
 
 reference_models/detection/generate.py writes a split on one process (the embedded sets are small);
@@ -79,7 +80,12 @@ def main() -> None:
     parser.add_argument("--val-images", type=int, default=32)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jitter", type=float, default=0.0,
+                        help="imagenet: each side drawn from [1 - J, 1 + J] x 500 or 375 (0 to below 1; 0: all 500x375), "
+                             "for crops of unlike sizes in one batch")
     args = parser.parse_args()
+    if not 0 <= args.jitter < 1:
+        parser.error(f"--jitter {args.jitter}: give 0 (every image 500x375) up to below 1")
     folder = Path(args.folder)
     if (folder / "DONE").exists():
         print(f"{folder} already written")
@@ -89,8 +95,8 @@ def main() -> None:
 
         classes = 20
         spec = ImageSpec(classes=classes, train_per_class=max(1, args.images // classes),
-                         val_per_class=max(1, args.val_images // classes), width=500, height=375, size_jitter=0.0,
-                         seed=args.seed)
+                         val_per_class=max(1, args.val_images // classes), width=500, height=375,
+                         size_jitter=args.jitter, seed=args.seed)
         write(spec, folder, workers=args.workers)
     else:
         write_coco(folder, replace(coco_spec(args)), args.workers)

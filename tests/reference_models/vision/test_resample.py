@@ -17,7 +17,7 @@ from reference_models.resnet import data
 from reference_models.resnet.generate import ImageSpec, write
 from reference_models.vision.decoders import pil_decode
 from reference_models.vision.normalize import normalization
-from reference_models.vision.resample import _groups, crop_resize
+from reference_models.vision.resample import crop_resize, size_groups
 
 CPU = torch.device("cpu")
 
@@ -66,10 +66,10 @@ def test_a_crop_cut_out_first_resamples_within_its_bounds(folder):
 
 def test_images_of_other_sizes_share_canvases_without_one_large_image_inflating_them():
     sizes = [(375, 500)] * 6 + [(500, 375)] * 2 + [(3000, 4000)]
-    groups = _groups(sizes)
+    groups = size_groups(sizes)
     assert sorted(i for g in groups for i in g) == list(range(9))
     assert [8] in groups and len(groups) == 2
-    assert _groups([(90, 120)] * 5) == [[0, 1, 2, 3, 4]]
+    assert size_groups([(90, 120)] * 5) == [[0, 1, 2, 3, 4]]
     torch.manual_seed(0)
     images = [torch.randint(0, 256, (3, h, w), dtype=torch.uint8) for h, w in [(40, 50), (50, 40), (300, 400)]]
     boxes = torch.tensor([[0, 0, 40, 50], [10, 5, 30, 30], [0, 0, 300, 400]])
@@ -88,7 +88,7 @@ def test_the_canvases_are_cut_in_one_gather_and_the_crops_come_back_in_the_batch
     images = [torch.randint(0, 256, (3, h, w), dtype=torch.uint8) for h, w in sizes]
     boxes = torch.tensor([[(h // 7) * (i % 2), w // 9, h - h // 5, w - w // 4] for i, (h, w) in enumerate(sizes)])
     flips = torch.tensor([i % 3 == 0 for i in range(len(sizes))])
-    groups = _groups(sizes)
+    groups = size_groups(sizes)
     assert [i for g in groups for i in g] != list(range(len(sizes)))  # the canvases' order is not the batch's
     assert any(len({sizes[i] for i in g}) > 1 for g in groups) and len(groups) > 1
     clips = torch.tensor([[t, le, t + h, le + w] for t, le, h, w in boxes.tolist()])
