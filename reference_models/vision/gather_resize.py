@@ -1,6 +1,6 @@
 """resample.crop_resize on CUDA: the horizontal pass gathers its taps from the decoded uint8 images.
 
-    TRITON_INTERPRET=1 python -m pytest tests/reference_models/vision/test_gather_resize.py   # on the CPU
+    python -m pytest tests/reference_models/vision/test_gather_resize.py   # interpreted on a CPU, compiled on a GPU
 
 The matrices' path (resample.py) lays a batch's images on padded canvases, copies them to float16
 and multiplies each canvas by a dense (width x 224) matrix: about 1 GB moved a batch of 256 ImageNet
@@ -9,13 +9,14 @@ gpu_check_2026-12-06.md, `pipeline_decoders.py --split`: the crop costs the step
 decode). Here one Triton kernel reads, for each output pixel of the horizontal pass, only its taps
 (at most 2 ceil(box width / size) + 2) from the uint8 images where the decoder left them (an
 address per image: no concatenation), and only on the rows inside each crop's vertical support; it
-writes float16 rows laid out as the vertical product reads them. The vertical pass stays a batched matrix product (cuBLAS, dense
-over the support's rows), then the rounding, clamp and affine of resample.py.
+writes float16 rows laid out as the vertical product reads them. The vertical pass stays a batched
+matrix product (cuBLAS, dense over the support's rows), then the rounding, clamp and affine of
+resample.py. Where torch has no Triton, crop_resize keeps the matrices on the GPU.
 
 Written by hand because no library resamples a batch of differently sized uint8 images by a
-per-image box with PIL's filter: torchvision's resize takes one size a call and antialiases
-differently from PIL for downscales, and nvImageCodec/DALI's resize runs on their own streams
-outside the step's allocator.
+per-image box with PIL's filter: torchvision's resize takes one image size a call, so a batch of
+256 boxes is 256 calls, and nvImageCodec decodes but does not resize; DALI's resize would bring a
+second input pipeline beside the harness's loader.
 """
 from __future__ import annotations
 
@@ -43,9 +44,9 @@ def _horizontal(geo, first, weights, out, rows_out, taps, SIZE: tl.constexpr, BL
                 BLOCK_R: tl.constexpr):
     """out[b, r, c, o] = sum_t weights[b, o, t] * image_b[c, row0_b + r, first[b, o] + t], for the
     rows r < rows_out of image b; geo[b] = (the address of image b's first pixel, its height, its
-    width, row0): the images are read where the decoder left them. A tap's column and
-    row are clamped onto the image: taps outside it weigh 0 (filter_taps), rows past it are weighed
-    0 by the vertical pass, so the clamp only keeps the reads inside the buffer."""
+    width, row0): the images are read where the decoder left them. A tap's column and row are
+    clamped onto the image: taps outside it weigh 0 (filter_taps), rows past it are weighed 0 by the
+    vertical pass, so the clamp only keeps the reads inside the image."""
     b = tl.program_id(0)
     r = tl.program_id(1) * BLOCK_R + tl.arange(0, BLOCK_R)
     o = tl.arange(0, BLOCK_O)

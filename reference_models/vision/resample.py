@@ -9,7 +9,10 @@ crops of a batch cost a dozen kernels, not three per image. PIL rounds to uint8 
 its two passes; this rounds once, at the end, so a pixel differs from PIL's by at most one level
 (tests/reference_models/vision/test_resample.py states and checks the tolerance on the CPU; on an
 H200, scripts/tools/pipeline_decoders.py measured the hardware decoder's crops against PIL's: mean
-0.18 levels, none more than 1, docs/benchmarks/pipeline_2026-12-01.md).
+0.18 levels, none more than 1, docs/benchmarks/pipeline_2026-12-01.md). On CUDA the horizontal
+pass is gather_resize.py's kernel, reading the uint8 images in place of the canvases below (on an
+H200 the crop's GPU time a batch halved, its crops as close to PIL's: mean 0.178 levels, none more
+than 1, docs/benchmarks/gpu_check_2026-12-06.md, its last section).
 """
 from __future__ import annotations
 

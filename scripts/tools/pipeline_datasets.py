@@ -81,8 +81,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jitter", type=float, default=0.0,
-                        help="imagenet: each side drawn from [1 - J, 1 + J] x 500 or 375 (0 to below 1; 0: all 500x375), "
-                             "for crops of unlike sizes in one batch")
+                        help="imagenet: each side drawn from [1 - J, 1 + J] x 500 or 375 (0 to below 1; "
+                             "0: all 500x375), for crops of unlike sizes in one batch")
     args = parser.parse_args()
     if not 0 <= args.jitter < 1:
         parser.error(f"--jitter {args.jitter}: give 0 (every image 500x375) up to below 1")

@@ -3,9 +3,10 @@ Triton's interpreter, against PIL and against the matrices' path (resample.py).
 
 The interpreter reads TRITON_INTERPRET when triton is first imported, so the kernel runs in a
 child process; where a GPU is, the child runs it compiled on the GPU instead (an older Triton's
-interpreter, as torch 2.11's, cannot run its loop over a scalar argument). The tolerance is resample.py's: every pixel within 1 level of PIL's; against the
-matrices' path (float32 on the CPU), the kernel with float32 storage differs only at rounding ties,
-by 1 level; float16 storage (CUDA's) is held to PIL's tolerance.
+interpreter, as torch 2.11's, cannot run its loop over a scalar argument). The tolerance is
+resample.py's: every pixel within 1 level of PIL's; against the matrices' path (float32 on the
+CPU), the kernel with float32 storage differs only at rounding ties, by 1 level; float16 storage
+(CUDA's) is held to PIL's tolerance.
 """
 from __future__ import annotations
 
