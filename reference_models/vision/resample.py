@@ -9,10 +9,12 @@ crops of a batch cost a dozen kernels, not three per image. PIL rounds to uint8 
 its two passes; this rounds once, at the end, so a pixel differs from PIL's by at most one level
 (tests/reference_models/vision/test_resample.py states and checks the tolerance on the CPU; on an
 H200, scripts/tools/pipeline_decoders.py measured the hardware decoder's crops against PIL's: mean
-0.18 levels, none more than 1, docs/benchmarks/pipeline_2026-12-01.md). On CUDA the horizontal
-pass is gather_resize.py's kernel, reading the uint8 images in place of the canvases below (on an
-H200 the crop's GPU time a batch halved, its crops as close to PIL's: mean 0.178 levels, none more
-than 1, docs/benchmarks/gpu_check_2026-12-06.md, its last section).
+0.18 levels, none more than 1, docs/benchmarks/pipeline_2026-12-01.md). On CUDA both passes are
+gather_resize.py's kernels, reading the uint8 images in place of the canvases below (on an H200
+the horizontal kernel halved the crop's GPU time a batch, and on an H100 the vertical one, with the
+rounding and affine folded in, took it from 1.14 to 0.63 ms; its crops as close to PIL's: mean
+0.173 levels, none more than 1: docs/benchmarks/gpu_check_2026-12-06.md, its last section, and
+gpu_check_2026-12-07.md).
 """
 from __future__ import annotations
 
@@ -86,9 +88,9 @@ def crop_resize(images: Sequence[torch.Tensor], boxes: torch.Tensor, flips: torc
     mirrored where `flips`; `affine` (scale, shift), (1, 3, 1, 1) each, maps them on in the same
     pass (the normalisation). `images` are planar uint8 (3, H, W) tensors on one device; `boxes`,
     `flips` and `clips` (top, left, bottom, right: the filter's bounds, default each whole image) are
-    host tensors. On CUDA gather_resize.py's kernel makes the horizontal pass from the uint8 images
-    themselves and both passes store float16 (pixels 0..255 are exact in it; weights to 1e-3
-    relative); elsewhere the canvases below, in float32 (float16 on a GPU whose torch has no Triton).
+    host tensors. On CUDA gather_resize.py's kernels make both passes from the uint8 images
+    themselves, the horizontal one storing float16 rows (pixels 0..255 are exact in it; weights to
+    1e-3 relative) and the vertical one rounding, clamping and normalising as it writes `out`; elsewhere the canvases below, in float32 (float16 on a GPU whose torch has no Triton).
     `out`, a float32 (B, 3, size, size) tensor on the images' device (rows of a larger batch, in any
     memory format), receives the crops in place of a new tensor (ImageNetBatches: the GPU's rows of a
     batch whose other rows the workers made).
