@@ -156,11 +156,16 @@ def spawning_ranks() -> Iterator[None]:
 
 
 def take_ctrl_c() -> None:
-    """A spawned rank's first call once it runs: a Ctrl-C held since its spawn (`spawning_ranks`) is
-    dropped, as the launcher stops its ranks itself, and Ctrl-C raises KeyboardInterrupt from here on."""
+    """A spawned rank's first call once it runs: Ctrl-C raises KeyboardInterrupt from here on, and one
+    held since its spawn (`spawning_ranks`) raises it here, with no traceback of Python's start-up. That
+    held SIGINT is also how the launcher stops its ranks (the elastic agent's "Closing process via
+    signal SIGINT"): dropped, the rank ran its whole run while the launcher waited 30 s to kill it."""
+    held = signal.SIGINT in signal.sigpending()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a held signal let through while ignored is discarded
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    if held:
+        raise KeyboardInterrupt
 
 
 def leave_signals_to_parent() -> None:

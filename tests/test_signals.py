@@ -116,11 +116,16 @@ SPAWN_PROBE = """
 import multiprocessing as mp, os, signal, time
 from harness.signals import spawning_ranks, take_ctrl_c
 
-def rank():
-    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C in the rank's first moments: held
+def rank(interrupted):
+    if interrupted:
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, or the launcher stopping it, in the rank's first moments
     time.sleep(0.2)
-    take_ctrl_c()  # ... and dropped here: the launcher stops its ranks itself
-    print("rank ran on", flush=True)
+    print("rank still running", flush=True)  # held
+    try:
+        take_ctrl_c()  # ... and raised here, where the rank's own code handles it
+        print("rank ran on", flush=True)
+    except KeyboardInterrupt:
+        print("rank: held KeyboardInterrupt", flush=True)
     try:
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(5)
@@ -131,10 +136,11 @@ if __name__ == "__main__":
     ctx = mp.get_context("spawn")
     with spawning_ranks():
         ctx.SimpleQueue()  # as torch's elastic agent does before its spawn: multiprocessing's resource tracker starts
-        child = ctx.Process(target=rank)
-        child.start()
-        child.join()
-        print("rank exit code", child.exitcode, flush=True)
+        for interrupted in (True, False):
+            child = ctx.Process(target=rank, args=(interrupted,))
+            child.start()
+            child.join()
+            print("rank exit code", child.exitcode, flush=True)
         try:
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(5)
@@ -143,12 +149,18 @@ if __name__ == "__main__":
 """
 
 
-def test_a_rank_spawned_by_the_launcher_cannot_be_interrupted_before_it_runs_and_the_launcher_still_can(tmp_path):
+def test_a_rank_spawned_by_the_launcher_is_stopped_by_a_ctrl_c_held_from_its_start_and_the_launcher_still_is(
+        tmp_path):
     """A rank's Ctrl-C before it runs its first line (Python's start-up, its imports) printed its traceback;
-    held from its spawn and dropped when it runs, it prints nothing, Ctrl-C stops it once it runs, and the
-    launcher, which holds Ctrl-C in its spawning thread all the while, still stops on it."""
+    held from its spawn, it stops the rank once the rank runs (KeyboardInterrupt from take_ctrl_c), with
+    nothing printed before. That is also how the launcher stops ranks that are still starting: when the
+    held signal was dropped, such a rank trained on while the launcher waited 30 s to kill it. A rank not
+    interrupted runs on; Ctrl-C stops either once it runs; and the launcher, which holds Ctrl-C in its
+    spawning thread all the while, still stops on it."""
     (tmp_path / "probe.py").write_text(SPAWN_PROBE)
     done = subprocess.run([sys.executable, str(tmp_path / "probe.py")], cwd=REPO, env=child_env(),
                           capture_output=True, text=True, timeout=60)
-    assert done.stdout.splitlines() == ["rank ran on", "rank: KeyboardInterrupt", "rank exit code 0",
-                                        "launcher: KeyboardInterrupt"], done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        "rank still running", "rank: held KeyboardInterrupt", "rank: KeyboardInterrupt", "rank exit code 0",
+        "rank still running", "rank ran on", "rank: KeyboardInterrupt", "rank exit code 0",
+        "launcher: KeyboardInterrupt"], done.stdout + done.stderr
