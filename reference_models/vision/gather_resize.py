@@ -180,6 +180,7 @@ def _crop_group(geo: torch.Tensor, places: torch.Tensor, needs: tuple[int, int, 
         where, index_x[:, :, 0].to(torch.int32).contiguous(), wx.contiguous(), rows, rows_out, taps_x,
         SIZE=size, BLOCK_O=triton.next_power_of_2(size), BLOCK_R=BLOCK_ROWS)
     first = (index_y[:, :, 0] - row0.view(-1, 1)).to(torch.int32).contiguous()
+    # without an affine the kernel reads neither: any float32 tensor fills the two arguments
     scale, shift = (t.reshape(3).float().contiguous() for t in affine) if affine is not None else (wy, wy)
     _vertical[(m, triton.cdiv(size, BLOCK_ROWS))](
         rows, first, wy.contiguous(), out, scale, shift, rows_out, taps_y, *out.stride(),
