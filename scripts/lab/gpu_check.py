@@ -269,8 +269,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         if unknown:
             parser.error(f"unknown variant(s) {sorted(unknown)}: choose from {sorted(v[0] for v in VARIANTS)}")
         VARIANTS[:] = [v for v in VARIANTS if v[0] in args.variants]
-    out = args.out.resolve()
-    check = Check(out, args.work.resolve(), args.budget_s, args.cpu_smoke)
+    # every model with a row in some part (part 2's real rows name models whose throughput cells are part 1's)
+    models = set(MLPERF_BATCH) | set(EMBEDDED) | {r.split(":")[0] for r in REAL_DATA}
+    if args.models and set(args.models) - models:
+        parser.error(f"unknown model(s) {sorted(set(args.models) - models)}: choose from {sorted(models)}")
     if not args.before:
         REAL_DATA[:] = [r for r in REAL_DATA if r not in BEFORE_FIX]
         if not args.variants:
@@ -284,16 +286,20 @@ def main(argv: Optional[list[str]] = None) -> int:
             del THROUGHPUT[name]
         VARIANTS[:] = [v for v in VARIANTS if keep(v[0])]  # a variant goes where its own key says
         EMBEDDED[:] = [m for m in EMBEDDED if keep(f"embedded:{m}")]
-    data = Path(os.environ.get("PIPELINE_DATA", str(check.work / "data")))
     if args.models:
-        unknown = set(args.models) - set(THROUGHPUT)
-        if unknown:
-            parser.error(f"unknown model(s) {sorted(unknown)}: choose from {sorted(THROUGHPUT)}")
         for name in [m for m in THROUGHPUT if m not in args.models]:
             del THROUGHPUT[name]
         EMBEDDED[:] = [m for m in EMBEDDED if m in args.models]
         VARIANTS[:] = [v for v in VARIANTS if v[1] in args.models]
         REAL_DATA[:] = [r for r in REAL_DATA if r.split(":")[0] in args.models]
+        rows = {"embedded": EMBEDDED, "throughput": [*THROUGHPUT, *VARIANTS], "real": REAL_DATA}
+        if "tests" not in only and not any(rows[phase] for phase in only):
+            parser.error(f"no row of {'part ' + str(args.part) if args.part else 'the check'} in "
+                         f"{'/'.join(sorted(only))} is of model(s) {sorted(args.models)}: leave out --part, or name "
+                         "the phase with --only (part 2's real-data rows: --only real)")
+    out = args.out.resolve()
+    check = Check(out, args.work.resolve(), args.budget_s, args.cpu_smoke)
+    data = Path(os.environ.get("PIPELINE_DATA", str(check.work / "data")))
     print(json.dumps(info := machine()), flush=True)
     # phase A: the GPU shared by the tests and the embedded presets; the files written on the cores
     a_deadline, b_deadline = deadlines(only, args.part, args.budget_s)
