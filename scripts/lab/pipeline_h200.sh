@@ -53,7 +53,8 @@
 #              NCF (batch 2^20, amp, master weights) on a generated ml-20m-format ratings.csv; target 0.97
 # Datasets are generated in the call (scripts/tools/pipeline_datasets.py, the models' generators), on
 # every core, under /tmp/pipeline_data. Environment: STEPS and WARMUP (the windows; SSD_STEPS those of the
-# SSD rows, input-bound on the CPU path, where fewer steps say as much), LIMIT (seconds a
+# SSD rows, input-bound on the CPU path, where fewer steps say as much; MASKRCNN_STEPS those of the Mask R-CNN
+# rows, 2/5 of STEPS by default: its steps are the slowest, but a window of few mixed COCO batches spreads), LIMIT (seconds a
 # measurement may take), DEADLINE (seconds into the call after which measurements are skipped, so the
 # call ends with its files), PROFILE=N (profile N real steps of a measurement that misses its target),
 # IMAGENET_IMAGES, COCO_IMAGES and NCF_USERS (the datasets' sizes; a larger dataset only has fewer epoch starts),
@@ -63,7 +64,7 @@ out=$(realpath "${1:?usage: pipeline_h200.sh OUT_DIR STAGE...}"); shift
 data=${PIPELINE_DATA:-/tmp/pipeline_data}; work=${PIPELINE_WORK:-/tmp/pipeline_work}
 mkdir -p "$data" "$work" "$out"
 inet=${IMAGENET_IMAGES:-10000}; coco=${COCO_IMAGES:-3000}; users=${NCF_USERS:-40000}
-steps=${STEPS:-100}; ssd_steps=${SSD_STEPS:-$steps}; warmup=${WARMUP:-25}; limit=${LIMIT:-200}; deadline=${DEADLINE:-100000}; t0=$SECONDS
+steps=${STEPS:-100}; ssd_steps=${SSD_STEPS:-$steps}; maskrcnn_steps=${MASKRCNN_STEPS:-$((steps * 2 / 5))}; warmup=${WARMUP:-25}; limit=${LIMIT:-200}; deadline=${DEADLINE:-100000}; t0=$SECONDS
 stamp() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$work/stages.log"; }
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
@@ -116,14 +117,14 @@ run() {  # one measurement by name
     ssd:cpu[0-9]*) cocosize; n=${1#ssd:cpu}
       bench "ssd cpu $n workers" 0.9 "$ssd_steps" $ssd model.workers="$n" model.decode=cpu ;;
     ssd:nvimgcodec) cocosize; bench "ssd nvimgcodec" 0.9 "$steps" $ssd model.workers=12 model.decode=nvimgcodec ;;
-    maskrcnn:cpu) cocosize; bench "maskrcnn cpu grouped" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=15 model.decode=cpu ;;
-    maskrcnn:nvimgcodec) cocosize; bench "maskrcnn nvimgcodec grouped" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=12 \
+    maskrcnn:cpu) cocosize; bench "maskrcnn cpu grouped" 0.9 "$maskrcnn_steps" $maskrcnn model.workers=15 model.decode=cpu ;;
+    maskrcnn:nvimgcodec) cocosize; bench "maskrcnn nvimgcodec grouped" 0.9 "$maskrcnn_steps" $maskrcnn model.workers=12 \
       model.decode=nvimgcodec ;;
-    maskrcnn:canvas) cocosize; bench "maskrcnn nvimgcodec grouped canvas" 0.9 $((steps * 2 / 5)) $maskrcnn \
+    maskrcnn:canvas) cocosize; bench "maskrcnn nvimgcodec grouped canvas" 0.9 "$maskrcnn_steps" $maskrcnn \
       model.workers=12 model.decode=nvimgcodec model.fixed_canvas=true ;;
-    maskrcnn:cpu:ungrouped) cocosize; bench "maskrcnn cpu ungrouped" 0.9 $((steps * 2 / 5)) $maskrcnn model.workers=15 \
+    maskrcnn:cpu:ungrouped) cocosize; bench "maskrcnn cpu ungrouped" 0.9 "$maskrcnn_steps" $maskrcnn model.workers=15 \
       model.decode=cpu model.aspect_grouping=false ;;
-    maskrcnn:nvimgcodec:ungrouped) cocosize; bench "maskrcnn nvimgcodec ungrouped" 0.9 $((steps * 2 / 5)) $maskrcnn \
+    maskrcnn:nvimgcodec:ungrouped) cocosize; bench "maskrcnn nvimgcodec ungrouped" 0.9 "$maskrcnn_steps" $maskrcnn \
       model.workers=12 model.decode=nvimgcodec model.aspect_grouping=false ;;
     gnmt) bench "gnmt" 0.97 "$steps" $gnmt ;;
     gnmt:fp16-weights) bench "gnmt fp16 weights" 0.97 "$steps" $gnmt master_weights=true ;;
