@@ -77,5 +77,6 @@ _.tolerance
 # pytest fixtures used by name (autouse: never named)
 _._published_registry
 _._no_run_outlives_its_test
+_._fresh_rows
 # pytest hooks, called by pytest by their names
 _.pytest_collection_modifyitems

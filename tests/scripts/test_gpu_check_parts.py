@@ -57,8 +57,8 @@ def test_a_cell_larger_than_the_gpu_is_not_run_and_says_what_it_needs(tmp_path, 
     assert counts == {table.TOO_LARGE: 2} and "needs a GPU of" in page
 
 
-@pytest.fixture()
-def fresh_rows(monkeypatch):
+@pytest.fixture(autouse=True)
+def _fresh_rows(monkeypatch):
     """main() narrows the check's row lists in place: each test gets copies."""
     for name in ("THROUGHPUT", "MLPERF_BATCH"):
         monkeypatch.setattr(check_mod, name, dict(getattr(check_mod, name)))
@@ -70,7 +70,7 @@ def fresh_rows(monkeypatch):
     (["--models", "nope"], "unknown model(s) ['nope']"),
     (["--models", "waveglow", "--only", "real"], "no row of the check in real is of model(s) ['waveglow']"),
 ])
-def test_models_without_a_row_are_named_before_anything_is_written(tmp_path, capsys, fresh_rows, argv, said):
+def test_models_without_a_row_are_named_before_anything_is_written(tmp_path, capsys, argv, said):
     with pytest.raises(SystemExit) as exit_:
         check_mod.main([str(tmp_path / "out"), "--work", str(tmp_path / "work"), *argv])
     assert exit_.value.code == 2
@@ -78,18 +78,18 @@ def test_models_without_a_row_are_named_before_anything_is_written(tmp_path, cap
     assert not (tmp_path / "out").exists() and not (tmp_path / "work").exists()
 
 
-def test_part_2_for_two_models_runs_their_real_data_rows(tmp_path, monkeypatch, fresh_rows):
+def test_part_2_for_two_models_runs_their_real_data_rows(tmp_path, monkeypatch):
     """Part 2's real-data rows are of models whose throughput cells are part 1's: `--part 2 --models maskrcnn
     resnet` runs those rows (it was refused: the models were looked for among part 2's cells alone)."""
     ran: dict[str, object] = {}
     monkeypatch.setattr(check_mod, "machine", lambda: {})
-    monkeypatch.setattr(check_mod, "datasets", lambda check, data: None)
-    monkeypatch.setattr(check_mod, "warm_caches", lambda check, deadline: None)
-    monkeypatch.setattr(check_mod, "throughput", lambda check, deadline, gib: ran.setdefault("throughput", [
+    monkeypatch.setattr(check_mod, "datasets", lambda *_: None)
+    monkeypatch.setattr(check_mod, "warm_caches", lambda *_: None)
+    monkeypatch.setattr(check_mod, "throughput", lambda *_: ran.setdefault("throughput", [
         *check_mod.THROUGHPUT, *(v[0] for v in check_mod.VARIANTS)]))
-    monkeypatch.setattr(check_mod, "real_data", lambda check, data, budget: ran.setdefault("real", list(
+    monkeypatch.setattr(check_mod, "real_data", lambda *_: ran.setdefault("real", list(
         check_mod.REAL_DATA)))
-    monkeypatch.setattr(check_mod.gpu_check_table, "main", lambda argv: 0)
+    monkeypatch.setattr(check_mod.gpu_check_table, "main", lambda *_: 0)
     monkeypatch.setenv("CHECK_COMMIT", "test")
     assert check_mod.main([str(tmp_path / "out"), "--work", str(tmp_path / "work"), "--part", "2",
                            "--models", "maskrcnn", "resnet"]) == 0
