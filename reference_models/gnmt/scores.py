@@ -47,14 +47,24 @@ def scores_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.T
 def query_grads_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
                      grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Reduced over the keys: the queries' gradient (B, T_q, n) and sum_j grad * tanh, v's before its sum."""
-    t, g = _tanh_of_sums(q, k, bias), wide(grad).unsqueeze(-1)
-    return (g * (1 - t * t)).sum(2) * wide(v), (g * t).sum(2)
+    return saved_query_grads_math(_tanh_of_sums(q, k, bias), v, grad)
 
 
 def key_grads_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
                    grad: torch.Tensor) -> torch.Tensor:
     """Reduced over the queries: the keys' gradient (B, T_k, n)."""
-    t, g = _tanh_of_sums(q, k, bias), wide(grad).unsqueeze(-1)
+    return saved_key_grads_math(_tanh_of_sums(q, k, bias), v, grad)
+
+
+def saved_query_grads_math(t: torch.Tensor, v: torch.Tensor, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """query_grads_math from tanh(q + k + b) given (recomputed, or kept by the forward)."""
+    t, g = wide(t), wide(grad).unsqueeze(-1)
+    return (g * (1 - t * t)).sum(2) * wide(v), (g * t).sum(2)
+
+
+def saved_key_grads_math(t: torch.Tensor, v: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
+    """key_grads_math from tanh(q + k + b) given."""
+    t, g = wide(t), wide(grad).unsqueeze(-1)
     return (g * (1 - t * t)).sum(1) * wide(v)
 
 
@@ -106,18 +116,6 @@ def scores_and_tanh_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v
     """The scores in fp32, and tanh(q + k + b) (B, T_q, T_k, n) in q's dtype, kept for the backward."""
     t = _tanh_of_sums(q, k, bias)
     return (t * wide(v)).sum(-1), t.to(q.dtype)
-
-
-def saved_query_grads_math(t: torch.Tensor, v: torch.Tensor, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """query_grads_math from the saved tanh."""
-    t, g = wide(t), wide(grad).unsqueeze(-1)
-    return (g * (1 - t * t)).sum(2) * wide(v), (g * t).sum(2)
-
-
-def saved_key_grads_math(t: torch.Tensor, v: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
-    """key_grads_math from the saved tanh."""
-    t, g = wide(t), wide(grad).unsqueeze(-1)
-    return (g * (1 - t * t)).sum(1) * wide(v)
 
 
 class SavingKernels(NamedTuple):
