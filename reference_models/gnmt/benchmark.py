@@ -68,7 +68,7 @@ class GNMTBenchmark:
         if hp.compile_attention and ctx.device.type == "cuda":
             # Inductor's reductions compute tanh(q + k + b).v and its gradients: eager materialises the
             # (batch, T_tgt, T_src, 1024) sum, 1.9 GB at batch 1024, and walks it ~10 times per step
-            self.model.decoder.attention.fuse_scores(dynamic, save_tanh=hp.attention_saves_tanh)
+            self.model.decoder.attention.fuse_scores(dynamic)
         self._smoothed_loss: Callable[..., torch.Tensor] = partial(smoothed_loss, smoothing=hp.label_smoothing)
         if hp.compile_loss and ctx.device.type == "cuda":
             # at b2048 the logits are 59,392 x 32,320: eager copies them to fp32 (7.7 GB) and walks that copy

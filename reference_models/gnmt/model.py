@@ -18,8 +18,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from reference_models.gnmt.scores import (FusedScores, Kernels, SavingKernels, additive_scores, compiled_kernels,
-                                          compiled_saving_kernels, saved_tanh_scores)
+from reference_models.gnmt.scores import FusedScores, Kernels, additive_scores, compiled_kernels
 
 INIT = 0.1
 LSTMState = tuple[torch.Tensor, torch.Tensor]
@@ -45,13 +44,12 @@ class BahdanauAttention(nn.Module):
         self.normalize_bias = nn.Parameter(torch.zeros(units))
         for p in (self.linear_q.weight, self.linear_k.weight, self.linear_att):
             nn.init.uniform_(p, -INIT, INIT)
-        self.kernels: Optional[Kernels | SavingKernels] = None
+        self.kernels: Optional[Kernels] = None
 
-    def fuse_scores(self, dynamic: bool = False, save_tanh: bool = False) -> None:
+    def fuse_scores(self, dynamic: bool = False) -> None:
         """CUDA: the scores and their gradients in compiled reductions (reference_models/gnmt/scores.py);
-        `dynamic`: one graph for every batch and sentence length, else one per shape; `save_tanh`: the
-        backward reads the tanh the forward kept instead of recomputing it (SavedTanhScores)."""
-        self.kernels = compiled_saving_kernels(dynamic) if save_tanh else compiled_kernels(dynamic)
+        `dynamic`: one graph for every batch and sentence length, else one per shape."""
+        self.kernels = compiled_kernels(dynamic)
 
     def project_keys(self, keys: torch.Tensor) -> torch.Tensor:
         """Wk.k for every encoder position, (T_k, B, units): computed once per sentence, reused per step."""
@@ -67,8 +65,6 @@ class BahdanauAttention(nn.Module):
         v = self.normalize_scalar * self.linear_att / self.linear_att.norm()
         if self.kernels is None:
             scores = additive_scores(q, k, self.normalize_bias, v)  # (B, T_q, T_k)
-        elif isinstance(self.kernels, SavingKernels):
-            scores = saved_tanh_scores(q, k, self.normalize_bias, v, self.kernels)
         else:
             scores = FusedScores.apply(q, k, self.normalize_bias, v, self.kernels)
         scores = scores.masked_fill(pad_mask.unsqueeze(1), -65504.0)  # fp16's lowest: safe under autocast

@@ -67,10 +67,6 @@ class GNMTOptions(ModelOptions):
     """Factor of each decay."""
     compile_attention: bool = False
     """CUDA: the attention scores and their gradients in compiled reductions (reference_models/gnmt/scores.py)."""
-    attention_saves_tanh: bool = False
-    """With compile_attention: the forward keeps tanh(q + k + b) (batch x T_tgt x T_src x 1024 in the scores'
-    dtype: 3.8 GB at b2048 and 30 tokens in fp16) for the backward's two reductions, which otherwise each
-    recompute it (scores.SavedTanhScores); a candidate, not yet measured on a GPU."""
     compile_loss: bool = False
     """CUDA: the label-smoothed cross-entropy in compiled kernels (reference_models/gnmt/loss.py) that read the
     fp16 logits (tokens x 32,320) once forward and once backward, instead of a copy to fp32 walked by

@@ -10,12 +10,6 @@ backward here is written out by hand: two reductions that each recompute tanh fr
 keys (the queries' gradient, and v's before its last sum) and one over the queries (the keys'), the
 bias's gradient the queries' summed. Each is compiled on its own, so that no common-subexpression pass
 can merge the two into one materialized tensor again.
-
-Each of those two reductions recomputes the 1.8 billion tanh, at under half the forward's rate (7.2 ms each
-on an H200). `model.attention_saves_tanh=true` (SavedTanhScores) has the forward's reduction also write
-tanh(q + k + b) in the scores' dtype, 3.8 GB at b2048 in fp16, as eager autograd saves tanh's output, and
-the backward's reductions read it instead: memory traffic in place of the tanh, a candidate until measured
-beside the default (docs/benchmarks/pending_h200.md).
 """
 from __future__ import annotations
 
@@ -47,24 +41,14 @@ def scores_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.T
 def query_grads_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
                      grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Reduced over the keys: the queries' gradient (B, T_q, n) and sum_j grad * tanh, v's before its sum."""
-    return saved_query_grads_math(_tanh_of_sums(q, k, bias), v, grad)
+    t, g = _tanh_of_sums(q, k, bias), wide(grad).unsqueeze(-1)
+    return (g * (1 - t * t)).sum(2) * wide(v), (g * t).sum(2)
 
 
 def key_grads_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
                    grad: torch.Tensor) -> torch.Tensor:
     """Reduced over the queries: the keys' gradient (B, T_k, n)."""
-    return saved_key_grads_math(_tanh_of_sums(q, k, bias), v, grad)
-
-
-def saved_query_grads_math(t: torch.Tensor, v: torch.Tensor, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """query_grads_math from tanh(q + k + b) given (recomputed, or kept by the forward)."""
-    t, g = wide(t), wide(grad).unsqueeze(-1)
-    return (g * (1 - t * t)).sum(2) * wide(v), (g * t).sum(2)
-
-
-def saved_key_grads_math(t: torch.Tensor, v: torch.Tensor, grad: torch.Tensor) -> torch.Tensor:
-    """key_grads_math from tanh(q + k + b) given."""
-    t, g = wide(t), wide(grad).unsqueeze(-1)
+    t, g = _tanh_of_sums(q, k, bias), wide(grad).unsqueeze(-1)
     return (g * (1 - t * t)).sum(1) * wide(v)
 
 
@@ -111,30 +95,6 @@ def compiled_kernels(dynamic: bool = False, **options: Any) -> Kernels:
     return Kernels(*(compiled(fn, d, **options) for fn, d in zip(PLAIN, dims)))
 
 
-def scores_and_tanh_math(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor
-                         ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The scores in fp32, and tanh(q + k + b) (B, T_q, T_k, n) in q's dtype, kept for the backward."""
-    t = _tanh_of_sums(q, k, bias)
-    return (t * wide(v)).sum(-1), t.to(q.dtype)
-
-
-class SavingKernels(NamedTuple):
-    scores: Callable[..., torch.Tensor]  # without gradients (evaluation, the beam search): the scores alone
-    scores_and_tanh: Callable[..., tuple[torch.Tensor, torch.Tensor]]
-    query_grads: Callable[..., tuple[torch.Tensor, torch.Tensor]]
-    key_grads: Callable[..., torch.Tensor]
-
-
-SAVING_PLAIN = SavingKernels(scores_math, scores_and_tanh_math, saved_query_grads_math, saved_key_grads_math)
-_T_GRAD: Dims = {0: (0, 1, 2), 2: (0, 1, 2)}  # the saved tanh's and the incoming gradient's batch and times
-
-
-def compiled_saving_kernels(dynamic: bool = False, **options: Any) -> SavingKernels:
-    """SavingKernels' four reductions, each compiled on its own (compiled_kernels' arguments)."""
-    dims: list[Optional[Dims]] = [_QK, _QK, _T_GRAD, _T_GRAD] if dynamic else [None] * 4
-    return SavingKernels(*(compiled(fn, d, **options) for fn, d in zip(SAVING_PLAIN, dims)))
-
-
 class FusedScores(torch.autograd.Function):
     """additive_scores' values and gradients, through `kernels`; the scores in q's dtype."""
 
@@ -155,35 +115,3 @@ class FusedScores(torch.autograd.Function):
         grad_k = kernels.key_grads(q, k, bias, v, grad)
         return (grad_q.to(q.dtype), grad_k.to(k.dtype), grad_q.sum((0, 1)).to(bias.dtype),
                 weighted.sum((0, 1)).to(v.dtype), None)
-
-
-class SavedTanhScores(torch.autograd.Function):
-    """additive_scores' values and gradients, the backward reading the tanh its forward kept (`saved_tanh_scores`)."""
-
-    @staticmethod
-    def forward(ctx: Any, q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
-                kernels: SavingKernels) -> torch.Tensor:
-        scores, t = kernels.scores_and_tanh(q.detach(), k.detach(), bias.detach(), v.detach())
-        ctx.save_for_backward(t, v)
-        ctx.kernels = kernels
-        ctx.dtypes = q.dtype, k.dtype, bias.dtype
-        return scores.to(q.dtype)
-
-    @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
-        t, v = ctx.saved_tensors
-        kernels: SavingKernels = ctx.kernels
-        q_dtype, k_dtype, bias_dtype = ctx.dtypes
-        grad_q, weighted = kernels.query_grads(t, v, grad)
-        grad_k = kernels.key_grads(t, v, grad)
-        return (grad_q.to(q_dtype), grad_k.to(k_dtype), grad_q.sum((0, 1)).to(bias_dtype),
-                weighted.sum((0, 1)).to(v.dtype), None)
-
-
-def saved_tanh_scores(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
-                      kernels: SavingKernels) -> torch.Tensor:
-    """The scores through SavedTanhScores where a gradient will be asked for; else the scores' reduction
-    alone, keeping nothing (evaluation and the beam search run without gradients)."""
-    if torch.is_grad_enabled() and any(x.requires_grad for x in (q, k, bias, v)):
-        return SavedTanhScores.apply(q, k, bias, v, kernels)
-    return kernels.scores(q.detach(), k.detach(), bias.detach(), v.detach()).to(q.dtype)

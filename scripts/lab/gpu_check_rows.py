@@ -49,9 +49,6 @@ VARIANTS = [("maskrcnn:identity_norms", "maskrcnn", ["model.synthetic.calibrate_
             ("bert_large:fp8", "bert_large", ["fp8=true"],
              "the linear layers' products in fp8 (torchao's Float8Linear, tensorwise scales), as MLPerf's H100 and "
              "H200 BERT submissions run theirs (not the default: 0.90x on an H100, its casts cost more than they save)"),
-            ("gnmt:saved_tanh", "gnmt", ["model.attention_saves_tanh=true"],
-             "the attention's backward reads the tanh its forward kept (3.8 GB at b2048) instead of recomputing it in "
-             "each of its two reductions (a candidate: not yet measured)"),
             ("llama31_8b:fp8", "llama31_8b", ["fp8=true"],
              "the linear layers' products in fp8, as the MLPerf reference trains (a candidate: 1.24x the default on "
              "an H200 on 2026-12-06; it does not fit an H100)")]

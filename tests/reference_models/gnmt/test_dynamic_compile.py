@@ -104,7 +104,7 @@ def test_warmup_batches_are_seeded_training_batches_at_the_longest_the_first_buc
         assert batch.src.shape[1] == real.src.shape[1] == cfg.model.batch_size
 
 
-def _score_steps(kernels: scores.Kernels | scores.SavingKernels, lengths) -> None:
+def _score_steps(kernels: scores.Kernels, lengths) -> None:
     g = torch.Generator().manual_seed(0)
     for t_q, t_k in lengths:
         q, k = torch.randn(3, t_q, 8, generator=g, dtype=torch.float64), torch.randn(3, t_k, 8, generator=g,
@@ -112,10 +112,7 @@ def _score_steps(kernels: scores.Kernels | scores.SavingKernels, lengths) -> Non
         bias, v = torch.randn(8, generator=g, dtype=torch.float64), torch.randn(8, generator=g, dtype=torch.float64)
         inputs = [x.requires_grad_() for x in (q, k, bias, v)]
         grad = torch.randn(3, t_q, t_k, generator=g, dtype=torch.float64)
-        if isinstance(kernels, scores.SavingKernels):
-            got = scores.saved_tanh_scores(*inputs, kernels)
-        else:
-            got = scores.FusedScores.apply(*inputs, kernels)
+        got = scores.FusedScores.apply(*inputs, kernels)
         got.backward(grad)
         grads = [x.grad for x in inputs]
         for x in inputs:
@@ -182,17 +179,6 @@ def test_the_symbols_are_the_batch_and_the_lengths_and_the_units_and_classes_sta
     assert score_backend.graphs == [q_and_k, with_grad, with_grad]  # the scores, then their two reductions
     # logits (rows, classes), targets, then the backward's incoming scalar and row sums
     assert loss_backend.graphs == [[("s",), ("s", "11")], [(), ("s",), ("s",), ("s", "11")]]
-
-
-def test_the_kernels_that_keep_tanh_compile_once_for_two_lengths_with_the_units_fixed():
-    """model.attention_saves_tanh's kernels, dynamic: autograd's values at both lengths from one graph each of
-    the scores with tanh and its two reductions over the kept tanh (B, T_q, T_k, units), the units fixed."""
-    backend = Counting()
-    with fresh_dynamo():
-        _score_steps(scores.compiled_saving_kernels(True, backend=backend), LENGTHS)
-    q_and_k = [("8",), ("8",), ("s", "s", "8"), ("s", "s", "8")]
-    kept = sorted([("8",), ("s", "s", "s"), ("s", "s", "s", "8")])  # v, the incoming gradient, the kept tanh
-    assert backend.graphs == [q_and_k, kept, kept]
 
 
 def test_after_the_warm_up_neither_training_nor_the_beam_search_compiles(tmp_path):
@@ -279,9 +265,5 @@ def test_on_cuda_the_compiled_training_step_follows_the_eager_one_and_compiles_o
     eager, _ = losses()
     fast, compiled_after_warm_up = losses("model.compile_attention=true", "model.compile_loss=true")
     torch._dynamo.reset()
-    kept, compiled_after_warm_up_kept = losses("model.compile_attention=true", "model.compile_loss=true",
-                                               "model.attention_saves_tanh=true")  # the backward reads the kept tanh
-    torch._dynamo.reset()
     assert fast == pytest.approx(eager, rel=1e-3)
-    assert kept == pytest.approx(eager, rel=1e-3)
-    assert compiled_after_warm_up == compiled_after_warm_up_kept == 0
+    assert compiled_after_warm_up == 0

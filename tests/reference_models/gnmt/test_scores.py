@@ -4,9 +4,7 @@ from __future__ import annotations
 import torch
 
 from reference_models.gnmt.model import BahdanauAttention
-import pytest
-
-from reference_models.gnmt.scores import PLAIN, SAVING_PLAIN, FusedScores, additive_scores, saved_tanh_scores
+from reference_models.gnmt.scores import PLAIN, FusedScores, additive_scores
 
 
 def _inputs(seed: int = 0) -> list[torch.Tensor]:
@@ -15,13 +13,11 @@ def _inputs(seed: int = 0) -> list[torch.Tensor]:
     return [torch.randn(s, generator=g, dtype=torch.float64).requires_grad_() for s in shapes]
 
 
-@pytest.mark.parametrize("path", ["recomputed", "saved"])
-def test_the_fused_scores_and_every_gradient_are_autograd_s(path):
-    """Both backwards: tanh recomputed in each reduction, and read from what the forward kept."""
+def test_the_fused_scores_and_every_gradient_are_autograd_s():
     plain, fused = _inputs(), _inputs()
     grad = torch.randn(3, 5, 7, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     expected = additive_scores(*plain)
-    got = FusedScores.apply(*fused, PLAIN) if path == "recomputed" else saved_tanh_scores(*fused, SAVING_PLAIN)
+    got = FusedScores.apply(*fused, PLAIN)
     torch.testing.assert_close(got, expected)
     expected.backward(grad)
     got.backward(grad)
@@ -29,23 +25,12 @@ def test_the_fused_scores_and_every_gradient_are_autograd_s(path):
         torch.testing.assert_close(b.grad, a.grad, msg=lambda m, n=name: f"{n}: {m}")
 
 
-def test_without_gradients_the_saving_path_gives_the_scores_and_keeps_nothing():
-    """Evaluation and the beam search: the scores' reduction alone, no (B, T_q, T_k, n) tensor kept."""
-    q, k, bias, v = _inputs()
-    with torch.no_grad():
-        got = saved_tanh_scores(q, k, bias, v, SAVING_PLAIN)
-        expected = additive_scores(q, k, bias, v)
-    torch.testing.assert_close(got, expected)
-    assert got.grad_fn is None
-
-
-@pytest.mark.parametrize("kernels", [PLAIN, SAVING_PLAIN], ids=["recomputed", "saved"])
-def test_the_attention_gives_the_same_weights_and_gradients_through_either_path(kernels):
+def test_the_attention_gives_the_same_weights_and_gradients_through_either_path():
     torch.manual_seed(0)
     eager = BahdanauAttention(8, 8, 8).double()
     fused = BahdanauAttention(8, 8, 8).double()
     fused.load_state_dict(eager.state_dict())
-    fused.kernels = kernels  # the kernels' math, uncompiled: the CPU has no torch.compile here
+    fused.kernels = PLAIN  # the kernels' math, uncompiled: the CPU has no torch.compile here
     query, keys = torch.randn(5, 3, 8, dtype=torch.float64), torch.randn(7, 3, 8, dtype=torch.float64)
     pad = torch.zeros(3, 7, dtype=torch.bool)
     pad[1, 5:] = True
