@@ -5,7 +5,8 @@ The process that started the ranks (the elastic launcher; with torchrun or srun,
 rank 0 for the node's other ranks; a 1-rank run, from a thread of its own process) reads every
 rank's heartbeat (harness/observe/heartbeat.py) once a second. A rank is stalled when, for `progress_timeout_s` seconds, its heartbeat file did not
 change (the process is stopped, wedged or gone silent) or, while it trains, its step count did not
-move. Ranks that wait in a collective for a stalled one stall too: the watchdog names the ranks
+move; while any rank compiles (phase "compile": Inductor's autotuning can take minutes), no rank's step count
+is held to the limit, only its liveness. Ranks that wait in a collective for a stalled one stall too: the watchdog names the ranks
 whose heartbeat went quiet, else the ranks that got the least far. It then stops those ranks (SIGCONT and SIGTERM, SIGKILL after
 `grace_s`; a 1-rank run gets SIGTERM alone, which ends its wait), the launcher tears the rest down
 as for any failed rank, and the run fails with "rank N made no progress for S s".
@@ -92,6 +93,9 @@ class Watchdog:
                 if beat.get("progress") != seen.beat.get("progress") or beat.get("phase") != "train":
                     seen.progressed_at = now
                 seen.beat, seen.changed_at = beat, now
+        if any(s.beat.get("phase") == "compile" and now - s.changed_at < self.limit_s for s in self._seen.values()):
+            for s in self._seen.values():
+                s.progressed_at = now  # the ranks that compiled sooner wait in a collective for the one compiling
         stalled = {r: s for r, s in self._seen.items()
                    if now - s.changed_at >= self.limit_s or now - s.progressed_at >= self.limit_s
                    or _waited(s.beat) >= self.limit_s}

@@ -46,6 +46,29 @@ def test_training_without_steps_stalls_but_a_long_evaluation_does_not(tmp_path):
     assert dog.verdict == (0, "ranks 0, 1 made no progress for 5 s")
 
 
+def test_a_compile_longer_than_the_limit_stalls_no_rank_but_steps_standing_still_after_it_do(tmp_path):
+    """Rank 0 autotunes its kernels (max-autotune: minutes) while rank 1, compiled sooner, waits for it in a
+    collective: neither is hung. Once the compile ends, steps standing still are judged again."""
+    dog = Watchdog(tmp_path, [0, 1], limit_s=5)
+    for second in range(20):
+        _beat(tmp_path, 0, "compile", 0, second)
+        _beat(tmp_path, 1, "train", 0, second)
+        assert dog.check(float(second)) is None
+    for second in range(20, 30):
+        _beat(tmp_path, 0, "train", 0, second)
+        _beat(tmp_path, 1, "train", 0, second)
+        dog.check(float(second))
+    assert dog.verdict == (0, "ranks 0, 1 made no progress for 5 s")
+
+
+def test_a_rank_silent_while_compiling_still_stalls(tmp_path):
+    dog = Watchdog(tmp_path, [0], limit_s=5)
+    _beat(tmp_path, 0, "compile", 3, 0)  # written once, then never again: the process is wedged
+    for second in range(8):
+        dog.check(float(second))
+    assert dog.verdict == (0, "rank 0 made no progress for 5 s")
+
+
 def test_an_evaluation_waiting_for_its_loader_workers_past_the_limit_stalls(tmp_path):
     """Alive, evaluating, and waiting for one batch from loader workers that never send it (stopped, or stuck
     in a read): no step count moves in an evaluation, so the wait itself is judged."""
@@ -97,3 +120,30 @@ def test_a_heartbeat_file_says_how_far_the_rank_got_and_goes_when_it_ends(tmp_pa
     assert (seen["rank"], seen["pid"], seen["phase"], seen["progress"]) == (3, os.getpid(), "train", 12)
     beat.stop()
     assert not (tmp_path / ".heartbeat").exists()
+
+
+def test_the_heartbeat_says_compile_while_torch_compiles_in_the_loop(tmp_path):
+    """What the watchdog reads during a compile inside the training loop: phase "compile", then "train" again."""
+    import torch
+
+    from harness.observe import heartbeat
+
+    seen_during: list[str] = []
+
+    def slow_backend(graph, example_inputs):  # stands for Inductor autotuning: the beat is written meanwhile
+        time.sleep(1.3)
+        seen_during.append(json.loads(beat_path(tmp_path, 0).read_text())["phase"])
+        return graph.forward
+
+    heartbeat.start(tmp_path, 0)
+    try:
+        heartbeat.HeartbeatHook().before_run()
+        double = torch.compile(lambda x: x * 2, backend=slow_backend)  # compiled in the loop, as a lazy kernel is
+        assert float(double(torch.ones(1))) == 2.0
+        time.sleep(1.2)
+        after = json.loads(beat_path(tmp_path, 0).read_text())["phase"]
+    finally:
+        heartbeat.stop()
+        torch._dynamo.reset()
+    assert seen_during == ["compile"]
+    assert after == "train"
