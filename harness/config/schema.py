@@ -142,8 +142,9 @@ class HarnessConfig:
     """Seconds between telemetry samples (telemetry=false turns it off)."""
     progress_timeout_s: float = option(300.0, gt=0)
     """A rank silent (stopped, wedged) or without a training step for this long ends the run with
-    "rank N made no progress for S s" (one rank is watched too). Evaluation and torch.compile's compiles
-    (max-autotune's can take minutes) are judged on liveness alone, so they are safe at any value."""
+    "rank N made no progress for S s" (one rank is watched too). Evaluation is judged on liveness alone, so
+    a slow evaluation is safe at any value; so is torch.compile's compile (max-autotune's take minutes) for
+    up to 4 times this (harness/run/watchdog.py)."""
     output_root: str = option("outputs", unbounded="a folder, checked before the run for being one this user "
                                                    "can write (harness.outputs.check_paths)")
     """Every file a run writes goes under here."""

@@ -12,8 +12,9 @@ alive, so a slow evaluation is safe at any limit, and on its waits for a batch f
 A compile inside the training loop (mode=throughput's first steps, a recompile for a new shape, a lazily
 compiled backward, a CUDA graph recorded by compile_mode=reduce-overhead) is phase "compile" while it lasts:
 Inductor's max-autotune benchmarks kernels for minutes (ResNet-50's took more than 300 s on an H100), and a
-rank doing so is working, not hung. Dynamo's compile callbacks say when (`watch_compiles`); torch has no
-public hook for it, so where that private API is missing the compile counts as a training step's time, as before.
+rank doing so is working, not hung (for up to 4 limits: watchdog.COMPILE_LIMITS). Dynamo's compile callbacks
+say when (`watch_compiles`); torch has no public hook for it, so where that private API is missing the compile
+counts as a training step's time, as before.
 
 `HeartbeatHook` is what the loop calls (harness/observe/hooks.py).
 

@@ -6,7 +6,7 @@ rank 0 for the node's other ranks; a 1-rank run, from a thread of its own proces
 rank's heartbeat (harness/observe/heartbeat.py) once a second. A rank is stalled when, for `progress_timeout_s` seconds, its heartbeat file did not
 change (the process is stopped, wedged or gone silent) or, while it trains, its step count did not
 move; while any rank compiles (phase "compile": Inductor's autotuning can take minutes), no rank's step count
-is held to the limit, only its liveness. Ranks that wait in a collective for a stalled one stall too: the watchdog names the ranks
+is held to the limit, only its liveness, for up to COMPILE_LIMITS limits. Ranks that wait in a collective for a stalled one stall too: the watchdog names the ranks
 whose heartbeat went quiet, else the ranks that got the least far. It then stops those ranks (SIGCONT and SIGTERM, SIGKILL after
 `grace_s`; a 1-rank run gets SIGTERM alone, which ends its wait), the launcher tears the rest down
 as for any failed rank, and the run fails with "rank N made no progress for S s".
@@ -36,13 +36,22 @@ from harness.observe.ticker import Ticker
 
 log = logging.getLogger("harness.watchdog")
 
+# A compile (phase "compile") is judged on liveness for up to this many limits (20 minutes at the default 300 s:
+# max-autotune's kernel benchmarks take minutes), then as a step that never ended: a wedged compile worker pool
+# would otherwise hold a run, and its GPUs, for ever.
+COMPILE_LIMITS = 4
+
 
 @dataclass
 class _Seen:
     beat: dict
     changed_at: float  # the watchdog's clock when the file last changed
     progressed_at: float  # ... when the step count last moved, or the rank was not training
+    compiling_since: Optional[float] = None  # ... when the rank's current compile began (None: not compiling)
     stopping: bool = False
+
+    def compiled_s(self, now: float) -> float:
+        return 0.0 if self.compiling_since is None else now - self.compiling_since
 
 
 @dataclass
@@ -87,18 +96,21 @@ class Watchdog:
                 continue  # not started yet, or already ended: the launcher sees a rank that exits
             seen = self._seen.get(rank)
             if seen is None:
-                self._seen[rank] = _Seen(beat, now, now)
-                continue
-            if beat != seen.beat:
+                seen = self._seen[rank] = _Seen(beat, now, now)
+            elif beat != seen.beat:
                 if beat.get("progress") != seen.beat.get("progress") or beat.get("phase") != "train":
                     seen.progressed_at = now
                 seen.beat, seen.changed_at = beat, now
-        if any(s.beat.get("phase") == "compile" and now - s.changed_at < self.limit_s for s in self._seen.values()):
+            compiling = seen.beat.get("phase") == "compile"
+            seen.compiling_since = (now if seen.compiling_since is None else seen.compiling_since) if compiling else None
+        compile_limit_s = COMPILE_LIMITS * self.limit_s
+        if any(s.compiling_since is not None and now - s.changed_at < self.limit_s and s.compiled_s(now) < compile_limit_s
+               for s in self._seen.values()):
             for s in self._seen.values():
                 s.progressed_at = now  # the ranks that compiled sooner wait in a collective for the one compiling
         stalled = {r: s for r, s in self._seen.items()
                    if now - s.changed_at >= self.limit_s or now - s.progressed_at >= self.limit_s
-                   or _waited(s.beat) >= self.limit_s}
+                   or _waited(s.beat) >= self.limit_s or s.compiled_s(now) >= compile_limit_s}
         if not stalled or self.verdict is not None:
             return self.verdict
         # A rank whose heartbeat went quiet is the cause: the live ones without steps are most
@@ -108,7 +120,10 @@ class Watchdog:
         least = min(s.beat.get("progress", 0) for s in candidates.values())
         culprits = sorted(r for r, s in candidates.items() if s.beat.get("progress", 0) == least)
         who = f"rank {culprits[0]}" if len(culprits) == 1 else "ranks " + ", ".join(map(str, culprits))
-        why = [_state(self._seen[r]) for r in culprits]
+        why = [_state(self._seen[r]) or (f"compiling for {self._seen[r].compiled_s(now):.0f} s, the most a compile "
+                                          f"may take: {COMPILE_LIMITS} x the limit"
+                                          if self._seen[r].compiled_s(now) >= compile_limit_s else "")
+               for r in culprits]
         self.verdict = (culprits[0], f"{who} made no progress for {self.limit_s:g} s"
                         + (f" ({'; '.join(w for w in why if w)})" if any(why) else ""))
         # the run's end says the verdict (the launcher raises it as the failed rank's): the console gets that one line

@@ -61,6 +61,16 @@ def test_a_compile_longer_than_the_limit_stalls_no_rank_but_steps_standing_still
     assert dog.verdict == (0, "ranks 0, 1 made no progress for 5 s")
 
 
+def test_a_compile_that_never_ends_stalls_after_four_limits(tmp_path):
+    dog = Watchdog(tmp_path, [0], limit_s=5)
+    for second in range(25):
+        _beat(tmp_path, 0, "compile", 3, second)  # alive, compiling, for ever (a wedged compile worker pool)
+        verdict = dog.check(float(second))
+        assert verdict is None or second >= 20
+    assert dog.verdict == (0, "rank 0 made no progress for 5 s (compiling for 20 s, the most a compile may take: "
+                              "4 x the limit)")
+
+
 def test_a_rank_silent_while_compiling_still_stalls(tmp_path):
     dog = Watchdog(tmp_path, [0], limit_s=5)
     _beat(tmp_path, 0, "compile", 3, 0)  # written once, then never again: the process is wedged
