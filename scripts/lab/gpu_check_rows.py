@@ -49,6 +49,9 @@ VARIANTS = [("maskrcnn:identity_norms", "maskrcnn", ["model.synthetic.calibrate_
             ("bert_large:fp8", "bert_large", ["fp8=true"],
              "the linear layers' products in fp8 (torchao's Float8Linear, tensorwise scales), as MLPerf's H100 and "
              "H200 BERT submissions run theirs (not the default: 0.90x on an H100, its casts cost more than they save)"),
+            ("bert_large:efficient_attention", "bert_large", ["model.attention=efficient"],
+             "attention through FlashAttention-2 instead of cuDNN's, PyTorch's choice on Hopper (8.8 ms a step at 184 "
+             "TFLOP/s with dropout on an H200; a candidate: not yet measured)"),
             ("llama31_8b:fp8", "llama31_8b", ["fp8=true"],
              "the linear layers' products in fp8, as the MLPerf reference trains (a candidate: 1.24x the default on "
              "an H200 on 2026-12-06; it does not fit an H100)")]
