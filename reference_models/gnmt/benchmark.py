@@ -20,7 +20,7 @@ from reference_models.gnmt.beam import beam_search
 from reference_models.gnmt.loss import compiled_kernels, fused_smoothed_loss, smoothed_loss
 from reference_models.gnmt.metric import bleu
 from reference_models.gnmt.model import GNMT
-from reference_models.gnmt.options import GNMTOptions
+from reference_models.gnmt.options import AttentionGrads, GNMTOptions
 from reference_models.gnmt.schedule import Schedule, warmup_steps
 from reference_models.gnmt.tokenizer import BOS_ID, EOS_ID, PAD_ID, Detokenizer, join_bpe
 
@@ -68,7 +68,7 @@ class GNMTBenchmark:
         if hp.compile_attention and ctx.device.type == "cuda":
             # Inductor's reductions compute tanh(q + k + b).v and its gradients: eager materialises the
             # (batch, T_tgt, T_src, 1024) sum, 1.9 GB at batch 1024, and walks it ~10 times per step
-            self.model.decoder.attention.fuse_scores(dynamic)
+            self.model.decoder.attention.fuse_scores(dynamic, one_pass=hp.attention_grads == AttentionGrads.one_pass)
         self._smoothed_loss: Callable[..., torch.Tensor] = partial(smoothed_loss, smoothing=hp.label_smoothing)
         if hp.compile_loss and ctx.device.type == "cuda":
             # at b2048 the logits are 59,392 x 32,320: eager copies them to fp32 (7.7 GB) and walks that copy

@@ -46,10 +46,11 @@ class BahdanauAttention(nn.Module):
             nn.init.uniform_(p, -INIT, INIT)
         self.kernels: Optional[Kernels] = None
 
-    def fuse_scores(self, dynamic: bool = False) -> None:
+    def fuse_scores(self, dynamic: bool = False, one_pass: bool = False) -> None:
         """CUDA: the scores and their gradients in compiled reductions (reference_models/gnmt/scores.py);
-        `dynamic`: one graph for every batch and sentence length, else one per shape."""
-        self.kernels = compiled_kernels(dynamic)
+        `dynamic`: one graph for every batch and sentence length, else one per shape; `one_pass`: the
+        gradients from one Triton kernel instead (scores_grads.py)."""
+        self.kernels = compiled_kernels(dynamic, one_pass)
 
     def project_keys(self, keys: torch.Tensor) -> torch.Tensor:
         """Wk.k for every encoder position, (T_k, B, units): computed once per sentence, reused per step."""

@@ -19,6 +19,13 @@ class CompileShapes(Choice):
     dynamic = "dynamic"
 
 
+class AttentionGrads(Choice):
+    """How the compiled attention's backward computes its gradients (attention_grads)."""
+
+    reductions = "reductions"  # two compiled reductions, tanh recomputed in each
+    one_pass = "one_pass"  # one Triton kernel, each tanh once
+
+
 @dataclass
 class Synthetic:
     src_len: int = option(30, ge=2)
@@ -67,6 +74,11 @@ class GNMTOptions(ModelOptions):
     """Factor of each decay."""
     compile_attention: bool = False
     """CUDA: the attention scores and their gradients in compiled reductions (reference_models/gnmt/scores.py)."""
+    attention_grads: AttentionGrads = AttentionGrads.reductions
+    """With compile_attention: how the scores' backward computes the queries', keys', bias's and v's
+    gradients. reductions: two compiled reductions, each recomputing tanh(q + k + b) (7.2 ms each at b2048 on
+    an H200); one_pass: one Triton kernel that computes each tanh once and both sums from it
+    (reference_models/gnmt/scores_grads.py; a candidate, the GPU check's variant gnmt:one_pass_grads)."""
     compile_loss: bool = False
     """CUDA: the label-smoothed cross-entropy in compiled kernels (reference_models/gnmt/loss.py) that read the
     fp16 logits (tokens x 32,320) once forward and once backward, instead of a copy to fp32 walked by

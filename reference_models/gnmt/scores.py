@@ -56,6 +56,8 @@ class Kernels(NamedTuple):
     scores: Callable[..., torch.Tensor]
     query_grads: Callable[..., tuple[torch.Tensor, torch.Tensor]]
     key_grads: Callable[..., torch.Tensor]
+    # the three gradients at once, in place of the two reductions (scores_grads.py: model.attention_grads=one_pass)
+    one_pass: Optional[Callable[..., tuple[torch.Tensor, torch.Tensor, torch.Tensor]]] = None
 
 
 PLAIN = Kernels(scores_math, query_grads_math, key_grads_math)
@@ -88,11 +90,17 @@ _QK: Dims = {0: (0, 1), 1: (0, 1)}
 _QK_GRAD: Dims = {**_QK, 4: (0, 1, 2)}
 
 
-def compiled_kernels(dynamic: bool = False, **options: Any) -> Kernels:
+def compiled_kernels(dynamic: bool = False, one_pass: bool = False, **options: Any) -> Kernels:
     """The three reductions, each compiled on its own; `dynamic`: one graph for every batch and sentence
-    length (training's buckets), else one per shape; `options`: torch.compile's (a test's backend)."""
+    length (training's buckets), else one per shape; `one_pass`: the gradients from scores_grads.py's kernel
+    instead (no graph: any shape); `options`: torch.compile's (a test's backend)."""
     dims: list[Optional[Dims]] = [_QK, _QK_GRAD, _QK_GRAD] if dynamic else [None] * 3
-    return Kernels(*(compiled(fn, d, **options) for fn, d in zip(PLAIN, dims)))
+    kernels = Kernels(*(compiled(fn, d, **options) for fn, d in zip(PLAIN[:3], dims)))
+    if one_pass:
+        from reference_models.gnmt.scores_grads import one_pass_grads  # imports Triton: CUDA runs alone
+
+        kernels = kernels._replace(one_pass=one_pass_grads)
+    return kernels
 
 
 class FusedScores(torch.autograd.Function):
@@ -111,7 +119,10 @@ class FusedScores(torch.autograd.Function):
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
         q, k, bias, v = ctx.saved_tensors
         kernels: Kernels = ctx.kernels
-        grad_q, weighted = kernels.query_grads(q, k, bias, v, grad)
-        grad_k = kernels.key_grads(q, k, bias, v, grad)
+        if kernels.one_pass is not None:
+            grad_q, weighted, grad_k = kernels.one_pass(q, k, bias, v, grad)
+        else:
+            grad_q, weighted = kernels.query_grads(q, k, bias, v, grad)
+            grad_k = kernels.key_grads(q, k, bias, v, grad)
         return (grad_q.to(q.dtype), grad_k.to(k.dtype), grad_q.sum((0, 1)).to(bias.dtype),
                 weighted.sum((0, 1)).to(v.dtype), None)

@@ -52,6 +52,9 @@ VARIANTS = [("maskrcnn:identity_norms", "maskrcnn", ["model.synthetic.calibrate_
             ("bert_large:efficient_attention", "bert_large", ["model.attention=efficient"],
              "attention through FlashAttention-2 instead of cuDNN's, PyTorch's choice on Hopper (8.8 ms a step at 184 "
              "TFLOP/s with dropout on an H200; a candidate: not yet measured)"),
+            ("gnmt:one_pass_grads", "gnmt", ["model.attention_grads=one_pass"],
+             "the attention scores' three gradients from one Triton kernel that computes each tanh once, where the "
+             "default's two compiled reductions recompute it in each (a candidate: not yet measured)"),
             ("llama31_8b:fp8", "llama31_8b", ["fp8=true"],
              "the linear layers' products in fp8, as the MLPerf reference trains (a candidate: 1.24x the default on "
              "an H200 on 2026-12-06; it does not fit an H100)")]
