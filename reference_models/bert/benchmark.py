@@ -11,7 +11,6 @@ from typing import Any
 import torch
 
 from harness.interface import RunContext
-from reference_models import attention
 from reference_models.bert.model import BertEncoder, BertForPreTraining, BertForQuestionAnswering, init_weights
 from reference_models.bert.options import BertOptions, FIRST_WORDPIECE, workload_shape
 from reference_models.synthetic import SyntheticBenchmark, adam
@@ -53,7 +52,6 @@ class BertBenchmark(SyntheticBenchmark):
         self.optimizer = adam(self.model, ctx.device, hp.learning_rate, (hp.adam_beta1, hp.adam_beta2), hp.adam_eps,
                               hp.weight_decay)
         self.grad_clip_norm = hp.grad_clip
-        self._attention = attention.kernels(hp.attention, ctx.device)
         self.batch = self._batch()
 
     def _batch(self) -> dict[str, torch.Tensor]:
@@ -77,8 +75,7 @@ class BertBenchmark(SyntheticBenchmark):
                 "labels": tokens.gather(1, positions), "next_sentence": ints(2, b)}
 
     def loss(self, model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int]:
-        with self._attention():  # the backward runs the kernels its forward chose
-            return model(**batch), batch["tokens"].shape[0]
+        return model(**batch), batch["tokens"].shape[0]
 
     def hyperparameters(self) -> dict[str, Any]:
         extra = {"max_sequence_length": self.seq}

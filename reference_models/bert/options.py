@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from harness.interface import Broken, Choice, CompileMode, ModelOptions, option
-from reference_models.attention import Attention
 
 # The workloads people benchmark BERT with: (sequence length, head, masked positions per sequence).
 # SQuAD v1.1 fine-tuning at 384 tokens is what the published GPU tables use; pre-training is NVIDIA's
@@ -77,11 +76,6 @@ class BertOptions(ModelOptions):
     where autocast keeps LayerNorm and the stream in fp32. On in mode=throughput's fast path on CUDA
     (BERT-large 1.022x on an H200, docs/benchmarks/fast_path_2026-12-05.md; the GPU check's variant
     bert_large:fp32_norms measures the fp32 norms beside it); without autocast it changes nothing."""
-    attention: Attention = Attention.auto
-    """CUDA: auto lets PyTorch choose the attention kernel (cuDNN's fused attention on an H100 or H200: 8.8 ms of
-    BERT-large's step at 184 TFLOP/s with dropout on an H200); efficient keeps to FlashAttention-2
-    (reference_models/attention.py; a candidate, the GPU check's variant bert_large:efficient_attention). A CPU
-    runs its own kernel either way."""
     initializer_range: float = option(0.02, gt=0)
     """Standard deviation of the normal initialisation."""
     learning_rate: float = option(4.6e-5, gt=0)

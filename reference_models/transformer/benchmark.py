@@ -5,24 +5,26 @@ learning rate, beam search, and the reference's BLEU.
 """
 from __future__ import annotations
 
+import contextlib
 import math
+from functools import partial
 from pathlib import Path
-from typing import Any, Iterator, Optional, cast
+from typing import Any, Callable, ContextManager, Iterator, Optional, cast
 
 import torch
 import torch.nn.functional as F
 from omegaconf import DictConfig, OmegaConf
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.data import DataLoader
 
 from harness.interface import Logged, RunContext, scaled_learning_rate
 from harness.interface.gather import score_on_main
 from harness.interface.workers import start_workers, stop_with_parent, worker_options
-from reference_models import attention
 from reference_models.transformer import data as wmt
 from reference_models.transformer import metric
 from reference_models.transformer.beam import beam_search
 from reference_models.transformer.model import Transformer
-from reference_models.transformer.options import TransformerOptions
+from reference_models.transformer.options import Attention, TransformerOptions
 from reference_models.transformer.schedule import InverseSqrt
 from reference_models.transformer.tokenizer import EOS_ID, PAD_ID
 
@@ -80,9 +82,11 @@ class TransformerBenchmark:
             self.model = Transformer(rows, hp.hidden_size, hp.num_layers, hp.num_heads, hp.filter_size, hp.dropout,
                                      hp.attention_dropout, hp.relu_dropout)
         self._loss = smoothed_cross_entropy
-        # every new (batch, length) shape costs cuDNN's attention a plan built on the host, and real batches of
-        # sentences have many such shapes (docs/transformer.md): model.attention=efficient, the default, keeps out
-        self._attention = attention.kernels(hp.attention, ctx.device)
+        self._attention: Callable[[], ContextManager[Any]] = contextlib.nullcontext
+        if hp.attention == Attention.efficient and ctx.device.type == "cuda":
+            # every new (batch, length) shape costs cuDNN's attention a plan built on the host, and real
+            # batches of sentences have many such shapes (docs/transformer.md)
+            self._attention = partial(sdpa_kernel, [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION])
         if hp.compile and ctx.device.type == "cuda":
             # fuses each layer norm, dropout and residual add into the kernels around it, and the
             # log-softmax of the loss; DDP, applied later, calls the compiled forward

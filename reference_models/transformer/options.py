@@ -10,8 +10,14 @@ from typing import Iterator
 
 from omegaconf import MISSING
 
-from harness.interface import Broken, LrScaling, ModelOptions, option
-from reference_models.attention import Attention
+from harness.interface import Broken, Choice, LrScaling, ModelOptions, option
+
+
+class Attention(Choice):
+    """Which of scaled_dot_product_attention's CUDA kernels may run."""
+
+    auto = "auto"  # PyTorch's order: cuDNN's fused attention first on Hopper
+    efficient = "efficient"  # flash, or memory-efficient where a padding mask is given: no cuDNN
 
 
 @dataclass

@@ -49,9 +49,6 @@ VARIANTS = [("maskrcnn:identity_norms", "maskrcnn", ["model.synthetic.calibrate_
             ("bert_large:fp8", "bert_large", ["fp8=true"],
              "the linear layers' products in fp8 (torchao's Float8Linear, tensorwise scales), as MLPerf's H100 and "
              "H200 BERT submissions run theirs (not the default: 0.90x on an H100, its casts cost more than they save)"),
-            ("bert_large:efficient_attention", "bert_large", ["model.attention=efficient"],
-             "attention through FlashAttention-2 instead of cuDNN's, PyTorch's choice on Hopper (8.8 ms a step at 184 "
-             "TFLOP/s with dropout on an H200; a candidate: not yet measured)"),
             ("gnmt:one_pass_grads", "gnmt", ["model.attention_grads=one_pass"],
              "the attention scores' three gradients from one Triton kernel that computes each tanh once, where the "
              "default's two compiled reductions recompute it in each (a candidate: not yet measured)"),
