@@ -18,6 +18,8 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional
 
 import torch
 
+from harness.errors import ConfigError
+
 
 def additive_scores(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """q (B, T_q, n), k (B, T_k, n) -> (B, T_q, T_k), autograd's way: the eager path and the reference."""
@@ -97,8 +99,11 @@ def compiled_kernels(dynamic: bool = False, one_pass: bool = False, **options: A
     dims: list[Optional[Dims]] = [_QK, _QK_GRAD, _QK_GRAD] if dynamic else [None] * 3
     kernels = Kernels(*(compiled(fn, d, **options) for fn, d in zip(PLAIN[:3], dims)))
     if one_pass:
-        from reference_models.gnmt.scores_grads import one_pass_grads  # imports Triton: CUDA runs alone
-
+        try:
+            from reference_models.gnmt.scores_grads import one_pass_grads  # imports Triton: CUDA runs alone
+        except ImportError as err:
+            raise ConfigError(f"model.attention_grads=one_pass runs a Triton kernel, and this torch has no Triton "
+                              f"({err}): leave it out (the default, reductions, needs none)") from None
         kernels = kernels._replace(one_pass=one_pass_grads)
     return kernels
 

@@ -1,10 +1,14 @@
 """GNMT's hand-written attention-score gradients (reference_models/gnmt/scores.py) against autograd's."""
 from __future__ import annotations
 
+import sys
+
+import pytest
 import torch
 
+from harness.errors import ConfigError
 from reference_models.gnmt.model import BahdanauAttention
-from reference_models.gnmt.scores import PLAIN, FusedScores, additive_scores
+from reference_models.gnmt.scores import PLAIN, FusedScores, additive_scores, compiled_kernels
 
 
 def _inputs(seed: int = 0) -> list[torch.Tensor]:
@@ -40,3 +44,10 @@ def test_the_attention_gives_the_same_weights_and_gradients_through_either_path(
         context.square().sum().backward()
     for (name, a), b in zip(eager.named_parameters(), fused.parameters()):
         torch.testing.assert_close(b.grad, a.grad, msg=lambda m, n=name: f"{n}: {m}")
+
+
+def test_the_one_pass_gradients_without_triton_are_refused_with_what_to_do(monkeypatch):
+    monkeypatch.setitem(sys.modules, "triton", None)  # a torch built without Triton: its import fails
+    monkeypatch.delitem(sys.modules, "reference_models.gnmt.scores_grads", raising=False)
+    with pytest.raises(ConfigError, match=r"attention_grads=one_pass runs a Triton kernel.*leave it out"):
+        compiled_kernels(one_pass=True)
