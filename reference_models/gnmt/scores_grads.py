@@ -8,12 +8,12 @@ With g = dL/ds[b, i, j] and d = g (1 - tanh^2) at each (b, i, j, n):
     grad_q[b, i, n] = v[n] sum_j d          weighted[b, i, n] = sum_j g tanh      grad_k[b, j, n] = v[n] sum_i d
 (bias's gradient is grad_q summed over b and i, v's is weighted summed: FusedScores.backward does both).
 
-Each program holds one sentence's keys for a block of units in registers, all its key positions at once, and
-walks the queries: per query one tanh tile, two sums over the keys written out, and the keys' sums kept
-running. Nothing of size batch x T_q x T_k x units is ever stored. A hand-written kernel, because Inductor
-compiles the two sums over different axes of one tensor either as that tensor written out (15.6 ms, the
-first fused path) or as two reductions, each with its own tanh. Any batch and any lengths run through it
-without a recompile; a key count past the next power of two compiles the kernel once more (at most 8 sizes).
+Each program holds one sentence's keys (up to 32 at a time) for a block of units in registers and walks the
+queries: per query one tanh tile, two sums over the keys written out, and the keys' sums kept running.
+Nothing of size batch x T_q x T_k x units is ever stored. A hand-written kernel, because Inductor compiles the
+two sums over different axes of one tensor either as that tensor written out (15.6 ms, the first fused path)
+or as two reductions, each with its own tanh. Any batch and any lengths run through it without a recompile,
+but for key counts under 32: each power of two is compiled once (8, 16; 32 and above share one).
 """
 from __future__ import annotations
 
@@ -23,7 +23,13 @@ import triton.language as tl
 
 __all__ = ["one_pass_grads"]
 
-TILE = 2048  # key positions x units a program holds: 32 x 64 at GNMT's ~30-token sentences
+# A program's units are one per thread (BLOCK_N = 32 x WARPS), so each thread holds all of a block's keys and the
+# sums over them stay in its registers: for sm_90, Triton 3.8 compiles this with no shared memory and no barrier,
+# where a block of 32 keys x 64 units split the keys across threads (8 barriers a query). Up to MAX_KEYS keys a
+# pass, no spills: 255 registers a thread at 32 (two programs an SM), 159 at 16; longer sentences take more passes.
+WARPS = 4
+BLOCK_N = 32 * WARPS
+MAX_KEYS = 32
 
 
 @triton.jit
@@ -39,42 +45,50 @@ def _grads(q, k, bias, v, grad, grad_q, weighted, grad_k, T_q, T_k, N,
            BLOCK_J: tl.constexpr, BLOCK_N: tl.constexpr):
     b = tl.program_id(0)
     n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    j = tl.arange(0, BLOCK_J)
-    n_ok, j_ok = n < N, j < T_k
-    kj_ok = j_ok[:, None] & n_ok[None, :]
+    n_ok = n < N
     v_n = tl.load(v + n, mask=n_ok, other=0.0).to(tl.float32)
-    kb = tl.load(k + b * sk_b + j[:, None] * sk_j + n[None, :], mask=kj_ok, other=0.0).to(tl.float32)
-    kb += tl.load(bias + n, mask=n_ok, other=0.0).to(tl.float32)[None, :]
-    keys = tl.zeros((BLOCK_J, BLOCK_N), dtype=tl.float32)  # sum over the queries of d, for grad_k
-    for i in range(0, T_q):
-        q_i = tl.load(q + b * sq_b + i * sq_i + n, mask=n_ok, other=0.0).to(tl.float32)
-        g = tl.load(grad + b * sg_b + i * sg_i + j * sg_j, mask=j_ok, other=0.0).to(tl.float32)[:, None]
-        t = _tanh(kb + q_i[None, :])
-        d = g * (1.0 - t * t)  # zero at padded keys and units: g and v are loaded as 0 there
-        keys += d
-        row = (b * T_q + i) * N + n
-        tl.store(grad_q + row, tl.sum(d, axis=0) * v_n, mask=n_ok)
-        tl.store(weighted + row, tl.sum(g * t, axis=0), mask=n_ok)
-    out = (b * T_k + j[:, None]) * N + n[None, :]
-    tl.store(grad_k + out, keys * v_n[None, :], mask=kj_ok)
+    bias_n = tl.load(bias + n, mask=n_ok, other=0.0).to(tl.float32)
+    for j0 in range(0, T_k, BLOCK_J):  # one pass for up to BLOCK_J keys; longer sentences add to the queries' sums
+        j = j0 + tl.arange(0, BLOCK_J)
+        j_ok = j < T_k
+        kj_ok = j_ok[:, None] & n_ok[None, :]
+        kb = tl.load(k + b * sk_b + j[:, None] * sk_j + n[None, :], mask=kj_ok, other=0.0).to(tl.float32)
+        kb += bias_n[None, :]
+        keys = tl.zeros((BLOCK_J, BLOCK_N), dtype=tl.float32)  # sum over the queries of d, for grad_k
+        for i in range(0, T_q):
+            q_i = tl.load(q + b * sq_b + i * sq_i + n, mask=n_ok, other=0.0).to(tl.float32)
+            g = tl.load(grad + b * sg_b + i * sg_i + j * sg_j, mask=j_ok, other=0.0).to(tl.float32)[:, None]
+            t = _tanh(kb + q_i[None, :])
+            d = g * (1.0 - t * t)  # zero at padded keys and units: g and v are loaded as 0 there
+            keys += d
+            row = (b * T_q + i) * N + n
+            over_q = tl.sum(d, axis=0) * v_n  # sums over the keys: in each thread's registers (BLOCK_N below)
+            over_t = tl.sum(g * t, axis=0)
+            if j0 > 0:
+                over_q += tl.load(grad_q + row, mask=n_ok, other=0.0)
+                over_t += tl.load(weighted + row, mask=n_ok, other=0.0)
+            tl.store(grad_q + row, over_q, mask=n_ok)
+            tl.store(weighted + row, over_t, mask=n_ok)
+        out = (b * T_k + j[:, None]) * N + n[None, :]
+        tl.store(grad_k + out, keys * v_n[None, :], mask=kj_ok)
 
 
-def one_pass_grads(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor,
-                   grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def one_pass_grads(q: torch.Tensor, k: torch.Tensor, bias: torch.Tensor, v: torch.Tensor, grad: torch.Tensor,
+                   max_keys: int = MAX_KEYS) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """q (B, T_q, n) and k (B, T_k, n), each with unit stride along n (the model's transposed projections are),
     bias and v (n,), grad (B, T_q, T_k): the queries' gradient, sum_j grad * tanh (v's before its last sum) and
-    the keys' gradient, fp32, contiguous."""
+    the keys' gradient, fp32, contiguous. `max_keys` (a power of two): keys a pass, for
+    scripts/tools/gnmt_scores_bench.py to compare."""
     B, T_q, N = q.shape
     T_k = k.shape[1]
     if q.stride(2) != 1 or k.stride(2) != 1:
         raise ValueError("one_pass_grads reads q and k with unit stride along the units")
-    block_j = max(triton.next_power_of_2(T_k), 8)
-    block_n = min(max(TILE // block_j, 16), triton.next_power_of_2(N))
+    block_j = min(max(triton.next_power_of_2(T_k), 8), max_keys)
     grad_q = torch.empty(B, T_q, N, device=q.device, dtype=torch.float32)
     weighted = torch.empty_like(grad_q)
     grad_k = torch.empty(B, T_k, N, device=q.device, dtype=torch.float32)
-    _grads[(B, triton.cdiv(N, block_n))](
+    _grads[(B, triton.cdiv(N, BLOCK_N))](
         q, k, bias.contiguous(), v.contiguous(), grad, grad_q, weighted, grad_k, T_q, T_k, N,
         q.stride(0), q.stride(1), k.stride(0), k.stride(1), grad.stride(0), grad.stride(1), grad.stride(2),
-        BLOCK_J=block_j, BLOCK_N=block_n)
+        BLOCK_J=block_j, BLOCK_N=BLOCK_N, num_warps=WARPS)
     return grad_q, weighted, grad_k

@@ -22,8 +22,9 @@ from reference_models.gnmt.scores_grads import one_pass_grads
 dev = torch.device(sys.argv[1])
 worst = {}
 g = torch.Generator().manual_seed(0)
-# (B, T_q, T_k, units): keys short of their block, one query (the beam search's step), units short of theirs
-for B, T_q, T_k, n in [(3, 5, 7, 40), (2, 1, 33, 16), (2, 4, 9, 130)]:
+# (B, T_q, T_k, units): keys short of their block, one query (the beam search's step), units short of theirs,
+# keys in two and three passes (33, 75: MAX_KEYS is 32)
+for B, T_q, T_k, n in [(3, 5, 7, 40), (2, 1, 33, 16), (2, 4, 9, 130), (2, 3, 75, 20)]:
     def draw(*shape):
         return torch.randn(*shape, generator=g, dtype=torch.float64)
     # the model's layout: (T, B, n) projections seen as (B, T, n)
