@@ -9,7 +9,8 @@ the keys and the bias: 15.6 ms of a 140 ms step on an H200 (docs/benchmarks/fast
 backward here is written out by hand: two reductions that each recompute tanh from q and k, one over the
 keys (the queries' gradient, and v's before its last sum) and one over the queries (the keys'), the
 bias's gradient the queries' summed. Each is compiled on its own, so that no common-subexpression pass
-can merge the two into one materialized tensor again.
+can merge the two into one materialized tensor again. `model.attention_grads=one_pass` computes all three
+gradients in one Triton kernel instead, each tanh once (scores_grads.py; a candidate until measured).
 """
 from __future__ import annotations
 
