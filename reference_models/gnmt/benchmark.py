@@ -12,6 +12,7 @@ import torch
 from omegaconf import DictConfig
 from torch.utils.data import DataLoader
 
+from harness.errors import ConfigError
 from harness.interface import Logged, RunContext, scaled_learning_rate
 from harness.interface.gather import score_on_main
 from harness.interface.workers import start_workers, stop_with_parent, worker_options
@@ -65,10 +66,14 @@ class GNMTBenchmark:
         self.model = GNMT(vocab_size, hp.hidden_size, hp.num_layers, hp.dropout, PAD_ID).to(ctx.device)
         # training's buckets bring many sentence lengths, each a graph of its own if compiled static
         dynamic = hp.dynamic_shapes(training=self.data is not None)
+        one_pass = hp.attention_grads == AttentionGrads.one_pass
+        if one_pass and not (hp.compile_attention and ctx.device.type == "cuda"):
+            raise ConfigError("model.attention_grads=one_pass is the compiled attention's backward, on CUDA alone: "
+                              "add model.compile_attention=true on a GPU, or leave it out")
         if hp.compile_attention and ctx.device.type == "cuda":
             # Inductor's reductions compute tanh(q + k + b).v and its gradients: eager materialises the
             # (batch, T_tgt, T_src, 1024) sum, 1.9 GB at batch 1024, and walks it ~10 times per step
-            self.model.decoder.attention.fuse_scores(dynamic, one_pass=hp.attention_grads == AttentionGrads.one_pass)
+            self.model.decoder.attention.fuse_scores(dynamic, one_pass=one_pass)
         self._smoothed_loss: Callable[..., torch.Tensor] = partial(smoothed_loss, smoothing=hp.label_smoothing)
         if hp.compile_loss and ctx.device.type == "cuda":
             # at b2048 the logits are 59,392 x 32,320: eager copies them to fp32 (7.7 GB) and walks that copy

@@ -1,6 +1,7 @@
 """GNMT's hand-written attention-score gradients (reference_models/gnmt/scores.py) against autograd's."""
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -9,6 +10,7 @@ import torch
 from harness.errors import ConfigError
 from reference_models.gnmt.model import BahdanauAttention
 from reference_models.gnmt.scores import PLAIN, FusedScores, additive_scores, compiled_kernels
+from tests.helpers import REPO, child_env
 
 
 def _inputs(seed: int = 0) -> list[torch.Tensor]:
@@ -51,3 +53,15 @@ def test_the_one_pass_gradients_without_triton_are_refused_with_what_to_do(monke
     monkeypatch.delitem(sys.modules, "reference_models.gnmt.scores_grads", raising=False)
     with pytest.raises(ConfigError, match=r"attention_grads=one_pass runs a Triton kernel.*leave it out"):
         compiled_kernels(one_pass=True)
+
+
+def test_the_one_pass_gradients_without_the_compiled_attention_are_refused_with_what_to_do(tmp_path):
+    """On a CPU (or without model.compile_attention=true) the option would change nothing: the run says so and
+    fails, rather than training the eager path under it."""
+    done = subprocess.run([sys.executable, "-m", "harness.train", "model=gnmt", "+debug=gnmt", "seed=1",
+                           "model.attention_grads=one_pass", f"output_root={tmp_path}"], cwd=REPO, env=child_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "error: model.attention_grads=one_pass is the compiled attention's backward, on CUDA alone: add " \
+           "model.compile_attention=true on a GPU, or leave it out" in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
