@@ -76,9 +76,9 @@ class GNMTOptions(ModelOptions):
     """CUDA: the attention scores and their gradients in compiled reductions (reference_models/gnmt/scores.py)."""
     attention_grads: AttentionGrads = AttentionGrads.reductions
     """With compile_attention: how the scores' backward computes the queries', keys', bias's and v's
-    gradients. reductions: two compiled reductions, each recomputing tanh(q + k + b) (7.2 ms each at b2048 on
-    an H200); one_pass: one Triton kernel that computes each tanh once and both sums from it
-    (reference_models/gnmt/scores_grads.py; a candidate, the GPU check's variant gnmt:one_pass_grads)."""
+    gradients. one_pass (the fast path's, with compile_attention): one Triton kernel that computes each
+    tanh(q + k + b) once and both sums from it (reference_models/gnmt/scores_grads.py: 5.4 ms at b2048 on an
+    H100); reductions: two compiled reductions, each recomputing it (12.5 ms together)."""
     compile_loss: bool = False
     """CUDA: the label-smoothed cross-entropy in compiled kernels (reference_models/gnmt/loss.py) that read the
     fp16 logits (tokens x 32,320) once forward and once backward, instead of a copy to fp32 walked by
@@ -118,5 +118,8 @@ class GNMTOptions(ModelOptions):
         return self.compile_shapes == CompileShapes.dynamic or (self.compile_shapes == CompileShapes.auto and training)
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
+        if self.attention_grads == AttentionGrads.one_pass and not self.compile_attention:
+            yield Broken("attention_grads", self.attention_grads.value,
+                         "compile_attention=true (it is the compiled attention's backward), or reductions")
         if self.min_length > self.max_length:
             yield Broken("min_length", self.min_length, f"<= max_length ({self.max_length}): else no pair is kept")

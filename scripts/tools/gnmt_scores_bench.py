@@ -1,6 +1,6 @@
-"""GNMT's attention-score gradients at one shape, each way side by side: the two compiled reductions of the
-default (reference_models/gnmt/scores.py, tanh recomputed in each) and the one-pass Triton kernel
-(scores_grads.py, model.attention_grads=one_pass) at 16 and 32 keys a pass. Milliseconds a call by CUDA events,
+"""GNMT's attention-score gradients at one shape, each way side by side: the two compiled reductions
+(reference_models/gnmt/scores.py, tanh recomputed in each: model.attention_grads=reductions) and the fast path's
+one-pass Triton kernel (scores_grads.py, model.attention_grads=one_pass) at 16 and 32 keys a pass. Milliseconds a call by CUDA events,
 and each way's largest difference from the reductions' gradients (relative to their largest entry).
 
     python scripts/tools/gnmt_scores_bench.py                          # b2048, 30 x 30 tokens, 1,024 units, fp16
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     def by_reductions() -> tuple[torch.Tensor, ...]:
         return (*reductions.query_grads(q, k, bias, v, grad), reductions.key_grads(q, k, bias, v, grad))
 
-    ways = {"reductions (default)": by_reductions}
+    ways = {"reductions": by_reductions}
     for keys in (16, 32):
         ways[f"one pass, {keys} keys a pass"] = lambda keys=keys: one_pass_grads(q, k, bias, v, grad, max_keys=keys)
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}: batch {b}, {tq} queries x {tk} keys, {n} units, "

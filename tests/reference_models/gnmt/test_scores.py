@@ -7,7 +7,9 @@ import sys
 import pytest
 import torch
 
+from harness.config import compose
 from harness.errors import ConfigError
+from harness.fastpath import resolve
 from reference_models.gnmt.model import BahdanauAttention
 from reference_models.gnmt.scores import PLAIN, FusedScores, additive_scores, compiled_kernels
 from tests.helpers import REPO, child_env
@@ -56,12 +58,24 @@ def test_the_one_pass_gradients_without_triton_are_refused_with_what_to_do(monke
 
 
 def test_the_one_pass_gradients_without_the_compiled_attention_are_refused_with_what_to_do(tmp_path):
-    """On a CPU (or without model.compile_attention=true) the option would change nothing: the run says so and
-    fails, rather than training the eager path under it."""
+    """Without model.compile_attention=true the option would change nothing: the run says so and fails, rather
+    than training the eager path under it."""
     done = subprocess.run([sys.executable, "-m", "harness.train", "model=gnmt", "+debug=gnmt", "seed=1",
                            "model.attention_grads=one_pass", f"output_root={tmp_path}"], cwd=REPO, env=child_env(),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
-    assert "error: model.attention_grads=one_pass is the compiled attention's backward, on CUDA alone: add " \
-           "model.compile_attention=true on a GPU, or leave it out" in done.stdout + done.stderr
+    assert "error: model.attention_grads='one_pass': out of range; need compile_attention=true (it is the compiled " \
+           "attention's backward), or reductions" in done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
+    assert not list(tmp_path.rglob("mlperf.log"))
+
+
+def test_the_cuda_fast_path_takes_the_one_pass_gradients_unless_the_attention_is_left_eager():
+    for extra, mode, want in (([], "throughput", "one_pass"), ([], "train", "reductions"),
+                              (["eager=true"], "throughput", "reductions"),
+                              (["model.compile_attention=false"], "throughput", "reductions")):
+        cfg = compose(["model=gnmt", f"mode={mode}", *extra])
+        resolve(cfg, cuda=True, given=extra)
+        assert cfg.model.attention_grads == want, (extra, mode)
+    # the fast path leaves out what the command line's eager attention refuses, and keeps the rest of it
+    assert cfg.model.compile_loss is True and cfg.model.compile_attention is False
