@@ -34,30 +34,21 @@ __all__ = ["one_pass_grads"]
 WARPS = 4
 BLOCK_N = 32 * WARPS
 MAX_KEYS = 32
-# Triton's interpreter (the CPU tests) runs no PTX: there the same arithmetic goes through tl.exp and a division
+# Triton's interpreter (the CPU tests) runs no PTX: there the same arithmetic goes through tl.exp2 and a division
 INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 TWO_LOG2E = tl.constexpr(2.0 * math.log2(math.e))
 
 
 @triton.jit
-def _exp2(x, PTX: tl.constexpr):
-    # ex2.approx with denormals flushed: tl.exp's non-flushing ex2 adds a compare and two multiplies an element
-    # (an argument under -126 only ever feeds 1 / (e + 1) = 1 here, flushed or not)
+def _rcp_exp2_plus_1(x, PTX: tl.constexpr):
+    # 1 / (2^x + 1) by ex2 and rcp with denormals flushed (an argument under -126 gives 1 flushed or not): the
+    # non-flushing ex2 of tl.exp adds a compare and two multiplies an element, a division a multiply
     if PTX:
-        return tl.inline_asm_elementwise("ex2.approx.ftz.f32 $0, $1;", "=f,f", [x], dtype=tl.float32,
-                                         is_pure=True, pack=1)
+        return tl.inline_asm_elementwise(
+            "{ .reg .f32 e; ex2.approx.ftz.f32 e, $1; add.ftz.f32 e, e, 0f3F800000; rcp.approx.ftz.f32 $0, e; }",
+            "=f,f", [x], dtype=tl.float32, is_pure=True, pack=1)
     else:
-        return tl.exp2(x)
-
-
-@triton.jit
-def _rcp(x, PTX: tl.constexpr):
-    # rcp.approx (1 ulp) where the division of the first version was a reciprocal and a multiply
-    if PTX:
-        return tl.inline_asm_elementwise("rcp.approx.ftz.f32 $0, $1;", "=f,f", [x], dtype=tl.float32,
-                                         is_pure=True, pack=1)
-    else:
-        return 1.0 / x
+        return 1.0 / (tl.exp2(x) + 1.0)
 
 
 @triton.jit
@@ -88,7 +79,7 @@ def _grads(q, k, bias, v, grad, grad_q, weighted, grad_k, T_q, T_k, N,
             more = i + 1 < T_q
             q_next = tl.load(q + b * sq_b + (i + 1) * sq_i + n, mask=n_ok & more, other=0.0).to(tl.float32)
             g_next = tl.load(grad + (b * T_q + i + 1) * KEYS + j, mask=more, other=0.0)
-            r = _rcp(_exp2(kb + q_i[None, :], PTX) + 1.0, PTX)
+            r = _rcp_exp2_plus_1(kb + q_i[None, :], PTX)
             g2 = g[:, None]
             d = g2 * (r - r * r)  # zero at padded keys (g is 0 there) and units (v is)
             keys += d
