@@ -350,8 +350,13 @@ def test_a_killed_launcher_s_ranks_end_their_log_naming_its_death_not_ctrl_c(tmp
     try:
         _rank_pid(tmp_path / "out", 0)
         os.kill(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=60)
-        log = wait_for_text(tmp_path / "out", "mlperf.log", '"key": "run_stop"', timeout=60)
+        _, err = proc.communicate(timeout=60)  # returns once the ranks, which hold its pipes, have ended
+        try:
+            log = wait_for_text(tmp_path / "out", "mlperf.log", '"key": "run_stop"', timeout=60)
+        except AssertionError as missing:  # seen once under CI's load: what the ranks said, to find out why
+            logs = "\n".join(f"== {p.relative_to(tmp_path)}\n{p.read_text(errors='replace')[-2000:]}"
+                              for p in sorted((tmp_path / "out").rglob("*.log")))
+            raise AssertionError(f"{missing}\n== the ranks' stderr\n{err[-3000:]}\n{logs}") from None
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)
