@@ -218,7 +218,13 @@ def _summarise(r: RunRecord) -> None:
         return
     wait = _data_wait_line(r)
     if r.mode == "throughput":
-        tput = f"{figure(r.throughput)} {r.throughput_unit}" if r.throughput else "n/a"
+        if not r.throughput:
+            # ended before its windows did (a signal, a limit, a failed window): why there is no figure, not a
+            # line of the empty fields of a measurement that never happened
+            log.info("THROUGHPUT: n/a (%s: %s); %s", r.status, r.reason or "no window finished", r.precision)
+            log.info("run dir: %s", r.run_dir)
+            return
+        tput = f"{figure(r.throughput)} {r.throughput_unit}"
         log.info("THROUGHPUT: %s (%s warm-up steps left out), %s, %s, global batch %s; %s",
                  tput, r.warmup_steps, r.platform, r.precision, r.global_batch_size,
                  describe(r.model_flops_per_sample, r.achieved_tflops, r.mfu, r.mfu_note))

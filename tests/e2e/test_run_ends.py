@@ -77,6 +77,19 @@ def test_sigterm_to_a_single_rank_run_ends_it_as_ctrl_c_does(tmp_path):
     assert last["metadata"]["reason"] == "SIGTERM" and "before_run_start" not in last["metadata"]
 
 
+def test_a_throughput_run_stopped_before_its_windows_end_says_so_instead_of_empty_fields(tmp_path):
+    """An interrupted measurement has no figure, platform or batch to show: the console line said
+    "n/a (1 warm-up steps left out), , amp, global batch None"."""
+    proc = _start(tmp_path, *[a for a in TPUT2 if a != "gpus=2"])
+    _rank_pid(tmp_path / "out", 0)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    (line,) = [x for x in out.splitlines() if x.startswith("THROUGHPUT:")]
+    assert line == "THROUGHPUT: n/a (aborted: interrupted (SIGTERM)); fp32", line
+    assert _result(tmp_path / "out")["throughput"] is None
+
+
 # each signal, each moment and each rank count once: the handling is the same for either signal, and the six
 # combinations took 35 s of the suite
 GROUP_STOPS = [pytest.param(sig, delay, ranks, id=f"{sig.name}-{when}-{ranks}rank")
