@@ -1,21 +1,28 @@
 """result.json written: the run's record assembled however the run ended, then replaced in one step.
 
-`assemble` takes rank 0's record, or, for a run that was interrupted or crashed, what its own
-mlperf.log says it did (epochs, evaluations, time to train up to the aborting run_stop), applies how
-the run ended and derives the totals. `write` replaces result.json in one step with strict JSON (no
+`assemble` takes rank 0's record, or, for a run that was interrupted or crashed, what rank 0 noted once
+initialised (`note_initialised`: the platform, the model's hyperparameters and global batch, the seed) and
+what its own mlperf.log says it did (epochs, evaluations, time to train up to the aborting run_stop), applies
+how the run ended and derives the totals. `write` replaces result.json in one step with strict JSON (no
 NaN: a value that is not a number is null). The record itself is harness/record.py.
 
     python -m harness.train model=ncf seed=1   # writes outputs/runs/<run>/result.json through here
 """
 from __future__ import annotations
 
+import json
 import platform
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from harness import files
-from harness.record import SUCCESS, Epoch, Evaluation, RunEnd, RunRecord, derive, to_json
+from harness.record import SUCCESS, Epoch, Evaluation, RunEnd, RunRecord, derive, problems, strict, to_json
+
+INITIALISED = ".initialised.json"  # in the run directory from rank 0's initialisation until result.json
+# what rank 0 learns while initialising and the command that owns the run directory does not know
+_LEARNED = ("seed", "world_size", "device", "platform", "accelerator", "hyperparameters", "init_time_s", "warm_up_s",
+            "threads")
 
 
 def assemble(start: RunRecord, rank0: Optional[RunRecord], end: Optional[RunEnd], log_path: Optional[Path],
@@ -23,12 +30,39 @@ def assemble(start: RunRecord, rank0: Optional[RunRecord], end: Optional[RunEnd]
     """The run's record: rank 0's when the run ended normally, else `start` with what its MLPerf log
     says it did; then how it ended, the command's `finish` fields (finished_at, host_load), and the
     totals derived from the rest."""
-    record = rank0 if rank0 is not None else start
+    noted = _take_initialised(Path(start.run_dir))
+    record = rank0 if rank0 is not None else replace(start, **noted)
     if rank0 is None and log_path is not None and log_path.is_file():
         record = from_log(record, log_path)
     if end is not None:
         record = replace(record, status=end.status, reason=end.reason, error=end.error)
     return derive(replace(record, **finish), overhead=record.status == SUCCESS or rank0 is not None)
+
+
+def note_initialised(run_dir: Path, record: RunRecord) -> None:
+    """Rank 0's facts of the run once initialised, where the command that owns the run directory finds them
+    should the rank never return its record (interrupted, crashed, killed): a throughput measurement has no
+    MLPerf log to read them back from, and without them its result.json had no platform, accelerator or
+    global batch, so the report set it apart from the runs it was measured beside."""
+    facts = {k: getattr(record, k) for k in _LEARNED}
+    try:
+        files.write_atomic(run_dir / INITIALISED, json.dumps(strict(facts), default=str, allow_nan=False))
+    except files.DiskFull:
+        pass  # the run goes on: only an unfinished run's record would lack these
+
+
+def _take_initialised(run_dir: Path) -> dict[str, Any]:
+    """`note_initialised`'s facts, its file removed; none where it is missing, unreadable or badly typed."""
+    path = run_dir / INITIALISED
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    finally:
+        path.unlink(missing_ok=True)
+    if not isinstance(data, dict) or problems(data):
+        return {}
+    return {k: data[k] for k in _LEARNED if data.get(k) is not None}
 
 
 def from_log(record: RunRecord, path: Path) -> RunRecord:

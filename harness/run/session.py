@@ -36,8 +36,7 @@ from harness.observe.meter import ThroughputMeter
 from harness.observe.progress import Progress
 from harness.observe.watchers import Observers, open_observers
 from harness.record import FAILED, SUCCESS, Evaluation, RunRecord
-from harness.run.record_file import versions as software_versions
-from harness.run import compile_guard, distributed, flops, peers, threads
+from harness.run import compile_guard, distributed, flops, peers, record_file, threads
 from harness.run.build import BuiltRun, build_run, clear_page_cache, context_for, device_sync, pick_device
 from harness.run.distributed import SINGLE, World
 from harness.signals import shielded, signal_name
@@ -202,7 +201,7 @@ def _run(job: RankJob, training: bool, held: _Open) -> RunRecord:
     init_start = mlperf.start(C.INIT_START)
     device = pick_device(cfg, world.local_rank)
     distributed.init_process_group(world, device)
-    watch = held.watch = open_observers(cfg, world, job.run_dir, device, software_versions(), job.host_load)
+    watch = held.watch = open_observers(cfg, world, job.run_dir, device, record_file.versions(), job.host_load)
     _log_init(mlperf, plan, world, watch)
     # every rank takes rank 0's master seed: under torchrun each process drew its own
     master = distributed.broadcast_int(plan.seed, device)
@@ -231,6 +230,8 @@ def _run(job: RankJob, training: bool, held: _Open) -> RunRecord:
     base = replace(job.record, seed=master, world_size=world.world_size, device=str(device), platform=watch.platform,
                    accelerator=watch.accelerator, hyperparameters=hyper, init_time_s=init_s, warm_up_s=warm_s,
                    threads=threads.current().record(torch.get_num_threads()))
+    if world.is_main:
+        record_file.note_initialised(job.run_dir, base)
     if not training:
         w = timing.Windows.of(cfg)
         loop = throughput.measure_throughput(built, warmup_steps=w.warmup_steps, steps=w.steps, repeats=w.repeats,

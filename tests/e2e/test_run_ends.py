@@ -87,7 +87,12 @@ def test_a_throughput_run_stopped_before_its_windows_end_says_so_instead_of_empt
     assert proc.returncode == 128 + signal.SIGTERM, err
     (line,) = [x for x in out.splitlines() if x.startswith("THROUGHPUT:")]
     assert line == "THROUGHPUT: n/a (aborted: interrupted (SIGTERM)); fp32", line
-    assert _result(tmp_path / "out")["throughput"] is None
+    result = _result(tmp_path / "out")
+    assert result["throughput"] is None
+    # what rank 0 learned while initialising stays in the record: the report groups the run with its siblings
+    assert (result["platform"], result["accelerator"], result["device"]) == ("1xCPU", "CPU", "cpu")
+    assert result["global_batch_size"] == result["hyperparameters"]["global_batch_size"] > 0
+    assert not list((tmp_path / "out").rglob(".initialised.json"))
 
 
 # each signal, each moment and each rank count once: the handling is the same for either signal, and the six
@@ -152,7 +157,9 @@ def test_sigterm_to_one_rank_of_two_is_named(tmp_path):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert "stopped by SIGTERM to rank 1" in err and "To enable traceback" not in out + err
-    assert _result(tmp_path / "out")["reason"] == "interrupted (SIGTERM to rank 1)"
+    result = _result(tmp_path / "out")
+    assert result["reason"] == "interrupted (SIGTERM to rank 1)"
+    assert (result["platform"], result["world_size"]) == ("2xCPU", 2) and result["global_batch_size"] > 0
 
 
 def test_sigterm_to_the_launcher_is_called_sigterm(tmp_path):

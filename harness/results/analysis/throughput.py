@@ -38,7 +38,7 @@ class ThroughputRun:
     windows: tuple[float, ...]
     platform: str
     accelerator: str
-    status: str  # "success" | "failed"
+    status: str  # "success" | "aborted" (stopped before its windows ended) | "failed"
     reason: Optional[str]
     fallback: Optional[str] = None  # why a fast path fell back to the eager step, where the record says
     flops_per_sample: Optional[float] = None  # model FLOPs a sample (harness/run/flops.py), where recorded
@@ -57,7 +57,7 @@ class ThroughputGroup:
     global_batch_size: Optional[int]
     unit: str
     runs: int
-    failed: int
+    failed: int  # runs without a figure that failed (crashed, NaN, full disk), or succeeded without one
     median: Optional[float]  # over the runs' medians
     min: Optional[float]
     max: Optional[float]
@@ -68,6 +68,7 @@ class ThroughputGroup:
     achieved_tflops: Optional[float] = None
     mfu: Optional[float] = None
     mfu_note: Optional[str] = None  # why no run of the group has an MFU, where none has
+    aborted: int = 0  # runs stopped before their windows ended (a signal, a limit): not failures of the system
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ def _positive(x: Optional[float]) -> Optional[float]:
 def _run(path: Path, r: RunRecord) -> ThroughputRun:
     windows = tuple(w for w in (_positive(e.throughput) for e in r.epochs) if w)
     model = r.model or "?"
-    status = "success" if r.status == "success" else "failed"
+    status = r.status if r.status in ("success", "aborted") else "failed"
     batch = r.global_batch_size if r.global_batch_size is not None else r.hyperparameters.get("global_batch_size")
     base, step = split_label(r.precision or "?")
     recorded = _line(r.path)
@@ -160,8 +161,9 @@ def groups(runs: Sequence[ThroughputRun]) -> list[ThroughputGroup]:
     for key, members in sorted(by_key.items(), key=lambda kv: str(kv[0])):
         medians = [r.throughput for r in members if r.throughput is not None]
         windows = [w for r in members if r.throughput is not None for w in r.windows]
+        aborted = sum(r.status == "aborted" for r in members)
         out.append(ThroughputGroup(
-            *key, runs=len(members), failed=len(members) - len(medians),
+            *key, runs=len(members), failed=len(members) - len(medians) - aborted, aborted=aborted,
             median=statistics.median(medians) if medians else None, min=min(medians) if medians else None,
             max=max(medians) if medians else None, std=statistics.pstdev(medians) if medians else None,
             windows_min=min(windows) if windows else None, windows_max=max(windows) if windows else None,

@@ -190,7 +190,8 @@ def table_rows(groups: Sequence[ThroughputGroup]) -> tuple[list[str], list[list[
     for g in groups:
         spread = "n/a" if g.median is None or g.min is None or g.max is None else \
             f"{_fmt(g.min)}-{_fmt(g.max)} ({(g.max - g.min) / g.median:.1%}), std {_fmt(g.std)}"
-        runs = f"{g.runs}" + (f" ({g.failed} failed)" if g.failed else "")
+        missing = ", ".join(f"{n} {what}" for n, what in ((g.failed, "failed"), (g.aborted, "aborted")) if n)
+        runs = f"{g.runs}" + (f" ({missing})" if missing else "")
         rows.append([g.workload, g.model, g.accelerator, g.precision, str(g.world_size),
                      "n/a" if g.global_batch_size is None else str(g.global_batch_size), runs, _fmt(g.median), g.unit,
                      spread, "n/a" if g.windows_min is None else f"{_fmt(g.windows_min)}-{_fmt(g.windows_max)}"])
@@ -222,5 +223,5 @@ def fast_rows(gains: Sequence[FastGain]) -> tuple[list[str], list[list[str]]]:
 
 
 def failures(runs: Sequence[ThroughputRun]) -> list[str]:
-    return [f"{rel(r.path)}: {r.workload} {r.precision} {r.world_size} GPU(s) failed: {r.reason or 'no reason given'}"
+    return [f"{rel(r.path)}: {r.workload} {r.precision} {r.world_size} GPU(s) {r.status}: {r.reason or 'no reason given'}"
             for r in runs if r.status != "success"]

@@ -103,3 +103,22 @@ def test_a_fast_step_is_held_to_the_baseline_on_its_own_path_not_the_eager_one(t
     assert gains == {("amp", "tf32"): pytest.approx(1.5), ("amp+graph", "tf32+graph"): pytest.approx(2.0),
                      ("amp+master+graph", "tf32+graph"): pytest.approx(2.5),
                      ("amp+compile(reduce-overhead)", "tf32+compile(reduce-overhead)"): pytest.approx(1.1)}
+
+
+def test_a_measurement_stopped_before_its_windows_ended_is_counted_aborted_beside_its_siblings(tmp_path, capsys):
+    """A seed of a sweep stopped by SLURM's time limit or Ctrl-C is aborted, not a failure of the system, and
+    stays in the group of the runs it was measured beside."""
+    from harness.report import main
+
+    write_result(tmp_path / "a" / "result.json")
+    stopped = write_result(tmp_path / "b" / "result.json", windows=(), status="aborted")
+    data = json.loads(stopped.read_text())
+    stopped.write_text(json.dumps({**data, "reason": "interrupted (SIGTERM)"}))
+    write_result(tmp_path / "c" / "result.json", windows=(), status="failed")
+    (group,) = tp.groups(tp.read_runs([tmp_path]))
+    assert (group.runs, group.failed, group.aborted, group.median) == (3, 1, 1, 105.0)
+    main([str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "3 (1 failed, 1 aborted)" in out
+    assert "b/result.json: bert fp32 1 GPU(s) aborted: interrupted (SIGTERM)" in out
+    assert "c/result.json: bert fp32 1 GPU(s) failed: CUDA out of memory" in out
