@@ -57,6 +57,23 @@ def test_an_interrupted_run_is_rebuilt_from_its_log_with_its_data_wait(tmp_path)
     assert r.overhead_s is None  # not a finished run's account
 
 
+@pytest.mark.parametrize("text", ['{"platform": 3, "seed": 1}', "{not json", '["1xCPU"]'])
+def test_a_damaged_note_of_rank_0_s_initialisation_is_left_out_and_removed(tmp_path, text):
+    """.initialised.json is the run's own file, but a disk or a user may have damaged it: a badly typed or
+    unreadable one adds nothing to result.json and is gone after, as a good one is."""
+    good = rec.RunRecord(run_dir=str(tmp_path), platform="1xCPU", accelerator="CPU", seed=7,
+                         hyperparameters={"global_batch_size": 64})
+    record_file.note_initialised(tmp_path, good)
+    start = rec.RunRecord(model="ncf", run_dir=str(tmp_path))
+    end = rec.RunEnd(rec.ABORTED, "interrupted (SIGTERM)")
+    kept = record_file.assemble(start, None, end, None)
+    assert (kept.platform, kept.seed, kept.global_batch_size) == ("1xCPU", 7, 64)
+    (tmp_path / record_file.INITIALISED).write_text(text)
+    lost = record_file.assemble(start, None, end, None)
+    assert (lost.platform, lost.seed, lost.global_batch_size) == ("", None, None)
+    assert not (tmp_path / record_file.INITIALISED).exists()
+
+
 def test_a_finished_runs_totals_are_derived_once():
     r = rec.derive(rec.RunRecord(status=rec.SUCCESS, time_to_train_s=10.0, hyperparameters={"global_batch_size": 64},
                                  epochs=(rec.Epoch(1, train_seconds=6.0, eval_seconds=3.0),),
