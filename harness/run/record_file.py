@@ -30,7 +30,7 @@ def assemble(start: RunRecord, rank0: Optional[RunRecord], end: Optional[RunEnd]
     """The run's record: rank 0's when the run ended normally, else `start` with what its MLPerf log
     says it did; then how it ended, the command's `finish` fields (finished_at, host_load), and the
     totals derived from the rest."""
-    noted = _take_initialised(Path(start.run_dir))
+    noted = _take_initialised(Path(start.run_dir)) if start.run_dir else {}  # not the working directory's
     record = rank0 if rank0 is not None else replace(start, **noted)
     if rank0 is None and log_path is not None and log_path.is_file():
         record = from_log(record, log_path)
