@@ -97,16 +97,17 @@ def compiled_kernels(dynamic: bool = False, one_pass: bool = False, **options: A
     """The three reductions, each compiled on its own; `dynamic`: one graph for every batch and sentence
     length (training's buckets), else one per shape; `one_pass`: the gradients from scores_grads.py's kernel
     instead (no graph: any shape); `options`: torch.compile's (a test's backend)."""
-    dims: list[Optional[Dims]] = [_QK, _QK_GRAD, _QK_GRAD] if dynamic else [None] * 3
-    kernels = Kernels(*(compiled(fn, d, **options) for fn, d in zip(PLAIN[:3], dims)))
-    if one_pass:
+    grads: Optional[Callable[..., tuple[torch.Tensor, torch.Tensor, torch.Tensor]]] = None
+    if one_pass:  # refused before anything compiles: torch.compile itself may import Triton first
         try:
             from reference_models.gnmt.scores_grads import one_pass_grads  # imports Triton: CUDA runs alone
         except ImportError as err:
             raise ConfigError(f"model.attention_grads=one_pass runs a Triton kernel, and this torch has no Triton "
                               f"({err}): leave it out (the default, reductions, needs none)") from None
-        kernels = kernels._replace(one_pass=one_pass_grads)
-    return kernels
+        grads = one_pass_grads
+    dims: list[Optional[Dims]] = [_QK, _QK_GRAD, _QK_GRAD] if dynamic else [None] * 3
+    scores, query_grads, key_grads = (compiled(fn, d, **options) for fn, d in zip(PLAIN[:3], dims))
+    return Kernels(scores, query_grads, key_grads, one_pass=grads)
 
 
 class FusedScores(torch.autograd.Function):
