@@ -41,6 +41,7 @@ from mlperf_logging.compliance_checker import mlp_compliance
 from harness.results.read import formats, screen
 from harness.results.read.rules import Ruleset, cached_eval, cached_exec
 from harness.results.read.summary import CRASH, FAIL, PASS, REFUSED, UNCHECKED
+from harness.signals import shielded
 
 # The benchmarks whose convergence rcp_checker.read_submission_file counts in samples_count; the set is
 # written inside that function (mlperf-logging 4.1.68), so it cannot be imported: kept in step by the
@@ -222,18 +223,23 @@ def loglines_of(lines: Sequence[str], version: str) -> tuple[list, list]:
 def _run_checker(ruleset: Ruleset, loglines: list, errors: list) -> Verdict:
     assert ruleset.version is not None and ruleset.rules is not None
     mlp_compliance.enqueued_configs.clear()  # module-level queue: never inherit a previous check's
-    try:
-        with quiet_root(), fast_checker():
-            checker = mlp_compliance.make_checker("training", ruleset.version, quiet=False, werror=False)
-            if errors:  # as ComplianceChecker.check_file reports them
-                checker.put_message("Log lines had parsing errors.")
-                for line, error in errors[:3]:
-                    checker.put_message(f"parsing error ({error}): {line[:200]}")
-            checker.check_loglines(loglines, ruleset.rules)
-    except Exception as err:  # the checker evaluates rule code; when it raises, the log was not judged
-        return Verdict(CRASH, ruleset, [f"the official checker crashed: {type(err).__name__}: {err}"])
-    finally:
-        mlp_compliance.enqueued_configs.clear()
+    # Ctrl-C and SIGTERM are held while the checker runs, and land as it returns: it evaluates each rule under a
+    # bare `except:` (mlp_compliance's run_check_eval and run_check_exec), which would swallow the
+    # KeyboardInterrupt, record "Failed executing CHECK code" against a sound log and go on to the next one.
+    # Outside the try: a crash it catches must not drop the held signal with it.
+    with shielded():
+        try:
+            with quiet_root(), fast_checker():
+                checker = mlp_compliance.make_checker("training", ruleset.version, quiet=False, werror=False)
+                if errors:  # as ComplianceChecker.check_file reports them
+                    checker.put_message("Log lines had parsing errors.")
+                    for line, error in errors[:3]:
+                        checker.put_message(f"parsing error ({error}): {line[:200]}")
+                checker.check_loglines(loglines, ruleset.rules)
+        except Exception as err:  # the checker evaluates rule code; when it raises, the log was not judged
+            return Verdict(CRASH, ruleset, [f"the official checker crashed: {type(err).__name__}: {err}"])
+        finally:
+            mlp_compliance.enqueued_configs.clear()
     messages = [*checker.overwritable.values(), *checker.not_overwritable]
     return Verdict(FAIL if checker.has_messages() else PASS, ruleset, messages, list(checker.warnings.values()))
 

@@ -5,10 +5,12 @@ verdict and every message, on real logs of four rounds and on broken ones."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
 from harness.results.read import official, rules
 from harness.results.read.parse import parse_lines
@@ -55,3 +57,29 @@ def test_verdicts_and_messages_are_the_official_checker_s_own(trees_dir, tmp_pat
         assert (verdict.status == "pass") == valid, (path, verdict.messages)
         assert verdict.messages == messages, path
     assert [valid for valid, _ in theirs] == [True, True, True, True, False, False]
+
+
+def test_a_ctrl_c_during_a_rule_stops_the_command_and_fails_no_log(trees_dir, monkeypatch):
+    # the checker evaluates each rule under a bare `except:`: a Ctrl-C landing there was swallowed, the log got
+    # "Failed executing CHECK code" and `harness.check.show` went on to print every other log, exit 0
+    path = trees_dir / LOGS[0][0]
+    lines = path.read_text(encoding="latin-1").splitlines(keepends=True)
+    parse_lines(lines, str(path))
+    evaluated: list[str] = []
+
+    def interrupted(source, globals=None, locals=None):
+        evaluated.append(source)
+        if len(evaluated) == 1:
+            signal.raise_signal(signal.SIGINT)  # the terminal's Ctrl-C, landing inside the first rule
+        return rules.cached_eval(source, globals, locals)
+
+    monkeypatch.setattr(official, "cached_eval", interrupted)
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)  # as a command has it
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            official.judge(lines, rules.choose(None, explicit="0.7.0"))
+    finally:
+        signal.signal(signal.SIGINT, saved)
+    assert len(evaluated) > 1  # the check was let finish, then the Ctrl-C came out of it
+    monkeypatch.undo()
+    assert official.judge(lines, rules.choose(None, explicit="0.7.0")).status == "pass"  # nothing left held
