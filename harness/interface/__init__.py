@@ -12,7 +12,8 @@
 - lazy: a callable named by module and attribute, imported at its first call (a SPEC's build, prepare
   and check, so that reading the registry imports no torch);
 - generated, sharding, loader, gather, corpus, images, findings: the shared pieces of a model's data
-  and evaluation (imported from their modules: they pull in torch, NumPy or PIL).
+  and evaluation (imported from their modules: they pull in torch, NumPy or PIL);
+- uninterruptible: a third-party call that would swallow Ctrl-C (a bare `except:`) run with it held.
 """
 from harness.interface.contract import (
     Benchmark,

@@ -20,6 +20,7 @@ from pycocotools.cocoeval import COCOeval
 from harness.interface.gather import score_on_main
 from harness.interface.grouping import GroupedBatchSampler
 from harness.interface.sharding import bounds
+from harness.interface.uninterruptible import uninterruptible
 
 log = logging.getLogger("harness.cocoeval")
 IOU_TYPES = {"BBOX": "bbox", "SEGM": "segm"}
@@ -34,7 +35,8 @@ def coco_ap(coco_gt: COCO, detections: Sequence[dict], iou_type: str = "bbox") -
         found = coco_gt.loadRes(list(detections))
         evaluator = COCOeval(coco_gt, found, iou_type)
         evaluator.evaluate()
-        evaluator.accumulate()
+        with uninterruptible():  # its precision table is filled under a bare `except: pass`
+            evaluator.accumulate()
         evaluator.summarize()
     log.debug("COCOeval %s:\n%s", iou_type, printed.getvalue())
     return float(evaluator.stats[0])

@@ -1,7 +1,12 @@
 """COCO mAP through pycocotools: perfect detections score 1, none score 0, box and mask are scored apart."""
 from __future__ import annotations
 
+import signal
+import types
+
+import numpy as np
 import pytest
+from pycocotools import cocoeval as pycocoeval
 
 from reference_models.detection.cocoeval import coco_ap, my_batches, my_images, score_parts
 from reference_models.detection.coco import load_coco
@@ -18,7 +23,8 @@ def _perfect(gt):
     out = []
     for ann in gt.anns.values():
         rle = gt.annToRLE(ann)
-        rle["counts"] = rle["counts"].decode("ascii")
+        if isinstance(rle["counts"], bytes):  # annToRLE hands back an RLE annotation's own dict: decoded once
+            rle["counts"] = rle["counts"].decode("ascii")
         out.append({"image_id": ann["image_id"], "category_id": ann["category_id"], "bbox": ann["bbox"],
                     "segmentation": rle, "score": 1.0})
     return out
@@ -26,6 +32,35 @@ def _perfect(gt):
 
 def test_ground_truth_as_detections_scores_one_for_boxes_and_masks(gt):
     assert score_parts(gt, _perfect(gt), ["BBOX", "SEGM"]) == {"BBOX": pytest.approx(1.0), "SEGM": pytest.approx(1.0)}
+
+
+def test_a_ctrl_c_while_coco_eval_accumulates_stops_the_run_and_scores_nothing(gt, monkeypatch):
+    # COCOeval.accumulate fills its precision table under a bare `except: pass`: a Ctrl-C landing there was
+    # swallowed, the fill cut short (a lower mAP, reported as the evaluation's) and the run went on
+    class Landing:  # the recall thresholds' indices, iterated inside that try: the Ctrl-C lands at the first
+        def __init__(self, inds):
+            self.inds = inds
+
+        def __iter__(self):
+            for i, x in enumerate(self.inds):
+                if i == 0 and not landed:
+                    landed.append(True)
+                    signal.raise_signal(signal.SIGINT)
+                yield x
+
+    landed: list[bool] = []
+    numpy_there = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.startswith("__")})
+    numpy_there.searchsorted = lambda *a, **k: Landing(np.searchsorted(*a, **k))
+    monkeypatch.setattr(pycocoeval, "np", numpy_there)
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)  # as a run has it
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            coco_ap(gt, _perfect(gt), "bbox")
+    finally:
+        signal.signal(signal.SIGINT, saved)
+    assert landed
+    monkeypatch.undo()
+    assert coco_ap(gt, _perfect(gt), "bbox") == pytest.approx(1.0)  # nothing left held
 
 
 def test_no_detections_score_zero_and_missed_images_count(gt):
