@@ -54,7 +54,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 import gpu_check_table  # noqa: E402
 from gpu_check_process import REPO, Check, last_line, machine, run_dir_of  # noqa: E402
 from gpu_check_rows import (COMPILED, EMBEDDED, LATER_CALLS, REAL_DATA, THROUGHPUT, VARIANTS, BEFORE_FIX,  # noqa: E402
-                            GPU_GIB, pipeline_label)
+                            GPU_GIB, WINDOWS, pipeline_label)
 from harness.usage import module_doc  # noqa: E402
 
 MLPERF_BATCH = dict(THROUGHPUT)  # each model's row, kept for its variants when --part or --models drops the row
@@ -169,8 +169,7 @@ def throughput(check: Check, deadline: float, gpu_gib: Optional[float]) -> None:
             check.row(key, group, label, "not run" if late else "too large", note="past the phase's deadline" if late
                       else f"needs a GPU of {GPU_GIB[model]} GiB or more; this one has {gpu_gib:g}")
             continue
-        windows = ["warmup_s=1", "throughput_window_s=0.5", "throughput_repeats=1"] if check.smoke else \
-            ["warmup_s=1.5", "throughput_window_s=0.75", "throughput_repeats=3"]
+        windows = ["warmup_s=1", "throughput_window_s=0.5", "throughput_repeats=1"] if check.smoke else WINDOWS
         rc, console = check.run(key.replace(":", "_"), throughput_argv(check, model, overrides, windows),
                                 min(120.0, max(deadline - check.elapsed() + 60, 30)))
         result = _result(run_dir_of(console))

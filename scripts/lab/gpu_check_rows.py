@@ -1,10 +1,17 @@
 """What the GPU check (scripts/lab/gpu_check.py) measures: the throughput cells, the embedded presets,
 the compiled cells whose caches phase A warms, the paths before a fix kept beside the default, and the
-real-data rows of scripts/lab/pipeline_h200.sh.
+real-data rows of scripts/lab/pipeline_h200.sh. Run, it prints one cell's harness.train arguments.
 
     python3 -c "import sys; sys.path.insert(0, 'scripts/lab'); import gpu_check_rows as r; print(list(r.THROUGHPUT))"
+    python3 scripts/lab/gpu_check_rows.py dlrm_dcnv2      # a throughput cell's harness.train arguments, one a line
+    ROW=gnmt:reductions_grads bash scripts/lab/side_by_side.sh OUT     # that cell in two trees (its header)
 """
 from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional
 
 # model -> the overrides of its throughput row: its real dataset's config at the per-GPU batch of the
 # MLPerf round it was last in (NVIDIA's submissions; the throughput-only models at their preset's batch)
@@ -26,6 +33,9 @@ THROUGHPUT: dict[str, list[str]] = {
                    "108,36]"],
     "bert_large": [], "bert_base": [], "txl_base": [], "txl_large": [], "tacotron2": [], "waveglow": [],
 }
+# the timed windows of every throughput cell (mode=throughput): seconds, so that a fast and a slow step are measured
+# for about as long
+WINDOWS = ["warmup_s=1.5", "throughput_window_s=0.75", "throughput_repeats=3"]
 # two lanes: the first half, the second (in each part: LATER_CALLS["embedded:<model>"] moves one to a later call)
 EMBEDDED = ["resnet", "ssd", "ncf", "transformer", "gnmt", "maskrcnn", "dlrm_dcnv2", "retinanet"]
 # the compiled fast paths, compiled once in phase A so that phase B's cells find Inductor's on-disk caches
@@ -106,3 +116,32 @@ def pipeline_label(name: str) -> str:
     if name.startswith("ssd:cpu"):
         return f"ssd cpu {name[len('ssd:cpu'):]} workers"
     return name
+
+
+def cell_args(key: str) -> list[str]:
+    """The harness.train arguments of a throughput cell (a model of THROUGHPUT, or a key of VARIANTS beside it)
+    as the check runs it, less its output folder; KeyError for an unknown key."""
+    variants = {k: (m, o) for k, m, o, _ in VARIANTS}
+    model, extra = (key, []) if key in THROUGHPUT else variants[key]
+    return [f"model={model}", "mode=throughput", "progress=false", "tensorboard=false", "seed=1", *THROUGHPUT[model],
+            *extra, *WINDOWS]
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: harness/usage.py under python -OO
+    from harness.usage import module_doc
+
+    parser = argparse.ArgumentParser(description=module_doc(__name__).splitlines()[0])
+    parser.add_argument("cell", help="a model of THROUGHPUT or a key of VARIANTS (gnmt, gnmt:reductions_grads)")
+    args = parser.parse_args(argv)
+    try:
+        print("\n".join(cell_args(args.cell)))
+    except KeyError:
+        print(f"gpu_check_rows.py: no throughput cell {args.cell!r}; the cells: "
+              + ", ".join([*THROUGHPUT, *(k for k, *_ in VARIANTS)]), file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

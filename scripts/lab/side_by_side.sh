@@ -17,16 +17,26 @@
 #       dataset.path=/tmp/pd/inet500 model.num_classes=1000 model.batch_size=256 model.decode=nvimgcodec \
 #       model.workers=12 --label {tree} --target 0.95 --json $OUT/p/p.jsonl --table $OUT/p/p.md
 #
+# ROW=<cell> puts a GPU check throughput cell's own arguments first (scripts/lab/gpu_check_rows.py: its dataset, batch,
+# overrides and windows, exactly as the check runs it), any given after them added:
+#
+#   ROW=dlrm_dcnv2 ROUNDS=3 bash scripts/lab/side_by_side.sh $OUT/d
+#
 # The base tree runs with its own folder first on PYTHONPATH (and /tmp/site's wheels behind it, as
 # device_env.sh sets them), from its own folder, so its harness, models and presets are the ones imported.
 set -uo pipefail
-out=${1:?usage: side_by_side.sh OUT harness.train-overrides...}; shift
+out=${1:?usage: [ROW=cell] side_by_side.sh OUT harness.train-overrides...}; shift
 here=$(cd "$(dirname "$0")/../.." && pwd)
 base="$here/.base"
 [ -d "$base/harness" ] || { echo "side_by_side.sh: no tree at $base: make it with git archive (see the header)" >&2; exit 2; }
 for dir in "$base" "$here"; do
   [ -z "${SCRIPT:-}" ] || [ -f "$dir/$SCRIPT" ] || { echo "side_by_side.sh: SCRIPT=$SCRIPT is not a file of $dir: give its path from the repository's root" >&2; exit 2; }
 done
+if [ -n "${ROW:-}" ]; then
+  cell=$(python3 "$here/scripts/lab/gpu_check_rows.py" "$ROW") || exit 2
+  mapfile -t row <<< "$cell"
+  set -- "${row[@]}" "$@"
+fi
 mkdir -p "$out"
 site=${SITE:-/tmp/site}
 for round in $(seq 1 "${ROUNDS:-2}"); do

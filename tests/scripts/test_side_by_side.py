@@ -21,9 +21,11 @@ def _trees(root: Path) -> Path:
     """A repository folder holding the script, a stand-in harness.train and bench.py, and .base/ with its own."""
     (root / "scripts" / "lab").mkdir(parents=True)
     shutil.copy(SCRIPT, root / "scripts" / "lab" / "side_by_side.sh")
+    shutil.copy(SCRIPT.parent / "gpu_check_rows.py", root / "scripts" / "lab" / "gpu_check_rows.py")
     for tree, name in ((root, "new"), (root / ".base", "base")):
         (tree / "harness").mkdir(parents=True)
         (tree / "harness" / "__init__.py").write_text("")
+        shutil.copy(REPO / "harness" / "usage.py", tree / "harness" / "usage.py")  # gpu_check_rows.py's --help
         (tree / "harness" / "train.py").write_text(ECHO.format(name=f"{name} harness.train"))
         (tree / "bench.py").write_text(ECHO.format(name=f"{name} bench.py"))
     return root
@@ -71,3 +73,24 @@ def test_a_script_missing_from_a_tree_is_refused_before_anything_runs(tmp_path):
     done = _run(root, tmp_path / "out", "model=ncf", SCRIPT="bench.py")
     assert done.returncode == 2 and "SCRIPT=bench.py is not a file of" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_row_runs_a_gpu_check_cell_with_its_own_arguments_in_each_tree(tmp_path):
+    # the cell's dataset, batch and windows as the check runs them, then what is given: a side by side of a check's
+    # row that leaves one out (DLRM-DCNv2's dataset, once) measures another workload
+    root = _trees(tmp_path / "repo")
+    done = _run(root, tmp_path / "out", "model.compile=false", ROW="gnmt:reductions_grads", ROUNDS="1")
+    assert done.returncode == 0, done.stderr
+    ran = [r for r in (tmp_path / "out" / "rows.txt").read_text().splitlines() if r.startswith("THROUGHPUT")]
+    cell = ("model=gnmt mode=throughput progress=false tensorboard=false seed=1 dataset=wmt16 model.batch_size=2048 "
+            "model.attention_grads=reductions warmup_s=1.5 throughput_window_s=0.75 throughput_repeats=3 "
+            "model.compile=false")
+    assert ran == [f"THROUGHPUT: base harness.train ran in .base {cell} output_root=/tmp/side_by_side/base1",
+                   f"THROUGHPUT: new harness.train ran in repo {cell} output_root=/tmp/side_by_side/new1"]
+
+
+def test_an_unknown_row_is_refused_with_the_cells_before_anything_runs(tmp_path):
+    root = _trees(tmp_path / "repo")
+    done = _run(root, tmp_path / "out", ROW="dlrm")
+    assert done.returncode == 2 and "no throughput cell 'dlrm'; the cells: ncf, resnet" in done.stderr
+    assert "dlrm_dcnv2" in done.stderr and not (tmp_path / "out").exists()
