@@ -54,7 +54,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 import gpu_check_table  # noqa: E402
 from gpu_check_process import REPO, Check, last_line, machine, run_dir_of  # noqa: E402
 from gpu_check_rows import (COMPILED, EMBEDDED, LATER_CALLS, REAL_DATA, THROUGHPUT, VARIANTS, BEFORE_FIX,  # noqa: E402
-                            GPU_GIB, WINDOWS, pipeline_label)
+                            GPU_GIB, WINDOWS, pipeline_label, throughput_args)
 from harness.usage import module_doc  # noqa: E402
 
 MLPERF_BATCH = dict(THROUGHPUT)  # each model's row, kept for its variants when --part or --models drops the row
@@ -139,8 +139,7 @@ def datasets(check: Check, data: Path) -> None:
 
 
 def throughput_argv(check: Check, model: str, overrides: list[str], windows: list[str]) -> list[str]:
-    argv = [PY, "-m", "harness.train", f"model={model}", "mode=throughput", "progress=false", "tensorboard=false",
-            "seed=1", f"output_root={check.work / 'tput'}", *overrides, *windows]
+    argv = [PY, "-m", "harness.train", *throughput_args(model, overrides, windows), f"output_root={check.work / 'tput'}"]
     if check.smoke:
         # the real scale's sizes leave with its dataset: the debug preset's model and data go together
         sizes = ("dataset=", "model.batch_size=", "model.layers=", "model.num_embeddings_per_feature=")

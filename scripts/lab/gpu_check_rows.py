@@ -123,8 +123,12 @@ def cell_args(key: str) -> list[str]:
     as the check runs it, less its output folder; KeyError for an unknown key."""
     variants = {k: (m, o) for k, m, o, _ in VARIANTS}
     model, extra = (key, []) if key in THROUGHPUT else variants[key]
-    return [f"model={model}", "mode=throughput", "progress=false", "tensorboard=false", "seed=1", *THROUGHPUT[model],
-            *extra, *WINDOWS]
+    return throughput_args(model, [*THROUGHPUT[model], *extra], WINDOWS)
+
+
+def throughput_args(model: str, overrides: list[str], windows: list[str]) -> list[str]:
+    """harness.train's arguments for a throughput cell of `model` with these overrides and windows."""
+    return [f"model={model}", "mode=throughput", "progress=false", "tensorboard=false", "seed=1", *overrides, *windows]
 
 
 def main(argv: Optional[list[str]] = None) -> int:
