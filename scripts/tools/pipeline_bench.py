@@ -55,7 +55,8 @@ from omegaconf import OmegaConf  # noqa: E402
 
 from harness import registry  # noqa: E402
 from harness.config import compose  # noqa: E402
-from harness.interface import Benchmark  # noqa: E402
+from harness.errors import ConfigError  # noqa: E402
+from harness.interface import Benchmark, DataError  # noqa: E402
 from harness.observe.datawait import DataWait  # noqa: E402
 from harness.observe.hooks import Hooks  # noqa: E402
 from harness.observe.meter import ThroughputMeter  # noqa: E402
@@ -315,7 +316,10 @@ def _profile(bench: Any, train: Callable[[Iterable[Any]], None], steps: int, out
 EXIT_S = 20.0  # after its figures, the process ends within this or dumps every thread's stack and exits 1
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (ConfigError, DataError) as err:  # an option or a dataset it cannot use: its one line, as harness.train says it
+        sys.exit(f"pipeline_bench.py: {err}")
     # a process that printed its figures and then hangs is a bug to see (which thread waits on what),
     # not a measurement that `timeout` ends with nothing said
     faulthandler.dump_traceback_later(EXIT_S, exit=True)

@@ -95,3 +95,15 @@ def test_the_pipeline_bench_measures_the_gpu_path_with_a_share_decoded_by_the_wo
     assert {"allocate", "decode", "crop_resize", "copies"} <= set(stages) and all(v >= 0 for v in stages.values())
     assert sum(stages.values()) <= result["decode_thread"]["prepare_s"] / result["decode_thread"]["batches"] * 1e3 + 1
     assert result["teardown_s"] >= 0 and any(line.startswith("  its host time by stage") for line in lines)
+
+
+@pytest.mark.parametrize("given, said", [
+    (["dataset=ml20m", "dataset.path=missing"], "no ratings.csv in missing"),
+    (["+debug=ncf", "precision=amp"], "precision=amp needs a CUDA device"),
+])
+def test_a_dataset_or_option_it_cannot_use_is_one_line_and_exit_1(tmp_path, given, said):
+    # a device call's row reads the log's last line: a traceback's put the file and line of the raise there
+    out = subprocess.run([sys.executable, str(BENCH), "model=ncf", "device=cpu", *given],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path, env=child_env())
+    assert out.returncode == 1 and out.stderr.startswith("pipeline_bench.py: ") and said in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
