@@ -10,7 +10,8 @@ run is grouped by. Each config is resolved once, by the one who composed it: the
   every model here), fp32 elsewhere. `precision=fp32` stays a value away.
 - On CUDA, unless `eager=true`: the model's declared fast path (ModelSpec.fast,
   harness/interface/fast_declaration.py): its options (torch.compile, its mode) in mode=throughput, and in
-  mode=train where the model says its step's shapes are static; `cuda_graph` null becomes the fast
+  mode=train those the model names for it (FastPath.train_options: all of them where its step's shapes
+  are static); `cuda_graph` null becomes the fast
   path's choice on one GPU (FastPath.cuda_graph in mode=throughput, train_graph in mode=train),
   `master_weights` null its choice in mode=throughput
   at amp or bf16, and `warm_up` null on in mode=train wherever the step compiles (harness/run/warmup.py).
@@ -76,9 +77,9 @@ def resolve(cfg: DictConfig, cuda: bool, given: Iterable[str] = (), spec: Option
         if cfg.get("master_weights") is None:
             cfg.master_weights = bool(takes and throughput and spec.fast.master_weights
                                       and str(cfg.precision) in (Precision.amp.value, Precision.bf16.value))
-        if takes and (throughput or spec.fast.train):
+        if takes:
             before = {}
-            for key, value in spec.fast.settings().items():
+            for key, value in spec.fast.settings(train=not throughput).items():
                 if f"model.{key}" not in keys:
                     before[key] = cfg.model.get(key)
                     OmegaConf.update(cfg, f"model.{key}", _value(value), merge=False)

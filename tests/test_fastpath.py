@@ -82,18 +82,23 @@ def test_training_takes_the_fast_paths_options_only_where_the_model_says_its_sha
     assert path(_resolved(["model=retinanet"], cuda=True)) == "compile"  # compiled, not graphed
     transformer = _resolved(["model=transformer"], cuda=True)  # batches cut by tokens: many shapes
     assert path(transformer) == "eager"
-    maskrcnn = _resolved(["model=maskrcnn"], cuda=True)  # images of many sizes
-    assert path(maskrcnn) == "eager" and maskrcnn.model.channels_last is False
+    maskrcnn = _resolved(["model=maskrcnn"], cuda=True)  # images of many sizes: eager, with its train_options
+    assert path(maskrcnn) == "eager" and maskrcnn.model.channels_last is True and maskrcnn.model.fixed_mask_rois
+    assert _resolved(["model=maskrcnn", "mode=throughput"], cuda=True).model.compile is True
+    typed = _resolved(["model=maskrcnn", "model.channels_last=false", "model.fixed_mask_rois=false"], cuda=True)
+    assert typed.model.channels_last is False and typed.model.fixed_mask_rois is False  # the old path, as typed
     assert path(_resolved(["model=gnmt", "mode=throughput", "gpus=2"], cuda=True)) == "compile-attention+compile-loss"  # a graph: one GPU
 
 
 @pytest.mark.parametrize("spec", registry.models(), ids=lambda s: s.name)
 def test_every_declared_fast_path_composes_as_the_models_own_options(spec):
-    """A fast path names options the model has, with values its bounds accept."""
-    mode = ["mode=throughput"] if spec.throughput_only or not spec.fast.train else []
-    cfg = compose([f"model={spec.name}", *mode, *(f"model.{o}" for o in spec.fast.options)])
-    for key, value in spec.fast.settings().items():
-        assert str(cfg.model[key]).lower() == value.lower()
+    """A fast path names options the model has, with values its bounds accept, in each mode it applies to."""
+    for train in (False, True) if not spec.throughput_only else (False,):
+        settings = spec.fast.settings(train=train)
+        mode = [] if train else ["mode=throughput"]
+        cfg = compose([f"model={spec.name}", *mode, *(f"model.{k}={v}" for k, v in settings.items())])
+        for key, value in settings.items():
+            assert str(cfg.model[key]).lower() == value.lower()
 
 
 def test_a_fast_path_written_wrongly_is_refused_where_it_is_declared():

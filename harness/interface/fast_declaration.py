@@ -14,6 +14,7 @@ plain eager step that published eager tables measure.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 
 @dataclass(frozen=True)
@@ -23,8 +24,11 @@ class FastPath:
     # "key=value" of the model's own options (model.<key>), e.g. "compile=true"; one that the model's
     # relations refuse beside the command line's options is left out of that run (harness/fastpath.py)
     options: tuple[str, ...] = ()
+    # mode=train's options, written as `options`: None, the same as mode=throughput's (a step of static
+    # shapes); a tuple, those alone, for a model whose training batches come in many shapes, where a
+    # compiled step recompiles and a graph cannot replay (() keeps the eager step as written)
+    train_options: Optional[tuple[str, ...]] = None
     cuda_graph: bool = False  # mode=throughput, one GPU: forward and backward replayed from a CUDA graph
-    train: bool = True  # the options apply in mode=train too (a step of static shapes)
     # mode=train, one GPU: each training batch copied into the inputs of a graph captured on an early one and
     # replayed (harness/run/graph.py's GraphedTraining), for a model whose batches keep one shape
     train_graph: bool = False
@@ -35,7 +39,7 @@ class FastPath:
     measured: str = ""  # where the side-by-side measurement that chose it is written down
 
     def __post_init__(self) -> None:
-        for item in self.options:
+        for item in (*self.options, *(self.train_options or ())):
             key, sep, value = item.partition("=")
             if not sep or not key or not value or "." in key:
                 raise ValueError(f"FastPath.options item {item!r}: write it as key=value of one of the model's "
@@ -44,8 +48,10 @@ class FastPath:
     @property
     def eager(self) -> bool:
         """The model declares no fast path: its step runs as written."""
-        return not self.options and not self.cuda_graph and not self.train_graph and not self.master_weights
+        return (not self.options and not self.train_options and not self.cuda_graph and not self.train_graph
+                and not self.master_weights)
 
-    def settings(self) -> dict[str, str]:
-        """The options as {key: value text}."""
-        return dict(item.split("=", 1) for item in self.options)  # type: ignore[misc]
+    def settings(self, train: bool = False) -> dict[str, str]:
+        """The options of mode=throughput, or of mode=train (`train`), as {key: value text}."""
+        items = self.options if not train or self.train_options is None else self.train_options
+        return dict(item.split("=", 1) for item in items)  # type: ignore[misc]

@@ -147,7 +147,9 @@ def build_run(run: Union[RunPlan, DictConfig], ctx: RunContext, *, ddp: Optional
     parameters) and wrap the model in DDP: on several ranks, or as `ddp` says (a profiling script's
     world of one), unless the model sharded itself (its `sharded` attribute: FSDP); `bucket_mb` (default
     the config's ddp_bucket_mb) and `ddp_options` go to DDP. `run`: the run's plan, or a script's composed
-    config, planned here for ctx's device (harness/run/plan.py)."""
+    config, planned here for ctx's device (harness/run/plan.py) as if no option had been typed: on CUDA the
+    model's fast path then sets its options over the config's, so a script that takes a command line plans
+    it itself (`plan_run(cfg, spec, cuda, given=overrides)`, as scripts/tools/pipeline_bench.py does)."""
     if isinstance(run, RunPlan):
         plan = run
     else:  # a script's config: resolved here unless its command did, then read-only as a run's

@@ -28,7 +28,7 @@ SPEC = ModelSpec(
     # the scores' backward one Triton kernel: 1.064x and 1.043x the two compiled reductions at b2048 on an
     # H100 (docs/benchmarks/gpu_check_2026-12-07.md)
     fast=FastPath(options=("compile_attention=true", "compile_loss=true", "attention_grads=one_pass"), cuda_graph=True, master_weights=True,
-                  train=False, measured="docs/benchmarks/fast_path_2026-12-04.md"),
+                  train_options=(), measured="docs/benchmarks/fast_path_2026-12-04.md"),
     task=MLPerfTask(
         benchmark="gnmt",
         quality=QualitySpec("BLEU", bounds=FRACTION),

@@ -142,9 +142,10 @@ class MaskRCNNOptions(ModelOptions):
     x 0.25: 128 at the reference's 512), the padding left out of the loss, which stays torchvision's mean
     over the real positives (the same loss and gradients). Its shapes are then one of five, so with
     compile=true the mask head and predictor are compiled too (once a shape) and, with
-    compile_mode=reduce-overhead, replayed as CUDA graphs with the body. On in mode=throughput's fast path on
-    CUDA (1.29x on an H200, docs/maskrcnn.md), off elsewhere: eager, it pools, convolves and projects masks
-    for the padding as well."""
+    compile_mode=reduce-overhead, replayed as CUDA graphs with the body. On in both modes' fast path on CUDA
+    (mode=throughput 1.29x on an H200; training on files, eager, 1.045x on an H100: a few shapes and no read
+    of the positives' count outweigh the padding's work; docs/maskrcnn.md), off on a CPU, where it pools,
+    convolves and projects masks for the padding as well."""
     flip_probability: float = option(0.5, ge=0, le=1)
     """Horizontal flips of training images, the reference's only augmentation."""
     eval_batch_size: int = option(8, ge=1)
@@ -168,7 +169,7 @@ class MaskRCNNOptions(ModelOptions):
     RoIHeads as they are). Both give the same proposals, samples and losses (the same random draws)."""
     channels_last: bool = False
     """Backbone and FPN weights in NHWC: tensor-core convolutions without layout transposes (GPU with
-    amp/bf16, docs/maskrcnn.md)."""
+    amp/bf16, docs/maskrcnn.md). On in both modes' fast path on CUDA."""
     synthetic: Synthetic = field(default_factory=Synthetic)
     """mode=throughput: the random images and targets."""
 

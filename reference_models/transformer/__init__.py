@@ -20,7 +20,7 @@ SPEC = ModelSpec(
     suite=SuiteEntry(step_s=(0.10, 0.35)),
     # Inductor fuses each layer norm, dropout and residual (docs/transformer.md: 1.74x); training batches
     # are cut by tokens, of many shapes, each a recompilation, so training keeps the eager step
-    fast=FastPath(options=("compile=true",), train=False, measured="docs/benchmarks/fast_path_2026-12-01.md"),
+    fast=FastPath(options=("compile=true",), train_options=(), measured="docs/benchmarks/fast_path_2026-12-01.md"),
     task=MLPerfTask(
         benchmark="transformer",
         quality=QualitySpec("BLEU", bounds=FRACTION),

@@ -148,10 +148,11 @@ def test_the_compiled_branch_is_one_graph_a_slot_count_for_batches_of_any_positi
     torch._dynamo.reset()
 
 
-def test_on_in_the_cuda_fast_path_alone_and_only_with_the_batched_heads():
+def test_on_in_the_cuda_fast_path_of_both_modes_alone_and_only_with_the_batched_heads():
     assert OmegaConf.to_object(compose(["model=maskrcnn", "+debug=maskrcnn", "device=cpu"]).model).fixed_mask_rois is False
     assert compose(["model=maskrcnn", "seed=1", "device=cpu"]).model.fixed_mask_rois is False
-    for extra, mode, want in (([], "throughput", True), ([], "train", False), (["eager=true"], "throughput", False),
+    for extra, mode, want in (([], "throughput", True), ([], "train", True), (["eager=true"], "throughput", False),
+                              (["eager=true"], "train", False), (["model.heads=torchvision"], "train", False),
                               (["model.heads=torchvision"], "throughput", False)):
         cfg = compose(["model=maskrcnn", f"mode={mode}", *extra])
         resolve(cfg, cuda=True, given=extra)
