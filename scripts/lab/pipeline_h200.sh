@@ -49,11 +49,14 @@
 #              weights and compiled attention scores are mode=throughput's), then with fp16 weights
 #              (gnmt:fp16-weights), with the scores compiled (gnmt:compiled-attention) and with both
 #              (gnmt:both), side by side: whether training on bucketed lengths gains what the fixed shapes did
-#   maskrcnn:paths  the Mask R-CNN row as it trains (maskrcnn:nvimgcodec: eager, grouped, each batch padded to its
-#              largest image), then compiled (maskrcnn:compiled: torch.compile's default mode over the batches'
-#              shapes), with the mask head on fixed ROI counts (maskrcnn:fixed-rois) and with mode=throughput's fast
-#              path on fixed canvases (maskrcnn:canvas-graphs: fixed_canvas, reduce-overhead, fixed_mask_rois),
-#              side by side: whether training on files can have what the synthetic cell's fast path gained
+#   maskrcnn:paths  the Mask R-CNN row as it trains (maskrcnn:nvimgcodec: the body eager, grouped, each batch padded
+#              to its largest image, NHWC and the mask head on fixed ROI counts: training's fast path on CUDA), then
+#              with the mask head eager (maskrcnn:eager-mask-head), in NCHW too (maskrcnn:nchw: training's default
+#              before 2026-12-07), compiled (maskrcnn:compiled: torch.compile's default mode over the batches'
+#              shapes) and with mode=throughput's fast path on fixed canvases (maskrcnn:canvas-graphs:
+#              fixed_canvas, reduce-overhead), side by side: whether training on files can have what the
+#              synthetic cell's fast path gained
+#   maskrcnn:defaults  maskrcnn:nchw and maskrcnn:nvimgcodec alternated twice: training's old default beside its new
 #   text       GNMT (batch 512, amp) and Transformer-big (8,192 tokens, amp) on their generated token files,
 #              NCF (batch 2^20, amp, master weights) on a generated ml-20m-format ratings.csv; target 0.97
 # Datasets are generated in the call (scripts/tools/pipeline_datasets.py, the models' generators), on
@@ -133,8 +136,10 @@ run() {  # one measurement by name
       model.workers=12 model.decode=nvimgcodec model.aspect_grouping=false ;;
     maskrcnn:compiled) cocosize; bench "maskrcnn nvimgcodec grouped compiled" 0.9 "$maskrcnn_steps" $maskrcnn \
       model.workers=12 model.decode=nvimgcodec model.compile=true ;;
-    maskrcnn:fixed-rois) cocosize; bench "maskrcnn nvimgcodec grouped fixed mask rois" 0.9 "$maskrcnn_steps" $maskrcnn \
-      model.workers=12 model.decode=nvimgcodec model.fixed_mask_rois=true ;;
+    maskrcnn:eager-mask-head) cocosize; bench "maskrcnn nvimgcodec grouped eager mask head" 0.9 "$maskrcnn_steps" \
+      $maskrcnn model.workers=12 model.decode=nvimgcodec model.fixed_mask_rois=false ;;
+    maskrcnn:nchw) cocosize; bench "maskrcnn nvimgcodec grouped NCHW eager mask head" 0.9 "$maskrcnn_steps" $maskrcnn \
+      model.workers=12 model.decode=nvimgcodec model.channels_last=false model.fixed_mask_rois=false ;;
     maskrcnn:canvas-graphs) cocosize; bench "maskrcnn nvimgcodec canvas, fast path" 0.9 "$maskrcnn_steps" $maskrcnn \
       model.workers=12 model.decode=nvimgcodec model.fixed_canvas=true model.compile=true \
       model.compile_mode=reduce-overhead model.fixed_mask_rois=true ;;
@@ -177,7 +182,9 @@ for stage in "$@"; do
     ssd:compare) for n in 15 8 6; do run ssd:cpu$n; done ;;
     text) run gnmt; run transformer; run ncf ;;
     gnmt:paths) for m in gnmt gnmt:fp16-weights gnmt:compiled-attention gnmt:both; do run $m; done ;;
-    maskrcnn:paths) for m in maskrcnn:nvimgcodec maskrcnn:compiled maskrcnn:fixed-rois maskrcnn:canvas-graphs; do run $m; done ;;
+    maskrcnn:paths) for m in maskrcnn:nvimgcodec maskrcnn:eager-mask-head maskrcnn:nchw maskrcnn:compiled \
+      maskrcnn:canvas-graphs; do run $m; done ;;
+    maskrcnn:defaults) for m in maskrcnn:nchw maskrcnn:nvimgcodec maskrcnn:nchw maskrcnn:nvimgcodec; do run $m; done ;;
     *) run "$stage" ;;
   esac
 done
