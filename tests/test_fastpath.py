@@ -104,6 +104,8 @@ def test_every_declared_fast_path_composes_as_the_models_own_options(spec):
 def test_a_fast_path_written_wrongly_is_refused_where_it_is_declared():
     with pytest.raises(ValueError, match="key=value"):
         FastPath(options=("model.compile=true",))
+    with pytest.raises(ValueError, match="key=value"):
+        FastPath(options=("compile=true",), train_options=("channels_last",))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="a CUDA-graph capture needs a CUDA device")
