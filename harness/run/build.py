@@ -22,7 +22,7 @@ import subprocess
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Optional, Union, cast
+from typing import Any, Callable, Iterable, Optional, Union, cast
 
 import torch
 from omegaconf import DictConfig
@@ -140,23 +140,22 @@ def context_for(cfg: DictConfig, *, data_dir: Optional[Path] = None, world: Worl
                       seed=seeds.rank, shared_seed=seeds.shared)
 
 
-def build_run(run: Union[RunPlan, DictConfig], ctx: RunContext, *, ddp: Optional[bool] = None,
-              bucket_mb: Optional[float] = None, **ddp_options) -> BuiltRun:
+def build_run(run: Union[RunPlan, DictConfig], ctx: RunContext, *, given: Iterable[str] = (),
+              ddp: Optional[bool] = None, bucket_mb: Optional[float] = None, **ddp_options) -> BuiltRun:
     """Seed this rank, build the model and optimizer, apply the precision (with master_weights=true
     the weights in 16 bits and fp32 copies in the optimizer, which must come before DDP takes the
     parameters) and wrap the model in DDP: on several ranks, or as `ddp` says (a profiling script's
     world of one), unless the model sharded itself (its `sharded` attribute: FSDP); `bucket_mb` (default
     the config's ddp_bucket_mb) and `ddp_options` go to DDP. `run`: the run's plan, or a script's composed
-    config, planned here for ctx's device (harness/run/plan.py) as if no option had been typed: on CUDA the
-    model's fast path then sets its options over the config's, so a script that takes a command line plans
-    it itself (`plan_run(cfg, spec, cuda, given=overrides)`, as scripts/tools/pipeline_bench.py does)."""
+    config, planned here for ctx's device (harness/run/plan.py) with `given`, the script's command-line
+    overrides: on CUDA the model's fast path sets its options over every other one of the config's."""
     if isinstance(run, RunPlan):
         plan = run
     else:  # a script's config: resolved here unless its command did, then read-only as a run's
         spec = registry.get(str(run.model.name))
         # fastpath.resolve fills in all four; a command line that typed precision alone is not resolved yet
         resolved = all(run.get(key) is not None for key in ("precision", "seed", "cuda_graph", "master_weights"))
-        plan = read_plan(run, spec) if resolved else plan_run(run, spec, ctx.device.type == "cuda")
+        plan = read_plan(run, spec) if resolved else plan_run(run, spec, ctx.device.type == "cuda", given)
     spec = plan.spec
     if ctx.device.type == "cuda" and "compile" in plan.path:
         compile_guard.install()  # a compilation that fails runs eagerly, and the run says so

@@ -60,8 +60,7 @@ from harness.interface import Benchmark, DataError  # noqa: E402
 from harness.observe.datawait import DataWait  # noqa: E402
 from harness.observe.hooks import Hooks  # noqa: E402
 from harness.observe.meter import ThroughputMeter  # noqa: E402
-from harness.run.build import build_run, context_for, device_sync, pick_device  # noqa: E402
-from harness.run.plan import plan_run  # noqa: E402
+from harness.run.build import build_run, context_for, device_sync  # noqa: E402
 from harness.run.loop import EpochTraining  # noqa: E402
 from harness.usage import module_doc  # noqa: E402
 
@@ -128,11 +127,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     spec = registry.get(str(cfg.model.name))
     assert spec.task is not None, f"model={spec.name} reads no data: nothing to measure"
     t_build = time.perf_counter()
-    data_dir, device = spec.task.prepare(cfg), pick_device(cfg, 0)
     # planned as `python -m harness.train` plans it: the model's fast path for mode=train, unless an override
     # says otherwise (model.fixed_mask_rois=false measures the path without it, not the fast path's)
-    plan = plan_run(cfg, spec, device.type == "cuda", given=args.overrides)
-    run = build_run(plan, context_for(plan.cfg, data_dir=data_dir, device=device))
+    run = build_run(cfg, context_for(cfg, data_dir=spec.task.prepare(cfg)), given=args.overrides)
     bench, sync = cast(Benchmark, run.bench), device_sync(run.ctx.device)  # a model with a task (asserted above) trains
     for note in notes:
         print(note)

@@ -29,8 +29,7 @@ from omegaconf import OmegaConf  # noqa: E402
 from harness import registry  # noqa: E402
 from harness.config import compose  # noqa: E402
 from harness.interface import LossTerms  # noqa: E402
-from harness.run.build import build_run, context_for, pick_device  # noqa: E402
-from harness.run.plan import plan_run  # noqa: E402
+from harness.run.build import build_run, context_for  # noqa: E402
 from harness.usage import module_doc  # noqa: E402
 from timing import add_window_arguments, timed_windows  # noqa: E402
 
@@ -44,10 +43,8 @@ def main() -> None:
     cfg = compose([*args.overrides, "mode=throughput", "seed=1"])
     OmegaConf.resolve(cfg)
     spec = registry.get(str(cfg.model.name))
-    device = pick_device(cfg, 0)
     # planned as harness.train plans it: the model's fast path, unless an override says otherwise
-    plan = plan_run(cfg, spec, device.type == "cuda", given=args.overrides)
-    run = build_run(plan, context_for(plan.cfg, device=device))
+    run = build_run(cfg, context_for(cfg), given=args.overrides)
     bench, precision = run.bench, run.precision
     scaler, opt = precision.scaler, bench.optimizer
     batch = run.synthetic_batch()  # on the device once, as mode=throughput feeds it
