@@ -23,10 +23,11 @@ SPEC = ModelSpec(
     # (1.11x NHWC alone), and their kernels replayed as CUDA graphs (reduce-overhead) 1.11x the compiled body
     # without: the step waits on the host. The mask head on a few fixed ROI counts, compiled and replayed with
     # the body: 102 images/s against 79 in one call on an H200 (1.29x, 2026-12-05). Training batches come in
-    # many image sizes, and the compiled body recompiles for them (40 steps on COCO-size files had not
-    # finished in 150 s on an H100), so training keeps the eager step, in NHWC with the mask head on fixed ROI
-    # counts: 83.3-83.9 images/s on files against 79.9-80.1 without fixed ROIs, alternated three times on
-    # an H100 (1.045x; docs/benchmarks/gpu_check_2026-12-07.md, sixth lease)
+    # many image sizes, and the compiled body recompiles for them (40 steps on COCO-size files after a
+    # warm pass had not finished in 370 s on an H100), so training keeps the eager step, in NHWC with the
+    # mask head on fixed ROI counts: 83.3-83.9 images/s on files against 79.9-80.1 without fixed ROIs,
+    # alternated three times on an H100 (1.045x), and 82.0-82.7 against 66.9-68.5 for the default before
+    # (NCHW, eager mask head: 1.22x; docs/benchmarks/gpu_check_2026-12-07.md, sixth and seventh leases)
     fast=FastPath(options=("channels_last=true", "compile=true", "compile_mode=reduce-overhead", "fixed_mask_rois=true"),
                   train_options=("channels_last=true", "fixed_mask_rois=true"),
                   measured="docs/benchmarks/fast_path_2026-12-05.md"),
