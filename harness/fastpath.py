@@ -11,10 +11,9 @@ run is grouped by. Each config is resolved once, by the one who composed it: the
 - On CUDA, unless `eager=true`: the model's declared fast path (ModelSpec.fast,
   harness/interface/fast_declaration.py): its options (torch.compile, its mode) in mode=throughput, and in
   mode=train those the model names for it (FastPath.train_options: all of them where its step's shapes
-  are static); `cuda_graph` null becomes the fast
-  path's choice on one GPU (FastPath.cuda_graph in mode=throughput, train_graph in mode=train),
-  `master_weights` null its choice in mode=throughput
-  at amp or bf16, and `warm_up` null on in mode=train wherever the step compiles (harness/run/warmup.py).
+  are static); `cuda_graph` null becomes the fast path's choice on one GPU (FastPath.cuda_graph in
+  mode=throughput, train_graph in mode=train), `master_weights` null its choice in mode=throughput at amp
+  or bf16, and `warm_up` null on in mode=train wherever the step compiles (harness/run/warmup.py).
   An option given on the command line always wins, and a fast-path option that the model's relations
   refuse beside the given ones is left out (the fast path speeds a valid config up, never breaks it).
 - Elsewhere (CPU) nothing of a fast path applies: the embedded presets train as calibrated.
