@@ -23,8 +23,9 @@ from reference_models.resnet import data as imagenet
 from reference_models.resnet import decode as device_decode
 from reference_models.resnet.model import build, parameter_groups, to_channels_last
 from reference_models.vision.optim import PolyWarmup, make_optimizer, mlperf_keys
-from reference_models.resnet.options import ResNetOptions
+from reference_models.resnet.options import ResNetOptions, StemPool
 from reference_models.resnet.preallocate import largest_size, preallocation
+from reference_models.resnet.stem_pool import triton_stem_pool
 from reference_models.vision import backend
 from reference_models.vision.decoders import make_decoder
 
@@ -76,6 +77,8 @@ class ResNetBenchmark:
 
         self.num_classes = num_classes
         model = build(hp.layers, hp.width, num_classes, hp.zero_init_residual).to(ctx.device)
+        if str(hp.stem_pool) == StemPool.triton:
+            model.maxpool = triton_stem_pool(ctx.device)
         self.model = to_channels_last(model) if self.channels_last else model
         if hp.compile:
             self.model.compile(**compile_kwargs(hp.compile_mode,

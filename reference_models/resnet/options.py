@@ -20,6 +20,11 @@ class Optimizer(Choice):
     lars = "lars"
 
 
+class StemPool(Choice):
+    native = "native"
+    triton = "triton"
+
+
 @dataclass
 class ResNetOptions(ModelOptions):
     layers: list[int] = option(factory=lambda: [3, 4, 6, 3], ge=1, length=4)
@@ -119,6 +124,14 @@ class ResNetOptions(ModelOptions):
     the default in one call, 6,007 against 6,022 images/s on one H100 (0.998x) and 6,993 against 6,949 on one
     H200 (1.006x), both within the row's spread (docs/benchmarks/gpu_check_2026-12-06.md);
     `scripts/lab/gpu_check.py --variants resnet:conv_1x1_as_mm` measures it again."""
+
+    stem_pool: StemPool = StemPool.native
+    """The stem's 3x3 stride-2 max-pool: native (nn.MaxPool2d, which Inductor compiles) or triton (on CUDA,
+    reference_models/resnet/stem_pool_kernels.py: the forward keeps each maximum's tap in one byte and the
+    backward gathers at most four gradients an element by its row and column; elsewhere torch's own pool, the
+    same numbers). For the pool's backward, one kernel of 1.44 ms a step at batch 256 on an H200 in the compiled
+    default. Not the default until measured beside it: `scripts/lab/gpu_check.py --variants resnet:triton_pool`
+    (the step) and scripts/tools/stem_pool_bench.py (the pool alone)."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         if self.resize_size < self.image_size:
