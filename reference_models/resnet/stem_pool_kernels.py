@@ -28,14 +28,17 @@ WARPS = 4
 
 
 @triton.jit
-def _forward(x, y, taps, P, C, H, W, OH, OW, sxn, sxc, sxh, sxw, syn, syc, syh, syw,
-             BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
+def _tile(positions, C, rows, cols, BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
+    # this program's BLOCK_P positions of an N x rows x cols grid (image, row, column) and BLOCK_C channels
     p = tl.program_id(0) * BLOCK_P + tl.arange(0, BLOCK_P)
     c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
-    p_in, c_in = p < P, c < C
-    ow = p % OW
-    oh = (p // OW) % OH
-    n = (p // (OW * OH)).to(tl.int64)
+    return p < positions, c, c < C, (p // (cols * rows)).to(tl.int64), (p // cols) % rows, p % cols
+
+
+@triton.jit
+def _forward(x, y, taps, P, C, H, W, OH, OW, sxn, sxc, sxh, sxw, syn, syc, syh, syw,
+             BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
+    p_in, c, c_in, n, oh, ow = _tile(P, C, OH, OW, BLOCK_P, BLOCK_C)
     top, left = oh * 2 - 1, ow * 2 - 1
     best = tl.full([BLOCK_P, BLOCK_C], float("-inf"), tl.float32)
     # torch's kernel starts from the window's first tap inside the image, so an all -inf window points there
@@ -59,12 +62,7 @@ def _forward(x, y, taps, P, C, H, W, OH, OW, sxn, sxc, sxh, sxw, syn, syc, syh, 
 @triton.jit
 def _backward(g, taps, dx, Q, C, H, W, OH, OW, sgn, sgc, sgh, sgw, sdn, sdc, sdh, sdw,
               BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
-    q = tl.program_id(0) * BLOCK_P + tl.arange(0, BLOCK_P)
-    c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
-    q_in, c_in = q < Q, c < C
-    w = q % W
-    h = (q // W) % H
-    n = (q // (W * H)).to(tl.int64)
+    q_in, c, c_in, n, h, w = _tile(Q, C, H, W, BLOCK_P, BLOCK_C)
     oh_a, ow_a = (h + 1) // 2, (w + 1) // 2
     kh_a, kw_a = h + 1 - 2 * oh_a, w + 1 - 2 * ow_a
     acc = tl.zeros([BLOCK_P, BLOCK_C], tl.float32)
