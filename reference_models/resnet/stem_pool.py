@@ -29,6 +29,11 @@ def _layout(x: torch.Tensor) -> torch.memory_format:
     return torch.contiguous_format
 
 
+def _origins(rows: int, cols: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each window's top row (rows x 1) and left column (cols) in the unpadded input: its taps' reference."""
+    return (torch.arange(rows, device=device).view(-1, 1) * 2 - 1, torch.arange(cols, device=device) * 2 - 1)
+
+
 def _check(x: torch.Tensor) -> None:
     if x.dim() != 4:
         raise ValueError(f"stem pool: an N x C x H x W batch, got {x.dim()} dimensions")
@@ -50,8 +55,7 @@ def stem_pool(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return y, taps
     y, index = torch.ops.aten.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1])
     W = x.shape[3]
-    top = torch.arange(y.shape[2], device=x.device).view(-1, 1) * 2 - 1
-    left = torch.arange(y.shape[3], device=x.device) * 2 - 1
+    top, left = _origins(y.shape[2], y.shape[3], x.device)
     taps = ((index // W - top) * 3 + (index % W - left)).to(torch.int8)
     return y.contiguous(memory_format=fmt), taps.contiguous(memory_format=fmt)
 
@@ -76,9 +80,7 @@ def stem_pool_backward(grad: torch.Tensor, taps: torch.Tensor, height: int, widt
         dx = torch.empty(N, C, height, width, device=grad.device, dtype=grad.dtype, memory_format=fmt)
         pool_backward(grad, taps, dx)
         return dx
-    oh, ow = grad.shape[2:]
-    top = torch.arange(oh, device=grad.device).view(-1, 1) * 2 - 1
-    left = torch.arange(ow, device=grad.device) * 2 - 1
+    top, left = _origins(grad.shape[2], grad.shape[3], grad.device)
     taps = taps.long()
     index = (top + taps // 3) * width + left + taps % 3
     shape = torch.empty(N, C, height, width, dtype=grad.dtype, memory_format=fmt)  # read for its size and layout only
