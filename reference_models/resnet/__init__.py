@@ -21,7 +21,10 @@ SPEC = ModelSpec(
     # fixed crop size keeps the training step's shapes static, so time to train takes it too; mode=throughput
     # replays the compiled step from one CUDA graph (1.021x on an H100, 2026-12-05)
     # train_graph: on files beside the GPU decode, 1.10x the eager step on an H100 (gpu_check_2026-12-06.md)
-    fast=FastPath(options=("channels_last=true", "compile=true"), cuda_graph=True, train_graph=True,
+    # stem_pool=triton: the stem's max-pool through two Triton kernels, 1.011x the step on an H100, the pool
+    # alone 1.57x Inductor's (gpu_check_2026-12-07.md); compile=true already needs Triton on CUDA
+    fast=FastPath(options=("channels_last=true", "compile=true", "stem_pool=triton"), cuda_graph=True,
+                  train_graph=True,
                   measured="docs/benchmarks/fast_path_2026-12-05.md"),
     task=MLPerfTask(
         benchmark="resnet",

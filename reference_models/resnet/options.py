@@ -129,9 +129,11 @@ class ResNetOptions(ModelOptions):
     """The stem's 3x3 stride-2 max-pool: native (nn.MaxPool2d, which Inductor compiles) or triton (on CUDA,
     reference_models/resnet/stem_pool_kernels.py: the forward keeps each maximum's tap in one byte and the
     backward gathers at most four gradients an element by its row and column; elsewhere torch's own pool, the
-    same numbers). For the pool's backward, one kernel of 1.44 ms a step at batch 256 on an H200 in the compiled
-    default. Not the default until measured beside it: `scripts/lab/gpu_check.py --variants resnet:triton_pool`
-    (the step) and scripts/tools/stem_pool_bench.py (the pool alone)."""
+    same numbers). triton is the fast path's on CUDA (ModelSpec.fast, training too): on one H100 on 2026-12-07
+    the pool's forward and backward took 1.37 ms against 2.14 for Inductor's, and the b256 step ran 6,019
+    images/s against 5,956-5,960 in three alternations (1.011x; docs/benchmarks/gpu_check_2026-12-07.md).
+    `model.stem_pool=native` keeps torch's pool; `scripts/lab/gpu_check.py --variants resnet:native_pool`
+    measures the two again."""
 
     def relations(self, max_epochs: int) -> Iterator[Broken]:
         if self.resize_size < self.image_size:

@@ -53,9 +53,9 @@ VARIANTS = [("maskrcnn:identity_norms", "maskrcnn", ["model.synthetic.calibrate_
              "the mask head eager on the ROIs sampled (the default before 2026-12-05: 0.78x on an H200)"),
             ("resnet:conv_1x1_as_mm", "resnet", ["model.conv_1x1_as_mm=true"],
              "the forward pass's 1x1 convolutions as cuBLAS matrix products (not the default: 0.998x on an H100, 1.006x on an H200)"),
-            ("resnet:triton_pool", "resnet", ["model.stem_pool=triton"],
-             "the stem's max-pool through two Triton kernels that keep each maximum's tap in a byte and gather the "
-             "backward (a candidate: Inductor's backward of the pool took 1.44 ms a step on an H200)"),
+            ("resnet:native_pool", "resnet", ["model.stem_pool=native"],
+             "the stem's max-pool as torch's, compiled by Inductor (the default before 2026-12-07: 0.990x the Triton "
+             "kernels' step on an H100)"),
             ("resnet:master_weights", "resnet", ["master_weights=true"],
              "fp16 weights with fp32 copies in the optimizer, no casts of the weights each step (not the "
              "default: 0.992x on an H100, 1.009x on an H200)"),
