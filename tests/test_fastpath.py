@@ -90,13 +90,13 @@ def test_training_takes_the_fast_paths_options_only_where_the_model_says_its_sha
     assert path(_resolved(["model=gnmt", "mode=throughput", "gpus=2"], cuda=True)) == "compile-attention+compile-loss"  # a graph: one GPU
 
 
-
 def test_resnets_stem_pool_runs_the_triton_kernels_on_cuda_alone_and_as_typed():
     assert str(_resolved(["model=resnet"], cuda=True).model.stem_pool) == "triton"  # training and throughput
     assert str(_resolved(["model=resnet", "mode=throughput"], cuda=True).model.stem_pool) == "triton"
     assert str(_resolved(["model=resnet"], cuda=False).model.stem_pool) == "native"
     assert str(_resolved(["model=resnet", "model.stem_pool=native"], cuda=True).model.stem_pool) == "native"
     assert str(_resolved(["model=resnet", "eager=true"], cuda=True).model.stem_pool) == "native"
+
 
 @pytest.mark.parametrize("spec", registry.models(), ids=lambda s: s.name)
 def test_every_declared_fast_path_composes_as_the_models_own_options(spec):
