@@ -8,7 +8,8 @@
 
 Builds the model exactly as a run does (the same config, the same Benchmark and loop code), runs
 warm-up steps, then profiles --steps steps and prints the operators and kernels that take the most
-device (or, on a CPU, host) time, with the step time and throughput over the profiled window.
+device (or, on a CPU, host) time, with the step time and throughput over the profiled window, and on a
+GPU how much of the step the GPU was busy (trace_busy.py: the rest it waited on the host).
 Under torchrun each rank wraps the model in DistributedDataParallel as a run does (NCCL on GPUs,
 gloo on CPUs) and prints its own table, so the ranks' times in the gradient exchange and their
 waits can be set side by side; --trace-dir writes one Chrome trace per rank (chrome://tracing,
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]  # the repository, and trace_busy beside this
 
 import torch  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
@@ -37,6 +40,7 @@ from harness.run.build import build_run, context_for, device_sync, pick_device  
 from harness.run.distributed import World  # noqa: E402
 from harness.run.plan import plan_run  # noqa: E402
 from harness.usage import module_doc  # noqa: E402
+import trace_busy  # noqa: E402
 
 
 def main() -> int:
@@ -78,15 +82,24 @@ def main() -> int:
     params = sum(p.numel() for p in bench.model.parameters())
     key = "self_cuda_time_total" if device.type == "cuda" and args.by == "device" else "self_cpu_time_total"
     table = prof.key_averages().table(sort_by=key, row_limit=args.rows, max_name_column_width=70)
-    if args.trace_dir:
-        Path(args.trace_dir).mkdir(parents=True, exist_ok=True)
-        prof.export_chrome_trace(str(Path(args.trace_dir) / f"{spec.name}_rank{rank}.json"))
+    busy_line = ""
+    if args.trace_dir or device.type == "cuda":
+        # on a GPU the trace also says how much of the step the GPU was busy (trace_busy.py): the table's kernel
+        # times alone do not show the gaps between them
+        folder = Path(args.trace_dir) if args.trace_dir else Path(tempfile.mkdtemp(prefix="profile_step_"))
+        folder.mkdir(parents=True, exist_ok=True)
+        trace = folder / f"{spec.name}_rank{rank}.json"
+        prof.export_chrome_trace(str(trace))
+        if device.type == "cuda":
+            busy_line = "\n" + trace_busy.read(trace).line(args.steps)
+        if not args.trace_dir:
+            shutil.rmtree(folder, ignore_errors=True)
     for r in range(world):  # one rank at a time, so that the tables do not interleave
         if r == rank:
             print(f"[rank {rank}/{world}] {spec.name}, {params:,} parameters, {plan.label}, "
                   f"batch {cfg.model.batch_size} per rank, "
                   f"{device}: {elapsed / args.steps * 1e3:.2f} ms/step under the profiler, "
-                  f"{meter.throughput() or 0:,.0f} {spec.sample_unit}/s on this rank\n{table}", flush=True)
+                  f"{meter.throughput() or 0:,.0f} {spec.sample_unit}/s on this rank\n{table}{busy_line}", flush=True)
         if world > 1:
             torch.distributed.barrier()
     if world > 1:
