@@ -91,7 +91,10 @@ def main() -> int:
         trace = folder / f"{spec.name}_rank{rank}.json"
         prof.export_chrome_trace(str(trace))
         if device.type == "cuda":
-            busy_line = "\n" + trace_busy.read(trace).line(args.steps)
+            try:
+                busy_line = "\n" + trace_busy.read(trace).line(args.steps)
+            except ValueError as err:  # the table above still stands
+                busy_line = f"\nGPU busy: not read ({err})"
         if not args.trace_dir:
             shutil.rmtree(folder, ignore_errors=True)
     for r in range(world):  # one rank at a time, so that the tables do not interleave
