@@ -8,7 +8,7 @@
 # OUT/logs.tgz at the end); one measurement alone by its name: resnet:cpu, resnet:nvimgcodec,
 # resnet:nvimgcodec1 ... resnet:nvimgcodec8, resnet:share0.2 (any share 0.x), resnet:auto, ssd:cpu,
 # ssd:cpu4 ... ssd:cpu15 (N workers), ssd:nvimgcodec, maskrcnn:cpu, maskrcnn:nvimgcodec, maskrcnn:cpu:ungrouped,
-# maskrcnn:nvimgcodec:ungrouped, maskrcnn:canvas (nvimgcodec, grouped, each batch padded to a fixed canvas: model.fixed_canvas=true), gnmt, transformer, ncf:
+# maskrcnn:nvimgcodec:ungrouped, maskrcnn:canvas (nvimgcodec, grouped, each batch padded to a fixed canvas: model.fixed_canvas=true), maskrcnn:frozen (nvimgcodec, grouped, model.frozen_body=true), gnmt, transformer, ncf:
 #   decoders   scripts/tools/pipeline_decoders.py on the ImageNet-size JPEGs: each GPU decode backend alone,
 #              beside a ResNet-50 step, and its pictures against PIL's (OUT/decoders.json)
 #   resnet     ResNet-50 on generated 500x375 JPEGs (10,000), batch 256, amp, channels_last, compile:
@@ -57,6 +57,10 @@
 #              fixed_canvas, reduce-overhead), side by side: whether training on files can have what the
 #              synthetic cell's fast path gained
 #   maskrcnn:defaults  maskrcnn:nchw and maskrcnn:nvimgcodec alternated twice: training's old default beside its new
+#   maskrcnn:bodies  maskrcnn:nvimgcodec (no backbone weights: every stage and batch norm trained) and maskrcnn:frozen
+#              (model.frozen_body=true: the stem and conv2_x not trained and batch norm frozen, as the reference trains
+#              from pretrained weights and as the synthetic cell of mode=throughput runs) alternated twice: the
+#              reference's workload on files beside the row's
 #   text       GNMT (batch 512, amp) and Transformer-big (8,192 tokens, amp) on their generated token files,
 #              NCF (batch 2^20, amp, master weights) on a generated ml-20m-format ratings.csv; target 0.97
 # Datasets are generated in the call (scripts/tools/pipeline_datasets.py, the models' generators), on
@@ -140,6 +144,8 @@ run() {  # one measurement by name
       $maskrcnn model.workers=12 model.decode=nvimgcodec model.fixed_mask_rois=false ;;
     maskrcnn:nchw) cocosize; bench "maskrcnn nvimgcodec grouped NCHW eager mask head" 0.9 "$maskrcnn_steps" $maskrcnn \
       model.workers=12 model.decode=nvimgcodec model.channels_last=false model.fixed_mask_rois=false ;;
+    maskrcnn:frozen) cocosize; bench "maskrcnn nvimgcodec grouped frozen body" 0.9 "$maskrcnn_steps" $maskrcnn \
+      model.workers=12 model.decode=nvimgcodec model.frozen_body=true ;;
     maskrcnn:canvas-graphs) cocosize; bench "maskrcnn nvimgcodec canvas, fast path" 0.9 "$maskrcnn_steps" $maskrcnn \
       model.workers=12 model.decode=nvimgcodec model.fixed_canvas=true model.compile=true \
       model.compile_mode=reduce-overhead model.fixed_mask_rois=true ;;
@@ -185,6 +191,7 @@ for stage in "$@"; do
     maskrcnn:paths) for m in maskrcnn:nvimgcodec maskrcnn:eager-mask-head maskrcnn:nchw maskrcnn:compiled \
       maskrcnn:canvas-graphs; do run $m; done ;;
     maskrcnn:defaults) for m in maskrcnn:nchw maskrcnn:nvimgcodec maskrcnn:nchw maskrcnn:nvimgcodec; do run $m; done ;;
+    maskrcnn:bodies) for m in maskrcnn:nvimgcodec maskrcnn:frozen maskrcnn:nvimgcodec maskrcnn:frozen; do run $m; done ;;
     *) run "$stage" ;;
   esac
 done
