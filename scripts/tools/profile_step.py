@@ -78,7 +78,8 @@ def main() -> int:
     t0 = time.perf_counter()
     with torch.profiler.profile(activities=activities) as prof:
         train_epoch(run, 1, meter, max_steps=args.steps)
-    elapsed = time.perf_counter() - t0
+        sync()  # sync point: the steps' queued work done, before the profiler's own processing of its events at exit
+        elapsed = time.perf_counter() - t0
     params = sum(p.numel() for p in bench.model.parameters())
     key = "self_cuda_time_total" if device.type == "cuda" and args.by == "device" else "self_cpu_time_total"
     table = prof.key_averages().table(sort_by=key, row_limit=args.rows, max_name_column_width=70)
