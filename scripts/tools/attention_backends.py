@@ -53,6 +53,19 @@ def time_call(step: Callable[[], None], repeats: int) -> float:
     return start.elapsed_time(end) / repeats
 
 
+def forward_backward(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, grad: torch.Tensor
+                     ) -> Callable[[], tuple[torch.Tensor, torch.Tensor]]:
+    """A timed call for time_call: fn's forward from x (a leaf that requires its gradient) and its backward of
+    grad, returning (output, x's gradient) for the comparison with another way's."""
+    def step() -> tuple[torch.Tensor, torch.Tensor]:
+        x.grad = None
+        out = fn(x)
+        out.backward(grad)
+        assert x.grad is not None
+        return out, x.grad
+    return step
+
+
 def positive(text: str) -> int:
     value = int(text)
     if value < 1:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable
 
 import torch
 from torch import Tensor
@@ -27,7 +26,7 @@ from torch import Tensor
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for the usage and the timing helpers
 
 from harness.usage import module_doc  # noqa: E402
-from scripts.tools.attention_backends import positive, time_call  # noqa: E402
+from scripts.tools.attention_backends import forward_backward, positive, time_call  # noqa: E402
 
 
 def _axis(coord: Tensor, size: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -121,18 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     def gathered(x: Tensor) -> Tensor:
         return gathered_roi_align(x, rois, args.output, args.scale, args.sampling_ratio)
 
-    def forward_backward(fn: Callable[[Tensor], Tensor]) -> Callable[[], tuple[Tensor, Tensor]]:
-        def step() -> tuple[Tensor, Tensor]:
-            level.grad = None
-            out = fn(level)
-            out.backward(grad)
-            assert level.grad is not None
-            return out, level.grad
-        return step
-
-    ways = {"torchvision, float32 NCHW copy (the model's)": forward_backward(torchvision_way),
-            "gathered rows, eager": forward_backward(gathered),
-            "gathered rows, compiled": forward_backward(torch.compile(gathered))}
+    ways = {"torchvision, float32 NCHW copy (the model's)": forward_backward(torchvision_way, level, grad),
+            "gathered rows, eager": forward_backward(gathered, level, grad),
+            "gathered rows, compiled": forward_backward(torch.compile(gathered), level, grad)}
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}: level {args.batch} x {args.channels} x {h} x {w} "
           f"float16 NHWC, {args.rois} ROIs, {args.output} x {args.output} bins, sampling ratio {args.sampling_ratio}")
     expected = [t.detach().clone() for t in ways["torchvision, float32 NCHW copy (the model's)"]()]

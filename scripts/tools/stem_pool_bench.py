@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -24,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: th
 
 from harness.usage import module_doc  # noqa: E402
 from reference_models.resnet.stem_pool import stem_pool  # noqa: E402
-from scripts.tools.attention_backends import positive, time_call  # noqa: E402
+from scripts.tools.attention_backends import forward_backward, positive, time_call  # noqa: E402
 
 
 def torch_pool(x: torch.Tensor) -> torch.Tensor:
@@ -56,19 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     grad = torch.randn(args.batch, args.channels, out_side, out_side, generator=g, device="cuda").to(x.dtype)
     grad = grad.contiguous(memory_format=fmt)
 
-    def forward_backward(fn: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[], tuple[torch.Tensor, ...]]:
-        def step() -> tuple[torch.Tensor, ...]:
-            x.grad = None
-            y = fn(x)
-            y.backward(grad)
-            assert x.grad is not None
-            return y, x.grad
-        return step
-
-    ways = {"torch, eager": forward_backward(torch_pool),
-            "torch, compiled (the default's)": forward_backward(torch.compile(torch_pool)),
-            "stem_pool=triton, eager": forward_backward(triton_pool),
-            "stem_pool=triton, compiled": forward_backward(torch.compile(triton_pool))}
+    ways = {"torch, eager": forward_backward(torch_pool, x, grad),
+            "torch, compiled (the default's)": forward_backward(torch.compile(torch_pool), x, grad),
+            "stem_pool=triton, eager": forward_backward(triton_pool, x, grad),
+            "stem_pool=triton, compiled": forward_backward(torch.compile(triton_pool), x, grad)}
     moved = 2 * x.numel() * x.element_size() + 2 * grad.numel() * (grad.element_size() + 1)
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}: {args.batch} x {args.channels} x {args.size} x "
           f"{args.size} {args.layout} {args.dtype}; at least {moved / 1e6:.0f} MB read and written a forward and "
