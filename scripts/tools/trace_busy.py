@@ -94,6 +94,8 @@ def main() -> int:
     parser.add_argument("trace", type=Path)
     parser.add_argument("--steps", type=int, default=1, help="steps the trace holds: the figures are per step")
     args = parser.parse_args()
+    if args.steps < 1:
+        parser.error(f"argument --steps: {args.steps} is not a positive whole number")
     try:
         summary = read(args.trace)
     except ValueError as err:

@@ -53,3 +53,5 @@ def test_the_command_reads_a_trace_and_refuses_what_is_not_one(tmp_path):
     for name, says in (("cpu.json", "no GPU kernels in the trace"), ("bad.json", "not a readable Chrome trace")):
         done = subprocess.run([sys.executable, script, str(tmp_path / name)], capture_output=True, text=True)
         assert done.returncode == 2 and done.stdout == "" and says in done.stderr and name in done.stderr
+    done = subprocess.run([sys.executable, script, str(trace), "--steps", "0"], capture_output=True, text=True)
+    assert done.returncode == 2 and "argument --steps: 0 is not a positive whole number" in done.stderr
